@@ -1,0 +1,22 @@
+//! The AEP (Agent Event Protocol, v0.1) engine.
+//!
+//! Everything that is protocol lives here as pure state machines: no IO, no
+//! clock, no randomness that was not passed in. Drivers (the browser
+//! WebSocket driver, the relay, the demo agents) feed bytes and time in and
+//! drain frames, notifications and wake-up times out.
+//!
+//! * [`protocol`]: envelope (exact bytes kept), validation, attr-match
+//!   filters, frames, capture levels and down-level, ids and sources.
+//! * [`control`]: the command sender (pending table, ack window, retries,
+//!   outcomes) and the command target (dedupe, recorded acks, answer checks).
+//! * [`store`]: the correlation fold over a stream of events.
+//! * [`client`]: the sans-IO relay connection.
+
+pub mod client;
+pub mod control;
+pub mod protocol;
+pub mod store;
+pub mod time;
+
+pub use protocol::event::{Capture, Event, EventError, Severity};
+pub use time::UnixMs;
