@@ -1,0 +1,1 @@
+//! Sender side: see the control module docs.

@@ -1,0 +1,1 @@
+//! Target side: see the control module docs.
