@@ -6,5 +6,6 @@
 //! * [`target`]: receiving commands exactly once and answering them.
 
 pub mod ack;
+pub mod answer;
 pub mod sender;
 pub mod target;

@@ -3,6 +3,7 @@
 pub mod capture;
 pub mod event;
 pub mod filter;
+pub mod form;
 pub mod frame;
 pub mod ids;
 pub mod validate;

@@ -1,0 +1,1 @@
+//! Text answers against options (AEP-0008).

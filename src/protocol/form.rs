@@ -1,0 +1,1 @@
+//! Structured input (AEP-0006): field specs and form answers.
