@@ -156,6 +156,24 @@ pub fn envelope(obj: &Map<String, Value>) -> Vec<Violation> {
     out
 }
 
+/// Every rule that applies to one event on its own: the envelope, then
+/// the payload ([`payload::check_payload`]). Cross-event rules live in
+/// [`stream`].
+pub fn event(value: &Value) -> Vec<Violation> {
+    let Value::Object(obj) = value else {
+        return vec![Violation::new("envelope.object", format!("an event is a JSON object, got {}", kind(value)))];
+    };
+    let mut out = envelope(obj);
+    if let Some(Value::String(ty)) = obj.get("type") {
+        let data = obj.get("data").and_then(Value::as_object);
+        // An unknown level is already an envelope violation; judge the
+        // payload by the default then.
+        let capture = obj.get("capture").and_then(Value::as_str).and_then(Capture::parse).unwrap_or_default();
+        out.extend(payload::check_payload(ty, data, capture));
+    }
+    out
+}
+
 /// Type grammar (AEP-0001 §6): `{category}.{rest}` with a registered
 /// category, or `x.{vendor}.{category}.{rest}`.
 pub fn check_type_name(t: &str) -> Result<(), (&'static str, &'static str)> {
