@@ -1,0 +1,108 @@
+//! What a connection declares and how patient it is.
+
+use std::fmt;
+
+use super::backoff::Backoff;
+use super::positions::DEFAULT_MAX_SESSIONS;
+use crate::protocol::frame::{ControlCapability, HelloIdentity, Role};
+
+/// How a subscription resumes after a reconnect.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ResumePolicy {
+    /// Resume each subscription from its own positions; `from: "all"` only
+    /// while it has none. Redelivers nothing, but a session first seen
+    /// during an outage is only picked up live.
+    #[default]
+    Positions,
+    /// Resume with `from: "all"` whenever the relay advertises it: catches
+    /// sessions that started during an outage, at the price of redelivering
+    /// what the relay holds (consumer dedupe absorbs it).
+    AllWhenAdvertised,
+}
+
+/// Connection settings. Times are in milliseconds.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub role: Role,
+    /// Sent in `hello`; `agent` is required for emitter roles.
+    pub identity: Option<HelloIdentity>,
+    /// Categories an emitter expects to emit (a routing hint).
+    pub emits: Option<Vec<String>>,
+    /// The commands an emitter takes and its ack window; declared only by
+    /// the `emitter` and `both` roles.
+    pub control: Option<ControlCapability>,
+    /// How often to ping a live relay; 0 disables pings.
+    pub ping_interval_ms: u64,
+    /// A ping unanswered this long means the connection is dead.
+    pub pong_timeout_ms: u64,
+    /// From asking for a socket to the relay's `hello`.
+    pub handshake_timeout_ms: u64,
+    pub backoff: Backoff,
+    /// A connection live at least this long resets the backoff; a relay that
+    /// accepts and immediately drops is backed off like a refusal.
+    pub stable_after_ms: u64,
+    /// Seed for reconnect jitter (pass real randomness in production).
+    pub jitter_seed: u64,
+    /// Larger inbound text frames are dropped as violations.
+    pub max_frame_bytes: usize,
+    /// Sessions tracked per subscription for resume.
+    pub max_resume_sessions: usize,
+    pub resume: ResumePolicy,
+}
+
+impl Config {
+    /// A watching connection: subscriptions, rosters, commands.
+    pub fn consumer() -> Config {
+        Config {
+            role: Role::Consumer,
+            identity: None,
+            emits: None,
+            control: None,
+            ping_interval_ms: 30_000,
+            pong_timeout_ms: 90_000,
+            handshake_timeout_ms: 10_000,
+            backoff: Backoff::default(),
+            stable_after_ms: 10_000,
+            jitter_seed: 0,
+            max_frame_bytes: 1 << 20,
+            max_resume_sessions: DEFAULT_MAX_SESSIONS,
+            resume: ResumePolicy::default(),
+        }
+    }
+
+    /// An emitting connection that claims sessions and may take commands.
+    pub fn emitter(identity: HelloIdentity, control: Option<ControlCapability>) -> Config {
+        Config { role: Role::Emitter, identity: Some(identity), control, ..Config::consumer() }
+    }
+
+    pub(crate) fn check(&self) -> Result<(), ConfigError> {
+        if matches!(self.role, Role::Other(_)) {
+            return Err(ConfigError::UnknownRole(self.role.as_str().to_owned()));
+        }
+        let has_agent = self.identity.as_ref().and_then(|i| i.agent.as_deref()).is_some_and(|a| !a.is_empty());
+        if self.role.is_emitter() && !has_agent {
+            return Err(ConfigError::EmitterWithoutAgent);
+        }
+        Ok(())
+    }
+}
+
+/// A configuration the handshake would be refused for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ConfigError {
+    /// Emitters name their agent in `hello` (AEP-0003 §4 rule 3).
+    EmitterWithoutAgent,
+    /// Only `consumer`, `emitter` and `both` are defined.
+    UnknownRole(String),
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConfigError::EmitterWithoutAgent => f.write_str("an emitter must name its agent in hello identity"),
+            ConfigError::UnknownRole(r) => write!(f, "unknown role `{r}` (consumer, emitter or both)"),
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}
