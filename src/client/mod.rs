@@ -21,6 +21,7 @@
 
 mod backoff;
 mod config;
+pub mod hub;
 mod output;
 mod positions;
 mod subscription;
