@@ -1,0 +1,206 @@
+//! Relay throughput and command latency on loopback. Run in release:
+//!
+//! ```sh
+//! cargo run --release -p aep-relay --example bench_relay
+//! ```
+//!
+//! * ingest to fan-out: events POSTed as NDJSON by one publisher, counted
+//!   when every WebSocket subscriber has received all of them;
+//! * command round trip: sender socket → relay → target socket, the
+//!   target's `control.accepted` → relay → sender (which subscribes to the
+//!   session), over 1 000 commands sent one at a time.
+
+use std::time::{Duration, Instant};
+
+use aep_client::protocol::ids::{ulid, Draft, Identity};
+use aep_client::{Event, UnixMs};
+use aep_relay::auth::Token;
+use aep_relay::{serve, Config, Relay};
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{json, Value};
+use tokio_tungstenite::tungstenite::Message;
+
+const TOKEN: &str = "bench-token";
+const EVENTS: u64 = 100_000;
+const BATCH: u64 = 1_000;
+const COMMANDS: usize = 1_000;
+
+type Socket = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+fn now() -> UnixMs {
+    UnixMs(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64)
+}
+
+fn id(n: u128) -> String {
+    ulid(now(), n)
+}
+
+async fn start() -> Relay {
+    let config = Config { token: Token::new(TOKEN), buffer_depth: 1_000, ..Config::default() };
+    serve(config, tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap()).await.unwrap()
+}
+
+async fn socket(relay: &Relay, hello: Value) -> Socket {
+    let url = format!("ws://{}/socket?access_token={TOKEN}", relay.local_addr());
+    let (mut ws, _) = tokio_tungstenite::connect_async_with_config(url, None, true).await.unwrap();
+    ws.send(Message::text(hello.to_string())).await.unwrap();
+    let reply = next_json(&mut ws).await;
+    assert_eq!(reply["type"], "hello");
+    ws
+}
+
+async fn next_json(ws: &mut Socket) -> Value {
+    loop {
+        match ws.next().await.expect("socket open").unwrap() {
+            Message::Text(t) => return serde_json::from_str(&t).unwrap(),
+            _ => continue,
+        }
+    }
+}
+
+async fn subscriber(relay: &Relay, session: &str) -> Socket {
+    let mut ws = socket(relay, json!({"type": "hello", "versions": ["0.1"], "role": "consumer"})).await;
+    ws.send(Message::text(json!({"type": "subscribe", "id": "bench", "filter": {"session": session}}).to_string()))
+        .await
+        .unwrap();
+    assert_eq!(next_json(&mut ws).await["type"], "subscribed");
+    ws
+}
+
+/// Events per second from the first POST until every subscriber has them.
+async fn fan_out(subscribers: usize) -> f64 {
+    let relay = start().await;
+    let session = format!("bench-{}", id(subscribers as u128));
+    let who = Identity::new(format!("aep://bench/agent/publisher/session/{session}"), "publisher");
+    let bodies: Vec<String> = (0..EVENTS / BATCH)
+        .map(|b| {
+            (b * BATCH..(b + 1) * BATCH)
+                .map(|seq| {
+                    let e = Draft::new("progress.status").session(&session).seq(seq).data(json!({"phase": "working"}));
+                    format!("{}\n", e.build(&who, id(seq as u128), now()).unwrap().raw())
+                })
+                .collect()
+        })
+        .collect();
+    let mut readers = Vec::new();
+    for _ in 0..subscribers {
+        let mut ws = subscriber(&relay, &session).await;
+        readers.push(tokio::spawn(async move {
+            let mut n = 0;
+            while n < EVENTS {
+                if let Some(Ok(Message::Text(t))) = ws.next().await {
+                    if t.starts_with("{\"aep\"") {
+                        n += 1;
+                    }
+                }
+            }
+        }));
+    }
+    let http = reqwest::Client::new();
+    let url = format!("http://{}/events", relay.local_addr());
+    let started = Instant::now();
+    for body in bodies {
+        let r = http
+            .post(&url)
+            .bearer_auth(TOKEN)
+            .header("content-type", "application/x-ndjson")
+            .header("aep-version", "0.1")
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 202);
+    }
+    let ingested = started.elapsed();
+    for r in readers {
+        r.await.unwrap();
+    }
+    let elapsed = started.elapsed();
+    println!(
+        "  {subscribers:>2} subscriber(s): {EVENTS} events ingested in {:.0} ms, fanned out in {:.0} ms",
+        ingested.as_secs_f64() * 1e3,
+        elapsed.as_secs_f64() * 1e3
+    );
+    relay.shutdown().await;
+    EVENTS as f64 / elapsed.as_secs_f64()
+}
+
+/// Round-trip times of commands answered by a target that acks each one.
+async fn command_round_trips() -> Vec<Duration> {
+    let relay = start().await;
+    let session = format!("bench-control-{}", id(7));
+    let target_who = Identity::new(format!("aep://bench/agent/target/session/{session}"), "target");
+    let mut target = socket(
+        &relay,
+        json!({"type": "hello", "versions": ["0.1"], "role": "emitter", "identity": {"agent": "target"},
+               "capabilities": {"control": {"accepts": ["control.pause"], "ack_window_ms": 10000}}}),
+    )
+    .await;
+    let started = Draft::new("session.started").session(&session).seq(0).build(&target_who, id(0), now()).unwrap();
+    target.send(Message::text(started.raw().to_owned())).await.unwrap();
+    let target_task = tokio::spawn(async move {
+        let mut seq = 1;
+        while let Some(Ok(message)) = target.next().await {
+            let Message::Text(text) = message else { continue };
+            let Ok(command) = Event::parse(&text) else { continue };
+            if !command.is_command() {
+                continue;
+            }
+            let ack = Draft::new("control.accepted")
+                .session(command.session().unwrap())
+                .seq(seq)
+                .cause(command.id())
+                .data(json!({}))
+                .build(&target_who, id(seq as u128 + 1_000_000), now())
+                .unwrap();
+            seq += 1;
+            target.send(Message::text(ack.raw().to_owned())).await.unwrap();
+        }
+    });
+    let mut sender = subscriber(&relay, &session).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let me = Identity::new("aep://bench/agent/sender", "sender");
+    let mut times = Vec::with_capacity(COMMANDS);
+    for n in 0..COMMANDS {
+        let command = Draft::new("control.pause")
+            .session(&session)
+            .data(json!({}))
+            .build(&me, id(n as u128 + 10), now())
+            .unwrap();
+        let sent = Instant::now();
+        sender.send(Message::text(command.raw().to_owned())).await.unwrap();
+        loop {
+            let v = next_json(&mut sender).await;
+            if v["type"] == "control.accepted" && v["cause"] == command.id() {
+                break;
+            }
+            assert_ne!(v["type"], "error", "{v}");
+        }
+        times.push(sent.elapsed());
+    }
+    target_task.abort();
+    relay.shutdown().await;
+    times
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
+}
+
+#[tokio::main]
+async fn main() {
+    println!("aep-relay loopback benchmark ({} build)", if cfg!(debug_assertions) { "debug" } else { "release" });
+    println!("ingest -> fan-out ({EVENTS} events, NDJSON batches of {BATCH}, WebSocket subscribers):");
+    let one = fan_out(1).await;
+    let ten = fan_out(10).await;
+    println!("  1 subscriber : {one:>9.0} events/s ({one:.0} deliveries/s)");
+    println!("  10 subscribers: {ten:>9.0} events/s ({:.0} deliveries/s)", ten * 10.0);
+    let mut times = command_round_trips().await;
+    times.sort();
+    println!(
+        "command round trip (sender -> relay -> target -> ack -> relay -> sender), {COMMANDS} commands: p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms",
+        percentile(&times, 0.50).as_secs_f64() * 1e3,
+        percentile(&times, 0.99).as_secs_f64() * 1e3,
+        times.last().unwrap().as_secs_f64() * 1e3,
+    );
+}

@@ -1,0 +1,198 @@
+//! All session buffers, capped in number.
+//!
+//! At the cap the least recently *written* session is evicted whole, so an
+//! active long-lived session outlives an idle newer one. An evicted
+//! session's high-water position is kept in a bounded tombstone table: if
+//! the session comes back, resumes from before the loss still get their
+//! `replay-exhausted` marker instead of a silent gap.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use aep_client::Event;
+
+use super::session::{Admission, SessionBuffer};
+use super::Position;
+use crate::recency::Recency;
+
+/// What one session contributes to a replay: an optional exhaustion notice
+/// (the earliest position still held) and the events to send, in order.
+pub struct Replay {
+    pub session: Arc<str>,
+    pub exhausted_from: Option<Position>,
+    pub events: Vec<Arc<Event>>,
+}
+
+pub struct SessionStore {
+    sessions: HashMap<Arc<str>, SessionBuffer>,
+    written: Recency<Arc<str>>,
+    tombstones: HashMap<Arc<str>, Position>,
+    tombstone_order: Recency<Arc<str>>,
+    depth: usize,
+    max_sessions: usize,
+    buffered: usize,
+}
+
+impl SessionStore {
+    pub fn new(depth: usize, max_sessions: usize) -> SessionStore {
+        SessionStore {
+            sessions: HashMap::new(),
+            written: Recency::default(),
+            tombstones: HashMap::new(),
+            tombstone_order: Recency::default(),
+            depth: depth.max(1),
+            max_sessions: max_sessions.max(1),
+            buffered: 0,
+        }
+    }
+
+    /// Offers a positioned session event to its session's buffer.
+    pub fn admit(&mut self, session: &str, event: Arc<Event>) -> Admission {
+        let key: Arc<str> = match self.sessions.get_key_value(session) {
+            Some((k, _)) => k.clone(),
+            None => self.create(session),
+        };
+        let buffer = self.sessions.get_mut(&key).expect("session just ensured");
+        let before = buffer.len();
+        let admission = buffer.admit(event);
+        self.buffered = self.buffered + buffer.len() - before;
+        if admission == Admission::Stored {
+            self.written.touch(&key);
+        }
+        admission
+    }
+
+    fn create(&mut self, session: &str) -> Arc<str> {
+        let key: Arc<str> = Arc::from(session);
+        let history = self.tombstones.remove(&key);
+        self.tombstone_order.remove(&key);
+        while self.sessions.len() >= self.max_sessions {
+            let Some(oldest) = self.written.oldest().cloned() else { break };
+            self.evict_session(&oldest);
+        }
+        self.sessions.insert(key.clone(), SessionBuffer::new(self.depth, history));
+        self.written.touch(&key);
+        key
+    }
+
+    fn evict_session(&mut self, session: &Arc<str>) {
+        self.written.remove(session);
+        let Some(buffer) = self.sessions.remove(session) else { return };
+        self.buffered -= buffer.len();
+        if let Some(high) = buffer.high_water() {
+            while self.tombstones.len() >= self.max_sessions {
+                let Some(oldest) = self.tombstone_order.oldest().cloned() else { break };
+                self.tombstone_order.remove(&oldest);
+                self.tombstones.remove(&oldest);
+            }
+            self.tombstones.insert(session.clone(), high);
+            self.tombstone_order.touch(session);
+        }
+    }
+
+    /// Held events of `session` strictly after `after`, keeping those
+    /// `keep` accepts, with an exhaustion notice when the position predates
+    /// an eviction. `None` for a session with nothing held.
+    pub fn replay_after(&self, session: &str, after: Position, keep: impl Fn(&Event) -> bool) -> Option<Replay> {
+        let (key, buffer) = self.sessions.get_key_value(session)?;
+        let exhausted_from = if buffer.is_exhausted_for(after) { buffer.earliest() } else { None };
+        let events = buffer.after(after).filter(|e| keep(e)).cloned().collect();
+        Some(Replay { session: key.clone(), exhausted_from, events })
+    }
+
+    /// Every held session from its earliest held event (replay-all, which
+    /// never reports exhaustion), least recently written first.
+    pub fn replay_all(&self, keep: impl Fn(&Event) -> bool) -> Vec<Replay> {
+        self.written
+            .iter_oldest_first()
+            .filter_map(|key| {
+                let buffer = self.sessions.get(key)?;
+                let events: Vec<_> = buffer.all().filter(|e| keep(e)).cloned().collect();
+                (!events.is_empty()).then(|| Replay { session: key.clone(), exhausted_from: None, events })
+            })
+            .collect()
+    }
+
+    /// Number of sessions held.
+    pub fn session_count(&self) -> usize {
+        self.sessions.len()
+    }
+
+    /// Events held across all sessions.
+    pub fn buffered(&self) -> usize {
+        self.buffered
+    }
+
+    /// Events held for one session (0 when absent).
+    pub fn session_len(&self, session: &str) -> usize {
+        self.sessions.get(session).map_or(0, SessionBuffer::len)
+    }
+
+    /// Evicted sessions remembered for their high-water position.
+    pub fn tombstone_count(&self) -> usize {
+        self.tombstones.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(session: &str, seq: u64) -> Arc<Event> {
+        Arc::new(
+            Event::parse(&format!(
+                r#"{{"aep":"0.1","id":"{session}-{seq}","type":"progress.status","time":"2026-07-03T10:00:00Z","source":"aep://h/agent/a/session/{session}","agent":"a","session":"{session}","seq":{seq}}}"#
+            ))
+            .unwrap(),
+        )
+    }
+
+    #[test]
+    fn evicts_the_least_recently_written_session() {
+        let mut s = SessionStore::new(10, 2);
+        s.admit("a", ev("a", 0));
+        s.admit("b", ev("b", 0));
+        s.admit("a", ev("a", 1));
+        s.admit("c", ev("c", 0));
+        assert_eq!(s.session_count(), 2);
+        assert_eq!(s.session_len("b"), 0);
+        assert_eq!(s.session_len("a"), 2);
+        assert_eq!(s.buffered(), 3);
+        assert_eq!(s.tombstone_count(), 1);
+    }
+
+    #[test]
+    fn a_returning_session_reports_what_it_lost() {
+        let mut s = SessionStore::new(10, 1);
+        s.admit("a", ev("a", 0));
+        s.admit("a", ev("a", 1));
+        s.admit("b", ev("b", 0));
+        s.admit("a", ev("a", 2));
+        let r = s.replay_after("a", (0, 0), |_| true).unwrap();
+        assert_eq!(r.exhausted_from, Some((0, 2)));
+        assert_eq!(r.events.len(), 1);
+        assert_eq!(s.admit("a", ev("a", 1)), Admission::BeforeEvicted);
+    }
+
+    #[test]
+    fn replay_all_never_reports_exhaustion() {
+        let mut s = SessionStore::new(2, 4);
+        for seq in 0..5 {
+            s.admit("a", ev("a", seq));
+        }
+        let all = s.replay_all(|_| true);
+        assert_eq!(all.len(), 1);
+        assert!(all[0].exhausted_from.is_none());
+        assert_eq!(all[0].events.iter().map(|e| e.seq().unwrap()).collect::<Vec<_>>(), vec![3, 4]);
+    }
+
+    #[test]
+    fn tombstones_are_bounded() {
+        let mut s = SessionStore::new(1, 2);
+        for i in 0..50 {
+            s.admit(&format!("s{i}"), ev(&format!("s{i}"), 0));
+        }
+        assert_eq!(s.session_count(), 2);
+        assert!(s.tombstone_count() <= 2);
+    }
+}

@@ -1,0 +1,101 @@
+//! Command-line options (each also readable from the environment).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::Parser;
+
+use crate::auth::Token;
+use crate::config::{Config, ConfigError};
+
+/// An AEP relay: HTTP ingest, SSE and WebSocket fan-out with bounded
+/// replay, control routing, and the approval console on the same origin.
+#[derive(Parser)]
+#[command(name = "aep-relay", version, about, long_about = None)]
+pub struct Cli {
+    /// Address to listen on.
+    #[arg(long, env = "AEP_LISTEN", default_value = "127.0.0.1:8787")]
+    pub listen: SocketAddr,
+
+    /// Bearer token required on every request; enables command routing.
+    /// Without it the relay is watch-only (development posture).
+    #[arg(long, env = "AEP_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+
+    /// Events kept per session for replay.
+    #[arg(long, env = "AEP_BUFFER", default_value_t = Config::default().buffer_depth)]
+    pub buffer: usize,
+
+    /// Sessions buffered at once (least recently written is evicted).
+    /// Worst-case memory is about buffer x max-sessions events.
+    #[arg(long, env = "AEP_MAX_SESSIONS", default_value_t = Config::default().max_sessions)]
+    pub max_sessions: usize,
+
+    /// Largest request body or WebSocket message, in bytes.
+    #[arg(long, env = "AEP_MAX_BODY", default_value_t = Config::default().max_body)]
+    pub max_body: usize,
+
+    /// Directory holding the console build (index.html, wasm, js, css).
+    #[arg(long, env = "AEP_STATIC_DIR", default_value = "dist")]
+    pub static_dir: PathBuf,
+
+    /// Start the demonstration agents against this relay.
+    #[arg(long)]
+    pub demo: bool,
+
+    /// Seed for the demonstration agents, for repeatable runs.
+    #[arg(long, requires = "demo")]
+    pub demo_seed: Option<u64>,
+}
+
+impl Cli {
+    /// The relay configuration these options describe.
+    pub fn config(&self) -> Result<Config, ConfigError> {
+        let token = match &self.token {
+            None => None,
+            Some(secret) => Some(
+                Token::new(secret.clone())
+                    .ok_or_else(|| ConfigError("--token is empty; omit it for the development posture".into()))?,
+            ),
+        };
+        let config = Config {
+            token,
+            buffer_depth: self.buffer,
+            max_sessions: self.max_sessions,
+            max_from: self.max_sessions,
+            max_body: self.max_body,
+            static_dir: Some(self.static_dir.clone()),
+            ..Config::default()
+        };
+        config.validate()?;
+        Ok(config)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_and_flags() {
+        let cli = Cli::try_parse_from(["aep-relay"]).unwrap();
+        assert_eq!(cli.listen, "127.0.0.1:8787".parse().unwrap());
+        let config = cli.config().unwrap();
+        assert!(!config.control_enabled());
+        assert_eq!(config.static_dir, Some(PathBuf::from("dist")));
+
+        let cli =
+            Cli::try_parse_from(["aep-relay", "--token", "t", "--buffer", "8", "--demo", "--demo-seed", "7"]).unwrap();
+        let config = cli.config().unwrap();
+        assert!(config.control_enabled());
+        assert_eq!(config.buffer_depth, 8);
+        assert_eq!(cli.demo_seed, Some(7));
+    }
+
+    #[test]
+    fn refuses_what_cannot_be_honoured() {
+        assert!(Cli::try_parse_from(["aep-relay", "--token", ""]).unwrap().config().is_err());
+        assert!(Cli::try_parse_from(["aep-relay", "--buffer", "0"]).unwrap().config().is_err());
+        assert!(Cli::try_parse_from(["aep-relay", "--demo-seed", "1"]).is_err(), "--demo-seed needs --demo");
+    }
+}

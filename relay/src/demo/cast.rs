@@ -1,0 +1,416 @@
+//! Who the demo agents are and what they ask: plain data, read by
+//! [`super::agent::Agent`]. Between them they raise every kind of
+//! attention a console has to handle and honour every core command.
+
+use aep_client::control::answer::AttentionKind;
+use aep_client::control::sender::command::{CANCEL, PAUSE, RESPOND, RESUME};
+use serde_json::{json, Value};
+
+/// The vendor command one agent declares (AEP-0004 §5, `x.{vendor}.control.{verb}`).
+pub const INSTRUCT: &str = "x.demo.control.instruct";
+/// `progress.status.phase` reporting an honoured instruction.
+pub const PHASE_INSTRUCTED: &str = "instructed";
+
+/// How a raised request ends when nobody answers it over control.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lifetime {
+    /// Open until answered (or dismissed with its run or session).
+    UntilAnswered,
+    /// Carries `expires_at`; `attention.timeout` when it passes.
+    Expires { after_ms: u64 },
+    /// `respond_via: ["oob"]`: decided elsewhere by `by`, which the agent
+    /// reports as `attention.answered` (`via: "oob"`) after a while.
+    OutOfBand { after_ms: (u64, u64), by: &'static str },
+}
+
+/// One attention request an agent can raise.
+#[derive(Debug)]
+pub struct Ask {
+    pub kind: AttentionKind,
+    pub prompt: &'static str,
+    /// `(id, label)` pairs.
+    pub options: &'static [(&'static str, &'static str)],
+    /// The option unmatched typed text applies (AEP-0008).
+    pub refusing: Option<&'static str>,
+    /// `fields` of a form.
+    pub form: Option<fn() -> Value>,
+    pub lifetime: Lifetime,
+    /// What the agent reports doing once the request is settled.
+    pub then: &'static str,
+}
+
+/// A tool call for background activity: name and a readable argument.
+#[derive(Debug)]
+pub struct Tool {
+    pub name: &'static str,
+    pub args: &'static str,
+}
+
+/// One simulated agent.
+#[derive(Debug)]
+pub struct Persona {
+    /// Agent name (`agent`, hello identity).
+    pub name: &'static str,
+    /// `session.started.label`.
+    pub label: &'static str,
+    pub model: &'static str,
+    pub cwd: &'static str,
+    /// `run.started.prompt`, one per run in turn.
+    pub run_prompts: &'static [&'static str],
+    /// `control.accepts`.
+    pub accepts: &'static [&'static str],
+    /// How long the agent takes to decide a command, in ms (real pace).
+    pub think_ms: (u64, u64),
+    /// `Some(detail)`: answers are refused (`refused`), the agent's own
+    /// call, and the request is then withdrawn.
+    pub refuses_answers: Option<&'static str>,
+    /// Requests kept open at once; the first `keep_open` asks are the
+    /// ones raised first.
+    pub keep_open: usize,
+    pub asks: &'static [Ask],
+    pub tools: &'static [Tool],
+    /// Tool calls per run.
+    pub steps: (u64, u64),
+}
+
+const ALLOW_DENY: &[(&str, &str)] = &[("allow", "Allow"), ("deny", "Deny")];
+const APPROVE_REJECT: &[(&str, &str)] = &[("approve", "Approve"), ("reject", "Reject")];
+const REVIEW: &[(&str, &str)] = &[("approve", "Approve"), ("request_changes", "Request changes")];
+
+/// The release form: one field of every type AEP-0006 defines.
+fn release_form() -> Value {
+    json!([
+        {"id": "version", "type": "string", "label": "Release tag", "required": true},
+        {"id": "environment", "type": "select", "label": "Environment", "required": true,
+         "choices": [{"id": "staging", "label": "Staging"}, {"id": "production", "label": "Production"},
+                     {"id": "eu-sovereign", "label": "EU sovereign cloud"}]},
+        {"id": "regions", "type": "select", "label": "Regions", "multi": true,
+         "choices": [{"id": "us-east-1", "label": "US East (N. Virginia)"}, {"id": "eu-west-1", "label": "EU (Ireland)"},
+                     {"id": "ap-southeast-2", "label": "Asia Pacific (Sydney)"}]},
+        {"id": "replicas", "type": "number", "label": "Replicas", "required": true, "min": 1, "max": 20},
+        {"id": "canary", "type": "boolean", "label": "Start with a 5% canary"},
+        {"id": "notify", "type": "select", "label": "Announce in", "other": true,
+         "choices": [{"id": "releases", "label": "#releases"}, {"id": "ops", "label": "#ops"}]}
+    ])
+}
+
+/// A smaller form: retention settings for an export.
+fn export_form() -> Value {
+    json!([
+        {"id": "format", "type": "select", "label": "Export format", "required": true,
+         "choices": [{"id": "csv", "label": "CSV"}, {"id": "parquet", "label": "Parquet"}]},
+        {"id": "days", "type": "number", "label": "Days of history", "min": 1, "max": 365},
+        {"id": "anonymise", "type": "boolean", "label": "Anonymise customer ids", "required": true},
+        {"id": "note", "type": "string", "label": "Note for the data team"}
+    ])
+}
+
+pub const BUILD_BOT: Persona = Persona {
+    name: "build-bot",
+    label: "Fix flaky integration tests in payments-api",
+    model: "claude-sonnet-4-5",
+    cwd: "/home/dev/src/payments-api",
+    run_prompts: &[
+        "The checkout integration tests fail about one run in five. Find out why and fix it.",
+        "Now make the CI job cache the cargo registry.",
+    ],
+    accepts: &[RESPOND, CANCEL, PAUSE, RESUME],
+    think_ms: (0, 0),
+    refuses_answers: None,
+    keep_open: 2,
+    asks: &[
+        Ask {
+            kind: AttentionKind::Permission,
+            prompt: "Write <img src=x onerror=alert(1)> and <script>alert(1)</script> into docs/sanitiser-check.html to test the docs sanitiser?",
+            options: ALLOW_DENY,
+            refusing: Some("deny"),
+            form: None,
+            lifetime: Lifetime::UntilAnswered,
+            then: "Writing the sanitiser check page",
+        },
+        Ask {
+            kind: AttentionKind::Permission,
+            prompt: "Run `rm -rf build/` to clear stale artifacts?",
+            options: ALLOW_DENY,
+            refusing: Some("deny"),
+            form: None,
+            lifetime: Lifetime::UntilAnswered,
+            then: "Cleaning build/ and rebuilding",
+        },
+        Ask {
+            kind: AttentionKind::Permission,
+            prompt: "Run `cargo test -p payments-api -- --include-ignored`? It takes about 6 minutes.",
+            options: ALLOW_DENY,
+            refusing: Some("deny"),
+            form: None,
+            lifetime: Lifetime::UntilAnswered,
+            then: "Running the full test suite",
+        },
+        Ask {
+            kind: AttentionKind::Permission,
+            prompt: "Run `git push --force-with-lease origin fix/flaky-checkout-tests`?",
+            options: ALLOW_DENY,
+            refusing: Some("deny"),
+            form: None,
+            lifetime: Lifetime::UntilAnswered,
+            then: "Pushing the branch",
+        },
+        Ask {
+            kind: AttentionKind::Permission,
+            prompt: "Run `docker compose down -v`? This deletes the local Postgres volume.",
+            options: ALLOW_DENY,
+            refusing: Some("deny"),
+            form: None,
+            lifetime: Lifetime::UntilAnswered,
+            then: "Recreating the local database",
+        },
+    ],
+    tools: &[
+        Tool { name: "Bash", args: "cargo build -p payments-api" },
+        Tool { name: "Read", args: "tests/checkout_flow.rs" },
+        Tool { name: "Grep", args: "sleep\\(|tokio::time::sleep in tests/" },
+        Tool { name: "Edit", args: "tests/support/clock.rs" },
+        Tool { name: "Bash", args: "cargo test -p payments-api checkout -- --nocapture" },
+    ],
+    steps: (6, 12),
+};
+
+pub const DEPLOY_AGENT: Persona = Persona {
+    name: "deploy-agent",
+    label: "Release payments-api v2.14.0",
+    model: "gpt-5",
+    cwd: "/srv/release/payments-api",
+    run_prompts: &["Cut and roll out the v2.14.0 release.", "Prepare the data export the finance team asked for."],
+    accepts: &[RESPOND, CANCEL],
+    think_ms: (600, 1_800),
+    refuses_answers: None,
+    keep_open: 2,
+    asks: &[
+        Ask {
+            kind: AttentionKind::Form,
+            prompt: "Deploy payments-api: confirm the rollout settings",
+            options: &[],
+            refusing: None,
+            form: Some(release_form),
+            lifetime: Lifetime::UntilAnswered,
+            then: "Rolling out with the confirmed settings",
+        },
+        Ask {
+            kind: AttentionKind::Review,
+            prompt:
+                "Review the migration plan: add nullable `refunds.reason`, then backfill 1.2M rows in batches of 10k.",
+            options: REVIEW,
+            refusing: Some("request_changes"),
+            form: None,
+            lifetime: Lifetime::UntilAnswered,
+            then: "Applying the review outcome to the migration plan",
+        },
+        Ask {
+            kind: AttentionKind::Input,
+            prompt: "Paste the change ticket for this release (e.g. CHG-1234).",
+            options: &[],
+            refusing: None,
+            form: None,
+            lifetime: Lifetime::UntilAnswered,
+            then: "Linking the change ticket",
+        },
+        Ask {
+            kind: AttentionKind::Form,
+            prompt: "Export settings for the finance data request",
+            options: &[],
+            refusing: None,
+            form: Some(export_form),
+            lifetime: Lifetime::UntilAnswered,
+            then: "Starting the export",
+        },
+        Ask {
+            kind: AttentionKind::Permission,
+            prompt: "Roll staging back to v2.13.2 while the migration is reviewed?",
+            options: ALLOW_DENY,
+            refusing: Some("deny"),
+            form: None,
+            lifetime: Lifetime::UntilAnswered,
+            then: "Rolling staging back",
+        },
+    ],
+    tools: &[
+        Tool { name: "kubectl", args: "rollout status deploy/payments-api -n staging" },
+        Tool { name: "Bash", args: "git tag -s v2.14.0" },
+        Tool { name: "Read", args: "migrations/2026_11_refunds_reason.sql" },
+        Tool { name: "http", args: "GET https://status.internal/api/payments" },
+    ],
+    steps: (5, 9),
+};
+
+pub const RESEARCH_AGENT: Persona = Persona {
+    name: "research-agent",
+    label: "Summarise last quarter's incident reports",
+    model: "gemini-2.5-pro",
+    cwd: "/home/analyst/incidents",
+    run_prompts: &[
+        "Summarise the Q3 incident reports into a one-page brief.",
+        "List the recurring root causes across Q3 incidents.",
+    ],
+    accepts: &[RESPOND, PAUSE, RESUME, INSTRUCT],
+    think_ms: (0, 0),
+    refuses_answers: None,
+    keep_open: 2,
+    asks: &[
+        Ask {
+            kind: AttentionKind::Input,
+            prompt: "Which incident tracker project should I search? (default: OPS)",
+            options: &[],
+            refusing: None,
+            form: None,
+            lifetime: Lifetime::UntilAnswered,
+            then: "Searching the incident tracker",
+        },
+        Ask {
+            kind: AttentionKind::Permission,
+            prompt: "Download 1.2 GB of raw logs from s3://incident-archive/2026-q3/? I will skip them if nobody answers in time.",
+            options: ALLOW_DENY,
+            refusing: Some("deny"),
+            form: None,
+            lifetime: Lifetime::Expires { after_ms: 45_000 },
+            then: "Fetching the raw logs",
+        },
+        Ask {
+            kind: AttentionKind::Input,
+            prompt: "Anything to leave out of the brief (customer names, internal hostnames)?",
+            options: &[],
+            refusing: None,
+            form: None,
+            lifetime: Lifetime::UntilAnswered,
+            then: "Redacting as asked",
+        },
+    ],
+    tools: &[
+        Tool { name: "search", args: "project = OPS AND created >= 2026-07-01" },
+        Tool { name: "fetch", args: "https://wiki.internal/incidents/INC-2291" },
+        Tool { name: "Read", args: "notes/q3-timeline.md" },
+        Tool { name: "Write", args: "briefs/q3-incidents.md" },
+    ],
+    steps: (6, 10),
+};
+
+pub const GUARDIAN: Persona = Persona {
+    name: "access-guardian",
+    label: "Production access broker",
+    model: "policy-engine-3",
+    cwd: "/etc/access-broker",
+    run_prompts: &["Process pending production access requests."],
+    accepts: &[RESPOND],
+    think_ms: (300, 900),
+    refuses_answers: Some("production access needs two approvers; raise it in #sec-approvals"),
+    keep_open: 1,
+    asks: &[
+        Ask {
+            kind: AttentionKind::Permission,
+            prompt: "Grant `ci-deployer` write access to the production database for 1 hour?",
+            options: APPROVE_REJECT,
+            refusing: Some("reject"),
+            form: None,
+            lifetime: Lifetime::Expires { after_ms: 120_000 },
+            then: "Recording the decision",
+        },
+        Ask {
+            kind: AttentionKind::Permission,
+            prompt: "Rotate the Stripe API key used by payments-api now?",
+            options: APPROVE_REJECT,
+            refusing: Some("reject"),
+            form: None,
+            lifetime: Lifetime::Expires { after_ms: 120_000 },
+            then: "Recording the decision",
+        },
+    ],
+    tools: &[
+        Tool { name: "iam", args: "list-pending-grants --env production" },
+        Tool { name: "audit", args: "append access-log" },
+    ],
+    steps: (3, 6),
+};
+
+pub const CI_WATCHER: Persona = Persona {
+    name: "ci-watcher",
+    label: "Watching CI for PR #482",
+    model: "claude-haiku-4-5",
+    cwd: "/home/dev/src/payments-api",
+    run_prompts: &["Watch the checks on PR #482 and report when it can merge."],
+    accepts: &[RESPOND],
+    think_ms: (0, 0),
+    refuses_answers: None,
+    keep_open: 1,
+    asks: &[
+        Ask {
+            kind: AttentionKind::Permission,
+            prompt: "Approve the production deployment in GitHub Actions (release.yml, run #1187). The decision is made in GitHub; this card is for information.",
+            options: APPROVE_REJECT,
+            refusing: Some("reject"),
+            form: None,
+            lifetime: Lifetime::OutOfBand { after_ms: (25_000, 50_000), by: "octocat" },
+            then: "Deployment approved in GitHub; watching the rollout",
+        },
+        Ask {
+            kind: AttentionKind::Review,
+            prompt: "A code owner must approve PR #482 on GitHub before it can merge.",
+            options: REVIEW,
+            refusing: Some("request_changes"),
+            form: None,
+            lifetime: Lifetime::OutOfBand { after_ms: (25_000, 50_000), by: "payments-owners" },
+            then: "Code owner review recorded in GitHub",
+        },
+    ],
+    tools: &[
+        Tool { name: "gh", args: "pr checks 482" },
+        Tool { name: "gh", args: "run view 1187 --log-failed" },
+    ],
+    steps: (4, 8),
+};
+
+/// Every demo agent, in start order.
+pub const CAST: [&Persona; 5] = [&BUILD_BOT, &DEPLOY_AGENT, &RESEARCH_AGENT, &GUARDIAN, &CI_WATCHER];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use aep_client::protocol::event::is_command_type;
+    use aep_client::protocol::form::parse_fields;
+
+    #[test]
+    fn the_cast_covers_every_kind_and_declares_real_commands() {
+        let asks: Vec<&Ask> = CAST.iter().flat_map(|p| p.asks.iter()).collect();
+        for kind in [AttentionKind::Permission, AttentionKind::Input, AttentionKind::Form, AttentionKind::Review] {
+            assert!(asks.iter().any(|a| a.kind == kind), "{kind:?}");
+        }
+        assert!(asks.iter().any(|a| matches!(a.lifetime, Lifetime::Expires { .. })));
+        assert!(asks.iter().any(|a| matches!(a.lifetime, Lifetime::OutOfBand { .. })));
+        assert!(asks.iter().any(
+            |a| a.prompt.contains("<img src=x onerror=alert(1)>") && a.prompt.contains("<script>alert(1)</script>")
+        ));
+        for p in CAST {
+            assert!(p.accepts.iter().all(|t| is_command_type(t)), "{}", p.name);
+            assert!(p.keep_open >= 1 && !p.asks.is_empty() && !p.tools.is_empty() && !p.run_prompts.is_empty());
+            assert!(p.think_ms.1 < 5_000, "decisions stay well inside the ack window");
+            for a in p.asks {
+                if let Some(r) = a.refusing {
+                    assert!(a.options.iter().any(|(id, _)| *id == r), "{}", a.prompt);
+                }
+                assert_eq!(a.form.is_some(), a.kind == AttentionKind::Form);
+            }
+        }
+    }
+
+    #[test]
+    fn the_release_form_has_every_field_type() {
+        let fields = parse_fields(&release_form()).unwrap();
+        let has = |f: &dyn Fn(&aep_client::protocol::form::FieldSpec) -> bool| fields.iter().any(f);
+        use aep_client::protocol::form::FieldType::*;
+        assert!(has(&|f| f.ty == String));
+        assert!(has(&|f| f.ty == Number && f.min.is_some() && f.max.is_some()));
+        assert!(has(&|f| f.ty == Boolean));
+        assert!(has(&|f| f.ty == Select && !f.multi && !f.other));
+        assert!(has(&|f| f.ty == Select && f.multi));
+        assert!(has(&|f| f.ty == Select && f.other));
+        parse_fields(&export_form()).unwrap();
+    }
+}

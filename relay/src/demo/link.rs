@@ -1,0 +1,220 @@
+//! A tokio driver for the engine's sans-IO [`Connection`]: a real
+//! WebSocket (tokio-tungstenite), the wall clock, and nothing else. The
+//! connection decides everything (hello, pings, backoff, refusals); this
+//! only opens and closes sockets, moves text frames and arms one timer.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use aep_client::client::{Action, ClientEvent, Connection, State};
+use aep_client::UnixMs;
+use futures_util::{SinkExt, StreamExt};
+use tokio::net::TcpStream;
+use tokio::time::{sleep_until, timeout, Instant};
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::CloseFrame;
+use tokio_tungstenite::tungstenite::{Error as WsError, Message};
+use tokio_tungstenite::{connect_async, MaybeTlsStream, WebSocketStream};
+
+type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
+
+/// Close code reported for a socket that failed without a close frame.
+const ABNORMAL: u16 = 1006;
+/// Reported for an upgrade refused with 401/403, which the engine treats
+/// as a refusal rather than something to retry.
+const UPGRADE_UNAUTHORIZED: u16 = 4401;
+/// Longest wait for a TCP connect plus upgrade, or for a close handshake.
+const SOCKET_DEADLINE: Duration = Duration::from_secs(10);
+
+/// The wall clock as the engine counts time.
+pub fn now() -> UnixMs {
+    let ms = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
+    UnixMs(u64::try_from(ms).unwrap_or(u64::MAX))
+}
+
+/// The `/socket` URL for a relay base (`http://host:port` or
+/// `ws://host:port`), carrying the token as `?access_token=`.
+pub fn socket_url(base: &str, token: Option<&str>) -> String {
+    let base = base.trim_end_matches('/');
+    let base = match base.split_once("://") {
+        Some(("https", rest)) => format!("wss://{rest}"),
+        Some(("http", rest)) => format!("ws://{rest}"),
+        Some(_) => base.to_owned(),
+        None => format!("ws://{base}"),
+    };
+    match token {
+        Some(t) => format!("{base}/socket?access_token={}", form_encode(t)),
+        None => format!("{base}/socket"),
+    }
+}
+
+fn form_encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// What [`Link::next`] returns. Matched on at once, never stored, so the
+/// notification stays unboxed.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
+pub enum Step {
+    /// The connection's next notification.
+    Notice(ClientEvent),
+    /// The caller's wake-up time came.
+    Wake,
+}
+
+/// One [`Connection`] over one (re)opened WebSocket.
+pub struct Link {
+    conn: Connection,
+    url: String,
+    socket: Option<Socket>,
+}
+
+impl Link {
+    pub fn new(conn: Connection, url: impl Into<String>) -> Link {
+        Link { conn, url: url.into(), socket: None }
+    }
+
+    /// The engine connection, for intents (connect, subscribe, send).
+    pub fn conn(&mut self) -> &mut Connection {
+        &mut self.conn
+    }
+
+    pub fn is_live(&self) -> bool {
+        *self.conn.state() == State::Live
+    }
+
+    /// Carries out whatever the connection asked for, then waits for its
+    /// next notification, or until `until` passes ([`Step::Wake`]).
+    pub async fn next(&mut self, until: Option<UnixMs>) -> Step {
+        loop {
+            self.pump().await;
+            if let Some(notice) = self.conn.poll_event() {
+                return Step::Notice(notice);
+            }
+            if until.is_some_and(|u| now() >= u) {
+                return Step::Wake;
+            }
+            let timer = match (self.conn.poll_timeout(), until) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            let sleep = async {
+                match timer {
+                    Some(at) => sleep_until(Instant::now() + Duration::from_millis(at.since(now()))).await,
+                    None => std::future::pending().await,
+                }
+            };
+            let message = match self.socket.as_mut() {
+                Some(socket) => tokio::select! {
+                    message = socket.next() => Some(message),
+                    () = sleep => None,
+                },
+                None => {
+                    sleep.await;
+                    None
+                }
+            };
+            match message {
+                Some(message) => self.on_message(message),
+                None => self.conn.handle_timeout(now()),
+            }
+        }
+    }
+
+    /// Closes deliberately (a `closing` frame, then the close handshake).
+    pub async fn close(&mut self) {
+        self.conn.close(now());
+        self.pump().await;
+        if let Some(mut socket) = self.socket.take() {
+            let _ = timeout(SOCKET_DEADLINE, socket.close(None)).await;
+        }
+    }
+
+    /// Socket actions, then frames to write, until neither is left.
+    async fn pump(&mut self) {
+        loop {
+            let mut busy = false;
+            while let Some(action) = self.conn.poll_action() {
+                busy = true;
+                match action {
+                    Action::Open => self.open().await,
+                    Action::Close { code, reason } => self.shut(code, reason).await,
+                }
+            }
+            while let Some(text) = self.conn.poll_transmit() {
+                busy = true;
+                let Some(socket) = self.socket.as_mut() else { continue };
+                if let Err(e) = socket.send(Message::text(text)).await {
+                    self.socket = None;
+                    self.conn.handle_closed(now(), ABNORMAL, &e.to_string());
+                }
+            }
+            if !busy {
+                return;
+            }
+        }
+    }
+
+    async fn open(&mut self) {
+        self.socket = None;
+        match timeout(SOCKET_DEADLINE, connect_async(self.url.as_str())).await {
+            Ok(Ok((socket, _response))) => {
+                self.socket = Some(socket);
+                self.conn.handle_open(now());
+            }
+            Ok(Err(WsError::Http(response))) if matches!(response.status().as_u16(), 401 | 403) => {
+                self.conn.handle_closed(now(), UPGRADE_UNAUTHORIZED, "unauthorized: the relay refused the token");
+            }
+            Ok(Err(e)) => self.conn.handle_closed(now(), ABNORMAL, &e.to_string()),
+            Err(_) => self.conn.handle_closed(now(), ABNORMAL, "connect timed out"),
+        }
+    }
+
+    async fn shut(&mut self, code: u16, reason: String) {
+        if let Some(mut socket) = self.socket.take() {
+            let frame = CloseFrame { code: CloseCode::from(code), reason: reason.into() };
+            let _ = timeout(SOCKET_DEADLINE, socket.close(Some(frame))).await;
+        }
+    }
+
+    fn on_message(&mut self, message: Option<Result<Message, WsError>>) {
+        let at = now();
+        match message {
+            Some(Ok(Message::Text(text))) => self.conn.handle_text(text.as_str(), at),
+            Some(Ok(Message::Binary(bytes))) => self.conn.handle_binary(&bytes, at),
+            // tungstenite answers pings itself.
+            Some(Ok(Message::Ping(_) | Message::Pong(_) | Message::Frame(_))) => {}
+            Some(Ok(Message::Close(frame))) => {
+                self.socket = None;
+                let (code, reason) = frame.map_or((1005, String::new()), |f| (u16::from(f.code), f.reason.to_string()));
+                self.conn.handle_closed(at, code, &reason);
+            }
+            Some(Err(e)) => {
+                self.socket = None;
+                self.conn.handle_closed(at, ABNORMAL, &e.to_string());
+            }
+            None => {
+                self.socket = None;
+                self.conn.handle_closed(at, ABNORMAL, "connection lost");
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn socket_urls() {
+        assert_eq!(socket_url("http://127.0.0.1:8787", None), "ws://127.0.0.1:8787/socket");
+        assert_eq!(socket_url("http://h:1/", Some("a b&c")), "ws://h:1/socket?access_token=a%20b%26c");
+        assert_eq!(socket_url("https://h", None), "wss://h/socket");
+        assert_eq!(socket_url("h:2", None), "ws://h:2/socket");
+    }
+}

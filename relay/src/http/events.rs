@@ -1,0 +1,108 @@
+//! `/events`: the discovery document (GET) and ingest (POST, AEP-0003 §3.2).
+//!
+//! Ingest checks, in order: credentials (401), the `AEP-Version` header
+//! (426 with `versions`; a missing header is an unsupported version too),
+//! the content type (415), the size (413), every line (400, or 413 for too
+//! many events), and only then admits the whole batch (202).
+
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{header, HeaderMap, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use http_body_util::{BodyExt, LengthLimitError, Limited};
+use serde_json::json;
+
+use super::{json_response, AppState};
+use crate::discovery::versions;
+use crate::hub::Origin;
+use crate::ingest::{parse_body, BatchError, BodyKind};
+
+/// The request header naming the protocol version.
+pub const VERSION_HEADER: &str = "aep-version";
+
+pub async fn discovery(State(app): State<AppState>, headers: HeaderMap, uri: Uri) -> Response {
+    if let Err(refused) = app.authorize(&headers, &uri) {
+        return refused.into_response();
+    }
+    json_response(StatusCode::OK, (*app.discovery).clone())
+}
+
+pub async fn ingest(State(app): State<AppState>, headers: HeaderMap, uri: Uri, body: Body) -> Response {
+    if let Err(refused) = app.authorize(&headers, &uri) {
+        return refused.into_response();
+    }
+    if !speaks_our_version(&headers) {
+        return json_response(
+            StatusCode::UPGRADE_REQUIRED,
+            json!({ "error": "version-unsupported", "versions": versions(), "detail": "send `AEP-Version: 0.1`" }),
+        );
+    }
+    let content_type = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
+    let Some(kind) = BodyKind::from_content_type(content_type) else {
+        return json_response(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            json!({ "error": "unsupported-media-type", "accepted": ["application/json", "application/x-ndjson"] }),
+        );
+    };
+    let limit = app.config.max_body;
+    let declared = headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<usize>().ok());
+    if declared.is_some_and(|len| len > limit) {
+        return too_large(limit);
+    }
+    let bytes = match Limited::new(body, limit).collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => return too_large(limit),
+        Err(e) => {
+            return json_response(
+                StatusCode::BAD_REQUEST,
+                json!({ "error": "unreadable-body", "detail": e.to_string() }),
+            )
+        }
+    };
+    let events = match parse_body(kind, &bytes, app.config.max_batch) {
+        Ok(events) => events,
+        Err(BatchError::TooManyEvents { limit }) => {
+            return json_response(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                json!({ "error": "too-many-events", "limit": limit, "detail": "split the batch; nothing was ingested" }),
+            )
+        }
+        Err(BatchError::Invalid { line, detail }) => {
+            return json_response(
+                StatusCode::BAD_REQUEST,
+                json!({ "error": "invalid-event", "line": line, "detail": detail }),
+            )
+        }
+        Err(BatchError::CommandOverHttp { line, id }) => {
+            return json_response(
+                StatusCode::BAD_REQUEST,
+                json!({
+                    "error": "invalid-event",
+                    "line": line,
+                    "detail": format!("`{id}` is a command; commands travel only on the WebSocket binding (/socket)"),
+                }),
+            )
+        }
+    };
+    let report = app.hub.ingest(Origin::Http, events);
+    json_response(
+        StatusCode::ACCEPTED,
+        json!({ "accepted": report.accepted, "stored": report.stored, "duplicates": report.duplicates }),
+    )
+}
+
+fn speaks_our_version(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(VERSION_HEADER)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|v| versions().iter().any(|ours| ours == v.trim()))
+}
+
+fn too_large(limit: usize) -> Response {
+    json_response(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        json!({ "error": "payload-too-large", "limit": limit, "detail": "nothing was ingested" }),
+    )
+}

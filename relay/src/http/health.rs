@@ -1,0 +1,30 @@
+//! `GET /healthz`: liveness for supervisors that carry no token. Counts
+//! are topology information, so they are added only for requests that
+//! pass the same credential check as everything else.
+
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::response::Response;
+use serde_json::json;
+
+use super::{json_response, AppState};
+
+pub async fn health(State(app): State<AppState>, headers: HeaderMap, uri: Uri) -> Response {
+    if app.authorize(&headers, &uri).is_err() {
+        return json_response(StatusCode::OK, json!({ "ok": true }));
+    }
+    let stats = app.hub.stats();
+    json_response(
+        StatusCode::OK,
+        json!({
+            "ok": true,
+            "sessions": stats.sessions,
+            "buffered_events": stats.buffered_events,
+            "subscribers": stats.subscriptions,
+            "connections": stats.sockets + stats.streams,
+            "claims": stats.claims,
+            "uptime_s": app.started.elapsed().as_secs(),
+            "counters": stats.counters,
+        }),
+    )
+}

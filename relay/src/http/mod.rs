@@ -1,0 +1,93 @@
+//! The HTTP surface: routes, shared request state, and the few response
+//! helpers every handler uses. Responses are never compressed and SSE is
+//! never buffered.
+
+mod events;
+mod health;
+mod static_files;
+mod stream;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::extract::Request;
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode, Uri};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use serde_json::{json, Value};
+
+use crate::auth::{self, Access, Denied};
+use crate::config::Config;
+use crate::discovery::{self, EVENTS_PATH, HEALTH_PATH, SOCKET_PATH, STREAM_PATH, WELL_KNOWN_PATH};
+use crate::hub::Hub;
+use crate::scrub;
+
+/// What every handler can reach.
+#[derive(Clone)]
+pub struct AppState {
+    pub hub: Arc<Hub>,
+    pub config: Arc<Config>,
+    pub addr: SocketAddr,
+    pub discovery: Arc<Value>,
+    pub started: Instant,
+}
+
+impl AppState {
+    pub fn new(hub: Arc<Hub>, config: Arc<Config>, addr: SocketAddr) -> AppState {
+        let discovery = Arc::new(discovery::document(&config));
+        AppState { hub, config, addr, discovery, started: Instant::now() }
+    }
+
+    /// Checks the request's credentials; the refusal answers 401.
+    pub fn authorize(&self, headers: &HeaderMap, uri: &Uri) -> Result<Access, Unauthorized> {
+        auth::check(self.config.token.as_ref(), headers, uri.query()).map_err(Unauthorized)
+    }
+}
+
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        .route(EVENTS_PATH, get(events::discovery).post(events::ingest))
+        .route(WELL_KNOWN_PATH, get(events::discovery))
+        .route(STREAM_PATH, get(stream::open))
+        .route(SOCKET_PATH, get(crate::socket::upgrade))
+        .route(HEALTH_PATH, get(health::health))
+        .fallback(static_files::serve)
+        .layer(middleware::from_fn(log_request))
+        .with_state(state)
+}
+
+/// A JSON response.
+pub fn json_response(status: StatusCode, body: Value) -> Response {
+    let mut response = (status, body.to_string()).into_response();
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+}
+
+/// A request refused for its credentials (401).
+pub struct Unauthorized(Denied);
+
+impl IntoResponse for Unauthorized {
+    fn into_response(self) -> Response {
+        let detail = match self.0 {
+            Denied::Missing => "this relay requires a bearer token (Authorization: Bearer, or ?access_token=)",
+            Denied::Wrong => "the bearer token is not valid for this relay",
+        };
+        let mut response =
+            json_response(StatusCode::UNAUTHORIZED, json!({ "error": "unauthorized", "detail": detail }));
+        response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        response
+    }
+}
+
+/// Logs each request at debug level with any `access_token` masked.
+async fn log_request(request: Request, next: Next) -> Response {
+    let method = request.method().clone();
+    let uri = request.uri().path_and_query().map_or_else(|| "/".to_owned(), |pq| scrub::uri_for_log(pq.as_str()));
+    let started = Instant::now();
+    let response = next.run(request).await;
+    tracing::debug!(%method, %uri, status = response.status().as_u16(), elapsed_ms = started.elapsed().as_millis() as u64, "request");
+    response
+}

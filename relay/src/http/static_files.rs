@@ -1,0 +1,151 @@
+//! The console, served from the same origin as the API: files from the
+//! static directory (its build output) with the MIME types browsers insist
+//! on (`application/wasm` above all), `/` as `index.html`, and extension-less
+//! paths falling back to `index.html` for client-side routes. Without an
+//! `index.html` a small built-in page says the relay is up and how to use it.
+
+use std::path::{Path, PathBuf};
+
+use axum::extract::State;
+use axum::http::{header, HeaderValue, Method, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+use super::{json_response, AppState};
+use crate::config::Config;
+use crate::discovery::{EVENTS_PATH, HEALTH_PATH, SOCKET_PATH, STREAM_PATH, WELL_KNOWN_PATH};
+
+pub async fn serve(State(app): State<AppState>, method: Method, uri: Uri) -> Response {
+    if method != Method::GET && method != Method::HEAD {
+        return json_response(StatusCode::METHOD_NOT_ALLOWED, json!({ "error": "method-not-allowed" }));
+    }
+    let Some(relative) = safe_relative(uri.path()) else {
+        return not_found();
+    };
+    if let Some(dir) = &app.config.static_dir {
+        if let Some(response) = from_dir(dir, &relative).await {
+            return response;
+        }
+    }
+    if relative.as_os_str().is_empty() || relative == Path::new("index.html") {
+        return builtin_page(&app.config, &app.addr.to_string());
+    }
+    not_found()
+}
+
+/// Resolves a file in `dir`, with the `index.html` fallbacks.
+async fn from_dir(dir: &Path, relative: &Path) -> Option<Response> {
+    let direct = dir.join(relative);
+    let direct =
+        if tokio::fs::metadata(&direct).await.is_ok_and(|m| m.is_dir()) { direct.join("index.html") } else { direct };
+    if let Some(r) = file_response(&direct).await {
+        return Some(r);
+    }
+    if relative.extension().is_none() {
+        return file_response(&dir.join("index.html")).await;
+    }
+    None
+}
+
+async fn file_response(path: &Path) -> Option<Response> {
+    let bytes = tokio::fs::read(path).await.ok()?;
+    let mut response = bytes.into_response();
+    let h = response.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(mime_type(path)));
+    if path.extension().is_some_and(|e| e == "html") {
+        h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    }
+    Some(response)
+}
+
+/// The request path as a relative path that cannot leave the directory:
+/// no `..`, no hidden segments, no backslashes or drive letters. `None`
+/// refuses the request.
+fn safe_relative(path: &str) -> Option<PathBuf> {
+    let mut out = PathBuf::new();
+    for segment in path.split('/').filter(|s| !s.is_empty()) {
+        if segment.starts_with('.') || segment.contains(['\\', ':', '\0']) {
+            return None;
+        }
+        out.push(segment);
+    }
+    Some(out)
+}
+
+/// MIME type by extension; browsers refuse to compile wasm or run modules
+/// served under the wrong one.
+pub fn mime_type(path: &Path) -> &'static str {
+    match path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref() {
+        Some("html" | "htm") => "text/html; charset=utf-8",
+        Some("js" | "mjs") => "text/javascript; charset=utf-8",
+        Some("css") => "text/css; charset=utf-8",
+        Some("wasm") => "application/wasm",
+        Some("json" | "map") => "application/json",
+        Some("webmanifest") => "application/manifest+json",
+        Some("svg") => "image/svg+xml",
+        Some("png") => "image/png",
+        Some("ico") => "image/x-icon",
+        Some("txt") => "text/plain; charset=utf-8",
+        Some("woff2") => "font/woff2",
+        _ => "application/octet-stream",
+    }
+}
+
+fn not_found() -> Response {
+    json_response(StatusCode::NOT_FOUND, json!({ "error": "not-found" }))
+}
+
+/// The page shown when no console build is present.
+fn builtin_page(config: &Config, addr: &str) -> Response {
+    let posture = if config.control_enabled() {
+        "Control is <strong>on</strong>: a bearer token is required for every request, and commands are routed."
+    } else {
+        "Control is <strong>off</strong> (development posture): no token is configured, so observing is open and every command is refused. Start the relay with <code>--token</code> to route commands."
+    };
+    let console = match &config.static_dir {
+        Some(dir) => format!(
+            "No console build was found in <code>{}</code> (no <code>index.html</code>).",
+            html_escape(&dir.display().to_string())
+        ),
+        None => "No console directory is configured.".to_owned(),
+    };
+    let page = format!(
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>AEP relay</title>\
+<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"></head>\n<body>\n<h1>AEP relay is running</h1>\n\
+<p>Listening on <code>{addr}</code>. {posture}</p>\n<p>{console}</p>\n<h2>Endpoints</h2>\n<ul>\n\
+<li><code>GET {EVENTS_PATH}</code> and <code>GET {WELL_KNOWN_PATH}</code>: discovery document</li>\n\
+<li><code>POST {EVENTS_PATH}</code>: ingest (<code>application/json</code> or <code>application/x-ndjson</code>, header <code>AEP-Version: 0.1</code>)</li>\n\
+<li><code>GET {STREAM_PATH}</code>: server-sent events (<code>filter</code>, <code>capture</code>, <code>from</code>, <code>live=0</code>)</li>\n\
+<li><code>{SOCKET_PATH}</code>: WebSocket (hello, subscribe, roster, control)</li>\n\
+<li><code>GET {HEALTH_PATH}</code>: liveness</li>\n</ul>\n</body></html>\n",
+        addr = html_escape(addr),
+    );
+    let mut response = page.into_response();
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
+    response
+}
+
+fn html_escape(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refuses_paths_that_leave_the_directory() {
+        assert_eq!(safe_relative("/"), Some(PathBuf::new()));
+        assert_eq!(safe_relative("/pkg/app_bg.wasm"), Some(PathBuf::from("pkg/app_bg.wasm")));
+        assert_eq!(safe_relative("/../etc/passwd"), None);
+        assert_eq!(safe_relative("/a/.git/config"), None);
+        assert_eq!(safe_relative("/a\\..\\b"), None);
+    }
+
+    #[test]
+    fn mime_types_browsers_require() {
+        assert_eq!(mime_type(Path::new("x.wasm")), "application/wasm");
+        assert_eq!(mime_type(Path::new("x.JS")), "text/javascript; charset=utf-8");
+        assert_eq!(mime_type(Path::new("site.webmanifest")), "application/manifest+json");
+    }
+}

@@ -1,0 +1,195 @@
+//! `GET /stream`: the SSE binding (AEP-0003 §3.3).
+//!
+//! The query spells one subscription: `filter` (attr-match JSON), `capture`
+//! (ceiling), `from` (positions JSON or `all`; otherwise `Last-Event-ID`),
+//! and `live=0` to end after the replay. They are read by the engine's
+//! `subscribe` frame decoder, so both bindings accept exactly the same
+//! subscriptions. No `Accept` header is required.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use aep_client::protocol::frame::{codes, ErrorFrame, Frame};
+use aep_client::Capture;
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use futures_util::stream;
+use serde_json::{json, Map, Value};
+use tokio::time::{interval_at, Instant, Interval, MissedTickBehavior};
+
+use super::{json_response, AppState};
+use crate::hub::{ConnId, Hub, StreamRequest, TaskGuard};
+use crate::outbox::{CloseReason, Next, Outbox, Outgoing, ReplayPiece};
+use crate::sse;
+use crate::wire::event_bytes;
+
+/// Body chunks are cut at about this size, so a long replay streams out
+/// instead of being rendered whole.
+const CHUNK: usize = 64 * 1024;
+
+pub async fn open(State(app): State<AppState>, headers: HeaderMap, uri: Uri) -> Response {
+    if let Err(refused) = app.authorize(&headers, &uri) {
+        return refused.into_response();
+    }
+    let request = match read_request(uri.query().unwrap_or(""), &headers) {
+        Ok(r) => r,
+        Err(refusal) => return bad_request(refusal),
+    };
+    // Registered here, before the response is returned, so an event posted
+    // right after the headers arrive is already fanned out to this stream.
+    let (conn, outbox) = match app.hub.open_stream(request) {
+        Ok(opened) => opened,
+        Err(refusal) => return bad_request(refusal),
+    };
+    let body = SseBody {
+        outbox,
+        heartbeat: heartbeat(app.config.heartbeat),
+        replay: None,
+        replay_ceiling: None,
+        ended: false,
+        _registration: Registration { hub: app.hub.clone(), conn, _task: app.hub.task_guard() },
+    };
+    let mut response = Response::new(Body::from_stream(stream::unfold(body, SseBody::step)));
+    let h = response.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    h.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    response
+}
+
+/// A refused subscription, answered before any stream starts.
+fn bad_request(refusal: ErrorFrame) -> Response {
+    json_response(StatusCode::BAD_REQUEST, json!({ "error": refusal.code, "detail": refusal.detail }))
+}
+
+/// Reads the query into a subscription, or the refusal a 400 carries.
+fn read_request(query: &str, headers: &HeaderMap) -> Result<StreamRequest, ErrorFrame> {
+    let invalid = |detail: String| ErrorFrame::new(codes::INVALID_FILTER, Some(detail));
+    let pairs: Vec<(String, String)> =
+        serde_urlencoded::from_str(query).map_err(|e| invalid(format!("unreadable query: {e}")))?;
+    let param = |name: &str| pairs.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str());
+    let mut subscribe = Map::new();
+    subscribe.insert("type".into(), "subscribe".into());
+    subscribe.insert("id".into(), "stream".into());
+    if let Some(filter) = param("filter") {
+        let value: Value = serde_json::from_str(filter).map_err(|e| invalid(format!("`filter` is not JSON: {e}")))?;
+        subscribe.insert("filter".into(), value);
+    }
+    if let Some(capture) = param("capture") {
+        subscribe.insert("capture".into(), capture.into());
+    }
+    match param("from") {
+        Some("all") => {
+            subscribe.insert("from".into(), "all".into());
+        }
+        Some(from) => {
+            let value: Value =
+                serde_json::from_str(from).map_err(|e| invalid(format!("`from` is neither `all` nor JSON: {e}")))?;
+            subscribe.insert("from".into(), value);
+        }
+        None => {
+            if let Some((session, (epoch, seq))) = last_event_id(headers) {
+                subscribe.insert("from".into(), json!([{ "session": session, "epoch": epoch, "seq": seq }]));
+            }
+        }
+    }
+    let live = !matches!(param("live"), Some("0" | "false"));
+    match Frame::decode(&Value::Object(subscribe).to_string()) {
+        Ok(Frame::Subscribe(s)) => Ok(StreamRequest { filter: s.filter, ceiling: s.capture, from: s.from, live }),
+        Ok(_) => Err(invalid("not a subscription".into())),
+        Err(e) => Err(e.refusal().unwrap_or_else(|| invalid(e.to_string()))),
+    }
+}
+
+fn last_event_id(headers: &HeaderMap) -> Option<(String, (u64, u64))> {
+    sse::parse_last_event_id(headers.get("last-event-id")?.to_str().ok()?)
+}
+
+fn heartbeat(period: Duration) -> Interval {
+    let mut i = interval_at(Instant::now() + period, period);
+    i.set_missed_tick_behavior(MissedTickBehavior::Delay);
+    i
+}
+
+/// Removes the stream from the hub when the body is dropped (the client
+/// went away, or the stream ended).
+struct Registration {
+    hub: Arc<Hub>,
+    conn: Option<ConnId>,
+    _task: TaskGuard,
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        if let Some(conn) = self.conn {
+            self.hub.detach(conn);
+        }
+    }
+}
+
+struct SseBody {
+    outbox: Arc<Outbox>,
+    heartbeat: Interval,
+    replay: Option<Box<dyn Iterator<Item = ReplayPiece> + Send>>,
+    replay_ceiling: Option<Capture>,
+    ended: bool,
+    _registration: Registration,
+}
+
+impl SseBody {
+    /// Produces the next body chunk: replay pieces, queued events (as many
+    /// as are ready, up to [`CHUNK`]), a heartbeat, or the end.
+    async fn step(mut self) -> Option<(Result<Bytes, Infallible>, SseBody)> {
+        let mut out = String::new();
+        while !self.ended && out.len() < CHUNK {
+            if let Some(pieces) = self.replay.as_mut() {
+                match pieces.next() {
+                    Some(ReplayPiece::Exhausted { session, earliest }) => {
+                        sse::push_exhausted(&mut out, &session, earliest)
+                    }
+                    Some(ReplayPiece::Event(e)) => sse::push_event(&mut out, &e, &event_bytes(&e, self.replay_ceiling)),
+                    None => self.replay = None,
+                }
+                continue;
+            }
+            let next = if out.is_empty() {
+                tokio::select! {
+                    next = self.outbox.next() => next,
+                    _ = self.heartbeat.tick() => {
+                        out.push_str(sse::PING);
+                        break;
+                    }
+                }
+            } else {
+                match self.outbox.try_next() {
+                    Some(next) => next,
+                    None => break,
+                }
+            };
+            match next {
+                Next::Send(Outgoing::Live(d)) => sse::push_event(&mut out, &d.event, &event_bytes(&d.event, d.ceiling)),
+                Next::Send(Outgoing::Replay(batch)) => {
+                    self.replay_ceiling = batch.ceiling;
+                    self.replay = Some(batch.into_pieces());
+                }
+                // Frames and routed commands exist only on the socket binding.
+                Next::Send(Outgoing::Frame(_) | Outgoing::Verbatim(_)) => {}
+                Next::Close(reason) => {
+                    out.push_str(match reason {
+                        CloseReason::Shutdown => sse::SHUTTING_DOWN,
+                        CloseReason::Overflow => sse::TOO_SLOW,
+                        CloseReason::Finished | CloseReason::IdleTimeout | CloseReason::PeerGone => "",
+                    });
+                    self.ended = true;
+                }
+            }
+        }
+        if out.is_empty() {
+            return None;
+        }
+        Some((Ok(Bytes::from(out)), self))
+    }
+}

@@ -1,0 +1,70 @@
+//! Live fan-out: one event to every connection with a matching
+//! subscription, forwarded as received (AEP-0003 §5: a byte-identical
+//! redelivery must be able to traverse the relay).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use aep_client::{Capture, Event};
+
+use super::{Conn, ConnId};
+use crate::hub::stats::Counters;
+use crate::outbox::{Delivery, Outgoing, Pushed};
+
+/// Queues `event` toward every matching connection except `skip`. A
+/// connection whose subscriptions overlap gets the event once, at the
+/// widest capture ceiling among the matching subscriptions.
+pub(super) fn fan_out(
+    conns: &HashMap<ConnId, Conn>,
+    event: &Arc<Event>,
+    skip: Option<ConnId>,
+    counters: &mut Counters,
+) {
+    for (id, conn) in conns {
+        if Some(*id) == skip {
+            continue;
+        }
+        let mut subs = Vec::new();
+        let mut ceiling = Ceiling::Unset;
+        for sub in &conn.subs {
+            if sub.filter.matches(event) {
+                subs.push(sub.id.clone());
+                ceiling = ceiling.widen(sub.ceiling);
+            }
+        }
+        if subs.is_empty() {
+            continue;
+        }
+        let delivery = Delivery { event: event.clone(), ceiling: ceiling.get(), subs };
+        match conn.outbox.push(Outgoing::Live(delivery)) {
+            Pushed::Queued | Pushed::Closed => {}
+            Pushed::Dropped => counters.dropped_for_backpressure += 1,
+            Pushed::Overflowed => counters.disconnected_for_backpressure += 1,
+        }
+    }
+}
+
+/// The combined ceiling of several matching subscriptions.
+#[derive(Clone, Copy)]
+enum Ceiling {
+    Unset,
+    /// `None`: some subscription takes events as stored.
+    Set(Option<Capture>),
+}
+
+impl Ceiling {
+    fn widen(self, other: Option<Capture>) -> Ceiling {
+        match (self, other) {
+            (Ceiling::Unset, c) => Ceiling::Set(c),
+            (Ceiling::Set(None), _) | (_, None) => Ceiling::Set(None),
+            (Ceiling::Set(Some(a)), Some(b)) => Ceiling::Set(Some(a.max(b))),
+        }
+    }
+
+    fn get(self) -> Option<Capture> {
+        match self {
+            Ceiling::Unset => None,
+            Ceiling::Set(c) => c,
+        }
+    }
+}

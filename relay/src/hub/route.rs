@@ -1,0 +1,65 @@
+//! Command routing (AEP-0004 §4): the gates, in order, and the forward.
+//!
+//! 1. the sender's binding must be authenticated (`unauthorized`);
+//! 2. (an invalid envelope never gets here: the socket refuses it);
+//! 3. exactly one *other* live connection must claim the session
+//!    (`no-route`, `ambiguous`: never guess, never broadcast);
+//! 4. a target that declared `control.accepts` without this type is
+//!    refused on its behalf (`unsupported`);
+//! 5. the exact bytes go to that one target.
+//!
+//! Refusals are connection-scoped `error` frames for the sender only and
+//! never enter any session's history.
+
+use std::sync::Arc;
+
+use aep_client::protocol::frame::{codes, ErrorFrame};
+use aep_client::Event;
+
+use super::fanout::fan_out;
+use super::{ConnId, State};
+use crate::outbox::{Outgoing, Pushed};
+
+pub(super) fn route(state: &mut State, sender: ConnId, command: Arc<Event>) -> Result<ConnId, ErrorFrame> {
+    let refuse = |code: &str, detail: String| ErrorFrame::for_command(command.id(), code, Some(detail));
+    let authenticated = state.conns.get(&sender).is_some_and(|c| c.access.may_command());
+    if !authenticated {
+        return Err(refuse(
+            codes::UNAUTHORIZED,
+            "control needs an authenticated connection; this relay routes commands only when started with a token"
+                .into(),
+        ));
+    }
+    let session = command.session().unwrap_or_default();
+    let claimants: Vec<ConnId> = state.claims.claimants(session).iter().copied().filter(|c| *c != sender).collect();
+    let target = match claimants.as_slice() {
+        [] => return Err(refuse(codes::NO_ROUTE, format!("no connected emitter claims session `{session}`"))),
+        [one] => *one,
+        many => {
+            return Err(refuse(
+                codes::AMBIGUOUS,
+                format!("{} live connections claim session `{session}`; refusing to pick one", many.len()),
+            ))
+        }
+    };
+    let conn = state.conns.get(&target).expect("claims only name live connections");
+    let declared = conn.peer.as_ref().and_then(|p| p.control.as_ref()).filter(|c| c.accepts.is_some());
+    if let Some(control) = declared {
+        if !control.accepts(command.ty()) {
+            return Err(refuse(
+                codes::UNSUPPORTED,
+                format!("the target of session `{session}` does not accept `{}`", command.ty()),
+            ));
+        }
+    }
+    match conn.outbox.push(Outgoing::Verbatim(command.raw_arc().clone())) {
+        Pushed::Queued => {}
+        Pushed::Overflowed | Pushed::Closed | Pushed::Dropped => {
+            return Err(refuse(codes::NO_ROUTE, format!("the target of session `{session}` is disconnecting")));
+        }
+    }
+    // Subscribers see the command (the audit trail); the target already
+    // has it and must not receive it twice.
+    fan_out(&state.conns, &command, Some(target), &mut state.counters);
+    Ok(target)
+}

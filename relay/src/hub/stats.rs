@@ -1,0 +1,44 @@
+//! Introspection: what the relay holds right now and what it has done.
+//! Read by `/healthz` (when authorized), tests and operators.
+
+use serde::Serialize;
+
+/// A snapshot of the relay's state and counters.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Stats {
+    /// Sessions with a replay buffer.
+    pub sessions: usize,
+    /// Events held across all replay buffers.
+    pub buffered_events: usize,
+    /// Evicted sessions remembered for their high-water position.
+    pub tombstones: usize,
+    /// Live SSE streams.
+    pub streams: usize,
+    /// Live WebSocket connections past `hello`.
+    pub sockets: usize,
+    /// Subscriptions across all connections (an SSE stream is one).
+    pub subscriptions: usize,
+    /// Live (connection, session) claims.
+    pub claims: usize,
+    /// Counters since start.
+    pub counters: Counters,
+}
+
+/// Monotonic counters since start.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Counters {
+    /// Events accepted on any binding (commands excluded).
+    pub events_received: u64,
+    /// Events admitted to a replay buffer.
+    pub events_stored: u64,
+    /// Events whose `(source, id)` was already buffered (still fanned out).
+    pub duplicates: u64,
+    /// Commands forwarded to a target.
+    pub commands_routed: u64,
+    /// Commands refused with an `error` frame.
+    pub commands_refused: u64,
+    /// `debug`/`info` events dropped toward slow consumers.
+    pub dropped_for_backpressure: u64,
+    /// Consumers disconnected because they fell behind on `notice`+.
+    pub disconnected_for_backpressure: u64,
+}

@@ -1,0 +1,155 @@
+//! `aep-relay`: an AEP (Agent Event Protocol v0.1) relay.
+//!
+//! Emitters POST events (or send them over a WebSocket); the relay keeps a
+//! bounded per-session replay buffer and fans every event out to SSE and
+//! WebSocket subscribers, with attr-match filters, capture ceilings and
+//! `(epoch, seq)` resume. Commands from authenticated sockets are routed to
+//! the one connection that claims the addressed session. The relay also
+//! serves the approval console from the same origin.
+//!
+//! Every protocol rule (envelope, filters, frames, capture down-level) is
+//! the `aep-client` engine's; this crate is IO, buffering and routing.
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+//! let relay = aep_relay::serve(aep_relay::Config::default(), listener).await?;
+//! println!("relay at {}", relay.base_url());
+//! relay.shutdown().await;
+//! # Ok(()) }
+//! ```
+
+pub mod auth;
+pub mod buffer;
+pub mod cli;
+pub mod config;
+pub mod demo;
+pub mod discovery;
+mod http;
+pub mod hub;
+pub mod ingest;
+pub mod outbox;
+mod recency;
+pub mod scrub;
+mod socket;
+pub mod sse;
+mod wire;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::serve::ListenerExt;
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+
+pub use config::{Config, ConfigError};
+pub use hub::{Counters, Stats};
+
+use hub::Hub;
+
+/// A running relay. Dropping it leaves the server running; call
+/// [`Relay::shutdown`] to stop it in order.
+pub struct Relay {
+    addr: SocketAddr,
+    hub: Arc<Hub>,
+    drain_timeout: Duration,
+    server: JoinHandle<std::io::Result<()>>,
+}
+
+/// How a shutdown ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShutdownOutcome {
+    /// Every stream ended and every socket was closed.
+    Drained,
+    /// Some connection did not finish within the drain timeout and was cut.
+    TimedOut,
+}
+
+/// Starts a relay on `listener` (bind port 0 for an ephemeral port).
+pub async fn serve(config: Config, listener: TcpListener) -> Result<Relay, ConfigError> {
+    config.validate()?;
+    let addr = listener.local_addr().map_err(|e| ConfigError(format!("listener has no address: {e}")))?;
+    let config = Arc::new(config);
+    let hub = Arc::new(Hub::new(&config));
+    let app = http::router(http::AppState::new(hub.clone(), config.clone(), addr));
+    let mut stop = hub.shutdown_signal();
+    // Frames are small and latency matters (a command round trip is four
+    // of them): never hold one back waiting for more (Nagle).
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
+    let server = tokio::spawn(async move {
+        axum::serve(listener, app)
+            .with_graceful_shutdown(async move {
+                let _ = stop.wait_for(|down| *down).await;
+            })
+            .await
+    });
+    Ok(Relay { addr, hub, drain_timeout: config.drain_timeout, server })
+}
+
+impl Relay {
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://host:port`, the base every endpoint path is relative to.
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// What the relay holds and has done so far.
+    pub fn stats(&self) -> Stats {
+        self.hub.stats()
+    }
+
+    /// Events currently held in one session's replay buffer.
+    pub fn session_len(&self, session: &str) -> usize {
+        self.hub.session_len(session)
+    }
+
+    /// Orderly stop: SSE streams get `: shutting-down` and end, sockets get
+    /// `closing` and close with 1001, then the listener stops. Connections
+    /// that do not finish within the drain timeout are cut.
+    pub async fn shutdown(self) -> ShutdownOutcome {
+        self.hub.shutdown();
+        let hub = self.hub.clone();
+        let mut server = self.server;
+        let drained = tokio::time::timeout(self.drain_timeout, async {
+            let _ = (&mut server).await;
+            while hub.running_tasks() > 0 {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        })
+        .await;
+        match drained {
+            Ok(()) => ShutdownOutcome::Drained,
+            Err(_) => {
+                server.abort();
+                ShutdownOutcome::TimedOut
+            }
+        }
+    }
+}
+
+/// The line printed at start: where the relay listens and its posture,
+/// never the token.
+pub fn boot_line(config: &Config, addr: SocketAddr) -> String {
+    let posture = if config.control_enabled() {
+        "control ON: a bearer token is required on every request and commands are routed"
+    } else {
+        "control OFF (development posture): no token configured, observation is open and every command is refused"
+    };
+    let console = match &config.static_dir {
+        Some(dir) if dir.join("index.html").is_file() => format!("console from {}", dir.display()),
+        Some(dir) => format!("no console build in {} (built-in status page at /)", dir.display()),
+        None => "built-in status page at /".to_owned(),
+    };
+    format!(
+        "aep-relay {} listening on http://{addr} | {posture} | replay buffer {} events/session, up to {} sessions | {console}",
+        env!("CARGO_PKG_VERSION"),
+        config.buffer_depth,
+        config.max_sessions,
+    )
+}

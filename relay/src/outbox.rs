@@ -1,0 +1,278 @@
+//! The bounded queue in front of every consumer connection (AEP-0003 §8.4).
+//!
+//! Fan-out never waits on a slow consumer: it pushes into this queue and
+//! moves on. When the queue is full, `debug`/`info` events are dropped (and
+//! counted); anything more severe cannot be dropped silently, so the
+//! consumer is disconnected instead: its queue is discarded and the
+//! connection is told to close (WebSocket: `closing` with the positions it
+//! did get; SSE: the stream ends), and it resumes exactly from there.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use aep_client::{Capture, Event, Severity};
+use tokio::sync::Notify;
+
+use crate::buffer::{Position, Replay};
+
+/// Why a connection is being closed by the relay.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CloseReason {
+    /// The relay is shutting down: what is queued is still sent.
+    Shutdown,
+    /// A single-pass stream (`live=0`) has sent its replay.
+    Finished,
+    /// The peer said nothing for longer than the idle timeout.
+    IdleTimeout,
+    /// The consumer fell behind on events it may not lose.
+    Overflow,
+    /// The peer went away; nothing more can be sent.
+    PeerGone,
+}
+
+impl CloseReason {
+    /// The `reason` of a `closing` frame.
+    /// Whether items queued before the close are still sent.
+    pub fn drains_queue(self) -> bool {
+        matches!(self, CloseReason::Shutdown | CloseReason::Finished)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CloseReason::Shutdown => "shutdown",
+            CloseReason::Finished => "finished",
+            CloseReason::IdleTimeout => "idle-timeout",
+            CloseReason::Overflow => "backpressure",
+            CloseReason::PeerGone => "peer-gone",
+        }
+    }
+}
+
+/// A live event for one connection: the subscriptions it matched (for the
+/// delivered positions of `closing`) and the capture ceiling to apply.
+pub struct Delivery {
+    pub event: Arc<Event>,
+    /// `None` sends the event as stored.
+    pub ceiling: Option<Capture>,
+    pub subs: Vec<Arc<str>>,
+}
+
+/// A subscription's replay: sent whole, before anything queued after it,
+/// which is what makes the replay-to-live seam lossless and duplicate-free.
+pub struct ReplayBatch {
+    pub sub: Arc<str>,
+    pub ceiling: Option<Capture>,
+    pub sessions: Vec<Replay>,
+}
+
+/// One unit of a replay on the wire.
+pub enum ReplayPiece {
+    /// The requested position predates an eviction; delivery resumes at
+    /// `earliest` (AEP-0003 §5).
+    Exhausted {
+        session: Arc<str>,
+        earliest: Position,
+    },
+    Event(Arc<Event>),
+}
+
+impl ReplayBatch {
+    /// Every exhaustion notice first, then the events session by session,
+    /// so no marker ever follows data it qualifies.
+    pub fn into_pieces(self) -> Box<dyn Iterator<Item = ReplayPiece> + Send> {
+        let notices: Vec<ReplayPiece> = self
+            .sessions
+            .iter()
+            .filter_map(|r| {
+                r.exhausted_from.map(|earliest| ReplayPiece::Exhausted { session: r.session.clone(), earliest })
+            })
+            .collect();
+        let events = self.sessions.into_iter().flat_map(|r| r.events.into_iter().map(ReplayPiece::Event));
+        Box::new(notices.into_iter().chain(events))
+    }
+}
+
+/// One item on its way to a connection.
+pub enum Outgoing {
+    /// An encoded connection-scoped frame (hello, subscribed, error, …).
+    Frame(String),
+    /// Event bytes sent exactly as received (a routed command).
+    Verbatim(Arc<str>),
+    Live(Delivery),
+    Replay(ReplayBatch),
+}
+
+impl Outgoing {
+    /// Only `debug`/`info` live events may be dropped under backpressure.
+    fn is_droppable(&self) -> bool {
+        matches!(self, Outgoing::Live(d) if d.event.severity() < Severity::Notice)
+    }
+}
+
+/// What became of a pushed item.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pushed {
+    Queued,
+    /// Dropped under backpressure (a `debug`/`info` event).
+    Dropped,
+    /// The queue was full for an item that may not be dropped: the
+    /// connection is now closing.
+    Overflowed,
+    /// The connection is already closing.
+    Closed,
+}
+
+/// What the connection's writer should do next.
+pub enum Next {
+    Send(Outgoing),
+    Close(CloseReason),
+}
+
+struct Inner {
+    queue: VecDeque<Outgoing>,
+    closing: Option<CloseReason>,
+}
+
+/// A bounded single-consumer queue toward one connection.
+pub struct Outbox {
+    inner: Mutex<Inner>,
+    ready: Notify,
+    capacity: usize,
+    dropped: AtomicU64,
+}
+
+impl Outbox {
+    pub fn new(capacity: usize) -> Outbox {
+        Outbox {
+            inner: Mutex::new(Inner { queue: VecDeque::new(), closing: None }),
+            ready: Notify::new(),
+            capacity: capacity.max(1),
+            dropped: AtomicU64::new(0),
+        }
+    }
+
+    pub fn push(&self, item: Outgoing) -> Pushed {
+        let mut inner = self.inner.lock().expect("outbox lock");
+        if inner.closing.is_some() {
+            return Pushed::Closed;
+        }
+        if inner.queue.len() < self.capacity {
+            inner.queue.push_back(item);
+            drop(inner);
+            self.ready.notify_one();
+            return Pushed::Queued;
+        }
+        if item.is_droppable() {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+            return Pushed::Dropped;
+        }
+        inner.queue.clear();
+        inner.closing = Some(CloseReason::Overflow);
+        drop(inner);
+        self.ready.notify_one();
+        Pushed::Overflowed
+    }
+
+    /// Asks the writer to close. Reasons that drain the queue let queued
+    /// items out first; the others discard them. The first reason wins.
+    pub fn close(&self, reason: CloseReason) {
+        let mut inner = self.inner.lock().expect("outbox lock");
+        if inner.closing.is_none() {
+            inner.closing = Some(reason);
+            if !reason.drains_queue() {
+                inner.queue.clear();
+            }
+        }
+        drop(inner);
+        self.ready.notify_one();
+    }
+
+    /// Waits for the next item, or for the close once the queue is empty.
+    pub async fn next(&self) -> Next {
+        loop {
+            {
+                let mut inner = self.inner.lock().expect("outbox lock");
+                if let Some(item) = inner.queue.pop_front() {
+                    return Next::Send(item);
+                }
+                if let Some(reason) = inner.closing {
+                    return Next::Close(reason);
+                }
+            }
+            self.ready.notified().await;
+        }
+    }
+
+    /// The next item if one is ready now, for batching writes.
+    pub fn try_next(&self) -> Option<Next> {
+        let mut inner = self.inner.lock().expect("outbox lock");
+        match inner.queue.pop_front() {
+            Some(item) => Some(Next::Send(item)),
+            None => inner.closing.map(Next::Close),
+        }
+    }
+
+    /// Items waiting.
+    pub fn len(&self) -> usize {
+        self.inner.lock().expect("outbox lock").queue.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// `debug`/`info` events dropped so far under backpressure.
+    pub fn dropped(&self) -> u64 {
+        self.dropped.load(Ordering::Relaxed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn live(severity: &str) -> Outgoing {
+        let e = Event::parse(&format!(
+            r#"{{"aep":"0.1","id":"x","type":"progress.status","time":"2026-07-03T10:00:00Z","source":"aep://h/agent/a","agent":"a","session":"s","seq":1,"severity":"{severity}"}}"#
+        ))
+        .unwrap();
+        Outgoing::Live(Delivery { event: Arc::new(e), ceiling: None, subs: vec![] })
+    }
+
+    #[tokio::test]
+    async fn drops_info_but_closes_on_notice_when_full() {
+        let o = Outbox::new(2);
+        assert_eq!(o.push(live("info")), Pushed::Queued);
+        assert_eq!(o.push(live("notice")), Pushed::Queued);
+        assert_eq!(o.push(live("debug")), Pushed::Dropped);
+        assert_eq!(o.push(live("info")), Pushed::Dropped);
+        assert_eq!(o.dropped(), 2);
+        assert_eq!(o.len(), 2);
+        assert_eq!(o.push(live("warning")), Pushed::Overflowed);
+        assert!(o.is_empty(), "an overflowed queue is discarded");
+        assert!(matches!(o.next().await, Next::Close(CloseReason::Overflow)));
+        assert_eq!(o.push(Outgoing::Frame("{}".into())), Pushed::Closed);
+    }
+
+    #[tokio::test]
+    async fn shutdown_drains_then_closes() {
+        let o = Outbox::new(4);
+        o.push(Outgoing::Frame("a".into()));
+        o.close(CloseReason::Shutdown);
+        assert!(matches!(o.next().await, Next::Send(Outgoing::Frame(f)) if f == "a"));
+        assert!(matches!(o.next().await, Next::Close(CloseReason::Shutdown)));
+    }
+
+    #[tokio::test]
+    async fn a_waiting_writer_is_woken() {
+        let o = Arc::new(Outbox::new(4));
+        let waiter = tokio::spawn({
+            let o = o.clone();
+            async move { matches!(o.next().await, Next::Send(_)) }
+        });
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        o.push(Outgoing::Frame("x".into()));
+        assert!(waiter.await.unwrap());
+    }
+}

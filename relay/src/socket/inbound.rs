@@ -1,0 +1,113 @@
+//! What the relay does with each frame a peer sends after `hello`.
+//!
+//! Everything is answered in-band and nothing closes the connection: a
+//! refused subscription, a malformed frame or an invalid event gets an
+//! `error` frame and the connection carries on. Unknown frame types are
+//! ignored (AEP-0003 §2).
+
+use aep_client::protocol::event::is_command_type;
+use aep_client::protocol::frame::{codes, ErrorFrame, Frame, FrameError};
+use aep_client::{Event, EventError};
+use serde_json::Value;
+
+use crate::auth::Access;
+use crate::hub::{ConnId, Hub, Origin};
+use crate::ingest::single_line;
+use crate::outbox::{Outbox, Outgoing};
+
+/// The `error` code for an event that fails envelope validation.
+pub const INVALID_EVENT: &str = "invalid-event";
+/// The `error` code for a frame that is not a readable JSON object.
+pub const INVALID_FRAME: &str = "invalid-frame";
+/// The `error` code for a binary frame (reserved in 0.1).
+pub const BINARY_UNSUPPORTED: &str = "binary-unsupported";
+
+pub struct Inbound<'a> {
+    pub hub: &'a Hub,
+    pub conn: ConnId,
+    pub outbox: &'a Outbox,
+    pub access: Access,
+    /// Whether this connection's role may request a roster.
+    pub may_watch: bool,
+}
+
+impl Inbound<'_> {
+    pub fn text(&self, text: &str) {
+        match Frame::decode(text) {
+            Ok(Frame::Event(event)) => self.event(event),
+            Ok(Frame::Subscribe(request)) => {
+                if let Err(refusal) = self.hub.subscribe(self.conn, request) {
+                    self.send(Frame::Error(refusal));
+                }
+            }
+            Ok(Frame::Unsubscribe { id }) => {
+                self.hub.unsubscribe(self.conn, &id);
+                self.send(Frame::Unsubscribed { id });
+            }
+            Ok(Frame::RosterRequest { id }) if self.may_watch => {
+                self.send(Frame::Roster { id, entries: self.hub.roster() });
+            }
+            Ok(Frame::RosterRequest { id }) => self.send(Frame::Error(ErrorFrame::for_request(
+                id,
+                codes::UNAUTHORIZED,
+                Some("a roster is for consumers; this connection said hello as an emitter".into()),
+            ))),
+            Ok(Frame::Ping { t }) => self.send(Frame::Pong { t }),
+            // A repeated hello, pongs, closing notices, reply-type frames a
+            // peer has no business sending, and unknown types: ignored.
+            Ok(_) => {}
+            Err(FrameError::Event(error)) => self.invalid_event(text, error),
+            Err(error) => {
+                let refusal =
+                    error.refusal().unwrap_or_else(|| ErrorFrame::new(INVALID_FRAME, Some(error.to_string())));
+                self.send(Frame::Error(refusal));
+            }
+        }
+    }
+
+    pub fn binary(&self) {
+        self.send(Frame::Error(ErrorFrame::new(
+            BINARY_UNSUPPORTED,
+            Some("binary frames are reserved in AEP 0.1; send one JSON object per text frame".into()),
+        )));
+    }
+
+    fn event(&self, event: Event) {
+        if event.is_command() {
+            if let Err(refusal) = self.hub.route(self.conn, event) {
+                self.send(Frame::Error(refusal));
+            }
+        } else {
+            self.hub.ingest(Origin::Socket(self.conn), vec![single_line(event)]);
+        }
+    }
+
+    /// An event that failed validation. A would-be command from a binding
+    /// that may not command is refused as `unauthorized` first: that gate
+    /// comes before validity (AEP-0004 §4).
+    fn invalid_event(&self, text: &str, error: EventError) {
+        let (id, ty) = peek_id_and_type(text);
+        let is_command = ty.as_deref().is_some_and(is_command_type);
+        let (code, detail) = if is_command && !self.access.may_command() {
+            (codes::UNAUTHORIZED, "control needs an authenticated connection".to_owned())
+        } else {
+            (INVALID_EVENT, error.to_string())
+        };
+        if is_command {
+            self.hub.count_refused_command();
+        }
+        self.send(Frame::Error(ErrorFrame { cause: id, ..ErrorFrame::new(code, Some(detail)) }));
+    }
+
+    fn send(&self, frame: Frame) {
+        self.outbox.push(Outgoing::Frame(frame.encode()));
+    }
+}
+
+/// The `id` and `type` of an object that is not a valid event, so the
+/// refusal can name what it refuses.
+fn peek_id_and_type(text: &str) -> (Option<String>, Option<String>) {
+    let Ok(Value::Object(obj)) = serde_json::from_str::<Value>(text) else { return (None, None) };
+    let s = |k: &str| obj.get(k).and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_owned);
+    (s("id"), s("type"))
+}

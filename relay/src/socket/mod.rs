@@ -1,0 +1,87 @@
+//! `/socket`: the WebSocket binding (AEP-0003 §3.5), a full-duplex
+//! connection that says `hello` first, then subscribes, emits, asks for
+//! the roster and sends or receives commands.
+//!
+//! One task per connection runs the reader and the writer side by side:
+//! the reader turns frames into hub operations, the writer drains the
+//! connection's outbox onto the wire. Whichever ends first ends both.
+
+mod delivered;
+mod handshake;
+mod inbound;
+mod writer;
+
+use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
+use axum::extract::State;
+use axum::http::{HeaderMap, Uri};
+use axum::response::{IntoResponse, Response};
+use futures_util::{Stream, StreamExt};
+use tokio::time::{sleep_until, Instant};
+
+use crate::auth::Access;
+use crate::discovery;
+use crate::http::AppState;
+use crate::hub::Peer;
+use crate::outbox::{CloseReason, Outbox};
+use inbound::Inbound;
+
+pub async fn upgrade(State(app): State<AppState>, headers: HeaderMap, uri: Uri, ws: WebSocketUpgrade) -> Response {
+    let access = match app.authorize(&headers, &uri) {
+        Ok(access) => access,
+        Err(refused) => return refused.into_response(),
+    };
+    let task = app.hub.task_guard();
+    ws.max_message_size(app.config.max_body).max_frame_size(app.config.max_body).on_upgrade(move |socket| async move {
+        let _task = task;
+        run(socket, app, access).await;
+    })
+}
+
+async fn run(socket: WebSocket, app: AppState, access: Access) {
+    let (mut sink, mut stream) = socket.split();
+    let mut shutdown = app.hub.shutdown_signal();
+    let Some(hello) = handshake::await_hello(&mut sink, &mut stream, app.config.hello_timeout, &mut shutdown).await
+    else {
+        return;
+    };
+    let peer = Peer::from_hello(&hello);
+    let may_watch = peer.may_watch();
+    let (conn, outbox) = app.hub.attach_socket(access, peer, discovery::hello(&app.config, app.addr));
+    if app.hub.is_shutting_down() {
+        outbox.close(CloseReason::Shutdown);
+    }
+    let inbound = Inbound { hub: &app.hub, conn, outbox: &outbox, access, may_watch };
+    let writer = writer::run(sink, outbox.clone(), app.config.heartbeat, app.config.max_sessions);
+    let reader = read_loop(&mut stream, &inbound, &outbox, app.config.idle_timeout);
+    tokio::select! {
+        _ = writer => {}
+        _ = reader => {}
+    }
+    app.hub.detach(conn);
+}
+
+/// Reads until the peer goes away. A peer silent past the idle timeout is
+/// asked to close (the writer sends `closing`, then the close frame).
+async fn read_loop<S>(stream: &mut S, inbound: &Inbound<'_>, outbox: &Outbox, idle: std::time::Duration)
+where
+    S: Stream<Item = Result<Message, axum::Error>> + Unpin,
+{
+    let mut deadline = Instant::now() + idle;
+    loop {
+        tokio::select! {
+            message = stream.next() => {
+                deadline = Instant::now() + idle;
+                match message {
+                    Some(Ok(Message::Text(text))) => inbound.text(text.as_str()),
+                    Some(Ok(Message::Binary(_))) => inbound.binary(),
+                    Some(Ok(Message::Ping(_) | Message::Pong(_))) => {}
+                    Some(Ok(Message::Close(_)) | Err(_)) | None => return,
+                }
+            }
+            _ = sleep_until(deadline) => {
+                outbox.close(CloseReason::IdleTimeout);
+                deadline = Instant::now() + idle;
+            }
+        }
+    }
+}

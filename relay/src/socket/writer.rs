@@ -1,0 +1,119 @@
+//! Drains a socket's outbox onto the wire: frames, routed commands and
+//! events (down-levelled to the subscription's ceiling), batched between
+//! flushes; a `ping` frame every heartbeat; and on a relay-initiated close,
+//! `closing` with the delivered positions followed by the close frame.
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use aep_client::protocol::frame::{Closing, Frame, Position as FramePosition, ReplayExhausted};
+use aep_client::Event;
+use axum::extract::ws::{CloseFrame, Message, WebSocket};
+use futures_util::stream::SplitSink;
+use futures_util::SinkExt;
+use tokio::time::{interval_at, Instant, MissedTickBehavior};
+
+use super::delivered::DeliveredPositions;
+use crate::outbox::{CloseReason, Next, Outbox, Outgoing, ReplayPiece};
+use crate::wire::event_bytes;
+
+/// Items written between two flushes.
+const MAX_BATCH: usize = 256;
+
+type Sink = SplitSink<WebSocket, Message>;
+type SendResult = Result<(), axum::Error>;
+
+pub async fn run(mut sink: Sink, outbox: Arc<Outbox>, heartbeat: Duration, max_tracked: usize) {
+    let mut delivered = DeliveredPositions::new(max_tracked);
+    let mut ping = interval_at(Instant::now() + heartbeat, heartbeat);
+    ping.set_missed_tick_behavior(MissedTickBehavior::Delay);
+    loop {
+        let first = tokio::select! {
+            next = outbox.next() => next,
+            _ = ping.tick() => {
+                let frame = Frame::Ping { t: Some(now_ms().into()) }.encode();
+                if sink.send(Message::Text(frame.into())).await.is_err() {
+                    return;
+                }
+                continue;
+            }
+        };
+        let mut next = Some(first);
+        let mut written = 0;
+        while let Some(item) = next.take() {
+            match item {
+                Next::Send(out) => {
+                    if write(&mut sink, out, &mut delivered).await.is_err() {
+                        return;
+                    }
+                }
+                Next::Close(reason) => {
+                    close(&mut sink, reason, &delivered).await;
+                    return;
+                }
+            }
+            written += 1;
+            if written < MAX_BATCH {
+                next = outbox.try_next();
+            }
+        }
+        if sink.flush().await.is_err() {
+            return;
+        }
+    }
+}
+
+async fn write(sink: &mut Sink, out: Outgoing, delivered: &mut DeliveredPositions) -> SendResult {
+    match out {
+        Outgoing::Frame(text) => sink.feed(Message::Text(text.into())).await,
+        Outgoing::Verbatim(bytes) => sink.feed(Message::Text((&*bytes).into())).await,
+        Outgoing::Live(d) => {
+            for sub in &d.subs {
+                note(delivered, sub, &d.event);
+            }
+            sink.feed(Message::Text((&*event_bytes(&d.event, d.ceiling)).into())).await
+        }
+        Outgoing::Replay(batch) => {
+            let (sub, ceiling) = (batch.sub.clone(), batch.ceiling);
+            for piece in batch.into_pieces() {
+                let text = match piece {
+                    ReplayPiece::Exhausted { session, earliest } => Frame::ReplayExhausted(ReplayExhausted {
+                        sub: sub.to_string(),
+                        earliest: FramePosition::new(&*session, earliest.0, earliest.1),
+                    })
+                    .encode(),
+                    ReplayPiece::Event(e) => {
+                        note(delivered, &sub, &e);
+                        event_bytes(&e, ceiling).to_string()
+                    }
+                };
+                sink.feed(Message::Text(text.into())).await?;
+            }
+            Ok(())
+        }
+    }
+}
+
+fn note(delivered: &mut DeliveredPositions, sub: &Arc<str>, event: &Event) {
+    if let (Some(session), Some(position)) = (event.session(), event.position()) {
+        delivered.record(sub, session, position);
+    }
+}
+
+/// `closing` then the close frame; nothing when the peer is already gone.
+async fn close(sink: &mut Sink, reason: CloseReason, delivered: &DeliveredPositions) {
+    let code = match reason {
+        CloseReason::PeerGone => return,
+        CloseReason::Shutdown | CloseReason::IdleTimeout | CloseReason::Finished => 1001,
+        // "Try again later": resume from the delivered positions.
+        CloseReason::Overflow => 1013,
+    };
+    let closing =
+        Frame::Closing(Closing { reason: reason.as_str().to_owned(), delivered: delivered.entries() }).encode();
+    let _ = sink.feed(Message::Text(closing.into())).await;
+    let _ = sink.send(Message::Close(Some(CloseFrame { code, reason: reason.as_str().into() }))).await;
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}

@@ -1,0 +1,35 @@
+//! The bytes a consumer receives for an event: the stored bytes verbatim,
+//! or the engine's down-level of them when a capture ceiling is below the
+//! event's level (AEP-0003 §6.4).
+
+use std::sync::Arc;
+
+use aep_client::protocol::capture::downlevel;
+use aep_client::{Capture, Event};
+
+/// The bytes to deliver for `event` under `ceiling` (`None`: as stored).
+/// At or under the ceiling this is the stored allocation itself.
+pub fn event_bytes(event: &Event, ceiling: Option<Capture>) -> Arc<str> {
+    match ceiling {
+        Some(ceiling) if ceiling < event.capture() => downlevel(event, ceiling).raw_arc().clone(),
+        _ => event.raw_arc().clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stored_bytes_unless_the_ceiling_is_lower() {
+        let e = Event::parse(
+            r#"{"aep":"0.1","id":"a","type":"run.started","time":"2026-07-03T10:00:00Z","source":"aep://h/agent/a","agent":"a","session":"s","run":"r1","seq":0,"capture":"redacted","data":{"trigger":"user","prompt":"CANARY"}}"#,
+        )
+        .unwrap();
+        assert!(Arc::ptr_eq(&event_bytes(&e, None), e.raw_arc()));
+        assert!(Arc::ptr_eq(&event_bytes(&e, Some(Capture::Full)), e.raw_arc()));
+        let low = event_bytes(&e, Some(Capture::Metadata));
+        assert!(!low.contains("CANARY"));
+        assert!(low.contains("\"capture\":\"metadata\""));
+    }
+}

@@ -1,0 +1,132 @@
+//! Slow consumers (AEP-0003 §8.4): `debug`/`info` may be dropped toward
+//! them; `notice`+ is delivered or the consumer is disconnected with
+//! `closing` so it resumes exactly.
+
+mod support;
+
+use std::time::Duration;
+
+use aep_client::protocol::ids::Draft;
+use aep_client::Severity;
+use serde_json::{json, Value};
+use support::*;
+
+/// Events big enough that a few thousand fill the loopback socket buffers.
+fn heavy(s: &str, seq: u64, severity: Severity) -> String {
+    event_with(Draft::new("progress.status").seq(seq).severity(severity).data(json!({"note": "x".repeat(8_000)})), s)
+        .raw()
+        .to_owned()
+}
+
+/// Posts heavy events until `done` says the relay reacted; returns the
+/// number posted.
+async fn flood_until(t: &TestRelay, s: &str, severity: Severity, done: impl Fn(&TestRelay) -> bool) -> u64 {
+    let mut seq = 0;
+    while seq < 20_000 {
+        let lines: Vec<String> = (seq..seq + 10).map(|i| heavy(s, i, severity)).collect();
+        assert_eq!(t.post_lines(&lines).await.status(), 202);
+        seq += 10;
+        if done(t) {
+            return seq;
+        }
+    }
+    panic!("the relay never reacted to a stalled consumer");
+}
+
+#[tokio::test]
+async fn a_stalled_socket_losing_notice_events_is_closed_with_its_positions() {
+    for posture in POSTURES {
+        let t = TestRelay::start_with(posture, |c| {
+            c.send_queue = 16;
+            c.max_batch = 16;
+            c.buffer_depth = 100_000;
+        })
+        .await;
+        let s = session_name("live-slow");
+        let mut ws = t.consumer().await;
+        assert_eq!(
+            ws.subscribe(json!({"type": "subscribe", "id": "slow", "filter": {"session": s}})).await["type"],
+            "subscribed"
+        );
+        let posted =
+            flood_until(&t, &s, Severity::Notice, |t| t.relay.stats().counters.disconnected_for_backpressure > 0).await;
+
+        // Now read: events in order without gaps, then `closing`, then 1013.
+        let mut last = None;
+        let closing = loop {
+            let text = ws.recv_text(PROMPT).await.expect("frames, then closing");
+            let v: Value = serde_json::from_str(&text).unwrap();
+            if v["type"] == "closing" {
+                break v;
+            }
+            let seq = v["seq"].as_u64().unwrap();
+            assert_eq!(seq, last.map_or(0, |l| l + 1), "notice events are never skipped");
+            last = Some(seq);
+        };
+        assert_eq!(closing["reason"], "backpressure");
+        let last = last.expect("some events were delivered before the disconnect");
+        assert_eq!(
+            closing["delivered"],
+            json!([{"sub": "slow", "session": s, "epoch": 0, "seq": last}]),
+            "{posture:?}"
+        );
+        assert!(matches!(ws.recv(PROMPT).await, Some(Incoming::Closed(Some(1013)))));
+
+        // Resuming from the reported position continues exactly.
+        let mut again = t.consumer().await;
+        let from = json!([{"session": s, "epoch": 0, "seq": last}]);
+        again.subscribe(json!({"type": "subscribe", "id": "resume", "filter": {"session": s}, "from": from})).await;
+        let next: Value = serde_json::from_str(&again.recv_text(PROMPT).await.unwrap()).unwrap();
+        assert_eq!(next["seq"], last + 1);
+        assert!(posted > last);
+    }
+}
+
+#[tokio::test]
+async fn a_stalled_socket_loses_only_info_events_and_stays_connected() {
+    let t = TestRelay::start_with(Posture::Open, |c| {
+        c.send_queue = 16;
+        c.max_batch = 16;
+    })
+    .await;
+    let s = session_name("live-slow");
+    let mut ws = t.consumer().await;
+    ws.subscribe(json!({"type": "subscribe", "id": "slow", "filter": {"session": s}})).await;
+    flood_until(&t, &s, Severity::Info, |t| t.relay.stats().counters.dropped_for_backpressure > 100).await;
+    assert_eq!(t.relay.stats().counters.disconnected_for_backpressure, 0);
+
+    let mut seqs = Vec::new();
+    while let Some(text) = ws.recv_text(Duration::from_millis(500)).await {
+        let v: Value = serde_json::from_str(&text).unwrap();
+        assert_ne!(v["type"], "closing");
+        seqs.push(v["seq"].as_u64().unwrap());
+    }
+    assert!(seqs.windows(2).all(|w| w[0] < w[1]), "what arrives is in order");
+    ws.send(&json!({"type": "ping", "t": 1})).await;
+    assert_eq!(ws.recv_json().await["type"], "pong", "still connected");
+}
+
+#[tokio::test]
+async fn a_stalled_event_stream_is_ended_so_it_can_resume() {
+    let t = TestRelay::start_with(Posture::Token, |c| {
+        c.send_queue = 16;
+        c.max_batch = 16;
+    })
+    .await;
+    let s = session_name("live-slow");
+    let mut sse = t
+        .sse(&format!(
+            "filter={}",
+            serde_urlencoded::to_string([("f", json!({"session": s}).to_string())]).unwrap()[2..].to_owned()
+        ))
+        .await;
+    flood_until(&t, &s, Severity::Warning, |t| t.relay.stats().counters.disconnected_for_backpressure > 0).await;
+    let mut last_comment = None;
+    while let Some(m) = sse.next(PROMPT).await {
+        if m.is_comment_only() {
+            last_comment = m.comments.first().cloned();
+        }
+    }
+    assert!(sse.has_ended(), "the stream ends");
+    assert!(last_comment.unwrap().starts_with("disconnected"));
+}

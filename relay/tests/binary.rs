@@ -1,0 +1,80 @@
+//! The `aep-relay` binary: the boot line states the posture and never the
+//! token, the options are honoured, and SIGTERM shuts it down cleanly.
+
+mod support;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+struct Running {
+    child: Child,
+    boot: String,
+    base: String,
+}
+
+fn start(args: &[&str], env: &[(&str, &str)]) -> Running {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_aep-relay"));
+    command.args(["--listen", "127.0.0.1:0", "--static-dir", "/nonexistent-console"]).args(args);
+    command.env_remove("AEP_TOKEN").stdout(Stdio::piped()).stderr(Stdio::null());
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    let mut child = command.spawn().unwrap();
+    let mut boot = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut boot).unwrap();
+    let addr = boot.split("listening on http://").nth(1).unwrap().split_whitespace().next().unwrap().to_owned();
+    Running { child, boot, base: format!("http://{addr}") }
+}
+
+fn terminate(mut r: Running) -> std::process::ExitStatus {
+    Command::new("kill").args(["-TERM", &r.child.id().to_string()]).status().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Some(status) = r.child.try_wait().unwrap() {
+            return status;
+        }
+        assert!(Instant::now() < deadline, "no exit after SIGTERM");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[tokio::test]
+async fn token_posture_boot_line_and_clean_sigterm() {
+    let r = start(&["--token", "sekrit-value", "--buffer", "33"], &[]);
+    assert!(r.boot.contains("control ON"), "{}", r.boot);
+    assert!(!r.boot.contains("sekrit-value"), "the token is never printed");
+    let http = reqwest::Client::new();
+    assert_eq!(http.get(format!("{}/events", r.base)).send().await.unwrap().status(), 401);
+    let doc: Value =
+        http.get(format!("{}/events", r.base)).bearer_auth("sekrit-value").send().await.unwrap().json().await.unwrap();
+    assert_eq!(doc["capabilities"]["replay"]["buffer"], 33);
+    assert!(terminate(r).success());
+}
+
+#[tokio::test]
+async fn open_posture_and_the_token_from_the_environment() {
+    let open = start(&[], &[]);
+    assert!(open.boot.contains("control OFF"), "{}", open.boot);
+    assert!(open.boot.contains("development posture"));
+    let page = reqwest::get(format!("{}/", open.base)).await.unwrap().text().await.unwrap();
+    assert!(page.contains("AEP relay is running"));
+    assert!(terminate(open).success());
+
+    let from_env = start(&[], &[("AEP_TOKEN", "env-token-value")]);
+    assert!(from_env.boot.contains("control ON"));
+    assert!(!from_env.boot.contains("env-token-value"));
+    assert!(terminate(from_env).success());
+}
+
+#[test]
+fn refuses_an_empty_token() {
+    let out = Command::new(env!("CARGO_BIN_EXE_aep-relay"))
+        .args(["--listen", "127.0.0.1:0", "--token", ""])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--token is empty"));
+}

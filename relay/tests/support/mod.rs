@@ -1,0 +1,410 @@
+//! Shared test harness: a real relay on an ephemeral loopback port, and
+//! real HTTP, SSE and WebSocket clients talking to it.
+
+#![allow(dead_code)]
+
+pub mod target;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use aep_client::protocol::ids::{ulid, Draft, Identity};
+use aep_client::{Event, UnixMs};
+use aep_relay::auth::Token;
+use aep_relay::{serve, Config, Relay};
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{json, Value};
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+
+pub const TOKEN: &str = "T-0123456789abcdef";
+pub const AGENT: &str = "aep-live-check";
+/// A generous bound for anything that should happen promptly on loopback.
+pub const PROMPT: Duration = Duration::from_secs(5);
+
+/// The two postures every check runs in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Posture {
+    /// No token configured: observation open, control refused.
+    Open,
+    /// Token [`TOKEN`] configured and presented by every client.
+    Token,
+}
+
+pub const POSTURES: [Posture; 2] = [Posture::Open, Posture::Token];
+
+pub struct TestRelay {
+    pub relay: Relay,
+    pub posture: Posture,
+    pub http: reqwest::Client,
+}
+
+impl TestRelay {
+    pub async fn start(posture: Posture) -> TestRelay {
+        TestRelay::start_with(posture, |_| {}).await
+    }
+
+    pub async fn start_with(posture: Posture, tweak: impl FnOnce(&mut Config)) -> TestRelay {
+        let mut config = Config::default();
+        if posture == Posture::Token {
+            config.token = Token::new(TOKEN);
+        }
+        tweak(&mut config);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let relay = serve(config, listener).await.unwrap();
+        TestRelay { relay, posture, http: reqwest::Client::builder().no_proxy().build().unwrap() }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.relay.base_url())
+    }
+
+    /// A request carrying the posture's credentials.
+    pub fn get(&self, path: &str) -> reqwest::RequestBuilder {
+        self.authed(self.http.get(self.url(path)))
+    }
+
+    pub fn post(&self, path: &str) -> reqwest::RequestBuilder {
+        self.authed(self.http.post(self.url(path)))
+    }
+
+    fn authed(&self, r: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        match self.posture {
+            Posture::Open => r,
+            Posture::Token => r.bearer_auth(TOKEN),
+        }
+    }
+
+    /// POSTs NDJSON lines (with a trailing newline) as 0.1.
+    pub async fn post_lines(&self, lines: &[String]) -> reqwest::Response {
+        let mut body = lines.join("\n");
+        body.push('\n');
+        self.post("/events")
+            .header("content-type", "application/x-ndjson")
+            .header("aep-version", "0.1")
+            .body(body)
+            .send()
+            .await
+            .unwrap()
+    }
+
+    pub async fn post_events(&self, events: &[Event]) -> reqwest::Response {
+        let lines: Vec<String> = events.iter().map(|e| e.raw().to_owned()).collect();
+        self.post_lines(&lines).await
+    }
+
+    pub async fn post_one(&self, event: &Event) -> reqwest::Response {
+        self.post("/events")
+            .header("content-type", "application/json")
+            .header("aep-version", "0.1")
+            .body(event.raw().to_owned())
+            .send()
+            .await
+            .unwrap()
+    }
+
+    /// Opens `/stream?{query}` and checks it is an event stream.
+    pub async fn sse(&self, query: &str) -> Sse {
+        self.sse_with(query, |r| r).await
+    }
+
+    pub async fn sse_with(
+        &self,
+        query: &str,
+        f: impl FnOnce(reqwest::RequestBuilder) -> reqwest::RequestBuilder,
+    ) -> Sse {
+        let response = f(self.get(&format!("/stream?{query}"))).send().await.unwrap();
+        assert_eq!(response.status(), 200, "GET /stream?{query}");
+        assert_eq!(response.headers()["content-type"], "text/event-stream");
+        Sse { response, buf: String::new(), ended: false }
+    }
+
+    /// A WebSocket to `/socket`, the token in `?access_token=` as browsers
+    /// and the live checker send it.
+    pub async fn ws(&self) -> Ws {
+        let mut url = format!("ws://{}/socket", self.relay.local_addr());
+        if self.posture == Posture::Token {
+            url.push_str(&format!("?access_token={TOKEN}"));
+        }
+        Ws::connect(&url).await.unwrap()
+    }
+
+    /// A socket that has completed `hello` with `role` and `capabilities`.
+    pub async fn ws_hello(&self, role: &str, identity: Value, capabilities: Value) -> (Ws, Value) {
+        let mut ws = self.ws().await;
+        ws.send(&json!({"type": "hello", "versions": ["0.1"], "role": role, "identity": identity, "capabilities": capabilities})).await;
+        let reply = ws.recv_json().await;
+        assert_eq!(reply["type"], "hello", "{reply}");
+        (ws, reply)
+    }
+
+    pub async fn consumer(&self) -> Ws {
+        self.ws_hello("consumer", json!({"agent": AGENT, "instance": "test"}), json!({})).await.0
+    }
+}
+
+/// A unique, lowercase ULID.
+pub fn fresh_id() -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(1);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos();
+    ulid(now(), nanos << 24 ^ u128::from(n))
+}
+
+pub fn now() -> UnixMs {
+    UnixMs(SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_millis() as u64)
+}
+
+pub fn session_name(prefix: &str) -> String {
+    format!("{prefix}-{}", fresh_id().to_lowercase())
+}
+
+/// The checker's identity for events in `session`.
+pub fn emitter(session: &str) -> Identity {
+    Identity::new(format!("aep://live-check/agent/{AGENT}/session/{session}"), AGENT)
+}
+
+/// The checker's identity for commands.
+pub fn sender() -> Identity {
+    Identity::new(format!("aep://live-check/agent/{AGENT}"), AGENT)
+}
+
+/// A positioned session event built with the engine's draft builder.
+pub fn event(ty: &str, session: &str, epoch: u64, seq: u64) -> Event {
+    Draft::new(ty).session(session).epoch(epoch).seq(seq).build(&emitter(session), fresh_id(), now()).unwrap()
+}
+
+pub fn event_with(draft: Draft, session: &str) -> Event {
+    draft.session(session).build(&emitter(session), fresh_id(), now()).unwrap()
+}
+
+/// A command addressed to `session`.
+pub fn command(ty: &str, session: &str, data: Value) -> Event {
+    Draft::new(ty).session(session).data(data).build(&sender(), fresh_id(), now()).unwrap()
+}
+
+/// One server-sent-events message.
+#[derive(Debug, Default, Clone)]
+pub struct SseMessage {
+    pub comments: Vec<String>,
+    pub event: Option<String>,
+    pub data: Vec<String>,
+    pub id: Option<String>,
+    pub raw: String,
+}
+
+impl SseMessage {
+    pub fn json(&self) -> Value {
+        serde_json::from_str(self.data.last().expect("a data line")).unwrap()
+    }
+
+    pub fn is_comment_only(&self) -> bool {
+        self.data.is_empty() && self.event.is_none()
+    }
+}
+
+pub struct Sse {
+    response: reqwest::Response,
+    buf: String,
+    ended: bool,
+}
+
+impl Sse {
+    /// The next message within `within`; `None` on timeout or end.
+    pub async fn next(&mut self, within: Duration) -> Option<SseMessage> {
+        let deadline = tokio::time::Instant::now() + within;
+        loop {
+            if let Some(at) = self.buf.find("\n\n") {
+                let raw: String = self.buf.drain(..at + 2).collect();
+                return Some(parse_message(&raw));
+            }
+            if self.ended {
+                return None;
+            }
+            match tokio::time::timeout_at(deadline, self.response.chunk()).await {
+                Err(_) => return None,
+                Ok(Ok(Some(bytes))) => self.buf.push_str(std::str::from_utf8(&bytes).unwrap()),
+                Ok(Ok(None)) | Ok(Err(_)) => self.ended = true,
+            }
+        }
+    }
+
+    /// The next message carrying data, skipping comments (heartbeats).
+    pub async fn next_data(&mut self, within: Duration) -> Option<SseMessage> {
+        let deadline = tokio::time::Instant::now() + within;
+        loop {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            let m = self.next(left).await?;
+            if !m.data.is_empty() {
+                return Some(m);
+            }
+        }
+    }
+
+    /// Every data message until `within` passes or the stream ends.
+    pub async fn collect_data(&mut self, within: Duration) -> Vec<SseMessage> {
+        let deadline = tokio::time::Instant::now() + within;
+        let mut out = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            match self.next_data(left).await {
+                Some(m) => out.push(m),
+                None => return out,
+            }
+        }
+    }
+
+    /// The whole remaining body, which must end within `within`.
+    pub async fn body_until_end(mut self, within: Duration) -> String {
+        let mut body = std::mem::take(&mut self.buf);
+        let deadline = tokio::time::Instant::now() + within;
+        loop {
+            match tokio::time::timeout_at(deadline, self.response.chunk()).await {
+                Err(_) => panic!("stream did not end within {within:?}; got so far: {body}"),
+                Ok(Ok(Some(bytes))) => body.push_str(std::str::from_utf8(&bytes).unwrap()),
+                Ok(Ok(None)) => return body,
+                Ok(Err(e)) => panic!("stream failed: {e}"),
+            }
+        }
+    }
+
+    pub fn has_ended(&self) -> bool {
+        self.ended && self.buf.is_empty()
+    }
+}
+
+pub fn parse_message(raw: &str) -> SseMessage {
+    assert!(!raw.contains('\r'), "SSE must use LF only: {raw:?}");
+    let mut m = SseMessage { raw: raw.to_owned(), ..SseMessage::default() };
+    for line in raw.split('\n').filter(|l| !l.is_empty()) {
+        if let Some(c) = line.strip_prefix(':') {
+            m.comments.push(c.trim_start().to_owned());
+        } else if let Some(v) = line.strip_prefix("event: ") {
+            m.event = Some(v.to_owned());
+        } else if let Some(v) = line.strip_prefix("data: ") {
+            m.data.push(v.to_owned());
+        } else if let Some(v) = line.strip_prefix("id: ") {
+            m.id = Some(v.to_owned());
+        } else {
+            panic!("unexpected SSE line {line:?}");
+        }
+    }
+    m
+}
+
+/// Something read from a socket.
+#[derive(Debug)]
+pub enum Incoming {
+    Text(String),
+    Binary,
+    Closed(Option<u16>),
+}
+
+pub struct Ws {
+    inner: WebSocketStream<MaybeTlsStream<TcpStream>>,
+}
+
+impl Ws {
+    pub async fn connect(url: &str) -> Result<Ws, tokio_tungstenite::tungstenite::Error> {
+        let (inner, _) = tokio_tungstenite::connect_async_with_config(url, None, true).await?;
+        Ok(Ws { inner })
+    }
+
+    pub async fn send(&mut self, v: &Value) {
+        self.send_text(&v.to_string()).await;
+    }
+
+    pub async fn send_text(&mut self, text: &str) {
+        self.inner.send(Message::text(text.to_owned())).await.unwrap();
+    }
+
+    pub async fn send_binary(&mut self, bytes: Vec<u8>) {
+        self.inner.send(Message::binary(bytes)).await.unwrap();
+    }
+
+    /// The next text frame or close within `within`; `None` on timeout.
+    pub async fn recv(&mut self, within: Duration) -> Option<Incoming> {
+        let deadline = tokio::time::Instant::now() + within;
+        loop {
+            let next = tokio::time::timeout_at(deadline, self.inner.next()).await.ok()?;
+            return Some(match next {
+                Some(Ok(Message::Text(t))) => Incoming::Text(t.to_string()),
+                Some(Ok(Message::Binary(_))) => Incoming::Binary,
+                Some(Ok(Message::Close(frame))) => Incoming::Closed(frame.map(|f| u16::from(f.code))),
+                Some(Ok(_)) => continue,
+                Some(Err(_)) | None => Incoming::Closed(None),
+            });
+        }
+    }
+
+    /// The next text frame as JSON, answering relay `ping` frames as any
+    /// live client does.
+    pub async fn recv_json(&mut self) -> Value {
+        self.recv_json_within(PROMPT).await.expect("a frame within the prompt window")
+    }
+
+    pub async fn recv_json_within(&mut self, within: Duration) -> Option<Value> {
+        let deadline = tokio::time::Instant::now() + within;
+        loop {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            match self.recv(left).await? {
+                Incoming::Text(t) => {
+                    let v: Value = serde_json::from_str(&t).unwrap();
+                    if v["type"] == "ping" && v.get("aep").is_none() {
+                        self.send(&json!({"type": "pong", "t": v["t"]})).await;
+                        continue;
+                    }
+                    return Some(v);
+                }
+                other => panic!("expected a text frame, got {other:?}"),
+            }
+        }
+    }
+
+    /// The next text frame's exact text, answering relay pings.
+    pub async fn recv_text(&mut self, within: Duration) -> Option<String> {
+        let deadline = tokio::time::Instant::now() + within;
+        loop {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            match self.recv(left).await? {
+                Incoming::Text(t) if t.starts_with("{\"type\":\"ping\"") => {
+                    self.send(&json!({"type": "pong", "t": serde_json::from_str::<Value>(&t).unwrap()["t"]})).await;
+                    continue;
+                }
+                Incoming::Text(t) => return Some(t),
+                other => panic!("expected a text frame, got {other:?}"),
+            }
+        }
+    }
+
+    /// The next text frame, pings included.
+    pub async fn recv_text_raw(&mut self) -> String {
+        match self.recv(PROMPT).await {
+            Some(Incoming::Text(t)) => t,
+            other => panic!("expected a text frame, got {other:?}"),
+        }
+    }
+
+    /// Every frame until `within` passes, skipping pings.
+    pub async fn collect(&mut self, within: Duration) -> Vec<Value> {
+        let deadline = tokio::time::Instant::now() + within;
+        let mut out = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            match self.recv_json_within(left).await {
+                Some(v) => out.push(v),
+                None => return out,
+            }
+        }
+    }
+
+    pub async fn subscribe(&mut self, frame: Value) -> Value {
+        self.send(&frame).await;
+        self.recv_json().await
+    }
+
+    pub async fn close(mut self) {
+        let _ = self.inner.close(None).await;
+    }
+}
