@@ -1,5 +1,6 @@
 //! The wire: events, their validation, filters, frames and capture levels.
 
+pub mod attention;
 pub mod capture;
 pub mod event;
 pub mod filter;

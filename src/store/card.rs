@@ -19,43 +19,12 @@ use crate::protocol::event::{Capture, Event, Severity};
 use crate::protocol::form::{self, Choice, FieldSpec, FieldSpecError, FieldType, Problem};
 use crate::time::UnixMs;
 
-pub const REQUESTED: &str = "attention.requested";
-pub const ROUTED: &str = "attention.routed";
-pub const ANSWERED: &str = "attention.answered";
-pub const RESOLVED: &str = "attention.resolved";
-pub const TIMEOUT: &str = "attention.timeout";
+pub use crate::protocol::attention::{AttentionKind, ANSWERED, REQUESTED, RESOLVED, ROUTED, TIMEOUT};
 
 /// Most `attention.routed` hops kept per card.
 pub const MAX_ROUTED_PER_CARD: usize = 16;
 /// Most command ids kept per card.
 pub const MAX_COMMANDS_PER_CARD: usize = 16;
-
-/// What the agent is asking for (`data.kind`).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub enum AttentionKind {
-    Permission,
-    Input,
-    Auth,
-    Review,
-    Form,
-    Other,
-    /// A kind this engine does not know, carried as sent.
-    Unrecognized(String),
-}
-
-impl AttentionKind {
-    pub fn parse(s: &str) -> AttentionKind {
-        match s {
-            "permission" => AttentionKind::Permission,
-            "input" => AttentionKind::Input,
-            "auth" => AttentionKind::Auth,
-            "review" => AttentionKind::Review,
-            "form" => AttentionKind::Form,
-            "other" => AttentionKind::Other,
-            other => AttentionKind::Unrecognized(other.to_owned()),
-        }
-    }
-}
 
 /// A response channel named in `respond_via` (AEP-0008).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

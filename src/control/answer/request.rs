@@ -19,44 +19,9 @@ use crate::protocol::event::Event;
 use crate::protocol::form::{self, Choice, FieldSpec, FieldSpecError, FormError};
 use crate::time::UnixMs;
 
-pub const ATTENTION_REQUESTED: &str = "attention.requested";
+use crate::protocol::attention::REQUESTED as ATTENTION_REQUESTED;
 
-/// `attention.requested.kind`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum AttentionKind {
-    Permission,
-    Input,
-    Auth,
-    Review,
-    Form,
-    Other,
-}
-
-impl AttentionKind {
-    pub const ALL: [AttentionKind; 6] = [
-        AttentionKind::Permission,
-        AttentionKind::Input,
-        AttentionKind::Auth,
-        AttentionKind::Review,
-        AttentionKind::Form,
-        AttentionKind::Other,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AttentionKind::Permission => "permission",
-            AttentionKind::Input => "input",
-            AttentionKind::Auth => "auth",
-            AttentionKind::Review => "review",
-            AttentionKind::Form => "form",
-            AttentionKind::Other => "other",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<AttentionKind> {
-        AttentionKind::ALL.into_iter().find(|k| k.as_str() == s)
-    }
-}
+pub use crate::protocol::attention::AttentionKind;
 
 /// `respond_via`: how this request's answer may travel (AEP-0008 §2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -140,7 +105,10 @@ impl OpenRequest {
         let data = event.data().unwrap_or(&empty);
         let kind = match data.get("kind") {
             None => return Err(RequestError::MissingKind),
-            Some(Value::String(k)) => AttentionKind::parse(k).ok_or_else(|| RequestError::UnknownKind(k.clone()))?,
+            Some(Value::String(k)) => match AttentionKind::parse(k) {
+                AttentionKind::Unrecognized(_) => return Err(RequestError::UnknownKind(k.clone())),
+                known => known,
+            },
             Some(other) => return Err(RequestError::UnknownKind(other.to_string())),
         };
         let options = match data.get("options") {
@@ -148,17 +116,14 @@ impl OpenRequest {
             Some(v) => serde::Deserialize::deserialize(v).map_err(|e: serde_json::Error| RequestError::BadOptions(e.to_string()))?,
         };
         let fields = form::fields_of(data).map_err(RequestError::BadFields)?;
+        let fields = if kind == AttentionKind::Form { Some(fields.unwrap_or_default()) } else { fields };
         Ok(OpenRequest {
             id: event.id().to_owned(),
             session: event.session().map(str::to_owned),
             run: event.run().map(str::to_owned),
             kind,
             options,
-            fields: if kind == AttentionKind::Form {
-                Some(fields.unwrap_or_default())
-            } else {
-                fields
-            },
+            fields,
             respond_via: RespondVia::of(data),
             refusing_option: None,
             requested_at: UnixMs::parse_rfc3339(event.time()),
