@@ -40,7 +40,7 @@ unsafe impl GlobalAlloc for Counting {
     }
 }
 
-// #[global_allocator]
+#[global_allocator]
 static ALLOC: Counting = Counting;
 
 const EVENTS: usize = 100_000;
@@ -115,7 +115,10 @@ impl Script<'_> {
         for k in 0..2 + self.rng.below(5) {
             let tool = ["Bash", "Read", "Write", "Grep"][self.rng.below(4) as usize];
             let call = format!("t{n}_{k}");
-            let req = self.owner("tool.requested", json!({"run": run, "subject": tool, "cause": last, "data": {"tool": {"name": tool, "call_id": call}}}));
+            let req = self.owner(
+                "tool.requested",
+                json!({"run": run, "subject": tool, "cause": last, "data": {"tool": {"name": tool, "call_id": call}}}),
+            );
             let done = if self.rng.chance(90) { "tool.completed" } else { "tool.failed" };
             last = self.owner(done, json!({"run": run, "subject": tool, "cause": req, "data": {"tool": {"name": tool, "call_id": call}, "error": {"type": "io"}}}));
         }
@@ -154,14 +157,21 @@ impl Script<'_> {
             json!({"kind": "permission", "prompt": "Permission requested: Bash", "options": [{"id": "allow", "label": "Allow"}, {"id": "deny", "label": "Deny"}]})
         };
         let severity = ["notice", "warning", "error"][self.rng.below(3) as usize];
-        let req = self.owner("attention.requested", json!({"run": run, "cause": cause, "severity": severity, "capture": "redacted", "data": data}));
+        let req = self.owner(
+            "attention.requested",
+            json!({"run": run, "cause": cause, "severity": severity, "capture": "redacted", "data": data}),
+        );
         if self.rng.chance(60) {
             self.foreign("attention.routed", "telegram-sink", json!({"subject": req, "cause": req}));
         }
         if self.rng.chance(80) {
             let console = format!("console-{}", self.rng.below(3));
             let answer = if form { json!({"values": {"name": "svc", "db": "MariaDB"}}) } else { json!({"option": "allow"}) };
-            let cmd = self.foreign("control.attention.respond", &console, json!({"subject": req, "cause": req, "data": {"answer": answer}}));
+            let cmd = self.foreign(
+                "control.attention.respond",
+                &console,
+                json!({"subject": req, "cause": req, "data": {"answer": answer}}),
+            );
             self.owner("control.accepted", json!({"cause": cmd}));
             let ans = self.owner("attention.answered", json!({"subject": req, "cause": cmd, "capture": "redacted", "data": {"answer": answer, "via": "control", "by": console}}));
             self.owner("attention.resolved", json!({"subject": req, "cause": ans, "data": {"resolution": "answered"}}));
@@ -242,7 +252,12 @@ fn cpu_ns() -> Option<u64> {
 fn rates(events: usize, wall: std::time::Duration, cpu: Option<u64>) -> String {
     let per = |secs: f64| events as f64 / secs;
     match cpu {
-        Some(ns) => format!("{:>9.0} events/s wall, {:>9.0} events/s CPU ({:.0} ms CPU)", per(wall.as_secs_f64()), per(ns as f64 / 1e9), ns as f64 / 1e6),
+        Some(ns) => format!(
+            "{:>9.0} events/s wall, {:>9.0} events/s CPU ({:.0} ms CPU)",
+            per(wall.as_secs_f64()),
+            per(ns as f64 / 1e9),
+            ns as f64 / 1e6
+        ),
         None => format!("{:>9.0} events/s wall ({:.0} ms)", per(wall.as_secs_f64()), wall.as_secs_f64() * 1e3),
     }
 }
@@ -277,6 +292,7 @@ fn run(name: &str, config: StoreConfig, lines: &[String]) {
     let held = LIVE.load(Ordering::Relaxed) - baseline;
     let counts = store.counts();
     let inbox = store.inbox().len();
+    let flagged: Vec<String> = store.violations().map(|v| v.to_string()).collect();
     drop(store);
 
     // Parse alone, then fold alone: events are parsed a chunk at a time
@@ -317,6 +333,9 @@ fn run(name: &str, config: StoreConfig, lines: &[String]) {
         counts.sessions, counts.events, counts.runs, counts.cards, counts.pending, counts.commands, counts.agents, counts.unattached, counts.seen_ids
     );
     println!("  violations   : {}", counts.violations);
+    for v in flagged.iter().take(5) {
+        println!("    {v}");
+    }
 }
 
 fn main() {
@@ -327,6 +346,7 @@ fn main() {
         lines.iter().filter_map(|l| l.split("\"session\":\"").nth(1)?.split('"').next()).collect();
     println!("stream: {} events, {:.1} MiB of JSON, {} sessions", lines.len(), mib(bytes), sessions.len());
     run("default bounds", StoreConfig::default(), &lines);
-    let roomy = StoreConfig { max_sessions: 1_024, max_timeline_per_session: 1_024, max_seen_ids: 200_000, ..StoreConfig::default() };
+    let roomy =
+        StoreConfig { max_sessions: 1_024, max_timeline_per_session: 1_024, max_seen_ids: 200_000, ..StoreConfig::default() };
     run("room for every session and event", roomy, &lines);
 }

@@ -15,7 +15,8 @@ use std::fs;
 use aep_client::control::ack::Decision;
 use aep_client::protocol::validate;
 use aep_client::store::{
-    Applied, AttentionKind, CardStatus, Closure, CommandStatus, OutcomeLink, Resolution, RunEnding, RunStatus, SessionState, Store,
+    Applied, AttentionKind, CardStatus, Closure, CommandStatus, OutcomeLink, Resolution, RunEnding, RunStatus, SessionState,
+    Store,
 };
 use aep_client::{Event, UnixMs};
 use serde_json::{json, Value};
@@ -60,10 +61,12 @@ fn snapshot(store: &Store) -> String {
         let lane: Vec<&str> = s.timeline().iter().map(|e| e.id()).collect();
         let runs: BTreeMap<&str, String> = s.runs().map(|r| (r.name(), format!("{:?}", r.status()))).collect();
         let cards: BTreeMap<&str, String> = s.cards().map(|c| (c.id(), format!("{:?} {:?}", c.status(), c.answer()))).collect();
-        let chains: BTreeMap<&str, String> = s.commands().map(|c| (c.id(), format!("{:?} {:?}", c.status(), c.outcome()))).collect();
+        let chains: BTreeMap<&str, String> =
+            s.commands().map(|c| (c.id(), format!("{:?} {:?}", c.status(), c.outcome()))).collect();
         lanes.insert(format!("{} {}", s.source(), s.name()), format!("{lane:?} {runs:?} {cards:?} {chains:?} {:?}", s.state()));
     }
-    let agents: Vec<String> = store.agents().map(|a| format!("{} {:?} {}", a.source(), a.presence(), a.recent().count())).collect();
+    let agents: Vec<String> =
+        store.agents().map(|a| format!("{} {:?} {}", a.source(), a.presence(), a.recent().count())).collect();
     let inbox: Vec<&str> = store.inbox().iter().map(|c| c.id()).collect();
     format!("{lanes:#?}\n{agents:?}\n{inbox:?}\n{:?}\n{:?}", store.resume_positions(), store.counts())
 }
@@ -74,7 +77,8 @@ fn obligation_1_every_event_applies_and_is_kept() {
     assert_eq!(events.len(), 64, "golden corpus size");
     let store = fold(&events);
     assert_eq!(store.unattached().count(), 0, "every foreign event found its session");
-    let kept: Vec<_> = store.sessions().flat_map(|s| s.timeline().iter()).chain(store.agents().flat_map(|a| a.recent())).collect();
+    let kept: Vec<_> =
+        store.sessions().flat_map(|s| s.timeline().iter()).chain(store.agents().flat_map(|a| a.recent())).collect();
     for e in &events {
         let held = kept
             .iter()
@@ -190,11 +194,8 @@ fn obligation_4_seqless_events_keep_arrival_order() {
     // filed under it (the corpus is in emission order).
     for s in store.sessions() {
         let lane: Vec<&str> = s.timeline().iter().map(|k| k.id()).collect();
-        let filed: Vec<&str> = events
-            .iter()
-            .filter(|e| lane.contains(&e.id()) && e.session() == Some(s.name()))
-            .map(|e| e.id())
-            .collect();
+        let filed: Vec<&str> =
+            events.iter().filter(|e| lane.contains(&e.id()) && e.session() == Some(s.name())).map(|e| e.id()).collect();
         assert_eq!(lane, filed, "session {} {}", s.source(), s.name());
     }
     let main = store.session(MAIN, "s_8f2c").unwrap();
@@ -221,9 +222,8 @@ fn obligation_4_backfill_lands_by_position_and_seqless_stay_put() {
     for e in late {
         assert_eq!(store.apply(e, Some("relay-b"), UnixMs(50_000)), Applied::New);
     }
-    let lane = |s: &Store| -> Vec<String> {
-        s.session(MAIN, "s_8f2c").unwrap().timeline().iter().map(|k| k.id().to_owned()).collect()
-    };
+    let lane =
+        |s: &Store| -> Vec<String> { s.session(MAIN, "s_8f2c").unwrap().timeline().iter().map(|k| k.id().to_owned()).collect() };
     assert_eq!(lane(&store), lane(&in_order));
     let violations: Vec<_> = store.violations().collect();
     assert!(violations.is_empty(), "backfill is not a fault: {violations:?}");
@@ -277,11 +277,8 @@ fn golden_corpus_has_no_violations() {
 #[test]
 fn resume_positions_follow_the_high_water_mark() {
     let store = fold(&golden());
-    let pos: BTreeMap<(String, String), (u64, u64)> = store
-        .resume_positions()
-        .into_iter()
-        .map(|p| ((p.session.to_string(), p.source.to_string()), (p.epoch, p.seq)))
-        .collect();
+    let pos: BTreeMap<(String, String), (u64, u64)> =
+        store.resume_positions().into_iter().map(|p| ((p.session.to_string(), p.source.to_string()), (p.epoch, p.seq))).collect();
     assert_eq!(pos[&("s_8f2c".into(), MAIN.into())], (0, 20));
     assert_eq!(pos[&("s_epoch".into(), "aep://host-a/agent/claude-code/session/s_epoch".into())], (1, 0));
     assert_eq!(pos[&("s_opt".into(), "aep://host-a/agent/claude-code/session/s_opt".into())], (0, 15));

@@ -192,7 +192,8 @@ fn chaotic_event(rng: &mut Rng, templates: &[Map<String, Value>]) -> Option<Even
         m.remove(key);
     }
     let scoped = !ty.starts_with("agent.");
-    let foreign = ty.starts_with("control.") && !ty.ends_with("accepted") && !ty.ends_with("rejected") || ty == "attention.routed";
+    let foreign =
+        ty.starts_with("control.") && !ty.ends_with("accepted") && !ty.ends_with("rejected") || ty == "attention.routed";
     if scoped {
         m.insert("session".into(), json!(rng.pick(&sessions)));
         if !foreign {
@@ -212,7 +213,9 @@ fn chaotic_event(rng: &mut Rng, templates: &[Map<String, Value>]) -> Option<Even
         m.insert("cause".into(), json!(rng.pick(&ids)));
     }
     let data = match rng.below(8) {
-        0 => json!({"kind": "form", "prompt": "p", "fields": [{"id": "x", "type": "select", "label": "X", "choices": [{"id": "1", "label": "one"}]}]}),
+        0 => {
+            json!({"kind": "form", "prompt": "p", "fields": [{"id": "x", "type": "select", "label": "X", "choices": [{"id": "1", "label": "one"}]}]})
+        }
         1 => json!({"kind": "form", "prompt": "p", "fields": "not a list"}),
         2 => json!({"answer": {"values": {"x": rng.pick(&["1", "2"]), "y": [1, {"z": null}]}}}),
         3 => json!({"answer": "not an object", "resolution": 7, "after_ms": -1}),

@@ -56,8 +56,7 @@ fn request(who: &Identity, id: &str, s: u64, t: u64, severity: Severity) -> Even
 #[test]
 fn backfill_is_ordered_in_and_only_a_fault_in_emission_order() {
     let a = owner(1);
-    let events: Vec<Event> =
-        [5, 1, 3].iter().map(|&s| build(at("progress.status", s), &a, &format!("E{s}"), s)).collect();
+    let events: Vec<Event> = [5, 1, 3].iter().map(|&s| build(at("progress.status", s), &a, &format!("E{s}"), s)).collect();
     let mut store = Store::default();
     for e in events.clone() {
         assert_eq!(put(&mut store, e), Applied::New);
@@ -151,7 +150,10 @@ fn card_changes_are_reported_in_order() {
     let cards: Vec<Change> = std::iter::from_fn(|| store.poll_change())
         .filter(|c| matches!(c, Change::CardOpened(_) | Change::CardUpdated(_) | Change::CardClosed(_)))
         .collect();
-    assert!(matches!(&cards[..], [Change::CardOpened(r1), Change::CardClosed(r2)] if &*r1.request == "Q" && r1 == r2), "{cards:?}");
+    assert!(
+        matches!(&cards[..], [Change::CardOpened(r1), Change::CardClosed(r2)] if &*r1.request == "Q" && r1 == r2),
+        "{cards:?}"
+    );
 }
 
 #[test]
@@ -204,7 +206,10 @@ fn the_audit_chain_follows_a_foreign_senders_command() {
     let s = store.session(&a.source, "s").unwrap();
     let chain = s.command("CMD").unwrap();
     let issued = chain.issued().unwrap();
-    assert_eq!((issued.sender_agent.as_str(), issued.sender_source.as_str()), ("someone-elses-console", "aep://c/agent/someone-elses-console"));
+    assert_eq!(
+        (issued.sender_agent.as_str(), issued.sender_source.as_str()),
+        ("someone-elses-console", "aep://c/agent/someone-elses-console")
+    );
     assert_eq!(chain.ack().unwrap().decision, Decision::Accepted);
     assert_eq!(chain.outcome().unwrap().event_id, "OUT");
     assert_eq!(chain.outcome().unwrap().link, OutcomeLink::Ack);
@@ -280,12 +285,19 @@ fn a_shared_session_name_attaches_by_reference_or_waits_for_the_ack() {
     put(&mut store, request(&a, "QA", 0, 0, Severity::Notice));
     put(&mut store, build(at("run.started", 0).run("rb"), &b, "RB", 0));
     // subject names a card only `a` holds.
-    let respond = Draft::new("control.attention.respond").session("s").subject("QA").cause("QA").data(json!({"answer": {"option": "allow"}}));
+    let respond = Draft::new("control.attention.respond")
+        .session("s")
+        .subject("QA")
+        .cause("QA")
+        .data(json!({"answer": {"option": "allow"}}));
     put(&mut store, build(respond, &console("mc"), "C1", 5));
     assert!(store.session(&a.source, "s").unwrap().command("C1").is_some());
     assert_eq!(&*store.session(&a.source, "s").unwrap().card("QA").unwrap().commands()[0], "C1");
     // run names a run only `b` holds.
-    put(&mut store, build(Draft::new("control.cancel").session("s").run("rb").data(json!({"scope": "run"})), &console("mc"), "C2", 6));
+    put(
+        &mut store,
+        build(Draft::new("control.cancel").session("s").run("rb").data(json!({"scope": "run"})), &console("mc"), "C2", 6),
+    );
     assert!(store.session(&b.source, "s").unwrap().command("C2").is_some());
     // Nothing to go on: it waits, and the ack from its target adopts it.
     put(&mut store, build(Draft::new("control.pause").session("s"), &console("mc"), "C3", 7));

@@ -398,13 +398,13 @@ impl Card {
         // missing text field is honest capture gating, not a broken answer.
         let gated = |field: &str| {
             answer.capture < Capture::Redacted
-                && request.fields.iter().any(|f| f.id == field && (f.ty == FieldType::String || (f.ty == FieldType::Select && f.other)))
+                && request
+                    .fields
+                    .iter()
+                    .any(|f| f.id == field && (f.ty == FieldType::String || (f.ty == FieldType::Select && f.other)))
         };
-        let broken: Vec<String> = errors
-            .into_iter()
-            .filter(|e| !(e.problem == Problem::Missing && gated(&e.field)))
-            .map(|e| e.message)
-            .collect();
+        let broken: Vec<String> =
+            errors.into_iter().filter(|e| !(e.problem == Problem::Missing && gated(&e.field))).map(|e| e.message).collect();
         (!broken.is_empty()).then(|| broken.join("; "))
     }
 }
@@ -493,7 +493,12 @@ impl Cards {
             _ => return,
         }
         if let Some(detail) = card.check_values() {
-            out.violation(StreamViolation { rule: Rule::FormValues, session: Some(session.clone()), event_id: e.id().to_owned(), detail });
+            out.violation(StreamViolation {
+                rule: Rule::FormValues,
+                session: Some(session.clone()),
+                event_id: e.id().to_owned(),
+                detail,
+            });
         }
         if let Some(end) = ended {
             abandon_if_open(card, end, e.id(), out);

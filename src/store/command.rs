@@ -341,7 +341,9 @@ mod tests {
 
     fn command(id: &str) -> Delivery {
         entry(
-            &format!(r#"{{"aep":"0.1","id":"{id}","type":"control.pause","time":"2026-07-03T10:00:00Z","source":"aep://h/agent/mc","agent":"mc","session":"s"}}"#),
+            &format!(
+                r#"{{"aep":"0.1","id":"{id}","type":"control.pause","time":"2026-07-03T10:00:00Z","source":"aep://h/agent/mc","agent":"mc","session":"s"}}"#
+            ),
             1,
         )
     }

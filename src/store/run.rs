@@ -119,7 +119,7 @@ impl Runs {
     /// Folds an event that carries `run`. Returns the rule broken, with a
     /// description, when this is a second distinct terminal.
     pub(crate) fn fold(&mut self, run: &str, event: &Event, arrival: u64, now: UnixMs) -> Option<Breach> {
-        if self.map.get(run).is_none() {
+        if !self.map.contains_key(run) {
             self.make_room();
             let name: Arc<str> = Arc::from(run);
             let fresh = Run {
@@ -145,7 +145,12 @@ impl Runs {
             if first.event_id != event.id() {
                 return Some((
                     Rule::RunTerminalRepeated,
-                    format!("run `{run}` already ended with {} ({}); {} is a second terminal", type_of(first.ending), first.event_id, event.ty()),
+                    format!(
+                        "run `{run}` already ended with {} ({}); {} is a second terminal",
+                        type_of(first.ending),
+                        first.event_id,
+                        event.ty()
+                    ),
                 ));
             }
             return None;
@@ -170,11 +175,7 @@ impl Runs {
         if self.map.len() < self.capacity.max(1) {
             return;
         }
-        let victim = self
-            .map
-            .values()
-            .min_by_key(|r| (r.end.is_none(), r.touched))
-            .map(|r| r.name.clone());
+        let victim = self.map.values().min_by_key(|r| (r.end.is_none(), r.touched)).map(|r| r.name.clone());
         if let Some(name) = victim {
             self.map.remove(&name);
         }

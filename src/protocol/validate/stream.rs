@@ -48,7 +48,12 @@ mod tests {
 
     #[test]
     fn reports_rule_ids() {
-        let v = stream(&[ev("1", "run.finished", 0), ev("2", "run.failed", 2), ev("3", "progress.status", 1), ev("4", "progress.status", 2)]);
+        let v = stream(&[
+            ev("1", "run.finished", 0),
+            ev("2", "run.failed", 2),
+            ev("3", "progress.status", 1),
+            ev("4", "progress.status", 2),
+        ]);
         let rules: Vec<&str> = v.iter().map(|v| v.rule).collect();
         assert_eq!(rules, ["stream.run.second-terminal", "stream.position.regression", "stream.position.reused"]);
         assert!(v[0].detail.contains("(event 2)"), "{}", v[0].detail);
