@@ -17,6 +17,8 @@ pub mod control;
 pub mod protocol;
 pub mod store;
 pub mod time;
+#[cfg(target_arch = "wasm32")]
+pub mod wasm;
 
 pub use protocol::event::{Capture, Event, EventError, Severity};
 pub use time::UnixMs;

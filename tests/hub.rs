@@ -136,7 +136,11 @@ fn roster_request(frames: &[Frame]) -> Option<String> {
 }
 
 fn commands_in(frames: &[Frame]) -> Vec<&Event> {
-    frames.iter().filter_map(|f| if let Frame::Event(e) = f { Some(e) } else { None }).filter(|e| e.is_command()).collect()
+    frames
+        .iter()
+        .filter_map(|f| if let Frame::Event(e) = f { Some(e) } else { None })
+        .filter(|e| e.is_command())
+        .collect()
 }
 
 fn entry(session: &str, window: Option<u64>) -> RosterEntry {
@@ -211,7 +215,9 @@ fn an_answer_goes_through_the_relay_the_request_came_from_with_the_declared_wind
 
     let changes = h.take_changes();
     assert!(changes.iter().any(|c| matches!(c, HubChange::Event { relay: B, event } if event.id() == "REQ1")));
-    assert!(changes.iter().any(|c| matches!(c, HubChange::Store(store::Change::CardOpened(r)) if &*r.request == "REQ1")));
+    assert!(changes
+        .iter()
+        .any(|c| matches!(c, HubChange::Store(store::Change::CardOpened(r)) if &*r.request == "REQ1")));
     let inbox = h.hub.store().inbox();
     assert_eq!(inbox.len(), 1);
     assert_eq!(inbox[0].request().unwrap().relay.as_deref(), Some("b"), "provenance: the relay label");
@@ -230,19 +236,42 @@ fn an_answer_goes_through_the_relay_the_request_came_from_with_the_declared_wind
     assert_eq!(h.hub.sender().get(&id).unwrap().window_ms(), 2_500, "the roster's declared window wins");
     assert_eq!(h.hub.command_relay(&id), Some(B));
     assert_eq!(h.command_updates(), vec![(id.clone(), Change::Sent)]);
-    assert!(h.hub.store().command(&store::CommandRef { session: store::SessionKey::new("aep://h/agent/demo", "s1"), id: id.as_str().into() }).is_some(),
-        "our own command starts its audit chain at once");
+    assert!(
+        h.hub
+            .store()
+            .command(&store::CommandRef {
+                session: store::SessionKey::new("aep://h/agent/demo", "s1"),
+                id: id.as_str().into()
+            })
+            .is_some(),
+        "our own command starts its audit chain at once"
+    );
 
     h.relay(B, Frame::Event(ack("ACK1", "control.accepted", "s1", 4, &id, json!({}))));
     assert_eq!(h.command_updates(), vec![(id.clone(), Change::Accepted)]);
-    let answered = agent_event("ANS1", "attention.answered", "s1", 5, json!({"subject": "REQ1", "cause": id,
-        "data": {"answer": {"option": "allow"}, "by": "console", "via": "control"}}));
+    let answered = agent_event(
+        "ANS1",
+        "attention.answered",
+        "s1",
+        5,
+        json!({"subject": "REQ1", "cause": id,
+        "data": {"answer": {"option": "allow"}, "by": "console", "via": "control"}}),
+    );
     h.relay(B, Frame::Event(answered));
     assert_eq!(h.command_updates(), vec![(id.clone(), Change::Outcome)]);
-    let resolved = agent_event("RES1", "attention.resolved", "s1", 6, json!({"subject": "REQ1", "cause": id, "data": {"resolution": "answered"}}));
+    let resolved = agent_event(
+        "RES1",
+        "attention.resolved",
+        "s1",
+        6,
+        json!({"subject": "REQ1", "cause": id, "data": {"resolution": "answered"}}),
+    );
     h.relay(B, Frame::Event(resolved));
     let changes = h.take_changes();
-    assert!(changes.iter().any(|c| matches!(c, HubChange::Store(store::Change::CardClosed(r)) if &*r.request == "REQ1")), "{changes:?}");
+    assert!(
+        changes.iter().any(|c| matches!(c, HubChange::Store(store::Change::CardClosed(r)) if &*r.request == "REQ1")),
+        "{changes:?}"
+    );
     assert!(h.hub.store().inbox().is_empty());
     let card = view::card(h.hub.store().cards().next().unwrap());
     assert_eq!(card["status"], "resolved");
@@ -317,7 +346,10 @@ fn unseen_sessions_need_a_relay_when_there_are_several() {
     one.relay(0, Frame::Error(ErrorFrame::for_command(id.clone(), "no-route", Some("no emitter owns it".into()))));
     assert_eq!(one.command_updates(), vec![(id.clone(), Change::RelayRefused)]);
     let state = one.hub.sender().get(&id).unwrap().state().clone();
-    assert_eq!(state, CommandState::RelayRefused { code: RelayCode::NoRoute, detail: Some("no emitter owns it".into()) });
+    assert_eq!(
+        state,
+        CommandState::RelayRefused { code: RelayCode::NoRoute, detail: Some("no emitter owns it".into()) }
+    );
     let v = view::tracked(one.hub.sender().get(&id).unwrap(), Some("only"));
     assert_eq!(v["state"], "relay-refused");
     assert_eq!(v["relayCode"], "no-route");
@@ -379,10 +411,23 @@ fn a_rejected_answer_carries_the_reason_and_detail() {
     h.relay(A, Frame::Event(permission("REQ1", "s1", 0)));
     let id = h.respond("REQ1", Answer::option("maybe")).unwrap();
     h.take_changes();
-    h.relay(A, Frame::Event(ack("N1", "control.rejected", "s1", 1, &id, json!({"reason": "invalid", "detail": "not an option"}))));
+    h.relay(
+        A,
+        Frame::Event(ack(
+            "N1",
+            "control.rejected",
+            "s1",
+            1,
+            &id,
+            json!({"reason": "invalid", "detail": "not an option"}),
+        )),
+    );
     assert_eq!(h.command_updates(), vec![(id.clone(), Change::Rejected)]);
     let v = view::tracked(h.hub.sender().get(&id).unwrap(), Some("a"));
-    assert_eq!((v["state"].as_str(), v["reason"].as_str(), v["detail"].as_str()), (Some("rejected"), Some("invalid"), Some("not an option")));
+    assert_eq!(
+        (v["state"].as_str(), v["reason"].as_str(), v["detail"].as_str()),
+        (Some("rejected"), Some("invalid"), Some("not an option"))
+    );
     assert_eq!(view::card(h.hub.store().inbox()[0])["needsAnswer"], true, "a rejected answer leaves the card open");
 }
 
@@ -391,8 +436,14 @@ fn answers_are_refused_for_unknown_requests_and_out_of_band_ones() {
     let mut h = Harness::new(&["a"], None);
     h.connect_all(vec![vec![]]);
     assert_eq!(h.respond("NOPE", Answer::option("x")).unwrap_err(), HubError::UnknownRequest("NOPE".into()));
-    let oob = agent_event("REQ2", "attention.requested", "s1", 0, json!({"data": {
-        "kind": "auth", "prompt": "Sign in on the laptop", "respond_via": ["oob"]}}));
+    let oob = agent_event(
+        "REQ2",
+        "attention.requested",
+        "s1",
+        0,
+        json!({"data": {
+        "kind": "auth", "prompt": "Sign in on the laptop", "respond_via": ["oob"]}}),
+    );
     h.relay(A, Frame::Event(oob));
     assert_eq!(h.respond("REQ2", Answer::text("ok")).unwrap_err(), HubError::NotOverControl("REQ2".into()));
     assert!(commands_in(&h.take_sent(A)).is_empty());
@@ -405,10 +456,14 @@ fn vendor_commands_keep_their_subject_and_refuse_core_types() {
     let mut data = Map::new();
     data.insert("level".into(), json!(3));
     let t = Target::session("s1").run("r1");
-    let id = h.hub.vendor("x.acme.control.throttle", &t, Some("tool-7"), data.clone(), Capture::Metadata, 5, h.now).unwrap();
+    let id =
+        h.hub.vendor("x.acme.control.throttle", &t, Some("tool-7"), data.clone(), Capture::Metadata, 5, h.now).unwrap();
     let sent = h.take_sent(A);
     let cmd = commands_in(&sent)[0];
-    assert_eq!((cmd.id(), cmd.ty(), cmd.subject(), cmd.run()), (id.as_str(), "x.acme.control.throttle", Some("tool-7"), Some("r1")));
+    assert_eq!(
+        (cmd.id(), cmd.ty(), cmd.subject(), cmd.run()),
+        (id.as_str(), "x.acme.control.throttle", Some("tool-7"), Some("r1"))
+    );
     assert_eq!(cmd.data_field("level"), Some(&json!(3)));
     for bad in ["control.pause", "x.acme.progress.step", "x.Acme.control.go"] {
         let err = h.hub.vendor(bad, &t, None, data.clone(), Capture::Metadata, 6, h.now).unwrap_err();
@@ -474,7 +529,10 @@ fn bad_configurations_are_refused_clearly() {
 fn views_carry_provenance_and_status_names() {
     let mut h = Harness::new(&["a"], None);
     h.connect_all(vec![vec![]]);
-    h.relay(A, Frame::Event(agent_event("S1", "session.started", "s1", 0, json!({"data": {"label": "Fix the build"}}))));
+    h.relay(
+        A,
+        Frame::Event(agent_event("S1", "session.started", "s1", 0, json!({"data": {"label": "Fix the build"}}))),
+    );
     h.relay(A, Frame::Event(permission("REQ1", "s1", 1)));
     let sessions = view::sessions(h.hub.store());
     assert_eq!(sessions[0]["label"], "Fix the build");

@@ -84,7 +84,13 @@ pub struct HubConfig {
 
 impl HubConfig {
     pub fn new(identity: Identity) -> HubConfig {
-        HubConfig { identity, filter: Filter::match_all(), capture: None, ack_window_ms: None, store: StoreConfig::default() }
+        HubConfig {
+            identity,
+            filter: Filter::match_all(),
+            capture: None,
+            ack_window_ms: None,
+            store: StoreConfig::default(),
+        }
     }
 }
 
@@ -118,7 +124,10 @@ pub enum HubError {
     NoRelays,
     TooManyRelays(usize),
     DuplicateLabel(String),
-    Config { relay: String, error: ConfigError },
+    Config {
+        relay: String,
+        error: ConfigError,
+    },
     UnknownRelay(String),
     /// No card for this request id is held.
     UnknownRequest(String),
@@ -128,9 +137,14 @@ pub enum HubError {
     NoRoute(String),
     /// The relay the command would go through is not connected; the
     /// command was not sent.
-    NotLive { relay: String, state: State },
+    NotLive {
+        relay: String,
+        state: State,
+    },
     /// The relay's socket is not draining; the command was not sent.
-    Backpressure { relay: String },
+    Backpressure {
+        relay: String,
+    },
     Command(CommandError),
     /// `command` takes vendor types `x.{vendor}.control.{verb}`.
     NotVendorCommand(String),
@@ -138,8 +152,14 @@ pub enum HubError {
     UnknownCommand(String),
     Retry(RetryError),
     /// The relay did not declare rosters, or this connection may not ask.
-    Roster { relay: String, error: ClientError },
-    Subscribe { relay: String, error: ClientError },
+    Roster {
+        relay: String,
+        error: ClientError,
+    },
+    Subscribe {
+        relay: String,
+        error: ClientError,
+    },
     /// A command with this id is already being followed.
     DuplicateCommand(String),
 }
@@ -162,13 +182,19 @@ impl fmt::Display for HubError {
             HubError::NotLive { relay, state } => {
                 write!(f, "relay `{relay}` is not connected ({}); the command was not sent", state_name(state))
             }
-            HubError::Backpressure { relay } => write!(f, "relay `{relay}` is not keeping up; the command was not sent"),
+            HubError::Backpressure { relay } => {
+                write!(f, "relay `{relay}` is not keeping up; the command was not sent")
+            }
             HubError::Command(e) => write!(f, "{e}"),
-            HubError::NotVendorCommand(t) => write!(f, "`{t}` is not a vendor command type x.{{vendor}}.control.{{verb}}"),
+            HubError::NotVendorCommand(t) => {
+                write!(f, "`{t}` is not a vendor command type x.{{vendor}}.control.{{verb}}")
+            }
             HubError::Build(e) => write!(f, "{e}"),
             HubError::UnknownCommand(id) => write!(f, "no command `{id}` is being followed"),
             HubError::Retry(e) => write!(f, "{e}"),
-            HubError::Roster { relay, error } | HubError::Subscribe { relay, error } => write!(f, "relay `{relay}`: {error}"),
+            HubError::Roster { relay, error } | HubError::Subscribe { relay, error } => {
+                write!(f, "relay `{relay}`: {error}")
+            }
             HubError::DuplicateCommand(id) => write!(f, "command `{id}` is already being followed"),
         }
     }
@@ -405,7 +431,13 @@ impl Hub {
 
     /// Sends a core command (cancel, pause, resume; respond goes through
     /// [`Hub::respond`]). Returns the command id.
-    pub fn command(&mut self, target: &Target, command: &Command, random: u128, now: UnixMs) -> Result<String, HubError> {
+    pub fn command(
+        &mut self,
+        target: &Target,
+        command: &Command,
+        random: u128,
+        now: UnixMs,
+    ) -> Result<String, HubError> {
         let relay = self.route(&target.session, target.relay.as_deref(), None)?;
         let to = Address { session: target.session.clone(), run: target.run.clone() };
         let event = command.build(self.sender.identity(), &to, ulid(now, random), now).map_err(HubError::Command)?;

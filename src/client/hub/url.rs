@@ -25,7 +25,9 @@ pub enum UrlError {
 impl fmt::Display for UrlError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            UrlError::Scheme(s) if s.is_empty() => f.write_str("a relay URL needs a scheme (ws://, wss://, http:// or https://)"),
+            UrlError::Scheme(s) if s.is_empty() => {
+                f.write_str("a relay URL needs a scheme (ws://, wss://, http:// or https://)")
+            }
             UrlError::Scheme(s) => write!(f, "unsupported relay URL scheme `{s}` (ws, wss, http or https)"),
             UrlError::NoHost => f.write_str("the relay URL names no host"),
             UrlError::BadCharacter => f.write_str("the relay URL contains spaces or control characters"),
@@ -121,9 +123,15 @@ mod tests {
 
     #[test]
     fn origin_urls_point_at_the_socket_and_carry_the_token_encoded() {
-        assert_eq!(socket_url("http://127.0.0.1:8080", Some("a b&c")).unwrap(), "ws://127.0.0.1:8080/socket?access_token=a%20b%26c");
+        assert_eq!(
+            socket_url("http://127.0.0.1:8080", Some("a b&c")).unwrap(),
+            "ws://127.0.0.1:8080/socket?access_token=a%20b%26c"
+        );
         assert_eq!(socket_url("https://relay.example/", None).unwrap(), "wss://relay.example/socket");
-        assert_eq!(socket_url("ws://h:1/custom/ws?x=1#frag", Some("t")).unwrap(), "ws://h:1/custom/ws?x=1&access_token=t");
+        assert_eq!(
+            socket_url("ws://h:1/custom/ws?x=1#frag", Some("t")).unwrap(),
+            "ws://h:1/custom/ws?x=1&access_token=t"
+        );
     }
 
     #[test]

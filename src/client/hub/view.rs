@@ -52,18 +52,6 @@ fn position((epoch, seq): (u64, u64)) -> Value {
     json!({ "epoch": epoch, "seq": seq })
 }
 
-fn kind_name(k: &AttentionKind) -> &str {
-    match k {
-        AttentionKind::Permission => "permission",
-        AttentionKind::Input => "input",
-        AttentionKind::Auth => "auth",
-        AttentionKind::Review => "review",
-        AttentionKind::Form => "form",
-        AttentionKind::Other => "other",
-        AttentionKind::Unrecognized(s) => s,
-    }
-}
-
 fn card_status(s: CardStatus) -> &'static str {
     match s {
         CardStatus::Pending => "pending",
@@ -96,7 +84,7 @@ pub fn card(c: &Card) -> Value {
                 .collect::<Vec<_>>()
         });
         o = o
-            .opt("kind", r.kind.as_ref().map(kind_name))
+            .opt("kind", r.kind.as_ref().map(AttentionKind::as_str))
             .opt("prompt", r.prompt.clone())
             .set("options", serde_json::to_value(&r.options).unwrap_or_default())
             .opt("fields", (!r.fields.is_empty()).then(|| serde_json::to_value(&r.fields).unwrap_or_default()))
@@ -162,8 +150,11 @@ pub fn card(c: &Card) -> Value {
             }
             Closure::TimedOut { after_ms } => close = close.set("how", "timed-out").opt("afterMs", *after_ms),
         }
-        let close =
-            close.set("eventId", cl.event_id.as_str()).opt("cause", cl.cause.clone()).set("time", cl.time.as_str()).done();
+        let close = close
+            .set("eventId", cl.event_id.as_str())
+            .opt("cause", cl.cause.clone())
+            .set("time", cl.time.as_str())
+            .done();
         o = o.set("close", close);
     }
     o.done()
@@ -260,7 +251,11 @@ pub fn session(s: &Session) -> Value {
             .done()
     });
     let end = s.end().map(|e| {
-        Obj::new().set("eventId", e.event_id.as_str()).set("time", e.time.as_str()).opt("reason", e.reason.clone()).done()
+        Obj::new()
+            .set("eventId", e.event_id.as_str())
+            .set("time", e.time.as_str())
+            .opt("reason", e.reason.clone())
+            .done()
     });
     let mut cards: Vec<&Card> = s.cards().collect();
     cards.sort_by_key(|c| c.first_seen());
@@ -342,7 +337,9 @@ pub fn tracked(c: &TrackedCommand, relay: Option<&str>) -> Value {
         CommandState::Rejected { ack, raw_reason, detail, .. } => {
             o = o.set("ackId", ack.id()).opt("reason", raw_reason.clone()).opt("detail", detail.clone())
         }
-        CommandState::RelayRefused { code, detail } => o = o.set("relayCode", code.as_str()).opt("detail", detail.clone()),
+        CommandState::RelayRefused { code, detail } => {
+            o = o.set("relayCode", code.as_str()).opt("detail", detail.clone())
+        }
         CommandState::TimedOut => o = o.set("reason", "timeout"),
     }
     if let Some(out) = c.outcome() {

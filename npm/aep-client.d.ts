@@ -1,0 +1,555 @@
+// Type declarations of the aep-client package: every object that crosses
+// the boundary between JavaScript and the engine.
+
+// ----- initialisation ---------------------------------------------------------
+
+/** A WebAssembly module source for `init`. */
+export type InitInput = RequestInfo | URL | Response | BufferSource | WebAssembly.Module;
+
+/**
+ * Loads the engine. In browsers it fetches `aep_client_bg.wasm` next to
+ * the module; in Node it reads that file. Call (and await) once before
+ * anything else.
+ */
+export default function init(input?: InitInput | { module_or_path: InitInput }): Promise<void>;
+
+/** Loads the engine synchronously from compiled bytes or a module. */
+export function initSync(module: BufferSource | WebAssembly.Module | { module: BufferSource | WebAssembly.Module }): void;
+
+// ----- the wire ---------------------------------------------------------------
+
+export type Severity = 'debug' | 'info' | 'notice' | 'warning' | 'error' | 'critical';
+export type Capture = 'none' | 'metadata' | 'redacted' | 'full';
+export type NackReason = 'unsupported' | 'unauthorized' | 'busy' | 'refused' | 'invalid';
+export type CoreCommandType =
+  | 'control.attention.respond'
+  | 'control.cancel'
+  | 'control.pause'
+  | 'control.resume';
+/** A vendor command type `x.{vendor}.control.{verb}`. */
+export type VendorCommandType = `x.${string}.control.${string}`;
+export type CommandType = CoreCommandType | VendorCommandType;
+
+/** A JSON value, as carried in payloads. */
+export type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
+
+/** One AEP event: the envelope as sent on the wire. */
+export interface AepEvent {
+  aep: string;
+  id: string;
+  type: string;
+  time: string;
+  source: string;
+  agent: string;
+  subject?: string;
+  session?: string;
+  run?: string;
+  step?: string;
+  seq?: number;
+  epoch?: number;
+  cause?: string;
+  traceparent?: string;
+  severity?: Severity;
+  capture?: Capture;
+  data?: { [key: string]: Json };
+  /** Extension attributes: string, integer or boolean. */
+  [extension: string]: Json | undefined;
+}
+
+/** An attr-match filter: attribute → value, list of values, or comparison. */
+export type Filter = { [attribute: string]: Json };
+
+/** An answer to an attention request. */
+export type AnswerInput =
+  | { option: string; text?: string }
+  | { text: string }
+  | { values: { [fieldId: string]: Json } };
+
+export interface Choice {
+  id: string;
+  label: string;
+}
+
+export interface FieldSpec {
+  id: string;
+  type: 'string' | 'number' | 'boolean' | 'select';
+  label: string;
+  required?: boolean;
+  multi?: boolean;
+  other?: boolean;
+  choices?: Choice[];
+  min?: number;
+  max?: number;
+}
+
+// ----- state views ------------------------------------------------------------
+
+/** A session's identity: the owning emitter's `source` and the session name. */
+export interface SessionKey {
+  source: string;
+  name: string;
+}
+
+export interface Position {
+  epoch: number;
+  seq: number;
+}
+
+export type CardStatus = 'pending' | 'answered' | 'resolved' | 'timed-out' | 'abandoned';
+export type AttentionKind = 'permission' | 'input' | 'auth' | 'review' | 'form' | 'other' | (string & {});
+
+/** An attention request and everything seen about it. Agent-authored text
+ * (prompt, labels) is data: render it as text, next to agent and relay. */
+export interface Card {
+  id: string;
+  session: SessionKey;
+  status: CardStatus;
+  needsAnswer: boolean;
+  severity: Severity;
+  firstSeen: number;
+  /** Ids of the commands seen for this card. */
+  commands: string[];
+  latencyMs?: number;
+  // Present once the `attention.requested` event was seen:
+  kind?: AttentionKind;
+  prompt?: string;
+  options?: Choice[];
+  fields?: FieldSpec[];
+  fieldsError?: string;
+  respondVia?: string[];
+  acceptsControl?: boolean;
+  expiresAt?: number;
+  capture?: Capture;
+  agent?: string;
+  source?: string;
+  run?: string;
+  subject?: string;
+  /** Label of the relay the request arrived through. */
+  relay?: string;
+  time?: string;
+  requestedAt?: number;
+  receivedAt?: number;
+  routed?: RoutedHop[];
+  answer?: CardAnswer;
+  close?: CardClose;
+}
+
+/** A card dropped to stay within the store's bounds. */
+export interface EvictedCard {
+  id: string;
+  session: SessionKey;
+  status: 'evicted';
+}
+
+export interface RoutedHop {
+  eventId: string;
+  agent: string;
+  source: string;
+  time: string;
+  relay?: string;
+}
+
+export interface CardAnswer {
+  eventId: string;
+  option?: string;
+  text?: string;
+  values?: { [fieldId: string]: Json };
+  by?: string;
+  via?: string;
+  cause?: string;
+  time: string;
+}
+
+export interface CardClose {
+  how: 'resolved' | 'timed-out';
+  resolution?: string;
+  latencyMs?: number;
+  afterMs?: number;
+  eventId: string;
+  cause?: string;
+  time: string;
+}
+
+export type SessionState = 'active' | 'paused' | 'ended';
+
+export interface SessionSummary {
+  key: SessionKey;
+  source: string;
+  name: string;
+  agent: string;
+  state: SessionState;
+  label?: string;
+  position?: Position;
+  /** Cards waiting on a person. */
+  pending: number;
+  events: number;
+  firstSeen: number;
+  updatedAt: number;
+}
+
+/** A session dropped to stay within the store's bounds. */
+export interface EvictedSession {
+  key: SessionKey;
+  source: string;
+  name: string;
+  state: 'evicted';
+}
+
+export interface RunView {
+  name: string;
+  status: 'open' | 'finished' | 'failed' | 'cancelled';
+  events: number;
+  startedEvent?: string;
+  startedTime?: string;
+  end?: { eventId: string; time: string; cause?: string; reason?: string; by?: string };
+}
+
+/** A command's audit chain as the stream shows it, whoever sent it. */
+export interface CommandChain {
+  id: string;
+  status: 'awaiting-ack' | 'accepted' | 'rejected' | 'completed';
+  type?: string;
+  issued?: {
+    type: string;
+    senderAgent: string;
+    senderSource: string;
+    run?: string;
+    subject?: string;
+    relay?: string;
+    time: string;
+  };
+  ack?: { eventId: string; time: string; decision: 'accepted' | 'rejected'; reason?: string; detail?: string };
+  outcome?: { eventId: string; type: string; link: 'command' | 'ack'; time: string };
+  ackLatencyMs?: number;
+  outcomeLatencyMs?: number;
+}
+
+export interface SessionDetail {
+  key: SessionKey;
+  source: string;
+  name: string;
+  agent: string;
+  state: SessionState;
+  started?: { eventId: string; time: string; label?: string; parent?: string };
+  end?: { eventId: string; time: string; reason?: string };
+  position?: Position;
+  pending: number;
+  events: number;
+  runs: RunView[];
+  cards: Card[];
+  commands: CommandChain[];
+  firstSeen: number;
+  updatedAt: number;
+}
+
+export type CommandState = 'pending' | 'accepted' | 'rejected' | 'relay-refused' | 'timeout';
+export type CommandChange = 'sent' | 'retried' | 'accepted' | 'rejected' | 'relay-refused' | 'timeout' | 'outcome' | 'violation';
+
+/** A command this client sent, as it is followed. */
+export interface CommandView {
+  id: string;
+  type: string;
+  session?: string;
+  run?: string;
+  subject?: string;
+  relay?: string;
+  state: CommandState;
+  sends: number;
+  windowMs: number;
+  firstSent: number;
+  lastSent: number;
+  settledAt?: number;
+  deadline?: number;
+  ackId?: string;
+  reason?: string;
+  detail?: string;
+  relayCode?: string;
+  outcomeId?: string;
+  outcomeType?: string;
+  ackLatencyMs?: number;
+  outcomeLatencyMs?: number;
+}
+
+/** What the `command` listener receives: the view and what just changed. */
+export interface CommandUpdate extends CommandView {
+  change: CommandChange;
+}
+
+export type ConnectionState = 'idle' | 'connecting' | 'handshaking' | 'live' | 'reconnecting' | 'refused' | 'closed';
+
+export interface RelayStatus {
+  relay: string;
+  state: ConnectionState;
+  /** Reconnect attempt and when it happens (ms since the epoch). */
+  attempt?: number;
+  retryAt?: number;
+  /** Why a refused connection was refused. */
+  reason?: string;
+  /** Why the previous socket was lost. */
+  lost?: string;
+  /** A relay error frame that refused none of this client's commands. */
+  error?: { code: string; detail?: string; id?: string; cause?: string };
+  replayExhausted?: { session: string; epoch: number; seq: number };
+  closing?: string;
+}
+
+export interface Violation {
+  origin: 'stream' | 'control' | 'relay';
+  rule: string;
+  detail: string;
+  reference?: string;
+  eventId?: string;
+  session?: SessionKey;
+  commandId?: string;
+  relay?: string;
+}
+
+export interface RosterEntry {
+  relay: string;
+  session: string;
+  agent?: string;
+  instance?: string;
+  control?: { accepts?: string[]; ackWindowMs?: number };
+  emits?: string[];
+}
+
+export interface SessionPosition {
+  session: string;
+  epoch: number;
+  seq: number;
+}
+
+// ----- the client -------------------------------------------------------------
+
+/** The WebSocket constructor the client uses (the global one, or e.g. `ws`). */
+export type WebSocketConstructor = new (url: string) => {
+  send(data: string): void;
+  close(code?: number, reason?: string): void;
+  binaryType: string;
+  onopen: ((ev: never) => unknown) | null;
+  onmessage: ((ev: never) => unknown) | null;
+  onclose: ((ev: never) => unknown) | null;
+  onerror: ((ev: never) => unknown) | null;
+};
+
+export interface RelayOptions {
+  /** ws(s):// or http(s):// URL; an origin alone means `/socket`. */
+  url: string;
+  /** Sent only as `?access_token=` on the upgrade; never logged. */
+  token?: string;
+  /** Shown as provenance; defaults to the URL without its query. */
+  label?: string;
+}
+
+export interface AepClientOptions {
+  relays: RelayOptions[];
+  /** The `agent` this client's commands carry. */
+  agent: string;
+  /** Host part of the default source `aep://{host}/agent/{agent}`. */
+  host?: string;
+  /** The `source` this client's commands carry (overrides `host`). */
+  source?: string;
+  filter?: Filter;
+  /** Capture ceiling asked of each relay. */
+  capture?: Capture;
+  /** Ack window for targets that declared none (default 10 000 ms). */
+  ackWindowMs?: number;
+  pingIntervalMs?: number;
+  /** `positions` (default) or `all`: how subscriptions resume. */
+  resume?: 'positions' | 'all';
+  /** Defaults to the global WebSocket (Node 20: `--experimental-websocket`). */
+  WebSocket?: WebSocketConstructor;
+}
+
+/** Settles when the target decided: `ack` is its `control.accepted`, and
+ * `outcome` resolves with the first event the command caused. */
+export interface Accepted {
+  ack: AepEvent;
+  outcome: Promise<AepEvent>;
+}
+
+export interface Target {
+  session: string;
+  run?: string;
+  /** A relay label, overriding routing. */
+  relay?: string;
+}
+
+export interface CancelArgs extends Target {
+  scope: 'run' | 'session';
+  reason?: string;
+}
+
+export interface VendorArgs extends Target {
+  subject?: string;
+  data?: { [key: string]: Json };
+  capture?: Capture;
+}
+
+export type Unsubscribe = () => void;
+
+export class AepClient {
+  constructor(options: AepClientOptions);
+  /** Connects every relay; resolves once each has been live or refused. */
+  connect(): Promise<RelayStatus[]>;
+  close(): void;
+  on(kind: 'attention', listener: (card: Card | EvictedCard) => void): Unsubscribe;
+  on(kind: 'event', listener: (event: AepEvent, relay: string) => void): Unsubscribe;
+  on(kind: 'command', listener: (command: CommandUpdate) => void): Unsubscribe;
+  on(kind: 'session', listener: (session: SessionSummary | EvictedSession) => void): Unsubscribe;
+  on(kind: 'status', listener: (status: RelayStatus) => void): Unsubscribe;
+  on(kind: 'violation', listener: (violation: Violation) => void): Unsubscribe;
+  /** Rejects with `NackError` when refused, `AepError` when not sent. */
+  respond(requestId: string, answer: AnswerInput): Promise<Accepted>;
+  cancel(args: CancelArgs): Promise<Accepted>;
+  pause(target: string | Target): Promise<Accepted>;
+  resume(target: string | Target): Promise<Accepted>;
+  command(type: VendorCommandType, args: VendorArgs): Promise<Accepted>;
+  /** Sends a command again with the same id, until an ack is seen. */
+  retry(commandId: string): Promise<Accepted>;
+  /** Asks one relay (by label) or every live relay for its roster. */
+  roster(relay?: string): Promise<RosterEntry[]>;
+  inbox(): Card[];
+  sessions(): SessionSummary[];
+  session(key: SessionKey): SessionDetail | null;
+  /** Resume positions per relay label: what to persist. */
+  positions(): { [relay: string]: SessionPosition[] };
+  status(): RelayStatus[];
+  commands(): CommandView[];
+  violations(): Violation[];
+  free(): void;
+}
+
+/** A command that will not be carried out. */
+export class NackError extends Error {
+  readonly name: 'NackError';
+  /** `rejected` (the target's nack), `relay-refused`, or `timeout`. */
+  readonly kind: 'rejected' | 'relay-refused' | 'timeout';
+  /** The nack reason, the relay's code, or `timeout`. */
+  readonly reason: NackReason | 'timeout' | (string & {});
+  readonly detail?: string;
+  /** True for a timeout: decided locally, never sent by anyone. */
+  readonly synthesized: boolean;
+  /** The relay's error code (`no-route`, `unsupported`, `ambiguous`, `unauthorized`, …). */
+  readonly relayCode?: string;
+  readonly commandId: string;
+  /** The target's `control.rejected` event. */
+  readonly ack?: AepEvent;
+}
+
+export type AepErrorCode =
+  | 'invalid-options'
+  | 'invalid-filter'
+  | 'invalid-argument'
+  | 'invalid-answer'
+  | 'invalid-command'
+  | 'no-websocket'
+  | 'unknown-relay'
+  | 'unknown-request'
+  | 'unknown-command'
+  | 'not-over-control'
+  | 'unroutable'
+  | 'not-live'
+  | 'backpressure'
+  | 'not-vendor-command'
+  | 'already-decided'
+  | 'no-roster'
+  | 'duplicate-command';
+
+/** A request refused before anything was sent. */
+export class AepError extends Error {
+  readonly name: 'AepError';
+  readonly code: AepErrorCode;
+}
+
+// ----- pure helpers -----------------------------------------------------------
+
+export interface EventViolation {
+  rule: string;
+  detail: string;
+}
+
+export function validateEvent(event: AepEvent | string): { valid: boolean; violations: EventViolation[] };
+export function validateFilter(filter: Filter): { valid: boolean; error?: { code: string; key?: string; detail: string } };
+/** Throws `AepError` (`invalid-filter`) for an invalid filter. */
+export function matches(filter: Filter, event: AepEvent): boolean;
+
+export interface Projection {
+  sessions: SessionSummary[];
+  inbox: Card[];
+  violations: Violation[];
+  counts: {
+    sessions: number;
+    events: number;
+    runs: number;
+    cards: number;
+    pending: number;
+    commands: number;
+    agents: number;
+    unattached: number;
+    violations: number;
+  };
+  rejected: { count: number; first: { index: number; error: string }[] };
+}
+
+/** Folds a stream (events, JSON texts, or one JSONL string) into state. */
+export function projectState(events: ReadonlyArray<AepEvent | string> | string): Projection;
+
+// ----- the agent side ---------------------------------------------------------
+
+export interface ControlTargetOptions {
+  agent: string;
+  accepts: CommandType[];
+  host?: string;
+  source?: string;
+  epoch?: number;
+}
+
+export interface EventDraft {
+  type: string;
+  session?: string;
+  run?: string;
+  step?: string;
+  subject?: string;
+  cause?: string;
+  traceparent?: string;
+  severity?: Severity;
+  capture?: Capture;
+  data?: { [key: string]: Json };
+  seq?: number;
+  epoch?: number;
+}
+
+export type TargetAction =
+  | { type: 'respond'; request: string; answer: AnswerInput; rule: 'as-sent' | 'text-named-option' | 'unmatched-text-refused' }
+  | { type: 'cancel'; scope: 'run' | 'session'; reason?: string }
+  | { type: 'pause' }
+  | { type: 'resume' }
+  | { type: 'vendor'; commandType: string; data: { [key: string]: Json } };
+
+/** `undefined` or `true` accepts; `false` refuses; `{ reject }` nacks with that reason. */
+export type Verdict = undefined | boolean | { reject: NackReason; detail?: string };
+
+export type Received =
+  | { kind: 'fresh'; ack: AepEvent; action: TargetAction }
+  | { kind: 'nacked'; ack: AepEvent; reason: NackReason }
+  | { kind: 'duplicate'; ack: AepEvent };
+
+export class ControlTarget {
+  constructor(options: ControlTargetOptions);
+  readonly source: string;
+  readonly agent: string;
+  readonly accepts: string[];
+  /** Builds one of the agent's events; session events take the next seq. */
+  event(draft: EventDraft): AepEvent;
+  registerRequest(requested: AepEvent, refusingOption?: string): void;
+  closeRequest(id: string): boolean;
+  handleCommand(command: AepEvent, decide?: (action: TargetAction) => Verdict): Received;
+  answerOutcomes(command: AepEvent, action: Extract<TargetAction, { type: 'respond' }>): AepEvent[];
+  outcome(command: AepEvent, draft: EventDraft): AepEvent;
+  runCancelled(command: AepEvent, reason?: string): AepEvent;
+  progressStatus(command: AepEvent, phase: string, message?: string): AepEvent;
+  peekSeq(session: string): number;
+  setNextSeq(session: string, seq: number): void;
+  free(): void;
+}

@@ -1,0 +1,178 @@
+//! The browser driver: WebSockets and one timer around a [`Hub`], for any
+//! front end (the JavaScript API's [`JsFeed`](super::feed::JsFeed), or a
+//! Rust UI) that implements [`Handler`].
+//!
+//! Every entry point (a socket event, the timer, an API call through
+//! [`with`]) changes the hub under one borrow, carries out what the hub asks
+//! (frames, socket opens and closes, the next timer), hands each change to
+//! the handler, and then runs the handler's deferred work with the borrow
+//! released, so that work may call back into the driver.
+
+use std::cell::RefCell;
+use std::rc::{Rc, Weak};
+
+use gloo_timers::callback::Timeout;
+
+use super::js;
+use super::socket::{Socket, SocketEvent};
+use crate::client::hub::{Hub, HubChange, RelayId};
+use crate::client::Action;
+use crate::time::UnixMs;
+
+/// Work to run once the driver is released.
+pub type Deferred = Vec<Box<dyn FnOnce()>>;
+
+/// What a front end does with the hub's changes.
+pub trait Handler: 'static {
+    /// One change, in order, with the hub to read.
+    fn change(&mut self, hub: &Hub, change: HubChange);
+    /// At the end of a turn: the calls out (listeners, UI updates) to make
+    /// once the driver is released.
+    fn deferred(&mut self, hub: &Hub) -> Deferred;
+}
+
+struct RelaySocket {
+    /// Holds the token; handed only to the WebSocket constructor.
+    url: String,
+    socket: Option<Socket>,
+    /// Bumped per socket, so a late report from an old one is ignored.
+    generation: u64,
+}
+
+/// The hub, its sockets and timer, and the front end's handler.
+pub struct Driver<H: Handler> {
+    pub hub: Hub,
+    pub handler: H,
+    sockets: Vec<RelaySocket>,
+    ctor: Option<js_sys::Function>,
+    timer: Option<(UnixMs, Timeout)>,
+    me: Weak<RefCell<Driver<H>>>,
+}
+
+pub type Shared<H> = Rc<RefCell<Driver<H>>>;
+
+impl<H: Handler> Driver<H> {
+    /// `urls[i]` is relay `i`'s socket URL (see
+    /// [`socket_url`](crate::client::hub::socket_url)); `ctor` a WebSocket
+    /// constructor to use instead of the global one.
+    pub fn new(hub: Hub, urls: Vec<String>, ctor: Option<js_sys::Function>, handler: H) -> Shared<H> {
+        Rc::new_cyclic(|me| {
+            RefCell::new(Driver {
+                hub,
+                handler,
+                sockets: urls.into_iter().map(|url| RelaySocket { url, socket: None, generation: 0 }).collect(),
+                ctor,
+                timer: None,
+                me: me.clone(),
+            })
+        })
+    }
+
+    /// Carries out what the hub asks and hands its changes to the handler.
+    fn drive(&mut self) {
+        loop {
+            let mut progressed = false;
+            while let Some((relay, text)) = self.hub.poll_transmit() {
+                progressed = true;
+                if let Some(s) = self.sockets.get(relay).and_then(|s| s.socket.as_ref()) {
+                    s.send(&text);
+                }
+            }
+            while let Some((relay, action)) = self.hub.poll_action() {
+                progressed = true;
+                self.act(relay, action);
+            }
+            while let Some(change) = self.hub.poll_change() {
+                progressed = true;
+                self.handler.change(&self.hub, change);
+            }
+            if !progressed {
+                break;
+            }
+        }
+        self.arm_timer();
+    }
+
+    fn act(&mut self, relay: RelayId, action: Action) {
+        let Some(slot) = self.sockets.get_mut(relay) else { return };
+        match action {
+            Action::Open => {
+                if let Some(old) = slot.socket.take() {
+                    old.close(1000, "reconnecting");
+                }
+                slot.generation += 1;
+                let generation = slot.generation;
+                let me = self.me.clone();
+                let report = Rc::new(move |event: SocketEvent| on_socket(&me, relay, generation, event));
+                match Socket::open(&slot.url, self.ctor.as_ref(), report) {
+                    Ok(socket) => slot.socket = Some(socket),
+                    Err(why) => self.hub.handle_closed(relay, js::now(), 1006, why),
+                }
+            }
+            Action::Close { code, reason } => {
+                if let Some(s) = slot.socket.take() {
+                    s.close(code, &reason);
+                }
+            }
+        }
+    }
+
+    fn arm_timer(&mut self) {
+        let next = self.hub.poll_timeout();
+        if self.timer.as_ref().map(|(at, _)| *at) == next {
+            return;
+        }
+        // Dropping a gloo Timeout cancels it.
+        self.timer = None;
+        if let Some(at) = next {
+            let delay = at.since(js::now()).min(i32::MAX as u64) as u32;
+            let me = self.me.clone();
+            let timeout = Timeout::new(delay, move || {
+                if let Some(rc) = me.upgrade() {
+                    with(&rc, |d| {
+                        d.timer = None;
+                        d.hub.handle_timeout(js::now());
+                    });
+                }
+            });
+            self.timer = Some((at, timeout));
+        }
+    }
+}
+
+/// Runs `f` on the driver, carries out what the hub asks, then runs the
+/// handler's deferred work with the borrow released.
+pub fn with<H: Handler, R>(rc: &Shared<H>, f: impl FnOnce(&mut Driver<H>) -> R) -> R {
+    let (out, deferred) = {
+        let mut d = rc.borrow_mut();
+        let out = f(&mut d);
+        d.drive();
+        let d = &mut *d;
+        (out, d.handler.deferred(&d.hub))
+    };
+    for work in deferred {
+        work();
+    }
+    out
+}
+
+fn on_socket<H: Handler>(me: &Weak<RefCell<Driver<H>>>, relay: RelayId, generation: u64, event: SocketEvent) {
+    let Some(rc) = me.upgrade() else { return };
+    // Socket reports come from the event loop, never while borrowed.
+    with(&rc, |d| {
+        let current = d.sockets.get(relay).is_some_and(|s| s.generation == generation && s.socket.is_some());
+        if !current {
+            return;
+        }
+        let now = js::now();
+        match event {
+            SocketEvent::Open => d.hub.handle_open(relay, now),
+            SocketEvent::Text(text) => d.hub.handle_text(relay, &text, now),
+            SocketEvent::Binary(bytes) => d.hub.handle_binary(relay, &bytes, now),
+            SocketEvent::Closed { code, reason } => {
+                d.sockets[relay].socket = None;
+                d.hub.handle_closed(relay, now, code, &reason);
+            }
+        }
+    });
+}

@@ -1,0 +1,106 @@
+//! Pure helpers: the same validation, matching and folding the client
+//! uses, for code that holds events already (logs, tests, other transports).
+
+use serde_json::{json, Value};
+use wasm_bindgen::prelude::*;
+
+use super::js::{self, aep_error};
+use crate::client::hub::view;
+use crate::protocol::event::Event;
+use crate::protocol::filter::Filter;
+use crate::protocol::validate;
+use crate::store::Store;
+
+/// Rejected inputs reported individually by `projectState`; the rest are
+/// only counted.
+const MAX_REPORTED_REJECTS: usize = 100;
+
+/// Checks one event (an object, or its JSON text) against every rule that
+/// applies to it alone: `{ valid, violations: [{ rule, detail }] }`.
+#[wasm_bindgen(js_name = validateEvent)]
+pub fn validate_event(event: JsValue) -> JsValue {
+    let violations: Vec<Value> =
+        match js::json_text(&event).and_then(|t| serde_json::from_str::<Value>(&t).map_err(|e| e.to_string())) {
+            Ok(v) => validate::event(&v).into_iter().map(|v| json!({ "rule": v.rule, "detail": v.detail })).collect(),
+            Err(e) => vec![json!({ "rule": "json.syntax", "detail": e })],
+        };
+    js::to_js(&json!({ "valid": violations.is_empty(), "violations": violations }))
+}
+
+/// Checks an attr-match filter: `{ valid, error?: { code, key?, detail } }`.
+#[wasm_bindgen(js_name = validateFilter)]
+pub fn validate_filter(filter: JsValue) -> JsValue {
+    let out = match read_filter(&filter) {
+        Ok(_) => json!({ "valid": true }),
+        Err(e) => json!({ "valid": false, "error": e }),
+    };
+    js::to_js(&out)
+}
+
+/// Whether `event` matches `filter`. Throws an `AepError` (`invalid-filter`)
+/// for an invalid filter.
+#[wasm_bindgen]
+pub fn matches(filter: JsValue, event: JsValue) -> Result<bool, JsValue> {
+    let f = read_filter(&filter)
+        .map_err(|e| aep_error("invalid-filter", e["detail"].as_str().unwrap_or("invalid filter")))?;
+    let value = js::to_json(&event).map_err(|e| aep_error("invalid-argument", format!("event: {e}")))?;
+    match value {
+        Value::Object(m) => Ok(f.matches_value(&m)),
+        _ => Err(aep_error("invalid-argument", "event: expected an object")),
+    }
+}
+
+fn read_filter(filter: &JsValue) -> Result<Filter, Value> {
+    let value = js::to_json(filter).map_err(|e| json!({ "code": "filter.not-object", "detail": e }))?;
+    Filter::parse(&value).map_err(|e| {
+        let mut v = json!({ "code": e.kind.code(), "detail": e.detail });
+        if let Some(k) = e.key {
+            v["key"] = json!(k);
+        }
+        v
+    })
+}
+
+/// Folds a whole stream (an array of events or JSON texts, or one JSONL
+/// string) through a fresh store and returns what it amounts to:
+/// `{ sessions, inbox, violations, counts, rejected }`.
+#[wasm_bindgen(js_name = projectState)]
+pub fn project_state(events: JsValue) -> Result<JsValue, JsValue> {
+    let now = js::now();
+    let mut store = Store::default();
+    let mut rejected = Vec::new();
+    let mut rejected_count = 0u64;
+    let mut fold = |index: usize, text: Result<String, String>, store: &mut Store| {
+        match text.and_then(|t| Event::parse(&t).map_err(|e| e.to_string())) {
+            Ok(e) => {
+                store.apply(e, None, now);
+                // Nobody reads this store's change feed.
+                while store.poll_change().is_some() {}
+            }
+            Err(err) => {
+                rejected_count += 1;
+                if rejected.len() < MAX_REPORTED_REJECTS {
+                    rejected.push(json!({ "index": index, "error": err }));
+                }
+            }
+        }
+    };
+    if let Some(jsonl) = events.as_string() {
+        for (i, line) in jsonl.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+            fold(i, Ok(line.to_owned()), &mut store);
+        }
+    } else if js_sys::Array::is_array(&events) {
+        let list = js_sys::Array::from(&events);
+        for i in 0..list.length() {
+            fold(i as usize, js::json_text(&list.get(i)), &mut store);
+        }
+    } else {
+        return Err(aep_error(
+            "invalid-argument",
+            "projectState(events): expected an array of events or a JSONL string",
+        ));
+    }
+    let mut out = view::projection(&store);
+    out["rejected"] = json!({ "count": rejected_count, "first": rejected });
+    Ok(js::to_js(&out))
+}

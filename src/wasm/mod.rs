@@ -1,0 +1,23 @@
+//! The JavaScript API (wasm32 only): the browser WebSocket driver around
+//! the [`Hub`](crate::client::hub::Hub), and the engine's pure pieces.
+//!
+//! * [`client`]: `AepClient`, the multi-relay console client.
+//! * [`driver`]: sockets and the timer around the hub, for any front end.
+//! * [`feed`]: the JavaScript front end: listeners and command promises.
+//! * [`socket`]: one WebSocket (global or passed-in constructor).
+//! * [`options`]: reading `new AepClient(options)`.
+//! * [`helpers`]: `validateEvent`, `validateFilter`, `matches`, `projectState`.
+//! * [`target`]: `ControlTarget` for agents written in JavaScript.
+//! * [`js`]: conversions, errors (`NackError`, `AepError`), time, randomness.
+//!
+//! Objects cross the boundary as plain JSON-shaped values; the package's
+//! TypeScript declarations describe each one.
+
+pub mod client;
+pub mod driver;
+pub mod feed;
+pub mod helpers;
+pub mod js;
+pub mod options;
+pub mod socket;
+pub mod target;

@@ -1,0 +1,319 @@
+//! `ControlTarget` for agents written in JavaScript: commands decided
+//! exactly once with recorded acks, outcome events correlated by the
+//! engine, and the agent's own events sequenced per session.
+
+use serde_json::{json, Value};
+use wasm_bindgen::prelude::*;
+
+use super::js::{self, aep_error};
+use super::options::string_member;
+use crate::control::ack::NackReason;
+use crate::control::answer::{Answer, AppliedRule};
+use crate::control::target::{Action, ControlTarget, Received, SeqCounter, Sequencer, Verdict};
+use crate::protocol::event::{Capture, Event, Severity};
+use crate::protocol::ids::{source_uri, ulid, Draft, Identity};
+
+fn invalid(message: impl AsRef<str>) -> JsValue {
+    aep_error("invalid-argument", message)
+}
+
+fn event_from(value: &JsValue, what: &str) -> Result<Event, JsValue> {
+    let text = js::json_text(value).map_err(|e| invalid(format!("{what}: {e}")))?;
+    Event::parse(&text).map_err(|e| invalid(format!("{what}: {e}")))
+}
+
+fn out(e: &Event) -> JsValue {
+    js::event_to_js(e.raw())
+}
+
+/// Reads a draft `{ type, session?, run?, step?, subject?, cause?,
+/// severity?, capture?, data?, traceparent?, seq?, epoch? }`.
+fn draft(value: &JsValue, seqs: &mut SeqCounter) -> Result<Draft, JsValue> {
+    let v = js::to_json(value).map_err(|e| invalid(format!("draft: {e}")))?;
+    let Value::Object(m) = v else { return Err(invalid("draft: expected an object")) };
+    let text = |k: &str| -> Result<Option<String>, JsValue> {
+        match m.get(k) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(_) => Err(invalid(format!("draft: `{k}` must be a string"))),
+        }
+    };
+    let ty = text("type")?.ok_or_else(|| invalid("draft: `type` is required"))?;
+    let mut d = Draft::new(ty);
+    if let Some(s) = text("subject")? {
+        d = d.subject(s);
+    }
+    if let Some(s) = text("run")? {
+        d = d.run(s);
+    }
+    if let Some(s) = text("step")? {
+        d = d.step(s);
+    }
+    if let Some(s) = text("cause")? {
+        d = d.cause(s);
+    }
+    if let Some(s) = text("traceparent")? {
+        d = d.traceparent(s);
+    }
+    if let Some(s) = text("severity")? {
+        d = d.severity(Severity::parse(&s).ok_or_else(|| invalid(format!("draft: unknown severity `{s}`")))?);
+    }
+    if let Some(s) = text("capture")? {
+        d = d.capture(Capture::parse(&s).ok_or_else(|| invalid(format!("draft: unknown capture level `{s}`")))?);
+    }
+    if let Some(data) = m.get("data").filter(|v| !v.is_null()) {
+        if !data.is_object() {
+            return Err(invalid("draft: `data` must be an object"));
+        }
+        d = d.data(data.clone());
+    }
+    if let Some(session) = text("session")? {
+        let seq = match m.get("seq") {
+            None | Some(Value::Null) => seqs.next_seq(&session),
+            Some(v) => v.as_u64().ok_or_else(|| invalid("draft: `seq` must be a non-negative integer"))?,
+        };
+        let epoch = match m.get("epoch") {
+            None | Some(Value::Null) => seqs.epoch(&session),
+            Some(v) => Some(v.as_u64().ok_or_else(|| invalid("draft: `epoch` must be a non-negative integer"))?),
+        };
+        d = d.session(session).seq(seq);
+        if let Some(e) = epoch {
+            d = d.epoch(e);
+        }
+    }
+    Ok(d)
+}
+
+fn action_to_js(action: &Action) -> Value {
+    match action {
+        Action::Respond { request, applied } => {
+            let rule = match applied.rule {
+                AppliedRule::AsSent => "as-sent",
+                AppliedRule::TextNamedOption => "text-named-option",
+                AppliedRule::UnmatchedTextRefused => "unmatched-text-refused",
+            };
+            json!({ "type": "respond", "request": request.id, "answer": applied.answer.to_value(), "rule": rule })
+        }
+        Action::Cancel { scope, reason } => {
+            let mut v = json!({ "type": "cancel", "scope": scope.as_str() });
+            if let Some(r) = reason {
+                v["reason"] = json!(r);
+            }
+            v
+        }
+        Action::Pause => json!({ "type": "pause" }),
+        Action::Resume => json!({ "type": "resume" }),
+        Action::Vendor { ty, data } => {
+            json!({ "type": "vendor", "commandType": ty, "data": Value::Object(data.clone()) })
+        }
+    }
+}
+
+/// `undefined`, `null` or `true` accept; `false` refuses; `{ reject,
+/// detail? }` rejects with that nack reason.
+fn verdict(result: Result<JsValue, JsValue>) -> Verdict {
+    let refused = |detail: &str| Verdict::Reject { reason: NackReason::Refused, detail: Some(detail.to_owned()) };
+    let v = match result {
+        Ok(v) => v,
+        Err(e) => {
+            js::report(&e);
+            return refused("the agent could not decide");
+        }
+    };
+    if v.is_undefined() || v.is_null() || v.as_bool() == Some(true) {
+        return Verdict::Accept;
+    }
+    if v.as_bool() == Some(false) {
+        return Verdict::Reject { reason: NackReason::Refused, detail: None };
+    }
+    match js::get(&v, "reject").as_string().and_then(|r| NackReason::parse(&r)) {
+        Some(reason) => Verdict::Reject { reason, detail: js::get(&v, "detail").as_string() },
+        None => refused("the agent's decision was not understood"),
+    }
+}
+
+/// Receives commands for one agent (see the engine's control target).
+#[wasm_bindgen(js_name = ControlTarget)]
+pub struct JsControlTarget {
+    target: ControlTarget,
+    seqs: SeqCounter,
+}
+
+#[wasm_bindgen(js_class = ControlTarget)]
+impl JsControlTarget {
+    /// `new ControlTarget({ agent, accepts, host?, source?, epoch? })`.
+    #[wasm_bindgen(constructor)]
+    pub fn new(options: JsValue) -> Result<JsControlTarget, JsValue> {
+        let agent = string_member(&options, "agent")?
+            .filter(|a| !a.is_empty())
+            .ok_or_else(|| invalid("`agent` is required"))?;
+        let host = string_member(&options, "host")?.unwrap_or_else(|| "localhost".into());
+        let source = string_member(&options, "source")?.unwrap_or_else(|| source_uri(&host, &agent, None));
+        let accepts_js = js::get(&options, "accepts");
+        if !js_sys::Array::is_array(&accepts_js) {
+            return Err(invalid("`accepts` must be an array of command types"));
+        }
+        let accepts: Vec<String> = js_sys::Array::from(&accepts_js).iter().filter_map(|v| v.as_string()).collect();
+        let epoch = js::get(&options, "epoch").as_f64();
+        let seqs = match epoch {
+            Some(e) if e >= 0.0 && e.fract() == 0.0 => SeqCounter::with_epoch(e as u64),
+            Some(_) => return Err(invalid("`epoch` must be a non-negative integer")),
+            None => SeqCounter::new(),
+        };
+        let target = ControlTarget::new(Identity::new(source, agent), accepts).map_err(|e| invalid(e.to_string()))?;
+        Ok(JsControlTarget { target, seqs })
+    }
+
+    #[wasm_bindgen(getter)]
+    pub fn source(&self) -> String {
+        self.target.identity().source.clone()
+    }
+
+    #[wasm_bindgen(getter)]
+    pub fn agent(&self) -> String {
+        self.target.identity().agent.clone()
+    }
+
+    /// The declared command types, for `hello.capabilities.control.accepts`.
+    #[wasm_bindgen(getter)]
+    pub fn accepts(&self) -> Vec<String> {
+        self.target.accepts().to_vec()
+    }
+
+    /// Builds one of the agent's own events; a session event takes the
+    /// session's next `seq` unless the draft names one.
+    pub fn event(&mut self, draft_: JsValue) -> Result<JsValue, JsValue> {
+        let now = js::now();
+        let d = draft(&draft_, &mut self.seqs)?;
+        let e = d.build(self.target.identity(), ulid(now, js::random()), now).map_err(|e| invalid(e.to_string()))?;
+        Ok(out(&e))
+    }
+
+    /// Registers an `attention.requested` the agent emitted, so answers to
+    /// it can be checked; `refusingOption` names the option that unmatched
+    /// permission text applies.
+    #[wasm_bindgen(js_name = registerRequest)]
+    pub fn register_request(&mut self, requested: JsValue, refusing_option: Option<String>) -> Result<(), JsValue> {
+        let e = event_from(&requested, "request")?;
+        self.target.register_request(&e, refusing_option.as_deref()).map_err(|e| invalid(e.to_string()))
+    }
+
+    /// Marks a request closed by other means; later answers are nacked.
+    #[wasm_bindgen(js_name = closeRequest)]
+    pub fn close_request(&mut self, id: &str) -> bool {
+        self.target.close_request(id)
+    }
+
+    /// Receives a command: `{ kind: "fresh", ack, action }`, `{ kind:
+    /// "nacked", ack, reason }` or `{ kind: "duplicate", ack }` (the exact
+    /// ack recorded the first time). `decide(action)` is asked only for a
+    /// first delivery that passed the protocol gates.
+    #[wasm_bindgen(js_name = handleCommand)]
+    pub fn handle_command(&mut self, command: JsValue, decide: Option<js_sys::Function>) -> Result<JsValue, JsValue> {
+        let e = event_from(&command, "command")?;
+        let now = js::now();
+        let received = self
+            .target
+            .handle_command_with(&e, now, js::random(), &mut self.seqs, |action| match &decide {
+                None => Verdict::Accept,
+                Some(f) => verdict(f.call1(&JsValue::UNDEFINED, &js::to_js(&action_to_js(action)))),
+            })
+            .map_err(|e| invalid(e.to_string()))?;
+        let o = js_sys::Object::new();
+        match &received {
+            Received::Fresh { action, ack, .. } => {
+                js::set(&o, "kind", &"fresh".into());
+                js::set(&o, "ack", &out(ack));
+                js::set(&o, "action", &js::to_js(&action_to_js(action)));
+            }
+            Received::Nacked { ack, reason } => {
+                js::set(&o, "kind", &"nacked".into());
+                js::set(&o, "ack", &out(ack));
+                js::set(&o, "reason", &reason.as_str().into());
+            }
+            Received::Duplicate { ack } => {
+                js::set(&o, "kind", &"duplicate".into());
+                js::set(&o, "ack", &js::event_to_js(ack));
+            }
+        }
+        Ok(o.into())
+    }
+
+    /// `attention.answered` and `attention.resolved` for an accepted
+    /// respond (`action` as `handleCommand` returned it).
+    #[wasm_bindgen(js_name = answerOutcomes)]
+    pub fn answer_outcomes(&mut self, command: JsValue, action: JsValue) -> Result<js_sys::Array, JsValue> {
+        let e = event_from(&command, "command")?;
+        let request = string_member(&action, "request")?.ok_or_else(|| invalid("action: not a respond action"))?;
+        let answer = js::to_json(&js::get(&action, "answer"))
+            .map_err(|e| invalid(format!("action.answer: {e}")))
+            .and_then(|v| Answer::from_value(&v).map_err(|e| invalid(format!("action.answer: {e}"))))?;
+        let open = self
+            .target
+            .request(&request)
+            .map(|(r, _)| r.clone())
+            .ok_or_else(|| invalid(format!("no registered request `{request}`")))?;
+        let now = js::now();
+        let pair = self
+            .target
+            .answer_outcomes(&e, &open, &answer, now, js::random(), &mut self.seqs)
+            .map_err(|e| invalid(e.to_string()))?;
+        Ok(pair.iter().map(out).collect())
+    }
+
+    /// Any outcome event: `cause` is the command, `session` its session.
+    pub fn outcome(&mut self, command: JsValue, draft_: JsValue) -> Result<JsValue, JsValue> {
+        let e = event_from(&command, "command")?;
+        // Session, seq and cause are the command's and the agent's, not the draft's.
+        let d = draft(&draft_, &mut SeqCounter::new())?;
+        let now = js::now();
+        let ev = self.target.outcome(&e, d, now, js::random(), &mut self.seqs).map_err(|e| invalid(e.to_string()))?;
+        Ok(out(&ev))
+    }
+
+    /// `run.cancelled` (by `control`) for an accepted cancel.
+    #[wasm_bindgen(js_name = runCancelled)]
+    pub fn run_cancelled(&mut self, command: JsValue, reason: Option<String>) -> Result<JsValue, JsValue> {
+        let e = event_from(&command, "command")?;
+        let now = js::now();
+        let ev = self
+            .target
+            .run_cancelled(&e, reason.as_deref(), now, js::random(), &mut self.seqs)
+            .map_err(|e| invalid(e.to_string()))?;
+        Ok(out(&ev))
+    }
+
+    /// `progress.status` with `phase` (e.g. "paused", "resumed") for an
+    /// honoured pause or resume.
+    #[wasm_bindgen(js_name = progressStatus)]
+    pub fn progress_status(
+        &mut self,
+        command: JsValue,
+        phase: &str,
+        message: Option<String>,
+    ) -> Result<JsValue, JsValue> {
+        let e = event_from(&command, "command")?;
+        let now = js::now();
+        let ev = self
+            .target
+            .progress_status(&e, phase, message.as_deref(), now, js::random(), &mut self.seqs)
+            .map_err(|e| invalid(e.to_string()))?;
+        Ok(out(&ev))
+    }
+
+    /// The `seq` the next event of `session` takes.
+    #[wasm_bindgen(js_name = peekSeq)]
+    pub fn peek_seq(&self, session: &str) -> f64 {
+        self.seqs.peek(session) as f64
+    }
+
+    /// Continues `session` from `seq` (e.g. after a restart).
+    #[wasm_bindgen(js_name = setNextSeq)]
+    pub fn set_next_seq(&mut self, session: &str, seq: f64) -> Result<(), JsValue> {
+        if seq < 0.0 || seq.fract() != 0.0 {
+            return Err(invalid("`seq` must be a non-negative integer"));
+        }
+        self.seqs.set_next(session, seq as u64);
+        Ok(())
+    }
+}

@@ -1,0 +1,137 @@
+//! The JavaScript API in Node (wasm-bindgen-test): the pure helpers, the
+//! control target, option checks, and a real relay over Node's WebSocket.
+//! Run through `scripts/test-npm` (it starts the relay).
+
+#![cfg(target_arch = "wasm32")]
+
+#[path = "wasm_support/mod.rs"]
+mod support;
+
+use aep_client::wasm::client::AepClient;
+use aep_client::wasm::helpers::{matches, project_state, validate_event, validate_filter};
+use aep_client::wasm::js;
+use aep_client::wasm::target::JsControlTarget;
+use serde_json::json;
+use support::{js_value, json};
+use wasm_bindgen::JsValue;
+use wasm_bindgen_test::wasm_bindgen_test;
+
+fn ev(id: &str, ty: &str, seq: u64, extra: serde_json::Value) -> serde_json::Value {
+    let mut v = json!({"aep": "0.1", "id": id, "type": ty, "time": "2026-07-03T10:00:00Z",
+        "source": "aep://h/agent/a", "agent": "a", "session": "s1", "seq": seq});
+    v.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+    v
+}
+
+#[wasm_bindgen_test]
+fn validate_event_reports_rule_ids() {
+    let ok = json(&validate_event(js_value(&ev("E1", "progress.status", 0, json!({"data": {"phase": "x"}})))));
+    assert_eq!(ok, json!({"valid": true, "violations": []}));
+    let bad = json(&validate_event(js_value(&json!({"aep": "0.1", "id": "E2", "type": "Nope"}))));
+    assert_eq!(bad["valid"], false);
+    assert!(
+        bad["violations"].as_array().unwrap().iter().any(|v| v["rule"].as_str().unwrap().starts_with("envelope.")),
+        "{bad}"
+    );
+    let text = json(&validate_event(JsValue::from_str("{not json")));
+    assert_eq!(text["violations"][0]["rule"], "json.syntax");
+}
+
+#[wasm_bindgen_test]
+fn filters_validate_and_match() {
+    assert_eq!(json(&validate_filter(js_value(&json!({"type": ["attention.*"]})))), json!({"valid": true}));
+    let bad = json(&validate_filter(js_value(&json!({"seq": 3}))));
+    assert_eq!(bad["valid"], false);
+    assert_eq!(bad["error"]["code"], "filter.unfilterable-key");
+    let f = js_value(&json!({"type": ["attention.*"], "severity": {"gte": "warning"}}));
+    let warn = js_value(&ev("E1", "attention.requested", 0, json!({"severity": "warning"})));
+    let info = js_value(&ev("E2", "attention.requested", 1, json!({})));
+    assert!(matches(f.clone(), warn).unwrap());
+    assert!(!matches(f, info.clone()).unwrap());
+    let err = matches(js_value(&json!({"seq": 1})), info).unwrap_err();
+    assert_eq!(js::get(&err, "code").as_string().as_deref(), Some("invalid-filter"));
+}
+
+#[wasm_bindgen_test]
+fn project_state_folds_arrays_and_jsonl_alike() {
+    let stream = vec![
+        ev(
+            "R1",
+            "attention.requested",
+            0,
+            json!({"data": {"kind": "permission", "prompt": "ok?",
+            "options": [{"id": "y", "label": "Yes"}]}}),
+        ),
+        ev("P1", "progress.status", 1, json!({"data": {"phase": "x"}})),
+        ev("P1", "progress.status", 1, json!({"data": {"phase": "x"}})),
+    ];
+    let array = json(&project_state(js_value(&json!(stream))).unwrap());
+    assert_eq!(array["counts"]["events"], 2, "the redelivery is folded once: {array}");
+    assert_eq!(array["counts"]["pending"], 1);
+    assert_eq!(array["inbox"][0]["prompt"], "ok?");
+    assert_eq!(array["rejected"]["count"], 0);
+    let jsonl: String = stream.iter().map(|e| format!("{e}\n")).collect::<String>() + "{\"aep\":\"0.1\"}\n";
+    let lines = json(&project_state(JsValue::from_str(&jsonl)).unwrap());
+    assert_eq!(lines["counts"], array["counts"]);
+    assert_eq!(lines["rejected"]["count"], 1);
+    assert_eq!(lines["rejected"]["first"][0]["index"], 3);
+    assert!(project_state(JsValue::from_f64(3.0)).is_err());
+}
+
+#[wasm_bindgen_test]
+fn the_control_target_sequences_dedupes_and_refuses() {
+    let options = js_value(&json!({"agent": "js-agent", "host": "h", "accepts": ["control.pause"]}));
+    let mut t = JsControlTarget::new(options).unwrap();
+    assert_eq!(t.source(), "aep://h/agent/js-agent");
+    let a = json(&t.event(js_value(&json!({"type": "session.started", "session": "s"}))).unwrap());
+    let b =
+        json(&t.event(js_value(&json!({"type": "progress.status", "session": "s", "data": {"phase": "x"}}))).unwrap());
+    assert_eq!((a["seq"].as_u64(), b["seq"].as_u64()), (Some(0), Some(1)));
+    assert_eq!(t.peek_seq("s"), 2.0);
+
+    let pause = js_value(&json!({"aep": "0.1", "id": "C1", "type": "control.pause", "time": "2026-07-03T10:00:00Z",
+        "source": "aep://c/agent/console", "agent": "console", "session": "s", "data": {}}));
+    let first = json(&t.handle_command(pause.clone(), None).unwrap());
+    assert_eq!(first["kind"], "fresh");
+    assert_eq!(first["ack"]["type"], "control.accepted");
+    assert_eq!(first["ack"]["seq"], 2);
+    let again = json(&t.handle_command(pause, None).unwrap());
+    assert_eq!(again["kind"], "duplicate");
+    assert_eq!(again["ack"], first["ack"], "the recorded ack, unchanged");
+
+    let cancel = js_value(&json!({"aep": "0.1", "id": "C2", "type": "control.cancel", "time": "2026-07-03T10:00:00Z",
+        "source": "aep://c/agent/console", "agent": "console", "session": "s", "data": {"scope": "session"}}));
+    let nack = json(&t.handle_command(cancel, None).unwrap());
+    assert_eq!((nack["kind"].as_str(), nack["reason"].as_str()), (Some("nacked"), Some("unsupported")));
+
+    assert!(JsControlTarget::new(js_value(&json!({"agent": "x", "accepts": ["progress.status"]}))).is_err());
+}
+
+#[wasm_bindgen_test]
+fn bad_options_are_refused_without_echoing_the_token() {
+    let cases = [
+        json!({"agent": "c"}),
+        json!({"relays": [], "agent": "c"}),
+        json!({"relays": [{"url": "ftp://h/?access_token=s3cret-value", "token": "s3cret-value"}], "agent": "c"}),
+        json!({"relays": [{"url": "ws://h", "token": 12345}], "agent": "c"}),
+        json!({"relays": [{"url": "ws://h"}], "agent": ""}),
+        json!({"relays": [{"url": "ws://h"}], "agent": "c", "filter": {"seq": 1}}),
+    ];
+    for (i, case) in cases.iter().enumerate() {
+        let err = AepClient::new(js_value(case)).err().unwrap_or_else(|| panic!("case {i} must be refused"));
+        let code = js::get(&err, "code").as_string().unwrap();
+        let message = js::get(&err, "message").as_string().unwrap();
+        assert!(code == "invalid-options" || code == "invalid-filter", "case {i}: {code}");
+        assert!(!message.contains("s3cret") && !message.contains("12345"), "case {i}: {message}");
+    }
+}
+
+#[wasm_bindgen_test]
+async fn answers_a_permission_request_through_the_relay() {
+    support::answer_a_permission_request("node-answer").await;
+}
+
+#[wasm_bindgen_test]
+async fn a_rejected_answer_and_an_unrouted_command_reject() {
+    support::a_rejected_answer_is_a_nack_error("node-reject").await;
+}
