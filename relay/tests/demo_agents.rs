@@ -5,19 +5,19 @@
 
 use std::time::Duration;
 
-use aep_client::client::{ClientEvent, Config as ConnectionConfig, Connection};
+mod support;
+
+use support::console::{Console, PATIENCE_MS};
+
 use aep_client::control::ack::NackReason;
 use aep_client::control::answer::Answer;
-use aep_client::control::sender::{Address, CancelScope, Command, CommandState, ControlSender, RelayCode};
-use aep_client::protocol::filter::Filter;
-use aep_client::protocol::frame::{ErrorFrame, RosterEntry};
-use aep_client::protocol::ids::{source_uri, Identity};
+use aep_client::control::sender::{Address, CancelScope, Command, CommandState, RelayCode};
 use aep_client::protocol::validate::{self, payload};
 use aep_client::{Capture, Event, UnixMs};
 use aep_relay::auth::Token;
 use aep_relay::demo::agent::ACK_WINDOW_MS;
 use aep_relay::demo::cast::INSTRUCT;
-use aep_relay::demo::{self, now, Demo, DemoOptions, Link, Pace, Step, CAST};
+use aep_relay::demo::{self, now, Demo, DemoOptions, Pace, CAST};
 use aep_relay::{serve, Config, Relay};
 use serde_json::{json, Map, Value};
 use tokio::net::TcpListener;
@@ -25,7 +25,6 @@ use tokio::net::TcpListener;
 const TOKEN: &str = "demo-test-token";
 /// Ten times real time: a 45 s expiry takes 4.5 s.
 const PACE: u64 = 100;
-const PATIENCE_MS: u64 = 30_000;
 
 async fn relay_on(listener: TcpListener) -> Relay {
     let config = Config { token: Token::new(TOKEN), ..Config::default() };
@@ -37,122 +36,6 @@ async fn relay_and_demo(seed: u64) -> (Relay, Demo) {
     let options = DemoOptions { seed: Some(seed), token: Some(TOKEN.into()), pace: Pace::scaled(PACE) };
     let demo = demo::launch(&relay, &options).expect("demo starts");
     (relay, demo)
-}
-
-/// A console: one watching connection that also sends commands.
-struct Console {
-    link: Link,
-    sender: ControlSender,
-    seen: Vec<Event>,
-    errors: Vec<ErrorFrame>,
-    rosters: Vec<(String, Vec<RosterEntry>)>,
-    ids: u128,
-}
-
-impl Console {
-    async fn connect(relay: &Relay) -> Console {
-        let mut conn = Connection::new(ConnectionConfig::consumer()).unwrap();
-        conn.subscribe(Filter::match_all(), None).unwrap();
-        let url = demo::socket_url(&relay.base_url(), Some(TOKEN));
-        let identity = Identity::new(source_uri("test-host", "test-console", None), "test-console");
-        let mut console = Console {
-            link: Link::new(conn, url),
-            sender: ControlSender::new(identity),
-            seen: Vec::new(),
-            errors: Vec::new(),
-            rosters: Vec::new(),
-            ids: 0,
-        };
-        console.link.conn().connect(now());
-        console.until("the subscription", |c| c.link.is_live().then_some(())).await;
-        console
-    }
-
-    /// Handles one notification, or wakes at `deadline`.
-    async fn step(&mut self, deadline: UnixMs) {
-        let wake = self.sender.poll_timeout().map_or(deadline, |t| t.min(deadline));
-        match self.link.next(Some(wake)).await {
-            Step::Notice(ClientEvent::Event(e)) => {
-                self.sender.handle_event(&e, now());
-                self.seen.push(e);
-            }
-            Step::Notice(ClientEvent::Error(e)) => {
-                if let Some(cause) = &e.cause {
-                    self.sender.handle_relay_error(cause, &e.code, e.detail.as_deref(), now());
-                }
-                self.errors.push(e);
-            }
-            Step::Notice(ClientEvent::Roster { id, entries }) => self.rosters.push((id, entries)),
-            Step::Notice(_) => {}
-            Step::Wake => self.sender.handle_timeout(now()),
-        }
-    }
-
-    /// Steps until `check` finds what it wants.
-    async fn until<T>(&mut self, what: &str, check: impl Fn(&Console) -> Option<T>) -> T {
-        let deadline = now() + PATIENCE_MS;
-        loop {
-            if let Some(found) = check(self) {
-                return found;
-            }
-            assert!(
-                now() < deadline,
-                "no {what} within {PATIENCE_MS} ms; saw {:?} and errors {:?}",
-                self.summary(),
-                self.errors
-            );
-            self.step(deadline).await;
-        }
-    }
-
-    async fn event(&mut self, what: &str, pred: impl Fn(&Event) -> bool) -> Event {
-        self.until(what, |c| c.seen.iter().find(|e| pred(e)).cloned()).await
-    }
-
-    /// The first request of `kind` seen from `agent`.
-    async fn request(&mut self, agent: &str, kind: &str) -> Event {
-        self.event(&format!("{kind} request from {agent}"), |e| {
-            e.agent() == agent && e.ty() == "attention.requested" && e.data_field("kind") == Some(&json!(kind))
-        })
-        .await
-    }
-
-    fn send(&mut self, to: Address, command: Command) -> String {
-        self.ids += 1;
-        let id = self.sender.send(&to, &command, Some(ACK_WINDOW_MS), self.ids, now()).expect("command builds");
-        while let Some(bytes) = self.sender.poll_transmit() {
-            let event = Event::parse(&bytes).unwrap();
-            self.link.conn().send_event(&event).expect("console is live");
-        }
-        id
-    }
-
-    /// Waits for the command's decision (ack, relay refusal or timeout).
-    async fn decision(&mut self, id: &str) -> CommandState {
-        self.until(&format!("decision on {id}"), |c| {
-            let state = c.sender.get(id).unwrap().state();
-            (!state.is_pending()).then(|| state.clone())
-        })
-        .await
-    }
-
-    async fn caused(&mut self, id: &str, ty: &str) -> Event {
-        self.event(&format!("{ty} caused by {id}"), |e| e.ty() == ty && e.cause() == Some(id)).await
-    }
-
-    async fn roster(&mut self) -> Vec<RosterEntry> {
-        let id = self.link.conn().request_roster().expect("relay declares roster");
-        self.until("roster", |c| c.rosters.iter().find(|(r, _)| *r == id).map(|(_, e)| e.clone())).await
-    }
-
-    fn session_of(&self, agent: &str) -> String {
-        let started = self.seen.iter().rev().find(|e| e.agent() == agent && e.ty() == "session.started");
-        started.and_then(Event::session).expect("agent has a session").to_owned()
-    }
-
-    fn summary(&self) -> Vec<String> {
-        self.seen.iter().rev().take(40).map(|e| format!("{} {}", e.agent(), e.ty())).collect()
-    }
 }
 
 fn refusal(state: &CommandState) -> Option<NackReason> {
@@ -169,7 +52,7 @@ fn values(v: Value) -> Map<String, Value> {
 #[tokio::test]
 async fn every_kind_of_attention_appears_from_declared_control_capable_agents() {
     let (relay, demo) = relay_and_demo(1).await;
-    let mut console = Console::connect(&relay).await;
+    let mut console = Console::connect(&relay, TOKEN).await;
     for (agent, kind) in
         [("build-bot", "permission"), ("research-agent", "input"), ("deploy-agent", "form"), ("deploy-agent", "review")]
     {
@@ -226,7 +109,7 @@ async fn every_kind_of_attention_appears_from_declared_control_capable_agents() 
 #[tokio::test]
 async fn answers_are_acked_and_resolved_refused_or_nacked_as_invalid() {
     let (relay, demo) = relay_and_demo(2).await;
-    let mut console = Console::connect(&relay).await;
+    let mut console = Console::connect(&relay, TOKEN).await;
 
     let request = console.request("build-bot", "permission").await;
     let to = Address::session(request.session().unwrap());
@@ -289,7 +172,7 @@ async fn answers_are_acked_and_resolved_refused_or_nacked_as_invalid() {
 #[tokio::test]
 async fn runs_cancel_sessions_pause_and_resume_and_verbs_are_gated() {
     let (relay, demo) = relay_and_demo(3).await;
-    let mut console = Console::connect(&relay).await;
+    let mut console = Console::connect(&relay, TOKEN).await;
 
     let run = console.event("a build-bot run", |e| e.agent() == "build-bot" && e.ty() == "run.started").await;
     let to = Address::session(run.session().unwrap()).with_run(run.run().unwrap());
@@ -350,7 +233,7 @@ async fn runs_cancel_sessions_pause_and_resume_and_verbs_are_gated() {
 #[tokio::test]
 async fn an_unanswered_request_times_out_at_its_expiry() {
     let (relay, demo) = relay_and_demo(4).await;
-    let mut console = Console::connect(&relay).await;
+    let mut console = Console::connect(&relay, TOKEN).await;
     let request = console
         .event("an expiring request", |e| e.agent() == "research-agent" && e.data_field("expires_at").is_some())
         .await;
@@ -375,7 +258,7 @@ async fn an_unanswered_request_times_out_at_its_expiry() {
 #[tokio::test]
 async fn a_stopped_agent_leaves_no_route_and_a_retried_command_is_reacked_not_redone() {
     let (relay, mut demo) = relay_and_demo(5).await;
-    let mut console = Console::connect(&relay).await;
+    let mut console = Console::connect(&relay, TOKEN).await;
 
     let request = console.request("build-bot", "permission").await;
     let to = Address::session(request.session().unwrap());
@@ -415,13 +298,13 @@ async fn a_stopped_agent_leaves_no_route_and_a_retried_command_is_reacked_not_re
 async fn agents_reconnect_to_a_restarted_relay_and_bring_their_open_requests() {
     let (relay, demo) = relay_and_demo(6).await;
     let addr = relay.local_addr();
-    let mut console = Console::connect(&relay).await;
+    let mut console = Console::connect(&relay, TOKEN).await;
     let before = console.request("deploy-agent", "review").await;
     drop(console);
     relay.shutdown().await;
 
     let relay = relay_on(TcpListener::bind(addr).await.expect("the port is free again")).await;
-    let mut console = Console::connect(&relay).await;
+    let mut console = Console::connect(&relay, TOKEN).await;
     let again = console.event("the open review again", |e| e.id() == before.id()).await;
     assert_eq!(again.raw(), before.raw(), "redelivered unchanged");
     let to = Address::session(before.session().unwrap());

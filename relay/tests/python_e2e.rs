@@ -12,23 +12,22 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use aep_client::client::{ClientEvent, Config as ConnectionConfig, Connection};
+mod support;
+
+use support::console::{Console, PATIENCE_MS};
+
 use aep_client::control::answer::Answer;
-use aep_client::control::sender::{Address, Command, CommandState, ControlSender};
-use aep_client::protocol::filter::Filter;
-use aep_client::protocol::frame::{ErrorFrame, RosterEntry};
-use aep_client::protocol::ids::{source_uri, Identity};
+use aep_client::control::sender::{Address, Command, CommandState};
 use aep_client::protocol::validate::{self, payload};
-use aep_client::{Event, UnixMs};
+use aep_client::Event;
 use aep_relay::auth::Token;
-use aep_relay::demo::{now, socket_url, Link, Step};
+use aep_relay::demo::now;
 use aep_relay::{serve, Config, Relay};
 use serde_json::{json, Value};
 use tokio::net::TcpListener;
 
 const TOKEN: &str = "py-e2e-token";
 const SESSION: &str = "py-session-1";
-const PATIENCE_MS: u64 = 20_000;
 
 fn python() -> PathBuf {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the relay crate sits in the repository");
@@ -136,79 +135,11 @@ impl Drop for Agent {
     }
 }
 
-/// The console side: watches everything and sends commands.
-struct Console {
-    link: Link,
-    sender: ControlSender,
-    seen: Vec<Event>,
-    errors: Vec<ErrorFrame>,
-    rosters: Vec<(String, Vec<RosterEntry>)>,
-}
-
-impl Console {
-    async fn connect(relay: &Relay) -> Console {
-        let mut conn = Connection::new(ConnectionConfig::consumer()).unwrap();
-        conn.subscribe(Filter::match_all(), None).unwrap();
-        let identity = Identity::new(source_uri("test-host", "test-console", None), "test-console");
-        let mut console = Console {
-            link: Link::new(conn, socket_url(&relay.base_url(), Some(TOKEN))),
-            sender: ControlSender::new(identity),
-            seen: Vec::new(),
-            errors: Vec::new(),
-            rosters: Vec::new(),
-        };
-        console.link.conn().connect(now());
-        console.until("a live connection", |c| c.link.is_live().then_some(())).await;
-        console
-    }
-
-    async fn step(&mut self, deadline: UnixMs) {
-        match self.link.next(Some(deadline)).await {
-            Step::Notice(ClientEvent::Event(e)) => {
-                self.sender.handle_event(&e, now());
-                self.seen.push(e);
-            }
-            Step::Notice(ClientEvent::Error(e)) => {
-                if let Some(cause) = &e.cause {
-                    self.sender.handle_relay_error(cause, &e.code, e.detail.as_deref(), now());
-                }
-                self.errors.push(e);
-            }
-            Step::Notice(ClientEvent::Roster { id, entries }) => self.rosters.push((id, entries)),
-            Step::Notice(_) | Step::Wake => {}
-        }
-    }
-
-    async fn until<T>(&mut self, what: &str, check: impl Fn(&Console) -> Option<T>) -> T {
-        let deadline = now() + PATIENCE_MS;
-        loop {
-            if let Some(found) = check(self) {
-                return found;
-            }
-            let seen: Vec<&str> = self.seen.iter().map(Event::ty).collect();
-            assert!(now() < deadline, "no {what}; saw {seen:?}, errors {:?}", self.errors);
-            self.step(deadline).await;
-        }
-    }
-
-    async fn event(&mut self, what: &str, pred: impl Fn(&Event) -> bool) -> Event {
-        self.until(what, |c| c.seen.iter().find(|e| pred(e)).cloned()).await
-    }
-
-    /// Steps for `ms` whatever arrives.
-    async fn idle(&mut self, ms: u64) {
-        let end = now() + ms;
-        while now() < end {
-            self.step(end).await;
-        }
-    }
-}
-
 #[tokio::test]
 async fn a_python_sdk_agent_answers_once_and_reacks_a_retry_byte_for_byte() {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let relay = serve(Config { token: Token::new(TOKEN), ..Config::default() }, listener).await.unwrap();
-    let mut console = Console::connect(&relay).await;
+    let mut console = Console::connect(&relay, TOKEN).await;
     let mut agent = Agent::spawn(&relay);
 
     let ready = agent.line("ready line").await;

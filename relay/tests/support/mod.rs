@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod console;
 pub mod target;
 
 use std::sync::atomic::{AtomicU64, Ordering};
