@@ -1,0 +1,106 @@
+//! The outcome events a command promises (AEP-0004 §5, §6), built once
+//! here so agents do not hand-roll the correlation: `cause` is the command
+//! id, `session` the command's, `seq` the agent's next.
+
+use serde_json::{json, Map, Value};
+
+use super::{sequenced, ControlTarget, Sequencer};
+use crate::control::answer::{Answer, OpenRequest};
+use crate::protocol::event::{Capture, Event};
+use crate::protocol::ids::{ulid, BuildError, Draft};
+use crate::time::UnixMs;
+
+/// `progress.status.phase` reported for an honoured `control.pause`.
+pub const PHASE_PAUSED: &str = "paused";
+/// `progress.status.phase` reported for an honoured `control.resume`.
+pub const PHASE_RESUMED: &str = "resumed";
+
+impl ControlTarget {
+    /// Any outcome event: stamps `session`, `cause` = the command id and
+    /// the next `seq` on `draft` (type, payload and the rest are the
+    /// caller's).
+    pub fn outcome(&self, command: &Event, draft: Draft, now: UnixMs, random: u128, seqs: &mut dyn Sequencer) -> Result<Event, BuildError> {
+        let session = command.session().unwrap_or_default();
+        sequenced(draft.cause(command.id()), session, seqs).build(self.identity(), ulid(now, random), now)
+    }
+
+    /// `attention.answered` then `attention.resolved` for an accepted
+    /// respond: both with `subject` = the request id and `cause` = the
+    /// command id; `applied` is what was actually applied (see
+    /// `OpenRequest::apply`).
+    pub fn answer_outcomes(
+        &self,
+        command: &Event,
+        request: &OpenRequest,
+        applied: &Answer,
+        now: UnixMs,
+        random: u128,
+        seqs: &mut dyn Sequencer,
+    ) -> Result<[Event; 2], BuildError> {
+        let mut answered = Map::new();
+        answered.insert("answer".into(), applied.to_value());
+        answered.insert("by".into(), command.agent().into());
+        answered.insert("via".into(), "control".into());
+        let capture = if applied.carries_text() {
+            Capture::Redacted
+        } else {
+            Capture::Metadata
+        };
+        let answered = Draft::new("attention.answered")
+            .subject(request.id.clone())
+            .maybe_run(request.run.clone())
+            .capture(capture)
+            .data(Value::Object(answered));
+        let answered = self.outcome(command, answered, now, random, seqs)?;
+
+        let mut resolved = json!({ "resolution": "answered" });
+        if let Some(at) = request.requested_at {
+            resolved["latency_ms"] = now.since(at).into();
+        }
+        let resolved = Draft::new("attention.resolved")
+            .subject(request.id.clone())
+            .maybe_run(request.run.clone())
+            .data(resolved);
+        let resolved = self.outcome(command, resolved, now, random.wrapping_add(1), seqs)?;
+        Ok([answered, resolved])
+    }
+
+    /// `run.cancelled` (by `control`) for an accepted cancel of the
+    /// command's run.
+    pub fn run_cancelled(
+        &self,
+        command: &Event,
+        reason: Option<&str>,
+        now: UnixMs,
+        random: u128,
+        seqs: &mut dyn Sequencer,
+    ) -> Result<Event, BuildError> {
+        let mut data = json!({ "by": "control" });
+        let mut draft = Draft::new("run.cancelled").maybe_run(command.run());
+        if let Some(r) = reason {
+            data["reason"] = r.into();
+            draft = draft.capture(Capture::Redacted);
+        }
+        self.outcome(command, draft.data(data), now, random, seqs)
+    }
+
+    /// `progress.status` with `phase` (e.g. [`PHASE_PAUSED`],
+    /// [`PHASE_RESUMED`]) for an honoured pause or resume.
+    pub fn progress_status(
+        &self,
+        command: &Event,
+        phase: &str,
+        message: Option<&str>,
+        now: UnixMs,
+        random: u128,
+        seqs: &mut dyn Sequencer,
+    ) -> Result<Event, BuildError> {
+        let mut data = json!({ "phase": phase });
+        let mut draft = Draft::new("progress.status").maybe_run(command.run());
+        if let Some(m) = message {
+            data["message"] = m.into();
+            draft = draft.capture(Capture::Redacted);
+        }
+        self.outcome(command, draft.data(data), now, random, seqs)
+    }
+}
