@@ -1,0 +1,379 @@
+//! An attention card as the console shows it: the request (agent text
+//! kept as data, next to where it came from), how it can be answered, and
+//! what has happened to it since.
+
+use aep_client::client::hub::Hub;
+use aep_client::protocol::form::{Choice, FieldSpec};
+use aep_client::store::{self, AnswerVia, Card, CardRef, CardStatus, Channel, Closure, Resolution};
+use aep_client::{Capture, Severity, UnixMs};
+use serde_json::Value;
+
+use super::clock;
+use super::command::{self, CommandView};
+
+/// How the console offers an answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Answering {
+    /// One button per option, plus a text reply.
+    Options,
+    /// A text reply only.
+    Text,
+    /// A form of typed fields.
+    Form,
+    /// The request declared `respond_via` without `control`: the answer is
+    /// given in the agent's own interface (the named channels).
+    Elsewhere(Vec<String>),
+    /// The request itself was never seen (only later hops were), so there
+    /// is nothing to answer against.
+    Unknown,
+}
+
+impl Answering {
+    /// A short stable token for styling and tests.
+    pub fn token(&self) -> &'static str {
+        match self {
+            Answering::Options => "options",
+            Answering::Text => "text",
+            Answering::Form => "form",
+            Answering::Elsewhere(_) => "elsewhere",
+            Answering::Unknown => "unknown",
+        }
+    }
+}
+
+/// One offered choice.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OptionView {
+    pub id: String,
+    pub label: String,
+    /// The label is only the id (degraded capture, or the agent sent no
+    /// words): shown for what it is.
+    pub label_is_id: bool,
+    /// Grants what was asked (allow, approve, yes...): never the default.
+    pub permissive: bool,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct AnswerView {
+    /// `Allow`, `"CHG-1234"`, `form: 4 values`.
+    pub summary: String,
+    pub by: Option<String>,
+    /// `control`, `oob`, ...
+    pub via: Option<String>,
+    pub at: Option<UnixMs>,
+    pub event_id: String,
+    /// The form values, for a history view.
+    pub values: Vec<(String, String)>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct CloseView {
+    /// `resolved`, `timed-out`, `abandoned`.
+    pub token: &'static str,
+    /// `Resolved: answered`, `Timed out after 45 s`.
+    pub words: String,
+    pub at: Option<UnixMs>,
+    pub event_id: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct CardView {
+    pub key: CardRef,
+    pub id: String,
+    /// `permission`, `input`, ..., or the agent's unknown kind as sent.
+    pub kind: String,
+    pub severity: Severity,
+    pub status: CardStatus,
+    /// Agent-authored: render as text, never as markup.
+    pub prompt: Option<String>,
+    /// The capture level left only synthesized or structural text (the
+    /// prompt is not the agent's own words).
+    pub synthesized: bool,
+    pub capture: Capture,
+    pub options: Vec<OptionView>,
+    pub choices: Vec<Choice>,
+    pub fields: Vec<FieldSpec>,
+    pub fields_error: Option<String>,
+    pub answering: Answering,
+    pub expires_at: Option<UnixMs>,
+    pub agent: String,
+    pub source: String,
+    pub session: String,
+    pub session_label: Option<String>,
+    pub run: Option<String>,
+    /// The request's own `subject` (typically the tool).
+    pub subject: Option<String>,
+    pub relay: Option<String>,
+    pub raised_at: UnixMs,
+    pub answer: Option<AnswerView>,
+    pub close: Option<CloseView>,
+    pub commands: Vec<CommandView>,
+}
+
+impl CardView {
+    pub fn is_permission(&self) -> bool {
+        self.kind == "permission"
+    }
+
+    /// One of this console's commands for the card is still in flight.
+    pub fn in_flight(&self) -> bool {
+        self.commands.iter().any(|c| c.mine && c.phase.in_flight())
+    }
+
+    /// When it left the inbox, for ordering the history.
+    pub fn settled_at(&self) -> UnixMs {
+        self.close
+            .as_ref()
+            .and_then(|c| c.at)
+            .or(self.answer.as_ref().and_then(|a| a.at))
+            .unwrap_or(self.raised_at)
+    }
+
+    /// `permission · warning`.
+    pub fn kind_words(&self) -> String {
+        match self.kind.as_str() {
+            "" => "request".to_owned(),
+            k => k.to_owned(),
+        }
+    }
+
+    /// The outcome in one line, for the history.
+    pub fn outcome_words(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(a) = &self.answer {
+            let mut s = format!("Answered: {}", a.summary);
+            if let Some(by) = &a.by {
+                s.push_str(&format!(" by {by}"));
+            }
+            if let Some(via) = &a.via {
+                s.push_str(&format!(" via {via}"));
+            }
+            parts.push(s);
+        }
+        if let Some(c) = &self.close {
+            parts.push(c.words.clone());
+        }
+        if parts.is_empty() {
+            parts.push("Pending".to_owned());
+        }
+        parts.join(" \u{b7} ")
+    }
+}
+
+const PERMISSIVE: &[&str] = &[
+    "allow",
+    "approve",
+    "yes",
+    "accept",
+    "ok",
+    "confirm",
+    "proceed",
+    "grant",
+    "allow_always",
+    "always",
+    "continue",
+];
+
+fn is_permissive(id: &str) -> bool {
+    let id = id.to_ascii_lowercase();
+    PERMISSIVE
+        .iter()
+        .any(|p| id == *p || id.starts_with(&format!("{p}_")) || id.starts_with(&format!("{p}-")))
+}
+
+fn value_words(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Bool(true) => "yes".into(),
+        Value::Bool(false) => "no".into(),
+        Value::Array(items) => items.iter().map(value_words).collect::<Vec<_>>().join(", "),
+        other => other.to_string(),
+    }
+}
+
+fn answer_view(a: &store::Answer, options: &[Choice], fields: &[FieldSpec]) -> AnswerView {
+    let label = |id: &str| {
+        options
+            .iter()
+            .find(|o| o.id == id)
+            .map_or_else(|| id.to_owned(), |o| o.label.clone())
+    };
+    let summary = match (&a.option, &a.text, &a.values) {
+        (Some(o), Some(t), _) => format!("{} \u{2014} \u{201c}{t}\u{201d}", label(o)),
+        (Some(o), None, _) => label(o),
+        (None, Some(t), _) => format!("\u{201c}{t}\u{201d}"),
+        (None, None, Some(v)) => format!(
+            "form with {} value{}",
+            v.len(),
+            if v.len() == 1 { "" } else { "s" }
+        ),
+        (None, None, None) => "(no answer content at this capture level)".into(),
+    };
+    let values = a
+        .values
+        .as_ref()
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| {
+                    let name = fields
+                        .iter()
+                        .find(|f| &f.id == k)
+                        .map_or_else(|| k.clone(), |f| f.label.clone());
+                    (name, value_words(v))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    AnswerView {
+        summary,
+        by: a.by.clone(),
+        via: a.via.as_ref().map(|v| match v {
+            AnswerVia::Control => "control".to_owned(),
+            AnswerVia::Oob => "oob".to_owned(),
+            AnswerVia::Unrecognized(s) => s.clone(),
+        }),
+        at: a.at,
+        event_id: a.event_id.clone(),
+        values,
+    }
+}
+
+fn close_view(c: &Card) -> Option<CloseView> {
+    if let Some(cl) = c.close() {
+        let (token, words) = match &cl.how {
+            Closure::Resolved {
+                resolution,
+                latency_ms,
+            } => {
+                let how = match resolution {
+                    Some(Resolution::Answered) => "answered".to_owned(),
+                    Some(Resolution::Auto) => "automatically".to_owned(),
+                    Some(Resolution::Dismissed) => "dismissed".to_owned(),
+                    Some(Resolution::Unrecognized(s)) => s.clone(),
+                    None => "closed".to_owned(),
+                };
+                let after = latency_ms
+                    .or_else(|| c.latency_ms())
+                    .map(|ms| format!(" after {}", clock::latency(ms)));
+                (
+                    "resolved",
+                    format!("Resolved ({how}){}", after.unwrap_or_default()),
+                )
+            }
+            Closure::TimedOut { after_ms } => {
+                let after = after_ms
+                    .or_else(|| c.latency_ms())
+                    .map(|ms| format!(" after {}", clock::latency(ms)));
+                (
+                    "timed-out",
+                    format!("Timed out{}", after.unwrap_or_default()),
+                )
+            }
+        };
+        return Some(CloseView {
+            token,
+            words,
+            at: cl.at,
+            event_id: Some(cl.event_id.clone()),
+        });
+    }
+    (c.status() == CardStatus::Abandoned).then(|| CloseView {
+        token: "abandoned",
+        words: "Abandoned: the session ended while the request was open".to_owned(),
+        at: None,
+        event_id: None,
+    })
+}
+
+/// The card's view, with its commands (ours as our sender follows them,
+/// others' from the stream).
+pub fn view(hub: &Hub, c: &Card) -> CardView {
+    let session = hub.store().session_by_key(c.session());
+    let r = c.request();
+    let choices: Vec<Choice> = r.map(|r| r.options.clone()).unwrap_or_default();
+    let fields: Vec<FieldSpec> = r.map(|r| r.fields.clone()).unwrap_or_default();
+    let kind = r
+        .and_then(|r| r.kind.as_ref())
+        .map(|k| k.as_str().to_owned())
+        .unwrap_or_default();
+    let answering = match r {
+        None => Answering::Unknown,
+        Some(r) if !r.accepts_control() => Answering::Elsewhere(
+            r.respond_via
+                .iter()
+                .flatten()
+                .map(|ch| match ch {
+                    Channel::Control => "control".to_owned(),
+                    Channel::Oob => "oob".to_owned(),
+                    Channel::Unrecognized(s) => s.clone(),
+                })
+                .collect(),
+        ),
+        Some(r) if !r.fields.is_empty() => Answering::Form,
+        Some(r) if !r.options.is_empty() => Answering::Options,
+        Some(_) => Answering::Text,
+    };
+    let options = choices
+        .iter()
+        .map(|o| OptionView {
+            id: o.id.clone(),
+            label: o.label.clone(),
+            label_is_id: o.label.trim().is_empty() || o.label == o.id,
+            permissive: is_permissive(&o.id),
+        })
+        .collect();
+    let commands = c
+        .commands()
+        .iter()
+        .filter_map(|id| command::view(hub, id, session, &choices))
+        .collect();
+    CardView {
+        key: c.key().clone(),
+        id: c.id().to_owned(),
+        kind,
+        severity: c.severity(),
+        status: c.status(),
+        prompt: r.and_then(|r| r.prompt.clone()),
+        synthesized: r.is_some_and(|r| matches!(r.capture, Capture::Metadata | Capture::None)),
+        capture: r.map_or(Capture::Metadata, |r| r.capture),
+        options,
+        fields_error: r
+            .and_then(|r| r.fields_error.as_ref())
+            .map(|e| e.to_string()),
+        answer: c.answer().map(|a| answer_view(a, &choices, &fields)),
+        choices,
+        fields,
+        answering,
+        expires_at: r.and_then(|r| r.expires_at),
+        agent: r.map_or_else(
+            || session.map(|s| s.agent().to_owned()).unwrap_or_default(),
+            |r| r.agent.clone(),
+        ),
+        source: c.session().source.to_string(),
+        session: c.session().name.to_string(),
+        session_label: session
+            .and_then(|s| s.started())
+            .and_then(|s| s.label.clone()),
+        run: r.and_then(|r| r.run.clone()),
+        subject: r.and_then(|r| r.subject.clone()),
+        relay: r.and_then(|r| r.relay.as_deref().map(str::to_owned)),
+        raised_at: r.map_or(c.first_seen(), |r| r.at.unwrap_or(r.received_at)),
+        close: close_view(c),
+        commands,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn permissive_options_are_recognised() {
+        assert!(is_permissive("allow"));
+        assert!(is_permissive("Approve"));
+        assert!(is_permissive("allow_once"));
+        assert!(!is_permissive("deny"));
+        assert!(!is_permissive("allowlist-check"));
+        assert!(!is_permissive("reject"));
+    }
+}

@@ -1,0 +1,312 @@
+//! A command's life as a person follows it: sent, acknowledged, done or
+//! not, and why. Built from the sender's record for this console's own
+//! commands, and from the stream's audit chain for everyone else's.
+
+use aep_client::client::hub::Hub;
+use aep_client::control::ack::Decision;
+use aep_client::control::answer::Answer;
+use aep_client::control::sender::{Command, CommandState, TrackedCommand};
+use aep_client::protocol::form::Choice;
+use aep_client::store;
+use aep_client::UnixMs;
+use serde_json::Value;
+
+use super::{clock, words};
+
+/// Where a command stands.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Phase {
+    /// Sent; no acknowledgement yet.
+    Sending,
+    /// The agent acknowledged and will act; no outcome seen yet.
+    Accepted,
+    /// The agent acted: the outcome event's type.
+    Done(String),
+    /// The agent said no (`control.rejected`).
+    Rejected {
+        reason: Option<String>,
+        detail: Option<String>,
+    },
+    /// A relay refused it for the agent; the agent never saw it.
+    RelayRefused {
+        code: String,
+        detail: Option<String>,
+    },
+    /// No acknowledgement within the window (known only here).
+    TimedOut,
+}
+
+impl Phase {
+    /// Still in flight: a second answer now would race this one.
+    pub fn in_flight(&self) -> bool {
+        matches!(self, Phase::Sending | Phase::Accepted)
+    }
+
+    /// A short stable token for styling and tests.
+    pub fn token(&self) -> &'static str {
+        match self {
+            Phase::Sending => "sending",
+            Phase::Accepted => "accepted",
+            Phase::Done(_) => "done",
+            Phase::Rejected { .. } => "rejected",
+            Phase::RelayRefused { .. } => "relay-refused",
+            Phase::TimedOut => "timeout",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct CommandView {
+    pub id: String,
+    pub ty: String,
+    /// `Answer`, `Cancel`, `instruct (demo)`.
+    pub verb: String,
+    /// What was asked, in words: `Allow`, `"try the OPS project"`, `run run-1`.
+    pub what: String,
+    /// Sent by this console (and followed by its sender).
+    pub mine: bool,
+    pub sender: Option<String>,
+    pub relay: Option<String>,
+    pub phase: Phase,
+    pub headline: String,
+    pub explanation: Option<String>,
+    pub sent_at: Option<UnixMs>,
+    pub sends: u32,
+    pub window_ms: Option<u64>,
+    pub ack_latency_ms: Option<u64>,
+    pub outcome_latency_ms: Option<u64>,
+    /// The outcome event, for jumping to it in the timeline.
+    pub outcome_id: Option<String>,
+    /// The ack event id.
+    pub ack_id: Option<String>,
+}
+
+impl CommandView {
+    /// Timed out with no ack seen: the same command may be sent again.
+    pub fn retryable(&self) -> bool {
+        self.mine && self.phase == Phase::TimedOut
+    }
+
+    /// One line for lists: `Answer "Allow" · accepted in 120 ms`.
+    pub fn latencies(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(a) = self.ack_latency_ms {
+            parts.push(format!("ack {}", clock::latency(a)));
+        }
+        if let Some(o) = self.outcome_latency_ms {
+            parts.push(format!("outcome {}", clock::latency(o)));
+        }
+        parts.join(" · ")
+    }
+}
+
+/// What a command asked for, in words; option ids become their labels
+/// when `options` names them.
+pub fn describe(event: &aep_client::Event, options: &[Choice]) -> String {
+    let label = |id: &str| {
+        options
+            .iter()
+            .find(|o| o.id == id)
+            .map_or_else(|| id.to_owned(), |o| o.label.clone())
+    };
+    match Command::from_event(event) {
+        Ok(Command::Respond { answer, .. }) => match answer {
+            Answer::Option { id, text: None } => label(&id),
+            Answer::Option { id, text: Some(t) } => {
+                format!("{} \u{2014} \u{201c}{t}\u{201d}", label(&id))
+            }
+            Answer::Text { text } => format!("\u{201c}{text}\u{201d}"),
+            Answer::Values { map } => format!(
+                "form with {} value{}",
+                map.len(),
+                if map.len() == 1 { "" } else { "s" }
+            ),
+        },
+        Ok(Command::Cancel { scope, reason }) => {
+            let what = match (scope.as_str(), event.run()) {
+                ("run", Some(run)) => format!("run {run}"),
+                _ => "the session".to_owned(),
+            };
+            match reason {
+                Some(r) => format!("{what} \u{2014} \u{201c}{r}\u{201d}"),
+                None => what,
+            }
+        }
+        Ok(Command::Pause) | Ok(Command::Resume) => "the session".to_owned(),
+        Ok(Command::Vendor { data, .. }) => match data.get("text").and_then(Value::as_str) {
+            Some(t) if data.len() == 1 => format!("\u{201c}{t}\u{201d}"),
+            _ => Value::Object(data).to_string(),
+        },
+        Err(_) => event.ty().to_owned(),
+    }
+}
+
+/// One of this console's commands, as its sender follows it.
+pub fn mine(hub: &Hub, c: &TrackedCommand, options: &[Choice]) -> CommandView {
+    let relay = hub
+        .command_relay(c.id())
+        .and_then(|r| hub.label(r))
+        .map(str::to_owned);
+    let relay_name = relay.clone().unwrap_or_else(|| "?".into());
+    let outcome = c.outcome();
+    let (phase, headline, explanation) = match c.state() {
+        CommandState::Pending { .. } => (
+            Phase::Sending,
+            "Sent \u{2014} waiting for the agent to acknowledge".to_owned(),
+            None,
+        ),
+        CommandState::Accepted { .. } => match outcome {
+            Some(o) => (Phase::Done(o.ty().to_owned()), done_words(o.ty()), None),
+            None => (
+                Phase::Accepted,
+                "Accepted \u{2014} waiting for the agent to act".to_owned(),
+                None,
+            ),
+        },
+        CommandState::Rejected {
+            raw_reason, detail, ..
+        } => {
+            let (h, e) = words::rejected(raw_reason.as_deref());
+            let headline = match raw_reason.as_deref() {
+                Some(r) if words::rejected(Some(r)).0 == "Rejected by the agent" => {
+                    format!("{h} ({r})")
+                }
+                _ => h.to_owned(),
+            };
+            (
+                Phase::Rejected {
+                    reason: raw_reason.clone(),
+                    detail: detail.clone(),
+                },
+                headline,
+                Some(e.to_owned()),
+            )
+        }
+        CommandState::RelayRefused { code, detail } => {
+            let (h, e) = words::relay_refused(code.as_str(), &relay_name);
+            (
+                Phase::RelayRefused {
+                    code: code.as_str().to_owned(),
+                    detail: detail.clone(),
+                },
+                h,
+                Some(e),
+            )
+        }
+        CommandState::TimedOut => {
+            let (h, e) = words::timed_out(c.window_ms());
+            (Phase::TimedOut, h, Some(e))
+        }
+    };
+    CommandView {
+        id: c.id().to_owned(),
+        ty: c.command().ty().to_owned(),
+        verb: words::verb(c.command().ty()),
+        what: describe(c.command(), options),
+        mine: true,
+        sender: Some(c.command().agent().to_owned()),
+        relay,
+        phase,
+        headline,
+        explanation,
+        sent_at: Some(c.times().first_sent),
+        sends: c.sends(),
+        window_ms: Some(c.window_ms()),
+        ack_latency_ms: c.ack_latency_ms(),
+        outcome_latency_ms: c.outcome_latency_ms(),
+        outcome_id: outcome.map(|o| o.id().to_owned()),
+        ack_id: c.state().ack().map(|a| a.id().to_owned()),
+    }
+}
+
+/// Anyone's command, as the stream shows its chain.
+pub fn chain(
+    c: &store::Command,
+    session: Option<&store::Session>,
+    options: &[Choice],
+) -> CommandView {
+    let issued = c.issued();
+    let ty = c.ty().unwrap_or("(command not seen)").to_owned();
+    let what = session
+        .and_then(|s| s.timeline().iter().rev().find(|e| e.id() == c.id()))
+        .and_then(|e| e.event().ok())
+        .map(|e| describe(&e, options))
+        .unwrap_or_default();
+    let (phase, headline, explanation) = match (c.outcome(), c.ack().map(|a| &a.decision)) {
+        (Some(o), _) => (Phase::Done(o.ty.clone()), done_words(&o.ty), None),
+        (None, Some(Decision::Accepted)) => (
+            Phase::Accepted,
+            "Accepted \u{2014} waiting for the agent to act".to_owned(),
+            None,
+        ),
+        (
+            None,
+            Some(Decision::Rejected {
+                raw_reason, detail, ..
+            }),
+        ) => {
+            let (h, e) = words::rejected(raw_reason.as_deref());
+            (
+                Phase::Rejected {
+                    reason: raw_reason.clone(),
+                    detail: detail.clone(),
+                },
+                h.to_owned(),
+                Some(e.to_owned()),
+            )
+        }
+        (None, None) => (
+            Phase::Sending,
+            "Sent \u{2014} no acknowledgement seen".to_owned(),
+            None,
+        ),
+    };
+    CommandView {
+        id: c.id().to_owned(),
+        verb: words::verb(&ty),
+        ty,
+        what,
+        mine: false,
+        sender: issued.map(|i| i.sender_agent.clone()),
+        relay: issued.and_then(|i| i.relay.as_deref().map(str::to_owned)),
+        phase,
+        headline,
+        explanation,
+        sent_at: issued.and_then(|i| i.at.or(Some(i.received_at))),
+        sends: 1,
+        window_ms: None,
+        ack_latency_ms: c.ack_latency_ms(),
+        outcome_latency_ms: c.outcome_latency_ms(),
+        outcome_id: c.outcome().map(|o| o.event_id.clone()),
+        ack_id: c.ack().map(|a| a.event_id.clone()),
+    }
+}
+
+/// A command's view: the sender's record when it is ours (it knows about
+/// timeouts and relay refusals), else the stream's chain.
+pub fn view(
+    hub: &Hub,
+    id: &str,
+    session: Option<&store::Session>,
+    options: &[Choice],
+) -> Option<CommandView> {
+    if let Some(t) = hub.sender().get(id) {
+        return Some(mine(hub, t, options));
+    }
+    let c = session?.command(id)?;
+    Some(chain(c, session, options))
+}
+
+fn done_words(outcome: &str) -> String {
+    let what = match outcome {
+        "attention.answered" => "answer applied",
+        "attention.resolved" => "request resolved",
+        "run.cancelled" => "run cancelled",
+        "session.ended" => "session ended",
+        "session.paused" => "session paused",
+        "session.resumed" => "session resumed",
+        "progress.status" => "agent reported progress",
+        other => return format!("Done \u{2014} {other}"),
+    };
+    format!("Done \u{2014} {what}")
+}

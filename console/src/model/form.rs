@@ -1,0 +1,205 @@
+//! A form being filled in: what the inputs hold, turned into the
+//! `values` map and checked with the very rules the agent applies
+//! (`protocol::form::check_values`), so the console never sends what the
+//! agent would refuse, and says why in the same words.
+
+use std::collections::BTreeMap;
+
+use aep_client::protocol::form::{check_values, FieldSpec, FieldType};
+use serde_json::{Map, Number, Value};
+
+/// What one input holds.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Input {
+    Text(String),
+    /// As typed; parsed on submit.
+    Number(String),
+    Bool(bool),
+    /// A single choice id, or `OTHER` with the typed text.
+    Choice(Option<String>),
+    Multi(Vec<String>),
+}
+
+/// The select value meaning "other…" (free text instead of a choice).
+pub const OTHER: &str = "\u{0}other";
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Draft {
+    pub inputs: BTreeMap<String, Input>,
+    /// Free text for `other` selects, by field id.
+    pub other: BTreeMap<String, String>,
+}
+
+/// Field id → the messages to show next to it.
+pub type Errors = BTreeMap<String, Vec<String>>;
+
+impl Draft {
+    /// Empty inputs for `fields` (checkboxes unticked, selects unchosen).
+    pub fn new(fields: &[FieldSpec]) -> Draft {
+        let inputs = fields
+            .iter()
+            .map(|f| {
+                let input = match (f.ty, f.multi) {
+                    (FieldType::String, _) => Input::Text(String::new()),
+                    (FieldType::Number, _) => Input::Number(String::new()),
+                    (FieldType::Boolean, _) => Input::Bool(false),
+                    (FieldType::Select, true) => Input::Multi(Vec::new()),
+                    (FieldType::Select, false) => Input::Choice(None),
+                };
+                (f.id.clone(), input)
+            })
+            .collect();
+        Draft {
+            inputs,
+            other: BTreeMap::new(),
+        }
+    }
+
+    /// The `values` to send, or what to fix first. Empty inputs are left
+    /// out (so a required one is reported missing); a checkbox always
+    /// answers true or false.
+    pub fn values(&self, fields: &[FieldSpec]) -> Result<Map<String, Value>, Errors> {
+        let mut values = Map::new();
+        let mut errors = Errors::new();
+        for f in fields {
+            let Some(input) = self.inputs.get(&f.id) else {
+                continue;
+            };
+            match input {
+                Input::Text(s) if !s.trim().is_empty() => {
+                    values.insert(f.id.clone(), Value::String(s.clone()));
+                }
+                Input::Number(s) if !s.trim().is_empty() => match parse_number(s) {
+                    Some(n) => {
+                        values.insert(f.id.clone(), Value::Number(n));
+                    }
+                    None => errors
+                        .entry(f.id.clone())
+                        .or_default()
+                        .push(format!("\u{201c}{}\u{201d} must be a number", f.label)),
+                },
+                Input::Bool(b) => {
+                    values.insert(f.id.clone(), Value::Bool(*b));
+                }
+                Input::Choice(Some(c)) if c == OTHER => {
+                    let text = self.other.get(&f.id).map(|s| s.trim()).unwrap_or_default();
+                    if !text.is_empty() {
+                        values.insert(f.id.clone(), Value::String(text.to_owned()));
+                    }
+                }
+                Input::Choice(Some(c)) => {
+                    values.insert(f.id.clone(), Value::String(c.clone()));
+                }
+                Input::Multi(picked) if !picked.is_empty() => {
+                    // In the order the form offers them.
+                    let ordered: Vec<Value> = f
+                        .choices
+                        .iter()
+                        .filter(|c| picked.contains(&c.id))
+                        .map(|c| Value::String(c.id.clone()))
+                        .collect();
+                    values.insert(f.id.clone(), Value::Array(ordered));
+                }
+                _ => {}
+            }
+        }
+        if let Err(problems) = check_values(fields, &values) {
+            for p in problems {
+                // A field already reported (an unreadable number) is not
+                // also reported missing.
+                if !errors.contains_key(&p.field) || self.inputs.get(&p.field).is_none() {
+                    errors.entry(p.field.clone()).or_default().push(p.message);
+                }
+            }
+        }
+        if errors.is_empty() {
+            Ok(values)
+        } else {
+            Err(errors)
+        }
+    }
+}
+
+/// A number as typed, kept integral when it is one.
+fn parse_number(s: &str) -> Option<Number> {
+    let s = s.trim();
+    if let Ok(i) = s.parse::<i64>() {
+        return Some(Number::from(i));
+    }
+    s.parse::<f64>()
+        .ok()
+        .filter(|f| f.is_finite())
+        .and_then(Number::from_f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use aep_client::protocol::form::parse_fields;
+    use serde_json::json;
+
+    fn release() -> Vec<FieldSpec> {
+        parse_fields(&json!([
+            {"id": "version", "type": "string", "label": "Release tag", "required": true},
+            {"id": "environment", "type": "select", "label": "Environment", "required": true,
+             "choices": [{"id": "staging", "label": "Staging"}, {"id": "production", "label": "Production"}]},
+            {"id": "regions", "type": "select", "label": "Regions", "multi": true,
+             "choices": [{"id": "us", "label": "US"}, {"id": "eu", "label": "EU"}]},
+            {"id": "replicas", "type": "number", "label": "Replicas", "required": true, "min": 1, "max": 20},
+            {"id": "canary", "type": "boolean", "label": "Canary"},
+            {"id": "notify", "type": "select", "label": "Announce in", "other": true,
+             "choices": [{"id": "releases", "label": "#releases"}]}
+        ]))
+        .unwrap()
+    }
+
+    #[test]
+    fn an_empty_form_reports_every_required_field_in_the_agents_words() {
+        let fields = release();
+        let errors = Draft::new(&fields).values(&fields).unwrap_err();
+        assert_eq!(
+            errors.keys().collect::<Vec<_>>(),
+            ["environment", "replicas", "version"]
+        );
+        assert!(errors["version"][0].contains("Release tag"), "{errors:?}");
+    }
+
+    #[test]
+    fn a_filled_form_gives_the_values_the_agent_checks() {
+        let fields = release();
+        let mut d = Draft::new(&fields);
+        d.inputs
+            .insert("version".into(), Input::Text("v2.14.0".into()));
+        d.inputs
+            .insert("environment".into(), Input::Choice(Some("staging".into())));
+        d.inputs.insert(
+            "regions".into(),
+            Input::Multi(vec!["eu".into(), "us".into()]),
+        );
+        d.inputs
+            .insert("replicas".into(), Input::Number("3".into()));
+        d.inputs
+            .insert("notify".into(), Input::Choice(Some(OTHER.into())));
+        d.other.insert("notify".into(), "#payments".into());
+        let v = d.values(&fields).unwrap();
+        assert_eq!(
+            Value::Object(v),
+            json!({"version": "v2.14.0", "environment": "staging", "regions": ["us", "eu"], "replicas": 3,
+                   "canary": false, "notify": "#payments"})
+        );
+    }
+
+    #[test]
+    fn out_of_range_and_unparseable_numbers_are_caught() {
+        let fields = release();
+        let mut d = Draft::new(&fields);
+        d.inputs
+            .insert("replicas".into(), Input::Number("40".into()));
+        let e = d.values(&fields).unwrap_err();
+        assert!(e["replicas"][0].contains("at most 20"), "{e:?}");
+        d.inputs
+            .insert("replicas".into(), Input::Number("three".into()));
+        let e = d.values(&fields).unwrap_err();
+        assert!(e["replicas"][0].contains("must be a number"), "{e:?}");
+    }
+}

@@ -1,0 +1,16 @@
+//! View models: plain data built from the engine's state, with no
+//! browser or Leptos in sight, so they are tested natively. The engine
+//! owns the truth; these only say it in a form a screen can show.
+
+pub mod card;
+pub mod clock;
+pub mod command;
+pub mod form;
+pub mod session;
+pub mod setup;
+pub mod status;
+pub mod timeline;
+pub mod words;
+
+#[cfg(test)]
+mod tests;

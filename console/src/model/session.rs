@@ -1,0 +1,194 @@
+//! Session lanes: one per (source, session), with who runs it, where it
+//! stands, its runs, and which commands its agent declared it takes.
+
+use aep_client::client::hub::Hub;
+use aep_client::client::State;
+use aep_client::control::sender::command::{CANCEL, PAUSE, RESPOND, RESUME};
+use aep_client::protocol::event::is_vendor_command_type;
+use aep_client::store::{RunEnding, RunStatus, Session, SessionKey, SessionState};
+use aep_client::UnixMs;
+
+use super::command::{self, CommandView};
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunView {
+    pub name: String,
+    /// `open`, `finished`, `failed`, `cancelled`.
+    pub status: &'static str,
+    pub events: u64,
+    pub reason: Option<String>,
+    /// The terminal event, for jumping to it.
+    pub end_event: Option<String>,
+}
+
+impl RunView {
+    pub fn is_open(&self) -> bool {
+        self.status == "open"
+    }
+}
+
+/// What the session's claimant declared it takes, from a relay roster.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Verbs {
+    /// Some relay's roster lists the session: its agent is connected.
+    pub listed: bool,
+    /// The relay whose roster listed it.
+    pub relay: Option<String>,
+    pub respond: bool,
+    pub cancel: bool,
+    pub pause: bool,
+    pub resume: bool,
+    /// `x.{vendor}.control.{verb}` types.
+    pub vendor: Vec<String>,
+    pub ack_window_ms: Option<u64>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Lane {
+    pub key: SessionKey,
+    pub name: String,
+    pub source: String,
+    pub agent: String,
+    pub label: Option<String>,
+    /// `active`, `paused`, `ended`.
+    pub state: &'static str,
+    /// The relay the latest event came through.
+    pub relay: Option<String>,
+    pub runs: Vec<RunView>,
+    pub pending: usize,
+    pub events: usize,
+    pub updated_at: UnixMs,
+    pub verbs: Verbs,
+    pub end_reason: Option<String>,
+}
+
+impl Lane {
+    pub fn open_run(&self) -> Option<&RunView> {
+        self.runs.iter().rev().find(|r| r.is_open())
+    }
+
+    /// Runs by ending: `(finished, failed, cancelled)`.
+    pub fn terminals(&self) -> (usize, usize, usize) {
+        let count = |s: &str| self.runs.iter().filter(|r| r.status == s).count();
+        (count("finished"), count("failed"), count("cancelled"))
+    }
+}
+
+fn state_name(s: SessionState) -> &'static str {
+    match s {
+        SessionState::Active => "active",
+        SessionState::Paused => "paused",
+        SessionState::Ended => "ended",
+    }
+}
+
+/// The session's claimant as a live relay's roster declares it.
+pub fn verbs(hub: &Hub, s: &Session) -> Verbs {
+    for relay in 0..hub.relay_count() {
+        if hub.state(relay) != Some(&State::Live) {
+            continue;
+        }
+        let entry = hub
+            .roster(relay)
+            .find(|e| e.session == s.name() && e.agent.as_deref().map_or(true, |a| a == s.agent()));
+        let Some(entry) = entry else { continue };
+        let accepts: Vec<String> = entry
+            .control
+            .as_ref()
+            .and_then(|c| c.accepts.clone())
+            .unwrap_or_default();
+        let has = |t: &str| accepts.iter().any(|a| a == t);
+        return Verbs {
+            listed: true,
+            relay: hub.label(relay).map(str::to_owned),
+            respond: has(RESPOND),
+            cancel: has(CANCEL),
+            pause: has(PAUSE),
+            resume: has(RESUME),
+            vendor: accepts
+                .iter()
+                .filter(|a| is_vendor_command_type(a))
+                .cloned()
+                .collect(),
+            ack_window_ms: entry.control.as_ref().and_then(|c| c.ack_window_ms),
+        };
+    }
+    Verbs::default()
+}
+
+pub fn lane(hub: &Hub, s: &Session) -> Lane {
+    let mut runs: Vec<(UnixMs, RunView)> = s
+        .runs()
+        .map(|r| {
+            let status = match r.status() {
+                RunStatus::Open => "open",
+                RunStatus::Ended(RunEnding::Finished) => "finished",
+                RunStatus::Ended(RunEnding::Failed) => "failed",
+                RunStatus::Ended(RunEnding::Cancelled) => "cancelled",
+            };
+            let view = RunView {
+                name: r.name().to_owned(),
+                status,
+                events: r.events(),
+                reason: r.end().and_then(|e| e.reason.clone()),
+                end_event: r.end().map(|e| e.event_id.clone()),
+            };
+            (r.first_seen(), view)
+        })
+        .collect();
+    runs.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.name.cmp(&b.1.name)));
+    Lane {
+        key: s.key().clone(),
+        name: s.name().to_owned(),
+        source: s.source().to_owned(),
+        agent: s.agent().to_owned(),
+        label: s.started().and_then(|st| st.label.clone()),
+        state: state_name(s.state()),
+        relay: s
+            .timeline()
+            .iter()
+            .rev()
+            .find_map(|e| e.relay.as_deref().map(str::to_owned)),
+        runs: runs.into_iter().map(|(_, r)| r).collect(),
+        pending: s.pending_count(),
+        events: s.timeline().len(),
+        updated_at: s.updated_at(),
+        verbs: verbs(hub, s),
+        end_reason: s.end().and_then(|e| e.reason.clone()),
+    }
+}
+
+/// Every session: live ones with work waiting first, then most recently
+/// updated.
+pub fn lanes(hub: &Hub) -> Vec<Lane> {
+    let mut all: Vec<Lane> = hub.store().sessions().map(|s| lane(hub, s)).collect();
+    all.sort_by(|a, b| {
+        (a.state == "ended")
+            .cmp(&(b.state == "ended"))
+            .then_with(|| b.pending.cmp(&a.pending))
+            .then_with(|| b.updated_at.cmp(&a.updated_at))
+            .then_with(|| a.key.cmp(&b.key))
+    });
+    all
+}
+
+/// Every command chain of a session, oldest first.
+pub fn commands(hub: &Hub, s: &Session) -> Vec<CommandView> {
+    let mut out: Vec<CommandView> = s
+        .commands()
+        .filter_map(|c| {
+            // An answer reads best with the request's option labels.
+            let request = c
+                .issued()
+                .and_then(|i| i.subject.as_deref())
+                .and_then(|r| s.card(r));
+            let options = request
+                .and_then(|card| card.request())
+                .map(|r| r.options.as_slice())
+                .unwrap_or_default();
+            command::view(hub, c.id(), Some(s), options)
+        })
+        .collect();
+    out.sort_by(|a, b| a.sent_at.cmp(&b.sent_at).then_with(|| a.id.cmp(&b.id)));
+    out
+}

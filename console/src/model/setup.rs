@@ -1,0 +1,249 @@
+//! Turning what was typed on the connect screen into a hub, and the
+//! one-tap link format (`#token=…`, optionally `&relay=…`).
+
+use aep_client::client::hub::{relay_label, socket_url, HubConfig, RelaySpec};
+use aep_client::client::Config;
+use aep_client::protocol::frame::HelloIdentity;
+use aep_client::protocol::ids::{source_uri, Identity};
+
+/// The `agent` this console sends commands as.
+pub const AGENT: &str = "aep-console";
+/// Cards kept per session. A console exists to show every request still
+/// waiting, so this is well above the store's default (closed cards are
+/// dropped first; only past this many *pending* ones would any be lost).
+pub const MAX_CARDS_PER_SESSION: usize = 2_048;
+/// Events kept per session for its timeline.
+pub const MAX_TIMELINE_PER_SESSION: usize = 1_024;
+
+/// One relay as typed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RelayInput {
+    pub url: String,
+    /// May be empty (a relay in its open development posture).
+    pub token: String,
+}
+
+/// A hub's configuration, and per relay the socket URL (which holds the
+/// token and is handed only to the WebSocket).
+pub struct Setup {
+    pub hub: HubConfig,
+    pub relays: Vec<RelaySpec>,
+    pub urls: Vec<String>,
+}
+
+/// Checks every relay; errors come per row and never quote a URL (it
+/// may hold a token).
+pub fn build(inputs: &[RelayInput], host: &str, seed: u64) -> Result<Setup, Vec<(usize, String)>> {
+    let mut errors = Vec::new();
+    let mut relays = Vec::new();
+    let mut urls = Vec::new();
+    for (i, r) in inputs.iter().enumerate() {
+        let token = Some(r.token.trim()).filter(|t| !t.is_empty());
+        let url = match socket_url(&r.url, token) {
+            Ok(u) => u,
+            Err(e) => {
+                errors.push((i, e.to_string()));
+                continue;
+            }
+        };
+        let mut label = match relay_label(&r.url) {
+            Ok(l) => l,
+            Err(e) => {
+                errors.push((i, e.to_string()));
+                continue;
+            }
+        };
+        if relays.iter().any(|s: &RelaySpec| s.label == label) {
+            label = format!("{label} #{}", i + 1);
+        }
+        let mut config = Config::consumer();
+        config.identity = Some(HelloIdentity {
+            agent: Some(AGENT.to_owned()),
+            ..HelloIdentity::default()
+        });
+        config.jitter_seed = seed.wrapping_add(i as u64);
+        relays.push(RelaySpec { label, config });
+        urls.push(url);
+    }
+    if inputs.is_empty() {
+        errors.push((0, "add at least one relay".to_owned()));
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let mut hub = HubConfig::new(Identity::new(source_uri(host, AGENT, None), AGENT));
+    hub.store.max_cards_per_session = MAX_CARDS_PER_SESSION;
+    hub.store.max_timeline_per_session = MAX_TIMELINE_PER_SESSION;
+    Ok(Setup { hub, relays, urls })
+}
+
+/// The relay that served the page: `ws(s)://host/socket`.
+pub fn default_relay(protocol: &str, host: &str) -> String {
+    let scheme = if protocol == "https:" { "wss" } else { "ws" };
+    format!("{scheme}://{host}/socket")
+}
+
+/// The relay's HTTP discovery endpoint (`/events` beside `/socket`),
+/// asked with the token in a header to learn whether it is accepted.
+pub fn discovery_url(relay_url: &str) -> Option<String> {
+    let url = relay_url.trim();
+    let (scheme, rest) = url.split_once("://")?;
+    let scheme = match scheme.to_ascii_lowercase().as_str() {
+        "ws" | "http" => "http",
+        "wss" | "https" => "https",
+        _ => return None,
+    };
+    let rest = rest.split(['?', '#']).next().unwrap_or_default();
+    let (authority, path) = match rest.find('/') {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, ""),
+    };
+    if authority.is_empty() || authority.contains('@') {
+        return None;
+    }
+    let base = path
+        .trim_end_matches('/')
+        .strip_suffix("/socket")
+        .unwrap_or(path.trim_end_matches('/'));
+    Some(format!("{scheme}://{authority}{base}/events"))
+}
+
+/// What a one-tap link carried in its fragment.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Link {
+    pub token: Option<String>,
+    pub relays: Vec<String>,
+}
+
+/// Reads `#token=…&relay=…` (either may be absent; `relay` may repeat).
+/// `None` when the fragment holds neither, so other fragments are left
+/// alone.
+pub fn read_link(hash: &str) -> Option<Link> {
+    let body = hash.strip_prefix('#').unwrap_or(hash);
+    let mut link = Link::default();
+    let mut any = false;
+    for pair in body.split('&') {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        match k {
+            "token" => {
+                any = true;
+                link.token = Some(percent_decode(v)).filter(|t| !t.is_empty());
+            }
+            "relay" => {
+                any = true;
+                let v = percent_decode(v);
+                if !v.is_empty() {
+                    link.relays.push(v);
+                }
+            }
+            _ => {}
+        }
+    }
+    any.then_some(link)
+}
+
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'%' if i + 2 < bytes.len() => {
+                let hex = std::str::from_utf8(&bytes[i + 1..i + 3])
+                    .ok()
+                    .and_then(|h| u8::from_str_radix(h, 16).ok());
+                match hex {
+                    Some(b) => {
+                        out.push(b);
+                        i += 3;
+                    }
+                    None => {
+                        out.push(b'%');
+                        i += 1;
+                    }
+                }
+            }
+            b'+' => {
+                out.push(b' ');
+                i += 1;
+            }
+            b => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn links_carry_a_token_and_relays() {
+        assert_eq!(read_link("#/sessions"), None);
+        assert_eq!(read_link(""), None);
+        let l = read_link("#token=s3cr%2Ft&relay=wss%3A%2F%2Fa.example%2Fsocket").unwrap();
+        assert_eq!(l.token.as_deref(), Some("s3cr/t"));
+        assert_eq!(l.relays, ["wss://a.example/socket"]);
+        assert_eq!(
+            read_link("#token=abc%").unwrap().token.as_deref(),
+            Some("abc%")
+        );
+    }
+
+    #[test]
+    fn setups_keep_tokens_out_of_labels_and_errors() {
+        let ok = build(
+            &[
+                RelayInput {
+                    url: "ws://127.0.0.1:8787".into(),
+                    token: "hunter2".into(),
+                },
+                RelayInput {
+                    url: "wss://relay.example/socket".into(),
+                    token: String::new(),
+                },
+            ],
+            "console.example",
+            7,
+        )
+        .unwrap_or_else(|_| panic!("valid"));
+        assert_eq!(
+            ok.urls[0],
+            "ws://127.0.0.1:8787/socket?access_token=hunter2"
+        );
+        assert!(ok.relays.iter().all(|r| !r.label.contains("hunter2")));
+        let bad = build(
+            &[RelayInput {
+                url: "ftp://x?access_token=hunter2".into(),
+                token: "hunter2".into(),
+            }],
+            "h",
+            1,
+        );
+        let errs = bad.err().unwrap();
+        assert!(errs.iter().all(|(_, e)| !e.contains("hunter2")), "{errs:?}");
+    }
+
+    #[test]
+    fn discovery_sits_beside_the_socket() {
+        assert_eq!(
+            discovery_url("ws://127.0.0.1:8787/socket").as_deref(),
+            Some("http://127.0.0.1:8787/events")
+        );
+        assert_eq!(
+            discovery_url("wss://h.example/aep/socket?x=1").as_deref(),
+            Some("https://h.example/aep/events")
+        );
+        assert_eq!(
+            discovery_url("ws://h:1").as_deref(),
+            Some("http://h:1/events")
+        );
+        assert_eq!(
+            default_relay("https:", "h.example"),
+            "wss://h.example/socket"
+        );
+    }
+}

@@ -1,0 +1,211 @@
+//! How a card is answered: option buttons, a text reply, a form, or a
+//! note that the answer belongs to the agent's own interface.
+
+use aep_client::control::answer::{match_text, Answer, TextMatch};
+use aep_client::protocol::form::Choice;
+use leptos::ev::SubmitEvent;
+use leptos::prelude::*;
+
+use super::form::FormAnswer;
+use crate::model::card::{Answering, CardView, OptionView};
+use crate::web::bridge::Console;
+
+/// Sends `answer` for the card; a refusal to send is shown, never queued.
+pub fn send(
+    console: Console,
+    card: RwSignal<CardView>,
+    answer: Answer,
+    error: RwSignal<Option<String>>,
+) -> bool {
+    let key = card.with_untracked(|c| c.key.clone());
+    match console.respond(&key, answer) {
+        Ok(_) => {
+            error.set(None);
+            true
+        }
+        Err(e) => {
+            error.set(Some(format!(
+                "{} \u{2014} {e}",
+                crate::model::clock::time_of_day(crate::web::platform::now())
+            )));
+            false
+        }
+    }
+}
+
+#[component]
+fn OptionButtons(
+    card: RwSignal<CardView>,
+    options: Vec<OptionView>,
+    error: RwSignal<Option<String>>,
+) -> impl IntoView {
+    let console = expect_context::<Console>();
+    let busy = move || card.with(|c| c.in_flight());
+    view! {
+        <div class="options" role="group" aria-label="Answer with an option">
+            {options
+                .into_iter()
+                .enumerate()
+                .map(|(i, o)| {
+                    let id = o.id.clone();
+                    let label = if o.label_is_id { o.id.clone() } else { o.label.clone() };
+                    let aria = format!("Answer {}", label);
+                    view! {
+                        <button
+                            type="button"
+                            class="option"
+                            class:permissive=o.permissive
+                            class:id-only=o.label_is_id
+                            data-option=o.id.clone()
+                            aria-label=aria
+                            disabled=busy
+                            on:click=move |_| {
+                                send(console, card, Answer::option(id.clone()), error);
+                            }
+                        >
+                            <kbd aria-hidden="true">{(i + 1).to_string()}</kbd>
+                            <span class="option-label">{label}</span>
+                            {o.label_is_id.then(|| view! { <span class="id-note">"(id only: the agent sent no label)"</span> })}
+                        </button>
+                    }
+                })
+                .collect_view()}
+        </div>
+    }
+}
+
+/// What typed text will count as, per AEP-0008.
+fn text_meaning(text: &str, choices: &[Choice], permission: bool) -> Option<String> {
+    if text.trim().is_empty() || choices.is_empty() {
+        return None;
+    }
+    Some(match match_text(text, choices) {
+        TextMatch::Option(c) => format!("The agent reads this as \u{201c}{}\u{201d}.", c.label),
+        TextMatch::Ambiguous(_) => {
+            "This names more than one option; the agent may refuse it.".to_owned()
+        }
+        TextMatch::Unmatched if permission => {
+            "This names no option, so it counts as a refusal, with your text as the reason."
+                .to_owned()
+        }
+        TextMatch::Unmatched => "This names no option; it is sent as guidance text.".to_owned(),
+    })
+}
+
+#[component]
+fn TextReply(card: RwSignal<CardView>, error: RwSignal<Option<String>>) -> impl IntoView {
+    let console = expect_context::<Console>();
+    let text = RwSignal::new(String::new());
+    let (id, agent, choices, permission) = card.with_untracked(|c| {
+        (
+            c.id.clone(),
+            c.agent.clone(),
+            c.choices.clone(),
+            c.is_permission(),
+        )
+    });
+    let input_id = format!("reply-{id}");
+    let note_id = format!("reply-note-{id}");
+    let has_options = !choices.is_empty();
+    let busy = move || card.with(|c| c.in_flight());
+    let submit = move |ev: SubmitEvent| {
+        ev.prevent_default();
+        let t = text.get_untracked();
+        if t.trim().is_empty() {
+            error.set(Some("Type a reply first.".into()));
+            return;
+        }
+        if send(console, card, Answer::text(t), error) {
+            text.set(String::new());
+        }
+    };
+    let choices_for_meaning = choices.clone();
+    let meaning = move || text.with(|t| text_meaning(t, &choices_for_meaning, permission));
+    let standing_note = if permission {
+        Some("A reply that names no option counts as a refusal, with your text as the reason.")
+    } else if has_options {
+        Some("A reply naming an option counts as that option.")
+    } else {
+        None
+    };
+    view! {
+        <form class="reply" on:submit=submit>
+            <label for=input_id.clone() class="reply-label">
+                {if has_options { "Or reply in words" } else { "Your reply" }}
+            </label>
+            <div class="reply-row">
+                <input
+                    id=input_id
+                    type="text"
+                    name="reply"
+                    autocomplete="off"
+                    enterkeyhint="send"
+                    aria-label=format!("Reply to {agent}")
+                    aria-describedby=note_id.clone()
+                    prop:value=move || text.get()
+                    on:input=move |ev| text.set(event_target_value(&ev))
+                    disabled=busy
+                />
+                <button type="submit" class="send" disabled=busy>"Send reply"</button>
+            </div>
+            <p class="hint" id=note_id aria-live="polite">
+                {move || meaning().or(standing_note.map(str::to_owned)).unwrap_or_default()}
+            </p>
+        </form>
+    }
+}
+
+#[component]
+fn Elsewhere(channels: Vec<String>, options: Vec<OptionView>) -> impl IntoView {
+    let via = if channels.is_empty() {
+        "another channel".to_owned()
+    } else {
+        channels.join(", ")
+    };
+    view! {
+        <div class="elsewhere" data-answering="elsewhere">
+            <p class="elsewhere-note">
+                <strong>"Answer in the agent's own interface."</strong>
+                {format!(" This request is for information here: its answer travels by {via}, and this console cannot send one.")}
+            </p>
+            {(!options.is_empty()).then(|| view! {
+                <p class="hint">"The choices offered there:"</p>
+                <ul class="info-options">
+                    {options.into_iter().map(|o| view! { <li>{o.label}</li> }).collect_view()}
+                </ul>
+            })}
+        </div>
+    }
+}
+
+#[component]
+pub fn AnswerArea(card: RwSignal<CardView>) -> impl IntoView {
+    let error = RwSignal::new(None::<String>);
+    let c = card.get_untracked();
+    let body = match c.answering.clone() {
+        Answering::Options => view! {
+            <OptionButtons card=card options=c.options.clone() error=error />
+            <TextReply card=card error=error />
+        }
+        .into_any(),
+        Answering::Text => view! { <TextReply card=card error=error /> }.into_any(),
+        Answering::Form => view! { <FormAnswer card=card error=error /> }.into_any(),
+        Answering::Elsewhere(channels) => view! { <Elsewhere channels=channels options=c.options.clone() /> }.into_any(),
+        Answering::Unknown => view! {
+            <p class="hint">"Only later steps of this request were seen, not the request itself, so there is nothing to answer against."</p>
+        }
+        .into_any(),
+    };
+    let fields_error = c.fields_error.clone();
+    view! {
+        <div class="actions" data-answering=c.answering.token()>
+            {fields_error.map(|e| view! {
+                <p class="capture-note">{format!("The agent's form could not be read ({e}); reply in words instead.")}</p>
+            })}
+            {body}
+            <Show when=move || error.get().is_some()>
+                <p class="send-error" role="alert">{move || error.get().unwrap_or_default()}</p>
+            </Show>
+        </div>
+    }
+}

@@ -1,0 +1,173 @@
+//! One attention card: where it comes from, what the agent says (quoted,
+//! as text), how to answer, and the life of the answer once sent.
+
+use aep_client::UnixMs;
+use leptos::prelude::*;
+
+use super::answer::AnswerArea;
+use super::command::CommandList;
+use super::route::Route;
+use crate::model::card::CardView;
+use crate::model::clock;
+use crate::model::command::Phase;
+use crate::web::bridge::Console;
+
+/// Relay, agent, session, run and tool, next to the content.
+#[component]
+pub fn Provenance(card: CardView) -> impl IntoView {
+    let session_href = Route::Session(card.key.session.clone()).href();
+    let session_words = match &card.session_label {
+        Some(l) => format!("{l} ({})", card.session),
+        None => card.session.clone(),
+    };
+    view! {
+        <dl class="provenance">
+            <div data-prov="agent"><dt>"Agent"</dt><dd class="agent" title=card.source.clone()>{card.agent.clone()}</dd></div>
+            <div data-prov="relay"><dt>"Relay"</dt><dd>{card.relay.clone().unwrap_or_else(|| "\u{2014}".into())}</dd></div>
+            <div data-prov="session"><dt>"Session"</dt><dd><a href=session_href>{session_words}</a></dd></div>
+            {card.run.clone().map(|r| view! { <div data-prov="run"><dt>"Run"</dt><dd class="mono">{r}</dd></div> })}
+            {card.subject.clone().map(|s| view! { <div data-prov="subject"><dt>"Subject"</dt><dd class="mono">{s}</dd></div> })}
+        </dl>
+    }
+}
+
+/// The agent's words, set apart from the console's own.
+#[component]
+pub fn AgentText(card: CardView) -> impl IntoView {
+    let caption = format!("{} says", card.agent);
+    let prompt = card.prompt.clone();
+    let synthesized = card.synthesized;
+    view! {
+        <figure class="agent-text" class:synthesized=synthesized>
+            <figcaption>{caption}</figcaption>
+            <blockquote class="prompt">
+                {prompt.unwrap_or_else(|| "(no prompt was sent)".into())}
+            </blockquote>
+            <Show when=move || synthesized>
+                <p class="capture-note">
+                    {format!(
+                        "Captured at \u{201c}{}\u{201d}: this text is synthesized or structural, not the agent's own words.",
+                        card.capture.as_str()
+                    )}
+                </p>
+            </Show>
+        </figure>
+    }
+}
+
+#[component]
+fn Countdown(at: UnixMs) -> impl IntoView {
+    let console = expect_context::<Console>();
+    let left = move || clock::countdown(console.now.get(), at);
+    view! {
+        <span
+            class=move || { if console.now.get().0 + 15_000 >= at.0 { "expires urgent" } else { "expires" } }
+            data-expires=at.0.to_string()
+        >
+            {move || match left() {
+                Some(s) => format!("expires in {s}"),
+                None => "expired".to_owned(),
+            }}
+        </span>
+    }
+}
+
+#[component]
+pub fn CardItem(card: ArcRwSignal<CardView>) -> impl IntoView {
+    let console = expect_context::<Console>();
+    let card = RwSignal::from(card);
+    let c = card.get_untracked();
+    let title_id = format!("card-title-{}", c.id);
+    let raised = c.raised_at;
+    let severity = c.severity.as_str();
+    view! {
+        <article
+            class="card"
+            id=format!("card-{}", c.id)
+            tabindex="-1"
+            data-request=c.id.clone()
+            data-kind=c.kind.clone()
+            data-severity=severity
+            data-status=move || card.with(|c| format!("{:?}", c.status).to_lowercase())
+            data-busy=move || card.with(|c| c.in_flight().to_string())
+            aria-labelledby=title_id.clone()
+        >
+            <header class="card-head">
+                <span class=format!("sev sev-{severity}")>{severity}</span>
+                <h2 id=title_id.clone() class="kind">{format!("{} request", c.kind_words())}</h2>
+                <span class="age" title=clock::time_of_day(raised)>
+                    {move || format!("raised {}", clock::ago(console.now.get(), raised))}
+                </span>
+                {c.expires_at.map(|at| view! { <Countdown at=at /> })}
+            </header>
+            <Provenance card=c.clone() />
+            <AgentText card=c.clone() />
+            <AnswerArea card=card />
+            <CommandList commands=Signal::derive(move || card.with(|c| c.commands.clone())) />
+        </article>
+    }
+}
+
+/// A card that left the inbox: what happened to it.
+#[component]
+pub fn SettledCard(card: CardView, #[prop(optional)] compact: bool) -> impl IntoView {
+    let status = format!("{:?}", card.status).to_lowercase();
+    let outcome = card.outcome_words();
+    let commands = card.commands.clone();
+    let when = card.settled_at();
+    // Anything short of done stays open: a refusal is read, not unfolded.
+    let trouble = card
+        .commands
+        .iter()
+        .any(|c| !matches!(c.phase, Phase::Done(_)));
+    let session_href = Route::Session(card.key.session.clone()).href();
+    let head = view! {
+        <header class="card-head">
+            <span class=format!("sev sev-{}", card.severity.as_str())>{card.severity.as_str()}</span>
+            <h3 class="kind">{format!("{} request", card.kind_words())}</h3>
+            <span class="age" title=clock::time_of_day(when)>{clock::time_of_day(when)}</span>
+        </header>
+    };
+    if compact {
+        return view! {
+            <article class="settled compact" data-request=card.id.clone() data-status=status data-kind=card.kind.clone()>
+                {head}
+                <p class="compact-line">
+                    <span class="agent">{card.agent.clone()}</span>
+                    " \u{b7} "
+                    <a href=session_href>{card.session_label.clone().unwrap_or_else(|| card.session.clone())}</a>
+                </p>
+                <blockquote class="prompt clamp">{card.prompt.clone().unwrap_or_default()}</blockquote>
+                <p class="outcome" data-outcome=card.close.as_ref().map(|c| c.token).unwrap_or("answered")>{outcome}</p>
+                <Show when=move || !commands.is_empty()>
+                    <details class="what-happened" open=trouble>
+                        <summary>"What happened"</summary>
+                        <CommandList commands=Signal::derive({
+                            let commands = card.commands.clone();
+                            move || commands.clone()
+                        }) />
+                    </details>
+                </Show>
+            </article>
+        }
+        .into_any();
+    }
+    view! {
+        <article class="settled" data-request=card.id.clone() data-status=status data-kind=card.kind.clone()>
+            {head}
+            <Provenance card=card.clone() />
+            <AgentText card=card.clone() />
+            <p class="outcome" data-outcome=card.close.as_ref().map(|c| c.token).unwrap_or("answered")>{outcome}</p>
+            {(!card.answer.as_ref().map(|a| a.values.is_empty()).unwrap_or(true)).then(|| {
+                let values = card.answer.as_ref().map(|a| a.values.clone()).unwrap_or_default();
+                view! {
+                    <dl class="values">
+                        {values.into_iter().map(|(k, v)| view! { <div><dt>{k}</dt><dd>{v}</dd></div> }).collect_view()}
+                    </dl>
+                }
+            })}
+            <CommandList commands=Signal::derive(move || commands.clone()) />
+        </article>
+    }
+    .into_any()
+}

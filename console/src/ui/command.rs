@@ -1,0 +1,80 @@
+//! A command's life on screen: sent, acknowledged, done, or why not, in
+//! words; a retry for a silent window that resends the same command.
+
+use leptos::prelude::*;
+
+use crate::model::clock;
+use crate::model::command::{CommandView, Phase};
+use crate::web::bridge::Console;
+
+#[component]
+pub fn CommandRow(command: CommandView) -> impl IntoView {
+    let console = expect_context::<Console>();
+    let error = RwSignal::new(None::<String>);
+    let id = command.id.clone();
+    let retry = move |_| {
+        if let Err(e) = console.retry(&id) {
+            error.set(Some(e));
+        }
+    };
+    let detail = match &command.phase {
+        Phase::Rejected {
+            detail: Some(d), ..
+        } => Some(("The agent's stated reason: ", d.clone())),
+        Phase::RelayRefused {
+            detail: Some(d), ..
+        } => Some(("The relay's words: ", d.clone())),
+        _ => None,
+    };
+    let who = match (&command.mine, &command.sender) {
+        (true, _) => "You".to_owned(),
+        (false, Some(s)) => s.clone(),
+        (false, None) => "Someone".to_owned(),
+    };
+    let latencies = command.latencies();
+    let sent = command.sent_at.map(clock::time_of_day).unwrap_or_default();
+    let sends = command.sends;
+    let retryable = command.retryable();
+    view! {
+        <li class="cmd" data-phase=command.phase.token() data-command=command.id.clone() data-mine=command.mine.to_string()>
+            <p class="cmd-what">
+                <span class="who">{who}</span>
+                ": " {command.verb.clone()}
+                {(!command.what.is_empty()).then(|| format!(" \u{2014} {}", command.what))}
+                <span class="cmd-time">{sent}</span>
+            </p>
+            <p class="cmd-state" role="status">{command.headline.clone()}</p>
+            {command.explanation.clone().map(|e| view! { <p class="cmd-why">{e}</p> })}
+            {detail.map(|(who, d)| view! { <p class="cmd-detail">{who} <q>{d}</q></p> })}
+            {(!latencies.is_empty() || sends > 1).then(|| view! {
+                <p class="cmd-meta">
+                    {latencies}
+                    {(sends > 1).then(|| format!(" \u{b7} sent {sends} times (same id)"))}
+                </p>
+            })}
+            <Show when=move || retryable>
+                <button type="button" class="retry" on:click=retry.clone()>"Retry (same command)"</button>
+            </Show>
+            <Show when=move || error.get().is_some()>
+                <p class="field-error" role="alert">{move || error.get().unwrap_or_default()}</p>
+            </Show>
+        </li>
+    }
+}
+
+#[component]
+pub fn CommandList(commands: Signal<Vec<CommandView>>) -> impl IntoView {
+    view! {
+        <Show when=move || commands.with(|c| !c.is_empty())>
+            <ol class="commands" aria-label="Commands" aria-live="polite">
+                <For
+                    each=move || commands.get()
+                    key=|c| (c.id.clone(), c.phase.clone(), c.sends, c.ack_latency_ms, c.outcome_latency_ms)
+                    let:c
+                >
+                    <CommandRow command=c />
+                </For>
+            </ol>
+        </Show>
+    }
+}

@@ -1,0 +1,129 @@
+//! The connect screen: relay URLs and tokens, and where to keep them.
+
+use leptos::ev::SubmitEvent;
+use leptos::prelude::*;
+
+use crate::model::setup::RelayInput;
+use crate::web::bridge::Console;
+use crate::web::storage;
+
+#[component]
+pub fn Connect(
+    relays: RwSignal<Vec<RelayInput>>,
+    remember: RwSignal<bool>,
+    errors: RwSignal<Vec<(usize, String)>>,
+) -> impl IntoView {
+    let console = expect_context::<Console>();
+    let submit = move |ev: SubmitEvent| {
+        ev.prevent_default();
+        let list: Vec<RelayInput> = relays
+            .get_untracked()
+            .into_iter()
+            .map(|r| RelayInput {
+                url: r.url.trim().to_owned(),
+                token: r.token.trim().to_owned(),
+            })
+            .filter(|r| !r.url.is_empty())
+            .collect();
+        match console.connect(&list) {
+            Ok(()) => {
+                storage::save(&list, remember.get_untracked());
+                errors.set(Vec::new());
+            }
+            Err(e) => errors.set(e),
+        }
+    };
+    let add = move |_| {
+        relays.update(|r| {
+            let token = r.first().map(|f| f.token.clone()).unwrap_or_default();
+            r.push(RelayInput {
+                url: String::new(),
+                token,
+            });
+        })
+    };
+    let rows = move || {
+        let count = relays.with(Vec::len);
+        (0..count)
+            .map(|i| {
+                let url = move || relays.with(|r| r.get(i).map(|x| x.url.clone()).unwrap_or_default());
+                let token = move || relays.with(|r| r.get(i).map(|x| x.token.clone()).unwrap_or_default());
+                let error = move || errors.with(|e| e.iter().find(|(row, _)| *row == i).map(|(_, m)| m.clone()));
+                view! {
+                    <fieldset class="relay-row">
+                        <legend>{format!("Relay {}", i + 1)}</legend>
+                        <label for=format!("relay-url-{i}")>"WebSocket URL"</label>
+                        <input
+                            id=format!("relay-url-{i}")
+                            name="relay-url"
+                            type="url"
+                            inputmode="url"
+                            autocomplete="url"
+                            spellcheck="false"
+                            placeholder="wss://relay.example/socket"
+                            prop:value=url
+                            on:input=move |ev| {
+                                let v = event_target_value(&ev);
+                                relays.update(|r| if let Some(x) = r.get_mut(i) { x.url = v; });
+                            }
+                        />
+                        <label for=format!("relay-token-{i}")>"Access token"</label>
+                        <input
+                            id=format!("relay-token-{i}")
+                            name="relay-token"
+                            type="password"
+                            autocomplete="off"
+                            spellcheck="false"
+                            placeholder="leave empty for an open relay"
+                            prop:value=token
+                            on:input=move |ev| {
+                                let v = event_target_value(&ev);
+                                relays.update(|r| if let Some(x) = r.get_mut(i) { x.token = v; });
+                            }
+                        />
+                        <Show when=move || error().is_some()>
+                            <p class="field-error" role="alert">{move || error().unwrap_or_default()}</p>
+                        </Show>
+                        <Show when=move || { relays.with(Vec::len) > 1 }>
+                            <button
+                                type="button"
+                                class="quiet"
+                                aria-label=format!("Remove relay {}", i + 1)
+                                on:click=move |_| relays.update(|r| { if i < r.len() { r.remove(i); } })
+                            >
+                                "Remove"
+                            </button>
+                        </Show>
+                    </fieldset>
+                }
+            })
+            .collect_view()
+    };
+    view! {
+        <main class="connect" id="main">
+            <h1>"AEP console"</h1>
+            <p class="lede">"Connect to the relays your agents report to. You can watch and answer them from here."</p>
+            <form on:submit=submit aria-label="Connect to relays">
+                {rows}
+                <button type="button" class="quiet" on:click=add>"Add another relay"</button>
+                <label class="check">
+                    <input
+                        type="checkbox"
+                        name="remember"
+                        prop:checked=move || remember.get()
+                        on:change=move |ev| remember.set(event_target_checked(&ev))
+                    />
+                    "Remember on this device"
+                </label>
+                <p class="hint">
+                    {move || if remember.get() {
+                        "Relays and tokens are kept in this browser's local storage until you forget them."
+                    } else {
+                        "Tokens are kept only until this tab is closed."
+                    }}
+                </p>
+                <button type="submit" class="primary">"Connect"</button>
+            </form>
+        </main>
+    }
+}

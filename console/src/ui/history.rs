@@ -1,0 +1,36 @@
+//! Settled requests, most recent first, each with its outcome.
+
+use leptos::prelude::*;
+
+use super::card::SettledCard;
+use crate::web::bridge::{Console, MAX_HISTORY};
+
+#[component]
+pub fn History() -> impl IntoView {
+    let console = expect_context::<Console>();
+    view! {
+        <section class="history" aria-labelledby="history-title">
+            <h1 id="history-title" class="view-title">"History"</h1>
+            <p class="hint">{format!("The {MAX_HISTORY} most recently settled requests this console has seen.")}</p>
+            <Show
+                when=move || console.history.with(|h| !h.is_empty())
+                fallback=|| view! { <p class="empty">"Nothing has settled yet."</p> }
+            >
+                <ol class="cards">
+                    <For
+                        each=move || console.history.get()
+                        key=|c| (
+                            c.id.clone(),
+                            c.status,
+                            c.answer.is_some(),
+                            c.commands.iter().map(|x| (x.id.clone(), x.phase.clone())).collect::<Vec<_>>(),
+                        )
+                        let:c
+                    >
+                        <li><SettledCard card=c /></li>
+                    </For>
+                </ol>
+            </Show>
+        </section>
+    }
+}

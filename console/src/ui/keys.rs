@@ -1,0 +1,129 @@
+//! Desktop keys: `j`/`k` between cards, `1`–`9` to the card's options
+//! (Enter then answers), `/` to the reply box, `?` for this list.
+//! Nothing answers on a single key press.
+
+use leptos::prelude::*;
+use wasm_bindgen::JsCast;
+use web_sys::{Element, HtmlElement, KeyboardEvent};
+
+fn focused_card() -> Option<Element> {
+    document()
+        .active_element()?
+        .closest("article.card")
+        .ok()
+        .flatten()
+}
+
+fn cards() -> Vec<HtmlElement> {
+    let Ok(list) = document().query_selector_all("main article.card") else {
+        return Vec::new();
+    };
+    (0..list.length())
+        .filter_map(|i| list.item(i))
+        .filter_map(|n| n.dyn_into::<HtmlElement>().ok())
+        .collect()
+}
+
+fn focus(el: &HtmlElement) {
+    let _ = el.focus();
+    let opts = web_sys::ScrollIntoViewOptions::new();
+    opts.set_block(web_sys::ScrollLogicalPosition::Nearest);
+    el.scroll_into_view_with_scroll_into_view_options(&opts);
+}
+
+fn step(delta: i32) {
+    let all = cards();
+    if all.is_empty() {
+        return;
+    }
+    let current = focused_card();
+    let at = current.and_then(|c| all.iter().position(|x| x.is_same_node(Some(&c))));
+    let next = match at {
+        None => 0,
+        Some(i) => (i as i32 + delta).clamp(0, all.len() as i32 - 1) as usize,
+    };
+    focus(&all[next]);
+}
+
+fn in_card(selector: &str) -> Option<HtmlElement> {
+    let card = focused_card().or_else(|| cards().into_iter().next().map(Into::into))?;
+    card.query_selector(selector)
+        .ok()
+        .flatten()?
+        .dyn_into()
+        .ok()
+}
+
+fn typing(e: &KeyboardEvent) -> bool {
+    let Some(t) = e.target().and_then(|t| t.dyn_into::<Element>().ok()) else {
+        return false;
+    };
+    matches!(t.tag_name().as_str(), "INPUT" | "TEXTAREA" | "SELECT")
+        || t.has_attribute("contenteditable")
+}
+
+#[component]
+pub fn Keys() -> impl IntoView {
+    let help = expect_context::<RwSignal<bool, LocalStorage>>();
+    let handle = window_event_listener(leptos::ev::keydown, move |e: KeyboardEvent| {
+        if e.ctrl_key() || e.meta_key() || e.alt_key() {
+            return;
+        }
+        if typing(&e) {
+            if e.key() == "Escape" {
+                if let Some(t) = e.target().and_then(|t| t.dyn_into::<HtmlElement>().ok()) {
+                    let _ = t.blur();
+                    if let Some(card) = t
+                        .closest("article.card")
+                        .ok()
+                        .flatten()
+                        .and_then(|c| c.dyn_into::<HtmlElement>().ok())
+                    {
+                        let _ = card.focus();
+                    }
+                }
+            }
+            return;
+        }
+        match e.key().as_str() {
+            "j" => step(1),
+            "k" => step(-1),
+            "/" => {
+                if let Some(input) = in_card("form.reply input") {
+                    e.prevent_default();
+                    let _ = input.focus();
+                }
+            }
+            "?" => help.update(|h| *h = !*h),
+            "Escape" => help.set(false),
+            k if k.len() == 1 && k.chars().all(|c| ('1'..='9').contains(&c)) => {
+                if let Some(b) = in_card(&format!(".options button.option:nth-of-type({k})")) {
+                    e.prevent_default();
+                    let _ = b.focus();
+                }
+            }
+            _ => {}
+        }
+    });
+    on_cleanup(move || handle.remove());
+}
+
+#[component]
+pub fn KeyHelp() -> impl IntoView {
+    let help = expect_context::<RwSignal<bool, LocalStorage>>();
+    view! {
+        <Show when=move || help.get()>
+            <aside class="key-help" role="dialog" aria-label="Keyboard shortcuts">
+                <h2>"Keyboard"</h2>
+                <dl>
+                    <div><dt><kbd>"j"</kbd>" / "<kbd>"k"</kbd></dt><dd>"next / previous card"</dd></div>
+                    <div><dt><kbd>"1"</kbd>"\u{2013}"<kbd>"9"</kbd></dt><dd>"go to that option of the card; Enter answers"</dd></div>
+                    <div><dt><kbd>"/"</kbd></dt><dd>"reply to the card in words"</dd></div>
+                    <div><dt><kbd>"Esc"</kbd></dt><dd>"leave a text box"</dd></div>
+                    <div><dt><kbd>"?"</kbd></dt><dd>"show or hide this list"</dd></div>
+                </dl>
+                <button type="button" on:click=move |_| help.set(false)>"Close"</button>
+            </aside>
+        </Show>
+    }
+}

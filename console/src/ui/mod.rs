@@ -1,0 +1,25 @@
+//! The Leptos components. Small pieces, signals at the edges: every value
+//! shown comes from the bridge's signals, every action goes through it.
+//! Agent-authored text is only ever placed in text nodes.
+
+mod answer;
+mod app;
+mod card;
+mod command;
+mod connect;
+mod form;
+mod history;
+mod inbox;
+mod keys;
+mod route;
+mod session;
+mod sessions;
+mod shell;
+
+use crate::web::storage;
+
+/// Reads (and scrubs) a one-tap link before anything else, then mounts.
+pub fn start() {
+    let link = storage::take_link();
+    leptos::mount::mount_to_body(move || leptos::view! { <app::App link=link.clone() /> });
+}

@@ -1,0 +1,376 @@
+//! One session: its controls (only the verbs its agent declared), the
+//! requests waiting in it, its timeline with navigable causes, and the
+//! command audit chain.
+
+use aep_client::store::SessionKey;
+use leptos::ev::SubmitEvent;
+use leptos::prelude::*;
+use serde_json::{Map, Value};
+use wasm_bindgen::JsCast;
+
+use super::card::CardItem;
+use super::command::CommandRow;
+use super::route::Route;
+use crate::model::clock;
+use crate::model::command::CommandView;
+use crate::model::session::Lane;
+use crate::model::timeline::{position_words, Item};
+use crate::model::words;
+use crate::web::bridge::{Console, SessionDetail};
+
+/// Scrolls to and focuses a timeline event, briefly marking it.
+fn jump(id: &str) {
+    let Some(el) = document().get_element_by_id(&format!("ev-{id}")) else {
+        return;
+    };
+    let el: web_sys::HtmlElement = el.unchecked_into();
+    let opts = web_sys::ScrollIntoViewOptions::new();
+    opts.set_block(web_sys::ScrollLogicalPosition::Center);
+    el.scroll_into_view_with_scroll_into_view_options(&opts);
+    let _ = el.focus();
+    let _ = el.class_list().add_1("jumped");
+    let el2 = el.clone();
+    crate::web::platform::after(2_000, move || {
+        let _ = el2.class_list().remove_1("jumped");
+    });
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Confirm {
+    CancelRun(String),
+    CancelSession,
+}
+
+#[component]
+fn Controls(lane: Signal<Option<Lane>>) -> impl IntoView {
+    let console = expect_context::<Console>();
+    let confirm = RwSignal::new(None::<Confirm>);
+    let reason = RwSignal::new(String::new());
+    let last = RwSignal::new(None::<String>);
+    let error = RwSignal::new(None::<String>);
+    let last_view = Memo::new(move |_| {
+        console.tick.get();
+        console.now.get();
+        last.get().and_then(|id| console.command(&id))
+    });
+    let done = move |r: Result<String, String>| match r {
+        Ok(id) => {
+            last.set(Some(id));
+            error.set(None);
+            confirm.set(None);
+            reason.set(String::new());
+        }
+        Err(e) => error.set(Some(e)),
+    };
+    let run_cancel = move |_| {
+        let (Some(l), Some(c)) = (lane.get_untracked(), confirm.get_untracked()) else {
+            return;
+        };
+        let why = Some(reason.get_untracked()).filter(|r| !r.trim().is_empty());
+        let r = match c {
+            Confirm::CancelRun(run) => console.cancel(&l, Some(&run), why),
+            Confirm::CancelSession => console.cancel(&l, None, why),
+        };
+        done(r);
+    };
+    view! {
+        <section class="controls" aria-label="Session controls">
+            {move || {
+                let Some(l) = lane.get() else { return ().into_any() };
+                if l.state == "ended" {
+                    return view! { <p class="hint">"This session has ended."</p> }.into_any();
+                }
+                if !l.verbs.listed {
+                    return view! {
+                        <p class="hint offline-agent" data-controls="none">
+                            "Its agent is not connected to a relay right now (no relay roster lists this session), so it cannot take commands."
+                        </p>
+                    }
+                    .into_any();
+                }
+                let open = l.open_run().map(|r| r.name.clone());
+                let l1 = l.clone();
+                let l2 = l.clone();
+                view! {
+                    <div class="control-buttons">
+                        {(l.verbs.cancel && open.is_some()).then(|| {
+                            let run = open.clone().unwrap_or_default();
+                            view! {
+                                <button type="button" class="danger" data-verb="cancel-run"
+                                    on:click=move |_| confirm.set(Some(Confirm::CancelRun(run.clone())))>
+                                    "Cancel run\u{2026}"
+                                </button>
+                            }
+                        })}
+                        {l.verbs.cancel.then(|| view! {
+                            <button type="button" class="danger" data-verb="cancel-session"
+                                on:click=move |_| confirm.set(Some(Confirm::CancelSession))>
+                                "Cancel session\u{2026}"
+                            </button>
+                        })}
+                        {(l.verbs.pause && l.state == "active").then(|| view! {
+                            <button type="button" data-verb="pause" on:click=move |_| done(console.pause(&l1))>"Pause"</button>
+                        })}
+                        {(l.verbs.resume && l.state == "paused").then(|| view! {
+                            <button type="button" data-verb="resume" on:click=move |_| done(console.resume(&l2))>"Resume"</button>
+                        })}
+                    </div>
+                    {(!l.verbs.cancel && !l.verbs.pause && !l.verbs.resume).then(|| view! {
+                        <p class="hint">"Its agent declared no session commands (cancel, pause or resume)."</p>
+                    })}
+                }
+                .into_any()
+            }}
+            <Show when=move || confirm.get().is_some()>
+                <div class="confirm" role="alertdialog" aria-labelledby="confirm-title">
+                    <p id="confirm-title">
+                        {move || match confirm.get() {
+                            Some(Confirm::CancelRun(r)) => format!("Cancel run {r}? The agent stops the work in progress."),
+                            Some(Confirm::CancelSession) => "Cancel the whole session? The agent ends it.".to_owned(),
+                            None => String::new(),
+                        }}
+                    </p>
+                    <label for="cancel-reason">"Reason (optional, sent to the agent)"</label>
+                    <input id="cancel-reason" type="text" autocomplete="off"
+                        prop:value=move || reason.get()
+                        on:input=move |ev| reason.set(event_target_value(&ev)) />
+                    <div class="control-buttons">
+                        <button type="button" class="danger" data-confirm="yes" on:click=run_cancel>
+                            {move || match confirm.get() {
+                                Some(Confirm::CancelRun(_)) => "Yes, cancel the run",
+                                _ => "Yes, cancel the session",
+                            }}
+                        </button>
+                        <button type="button" data-confirm="no" on:click=move |_| confirm.set(None)>"Keep going"</button>
+                    </div>
+                </div>
+            </Show>
+            <Show when=move || error.get().is_some()>
+                <p class="send-error" role="alert">{move || error.get().unwrap_or_default()}</p>
+            </Show>
+            {move || last_view.get().map(|c| view! { <ol class="commands last-command"><CommandRow command=c /></ol> })}
+        </section>
+    }
+}
+
+#[component]
+fn VendorForm(lane: Signal<Option<Lane>>, ty: String) -> impl IntoView {
+    let console = expect_context::<Console>();
+    let mode = RwSignal::new("text".to_owned());
+    let body = RwSignal::new(String::new());
+    let error = RwSignal::new(None::<String>);
+    let last = RwSignal::new(None::<String>);
+    let last_view = Memo::new(move |_| {
+        console.tick.get();
+        console.now.get();
+        last.get().and_then(|id| console.command(&id))
+    });
+    let slug: String = ty
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    let ty_send = ty.clone();
+    let submit = move |ev: SubmitEvent| {
+        ev.prevent_default();
+        let Some(l) = lane.get_untracked() else {
+            return;
+        };
+        let text = body.get_untracked();
+        let data = if mode.get_untracked() == "json" {
+            match serde_json::from_str::<Value>(&text) {
+                Ok(Value::Object(m)) => m,
+                Ok(_) => {
+                    return error.set(Some(
+                        "The JSON payload must be an object, like {\"text\": \"\u{2026}\"}.".into(),
+                    ))
+                }
+                Err(e) => return error.set(Some(format!("Not valid JSON: {e}"))),
+            }
+        } else {
+            if text.trim().is_empty() {
+                return error.set(Some("Type the text to send first.".into()));
+            }
+            let mut m = Map::new();
+            m.insert("text".into(), Value::String(text));
+            m
+        };
+        match console.vendor(&l, &ty_send, data) {
+            Ok(id) => {
+                last.set(Some(id));
+                error.set(None);
+                body.set(String::new());
+            }
+            Err(e) => error.set(Some(e)),
+        }
+    };
+    let area_id = format!("vendor-{slug}");
+    view! {
+        <form class="vendor" data-verb=ty.clone() on:submit=submit>
+            <h3>{words::verb(&ty)} <span class="mono type">{ty.clone()}</span></h3>
+            <div class="mode" role="radiogroup" aria-label="Payload format">
+                <label class="check">
+                    <input type="radio" name=format!("mode-{slug}") value="text"
+                        prop:checked=move || mode.get() == "text" on:change=move |_| mode.set("text".into()) />
+                    "Text"
+                </label>
+                <label class="check">
+                    <input type="radio" name=format!("mode-{slug}") value="json"
+                        prop:checked=move || mode.get() == "json" on:change=move |_| mode.set("json".into()) />
+                    "JSON object"
+                </label>
+            </div>
+            <label for=area_id.clone()>
+                {move || if mode.get() == "json" { "Payload (sent as data)" } else { "Text (sent as data.text)" }}
+            </label>
+            <textarea id=area_id rows="3" spellcheck="false"
+                prop:value=move || body.get() on:input=move |ev| body.set(event_target_value(&ev))></textarea>
+            <button type="submit">{format!("Send {}", words::verb(&ty))}</button>
+            <Show when=move || error.get().is_some()>
+                <p class="send-error" role="alert">{move || error.get().unwrap_or_default()}</p>
+            </Show>
+            {move || last_view.get().map(|c| view! { <ol class="commands last-command"><CommandRow command=c /></ol> })}
+        </form>
+    }
+}
+
+#[component]
+fn TimelineRow(item: Item) -> impl IntoView {
+    let when = item.at.map(clock::time_of_day).unwrap_or_default();
+    let cause = item.cause.clone();
+    view! {
+        <li id=format!("ev-{}", item.id) tabindex="-1" class="event" class:generic=item.generic class:command=item.command
+            data-type=item.ty.clone() data-event=item.id.clone()>
+            <p class="ev-meta">
+                <span class="ev-when">{when}</span>
+                <span class="ev-pos mono">{position_words(item.position)}</span>
+                <span class="ev-type mono">{item.ty.clone()}</span>
+                {(item.command).then(|| view! { <span class="ev-agent">{format!("from {}", item.agent)}</span> })}
+            </p>
+            <p class="ev-summary">{item.summary.clone()}</p>
+            {cause.map(|(id, here)| match here {
+                Some(words) => {
+                    let target = id.clone();
+                    view! {
+                        <a class="ev-cause" href=format!("#ev-{id}") data-cause=id.clone()
+                            on:click=move |ev| { ev.prevent_default(); jump(&target); }>
+                            {format!("\u{21b3} caused by {words}")}
+                        </a>
+                    }.into_any()
+                }
+                None => view! {
+                    <span class="ev-cause" title=format!("cause {id}")>
+                        "\u{21b3} caused by an event not in this timeline"
+                    </span>
+                }.into_any(),
+            })}
+        </li>
+    }
+}
+
+#[component]
+fn Audit(commands: Signal<Vec<CommandView>>) -> impl IntoView {
+    view! {
+        <section class="audit" aria-labelledby="audit-title">
+            <h2 id="audit-title">"Command audit"</h2>
+            <Show when=move || commands.with(|c| !c.is_empty()) fallback=|| view! { <p class="hint">"No commands yet."</p> }>
+                <ol class="commands">
+                    <For each=move || commands.get()
+                        key=|c| (c.id.clone(), c.phase.clone(), c.sends, c.ack_latency_ms, c.outcome_latency_ms)
+                        let:c>
+                        <CommandRow command=c />
+                    </For>
+                </ol>
+            </Show>
+        </section>
+    }
+}
+
+#[component]
+pub fn SessionView(key: SessionKey) -> impl IntoView {
+    let console = expect_context::<Console>();
+    let k = key.clone();
+    let detail: Memo<Option<SessionDetail>> = Memo::new(move |_| {
+        console.tick.get();
+        console.lanes.track();
+        console.session(&k)
+    });
+    let lane = Signal::derive(move || detail.with(|d| d.as_ref().map(|d| d.lane.clone())));
+    let items = move || detail.with(|d| d.as_ref().map(|d| d.items.clone()).unwrap_or_default());
+    let hidden = move || detail.with(|d| d.as_ref().map_or(0, |d| d.hidden));
+    let commands = Signal::derive(move || {
+        detail.with(|d| d.as_ref().map(|d| d.commands.clone()).unwrap_or_default())
+    });
+    let k2 = key.clone();
+    let pending = Memo::new(move |_| {
+        console.inbox.with(|all| {
+            all.iter()
+                .filter(|r| r.session == k2)
+                .cloned()
+                .collect::<Vec<_>>()
+        })
+    });
+    let vendor = move || {
+        lane.with(|l| {
+            l.as_ref()
+                .filter(|l| l.verbs.listed && l.state != "ended")
+                .map(|l| l.verbs.vendor.clone())
+                .unwrap_or_default()
+        })
+    };
+    view! {
+        <section class="session" data-session=key.name.to_string()>
+            <p class="back"><a href=Route::Sessions.href()>"\u{2190} All sessions"</a></p>
+            <Show when=move || detail.with(Option::is_some) fallback=|| view! { <p class="empty">"This session is not known (yet)."</p> }>
+                {move || lane.get().map(|l| view! {
+                    <header class="session-head">
+                        <h1 class="view-title">
+                            <span class="agent">{l.agent.clone()}</span>
+                            " "
+                            <span>{l.label.clone().unwrap_or_else(|| l.name.clone())}</span>
+                        </h1>
+                        <p class="lane-meta">
+                            <span class=format!("state state-{}", l.state) data-session-state=l.state>{l.state}</span>
+                            {format!(" \u{b7} session {} \u{b7} ", l.name)}
+                            <span class="mono" title="source">{l.source.clone()}</span>
+                            {l.relay.clone().map(|r| format!(" \u{b7} via {r}"))}
+                        </p>
+                        <ul class="runs">
+                            {l.runs.iter().map(|r| view! {
+                                <li data-run=r.name.clone() data-run-status=r.status>
+                                    <span class="mono">{r.name.clone()}</span>
+                                    " "
+                                    <span class=format!("state state-{}", r.status)>{r.status}</span>
+                                    {r.reason.clone().map(|x| format!(" \u{2014} {x}"))}
+                                </li>
+                            }).collect_view()}
+                        </ul>
+                    </header>
+                })}
+                <Controls lane=lane />
+                <For each=vendor key=|t| t.clone() let:t>
+                    <VendorForm lane=lane ty=t />
+                </For>
+                <Show when=move || pending.with(|p| !p.is_empty())>
+                    <h2>"Waiting for you"</h2>
+                    <ol class="cards">
+                        <For each=move || pending.get() key=|r| r.clone() let:r>
+                            {move || console.card(&r).map(|c| view! { <li><CardItem card=c /></li> })}
+                        </For>
+                    </ol>
+                </Show>
+                <section class="timeline-wrap" aria-labelledby="timeline-title">
+                    <h2 id="timeline-title">"Timeline"</h2>
+                    <Show when=move || { hidden() > 0 }>
+                        <p class="hint">{move || format!("{} earlier events are not shown.", hidden())}</p>
+                    </Show>
+                    <ol class="timeline">
+                        <For each=items key=|i| (i.id.clone(), i.cause.clone()) let:i>
+                            <TimelineRow item=i />
+                        </For>
+                    </ol>
+                </section>
+                <Audit commands=commands />
+            </Show>
+        </section>
+    }
+}

@@ -1,0 +1,68 @@
+//! Session lanes: who is working on what, and whether anything waits.
+
+use leptos::prelude::*;
+
+use super::route::Route;
+use crate::model::clock;
+use crate::model::session::Lane;
+use crate::web::bridge::Console;
+
+#[component]
+pub fn LaneSummary(lane: Lane) -> impl IntoView {
+    let console = expect_context::<Console>();
+    let href = Route::Session(lane.key.clone()).href();
+    let (finished, failed, cancelled) = lane.terminals();
+    let open = lane.open_run().map(|r| r.name.clone());
+    let updated = lane.updated_at;
+    let title = lane.label.clone().unwrap_or_else(|| lane.name.clone());
+    view! {
+        <article class="lane" data-session=lane.name.clone() data-state=lane.state data-agent=lane.agent.clone()>
+            <header class="lane-head">
+                <a class="lane-title" href=href>
+                    <span class="agent">{lane.agent.clone()}</span>
+                    <span class="lane-label">{title}</span>
+                </a>
+                <span class=format!("state state-{}", lane.state)>{lane.state}</span>
+                {(lane.pending > 0).then(|| view! {
+                    <span class="pending" data-pending=lane.pending.to_string()>{format!("{} waiting", lane.pending)}</span>
+                })}
+            </header>
+            <p class="lane-meta">
+                <span class="mono">{lane.name.clone()}</span>
+                {lane.relay.clone().map(|r| format!(" \u{b7} via {r}"))}
+                {format!(" \u{b7} {} events", lane.events)}
+                {move || format!(" \u{b7} updated {}", clock::ago(console.now.get(), updated))}
+            </p>
+            <p class="lane-runs">
+                {match open {
+                    Some(r) => format!("Running {r}"),
+                    None => "No run in progress".to_owned(),
+                }}
+                {format!(" \u{b7} {} runs: {finished} finished, {failed} failed, {cancelled} cancelled", lane.runs.len())}
+            </p>
+            {(!lane.verbs.listed && lane.state != "ended").then(|| view! {
+                <p class="hint offline-agent">"Its agent is not connected to any relay right now."</p>
+            })}
+        </article>
+    }
+}
+
+#[component]
+pub fn Sessions() -> impl IntoView {
+    let console = expect_context::<Console>();
+    view! {
+        <section class="sessions" aria-labelledby="sessions-title">
+            <h1 id="sessions-title" class="view-title">"Sessions"</h1>
+            <Show
+                when=move || console.lanes.with(|l| !l.is_empty())
+                fallback=|| view! { <p class="empty">"No sessions seen yet."</p> }
+            >
+                <ol class="lanes">
+                    <For each=move || console.lanes.get() key=|l| (l.key.clone(), l.state, l.pending, l.events, l.verbs.clone(), l.updated_at.0, l.runs.len()) let:l>
+                        <li><LaneSummary lane=l /></li>
+                    </For>
+                </ol>
+            </Show>
+        </section>
+    }
+}

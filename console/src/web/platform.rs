@@ -1,0 +1,59 @@
+//! The few browser facts the console needs: time, randomness, timers,
+//! visibility, online state.
+
+use aep_client::UnixMs;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+pub fn window() -> web_sys::Window {
+    web_sys::window().expect("a browser window")
+}
+
+pub fn now() -> UnixMs {
+    UnixMs(js_sys::Date::now().max(0.0) as u64)
+}
+
+/// 128 random bits (command ids need uniqueness, not secrecy).
+pub fn random() -> u128 {
+    let mut bytes = [0u8; 16];
+    let ok = window()
+        .crypto()
+        .ok()
+        .is_some_and(|c| c.get_random_values_with_u8_array(&mut bytes).is_ok());
+    if !ok {
+        for b in bytes.iter_mut() {
+            *b = (js_sys::Math::random() * 256.0) as u8;
+        }
+    }
+    u128::from_le_bytes(bytes)
+}
+
+/// Runs `f` once after `ms` milliseconds (timers keep running in a
+/// hidden tab, unlike animation frames, so notifications still fire).
+pub fn after(ms: i32, f: impl FnOnce() + 'static) {
+    let cb = Closure::once_into_js(f);
+    let _ = window().set_timeout_with_callback_and_timeout_and_arguments_0(cb.unchecked_ref(), ms);
+}
+
+/// Runs `f` every `ms` milliseconds for the life of the page.
+pub fn every(ms: i32, f: impl FnMut() + 'static) {
+    let cb = Closure::<dyn FnMut()>::new(f);
+    let _ = window()
+        .set_interval_with_callback_and_timeout_and_arguments_0(cb.as_ref().unchecked_ref(), ms);
+    cb.forget();
+}
+
+pub fn hidden() -> bool {
+    window()
+        .document()
+        .is_some_and(|d| d.visibility_state() == web_sys::VisibilityState::Hidden)
+}
+
+pub fn online() -> bool {
+    window().navigator().on_line()
+}
+
+/// `performance.now()`, for measuring the console's own work.
+pub fn perf_now() -> f64 {
+    window().performance().map_or(0.0, |p| p.now())
+}

@@ -1,0 +1,228 @@
+// Shared pieces of the console's end-to-end tests: the real relay process,
+// headless Chromium, and a minimal AEP emitter written from the spec
+// (hello, sequenced events, acks) for the cases the demo agents cannot
+// stage on cue (an agent that goes away, an agent that outlives a relay).
+
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import { chromium } from 'playwright-core';
+
+export const ROOT = new URL('../../../', import.meta.url).pathname;
+
+export const CHROMIUM_ARGS = [
+  '--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+  '--disable-component-update', '--disable-sync', '--no-first-run',
+];
+
+export function sleep(ms) {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+export async function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.on('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** The release relay binary with its demo agents, serving dist/. */
+export class Relay {
+  constructor({ port, token, seed = 7, staticDir = 'dist', demo = true, args = [] }) {
+    Object.assign(this, { port, token, seed, staticDir, demo, args });
+    this.base = `http://127.0.0.1:${port}`;
+    this.log = [];
+  }
+
+  async start() {
+    const bin = `${ROOT}target/release/aep-relay`;
+    const args = ['--token', this.token, '--listen', `127.0.0.1:${this.port}`, '--static-dir', this.staticDir];
+    if (this.demo) args.push('--demo', '--demo-seed', String(this.seed));
+    args.push(...this.args);
+    this.proc = spawn(bin, args, { cwd: ROOT, env: { ...process.env, RUST_LOG: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const keep = (d) => {
+      this.log.push(String(d));
+      if (this.log.length > 400) this.log.shift();
+    };
+    this.proc.stdout.on('data', keep);
+    this.proc.stderr.on('data', keep);
+    this.exited = new Promise((r) => this.proc.on('exit', r));
+    const deadline = Date.now() + 20_000;
+    while (Date.now() < deadline) {
+      try {
+        const r = await fetch(`${this.base}/healthz`);
+        if (r.ok) return;
+      } catch {}
+      await sleep(100);
+    }
+    throw new Error(`relay did not start:\n${this.log.join('')}`);
+  }
+
+  async stop() {
+    if (!this.proc || this.proc.exitCode !== null) return;
+    this.proc.kill('SIGTERM');
+    const t = setTimeout(() => this.proc.kill('SIGKILL'), 8_000);
+    await this.exited;
+    clearTimeout(t);
+  }
+}
+
+export async function browser() {
+  return chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+}
+
+/**
+ * A page init script that lets a test cut the page's WebSockets the way a
+ * network drop does (`__aepSockets.dropAll()`), and hold off new ones
+ * (`__aepSockets.block = true`), so what happens while the console is away
+ * is under the test's control.
+ */
+export function socketControl() {
+  const Native = window.WebSocket;
+  const open = new Set();
+  window.__aepSockets = {
+    block: false,
+    dropAll() {
+      for (const s of open) s.close(4000, 'dropped by the test');
+    },
+  };
+  window.WebSocket = class extends Native {
+    constructor(...args) {
+      if (window.__aepSockets.block) throw new DOMException('held off by the test', 'NetworkError');
+      super(...args);
+      open.add(this);
+      this.addEventListener('close', () => open.delete(this));
+    }
+  };
+}
+
+const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+export function ulid(now = Date.now()) {
+  let t = '';
+  let ms = now;
+  for (let i = 0; i < 10; i++) {
+    t = CROCKFORD[ms % 32] + t;
+    ms = Math.floor(ms / 32);
+  }
+  const r = randomBytes(16);
+  let rand = '';
+  for (let i = 0; i < 16; i++) rand += CROCKFORD[r[i] % 32];
+  return t + rand;
+}
+
+/**
+ * A small emitter: one session, sequenced events, acks for commands.
+ * `reconnect: true` makes it come back after its socket is lost (as a real
+ * agent does when its relay restarts), continuing its sequence.
+ */
+export class TestAgent {
+  constructor({ relay, agent = 'e2e-agent', session, reconnect = false, ackWindowMs = 10_000, ignore = 0 }) {
+    this.relay = relay;
+    this.agent = agent;
+    this.session = session || `e2e-${randomBytes(3).toString('hex')}`;
+    this.source = `aep://e2e.test/agent/${agent}/session/${this.session}`;
+    this.seq = 0;
+    this.reconnect = reconnect;
+    this.closed = false;
+    this.commands = [];
+    this.ackWindowMs = ackWindowMs;
+    // Commands to leave unanswered (as if lost), before acting on the rest.
+    this.ignore = ignore;
+    this.acks = new Map();
+  }
+
+  async connect() {
+    const url = `ws://127.0.0.1:${this.relay.port}/socket?access_token=${encodeURIComponent(this.relay.token)}`;
+    const ws = new WebSocket(url);
+    this.ws = ws;
+    await new Promise((resolve, reject) => {
+      ws.onerror = () => reject(new Error('test agent: socket failed'));
+      ws.onopen = () => {
+        ws.send(JSON.stringify({
+          type: 'hello', versions: ['0.1'], role: 'emitter',
+          identity: { agent: this.agent, instance: `e2e/${this.session}` },
+          capabilities: {
+            emits: ['session', 'run', 'attention', 'control'],
+            control: { accepts: ['control.attention.respond'], ack_window_ms: this.ackWindowMs },
+          },
+        }));
+      };
+      ws.onmessage = (m) => {
+        const f = JSON.parse(String(m.data));
+        if (f.type === 'hello') {
+          ws.onmessage = (m2) => this.onFrame(JSON.parse(String(m2.data)));
+          resolve();
+        } else if (f.type === 'error') {
+          reject(new Error(`test agent refused: ${f.code}`));
+        }
+      };
+    });
+    ws.onclose = () => {
+      if (this.closed || !this.reconnect) return;
+      const again = async () => {
+        while (!this.closed) {
+          try {
+            await this.connect();
+            return;
+          } catch {
+            await sleep(150);
+          }
+        }
+      };
+      again();
+    };
+  }
+
+  onFrame(f) {
+    if (f.type === 'ping') this.ws.send(JSON.stringify({ type: 'pong', t: f.t }));
+    if (typeof f.type === 'string' && f.type.startsWith('control.') && f.id && f.agent !== this.agent) {
+      this.commands.push(f);
+      if (this.ignore > 0) {
+        this.ignore--;
+        return;
+      }
+      // A command seen before gets its recorded ack again, byte for byte.
+      if (this.acks.has(f.id)) {
+        this.ws.send(this.acks.get(f.id));
+        return;
+      }
+      const ack = this.emit('control.accepted', {}, { cause: f.id });
+      this.acks.set(f.id, JSON.stringify(ack));
+      if (f.type === 'control.attention.respond') {
+        const answer = (f.data && f.data.answer) || {};
+        this.emit('attention.answered', { answer, by: f.agent, via: 'control' }, { subject: f.subject, cause: f.id, run: 'run-e2e' });
+        this.emit('attention.resolved', { resolution: 'answered' }, { subject: f.subject, cause: f.id, run: 'run-e2e' });
+      }
+    }
+  }
+
+  emit(type, data = {}, extra = {}) {
+    const e = {
+      aep: '0.1', id: ulid(), type, time: new Date().toISOString(), source: this.source, agent: this.agent,
+      session: this.session, seq: ++this.seq, epoch: 0, capture: 'redacted', data, ...extra,
+    };
+    this.ws.send(JSON.stringify(e));
+    return e;
+  }
+
+  start(label) {
+    this.emit('session.started', { label });
+    this.emit('run.started', { trigger: 'user', prompt: 'end-to-end test' }, { run: 'run-e2e' });
+  }
+
+  ask(prompt, options = [['allow', 'Allow'], ['deny', 'Deny']]) {
+    return this.emit('attention.requested', {
+      kind: 'permission', prompt, options: options.map(([id, label]) => ({ id, label })), respond_via: ['control'],
+    }, { run: 'run-e2e', severity: 'warning' });
+  }
+
+  /** Goes away without a word, like a process that died. */
+  drop() {
+    this.closed = true;
+    try { this.ws.close(); } catch {}
+  }
+}
