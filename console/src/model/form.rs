@@ -107,7 +107,7 @@ impl Draft {
             for p in problems {
                 // A field already reported (an unreadable number) is not
                 // also reported missing.
-                if !errors.contains_key(&p.field) || self.inputs.get(&p.field).is_none() {
+                if !errors.contains_key(&p.field) || !self.inputs.contains_key(&p.field) {
                     errors.entry(p.field.clone()).or_default().push(p.message);
                 }
             }

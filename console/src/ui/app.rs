@@ -72,6 +72,7 @@ pub fn App(link: Option<Link>) -> impl IntoView {
         }
     }
     let form = RwSignal::new(relays);
+    provide_context(form);
     let remember = RwSignal::new(remember);
 
     view! {

@@ -8,6 +8,7 @@ use super::keys::{KeyHelp, Keys};
 use super::route::Route;
 use super::session::SessionView;
 use super::sessions::Sessions;
+use crate::model::setup::RelayInput;
 use crate::web::bridge::Console;
 use crate::web::{notify, storage};
 
@@ -77,8 +78,13 @@ fn Tools() -> impl IntoView {
     let leave = move |_| {
         console.disconnect();
     };
+    let form = use_context::<RwSignal<Vec<RelayInput>>>();
     let forget = move |_| {
         storage::forget();
+        // Nor kept in the connect screen's fields.
+        if let Some(form) = form {
+            form.update(|f| f.iter_mut().for_each(|r| r.token.clear()));
+        }
         console.disconnect();
     };
     view! {
@@ -123,6 +129,16 @@ fn Banners() -> impl IntoView {
                     "No relay is connected. Answers and commands are refused, never queued, until one is."
                 </p>
             </Show>
+            <For
+                each=move || console.relays.with(|r| r.iter().filter(|x| x.token == "refused").cloned().collect::<Vec<_>>())
+                key=|r| (r.id, r.words.clone())
+                let:r
+            >
+                <p class="banner offline" role="alert" data-banner="refused">
+                    <span>{format!("Relay {} refused the connection ({}). {}", r.label, r.words, r.detail.clone().unwrap_or_default())}</span>
+                    <button type="button" on:click=move |_| console.disconnect()>"Change relays"</button>
+                </p>
+            </For>
             <For each=move || console.notices.get() key=|n| n.id let:n>
                 <p class="banner notice" data-notice=n.kind role="status">
                     <span>{n.text.clone()}</span>

@@ -38,6 +38,8 @@ use crate::model::words;
 pub const MAX_HISTORY: usize = 200;
 /// How long a card stays in "just settled" after leaving the inbox.
 pub const RECENT_MS: u64 = 30_000;
+/// A card pending at least this long on this page was there to be seen.
+const SEEN_PENDING_MS: u64 = 2_000;
 /// Rosters are refreshed this often while live, so a departed agent's
 /// controls disappear even without a session event.
 const ROSTER_REFRESH_MS: u64 = 15_000;
@@ -48,7 +50,6 @@ thread_local! {
     static INNER: RefCell<Option<Inner>> = const { RefCell::new(None) };
     static SCHEDULED: Cell<bool> = const { Cell::new(false) };
     static COST_MS: Cell<f64> = const { Cell::new(0.0) };
-    static CONNECTED_AT: Cell<f64> = const { Cell::new(0.0) };
     static NOTICE_SEQ: Cell<u64> = const { Cell::new(0) };
     static LAST_FLUSH: Cell<f64> = const { Cell::new(f64::NEG_INFINITY) };
 }
@@ -217,8 +218,8 @@ struct Inner {
     probes: Vec<Probe>,
     /// Views of the pending cards on screen.
     cards: HashMap<CardRef, ArcRwSignal<CardView>>,
-    /// Every pending card.
-    pending: HashSet<CardRef>,
+    /// Every pending card, and since when (this browser's clock).
+    pending: HashMap<CardRef, UnixMs>,
     /// Pending cards by request id, to find the card a command answers.
     by_request: HashMap<Arc<str>, CardRef>,
     /// Cards that left the inbox, when (this browser's clock).
@@ -246,8 +247,6 @@ pub struct Console {
     pub now: RwSignal<UnixMs>,
     pub online: RwSignal<bool>,
     pub notify: RwSignal<bool>,
-    /// Milliseconds from connect to the first card on screen.
-    pub first_card_ms: RwSignal<Option<f64>>,
 }
 
 fn set_if_changed<T: PartialEq + Send + Sync + 'static>(signal: RwSignal<T>, value: T) {
@@ -282,7 +281,6 @@ impl Console {
             now: RwSignal::new(now()),
             online: RwSignal::new(super::platform::online()),
             notify: RwSignal::new(false),
-            first_card_ms: RwSignal::new(None),
         }
     }
 
@@ -334,7 +332,7 @@ impl Console {
                 credentials,
                 probes: vec![Probe::NotYet; count],
                 cards: HashMap::new(),
-                pending: HashSet::new(),
+                pending: HashMap::new(),
                 by_request: HashMap::new(),
                 left: VecDeque::new(),
                 flushed: false,
@@ -342,8 +340,6 @@ impl Console {
                 last_roster: now(),
             })
         });
-        CONNECTED_AT.set(perf_now());
-        self.first_card_ms.set(None);
         self.active.set(true);
         driver::with(&driver, |d| d.hub.connect(now()));
         self.schedule();
@@ -531,7 +527,7 @@ impl Console {
         let pending = store.inbox();
         let mut order = Vec::with_capacity(pending.len());
         let mut fresh = Vec::new();
-        let mut alive: HashSet<CardRef> = HashSet::with_capacity(pending.len());
+        let mut alive: HashMap<CardRef, UnixMs> = HashMap::with_capacity(pending.len());
         let notify = self.notify.get_untracked() && hidden();
         for c in pending {
             let r = c.key();
@@ -546,35 +542,43 @@ impl Console {
                     });
                 }
             }
-            if !inner.pending.contains(r) {
-                inner.by_request.insert(r.request.clone(), r.clone());
-                if notify && inner.flushed {
-                    fresh.push(card::view(hub, c));
+            let since = match inner.pending.get(r) {
+                Some(t) => *t,
+                None => {
+                    inner.by_request.insert(r.request.clone(), r.clone());
+                    if notify && inner.flushed {
+                        fresh.push(card::view(hub, c));
+                    }
+                    at
                 }
-            }
-            alive.insert(r.clone());
+            };
+            alive.insert(r.clone(), since);
             order.push(r.clone());
         }
-        let gone: Vec<CardRef> = inner
+        let gone: Vec<(CardRef, UnixMs)> = inner
             .pending
             .iter()
-            .filter(|k| !alive.contains(*k))
-            .cloned()
+            .filter(|(k, _)| !alive.contains_key(*k))
+            .map(|(k, t)| (k.clone(), *t))
             .collect();
-        for r in gone {
+        for (r, since) in gone {
             inner.cards.remove(&r);
             inner.by_request.remove(&r.request);
-            inner.left.push_back((at, r));
+            // "Just settled" is for what a person could have seen waiting
+            // (not requests that opened and closed within one catch-up),
+            // and for what they answered themselves.
+            let answered_here = store
+                .card(&r)
+                .is_some_and(|c| c.commands().iter().any(|id| hub.sender().get(id).is_some()));
+            if answered_here || at.since(since) >= SEEN_PENDING_MS {
+                inner.left.push_back((at, r));
+            }
         }
         inner.pending = alive;
         while inner.left.len() > 32 {
             inner.left.pop_front();
         }
         inner.left.retain(|(t, _)| at.since(*t) < RECENT_MS);
-        if !order.is_empty() && self.first_card_ms.get_untracked().is_none() {
-            let ms = perf_now() - CONNECTED_AT.get();
-            later(move || self.first_card_ms.set(Some(ms)));
-        }
         later(move || set_if_changed(self.inbox, order));
 
         if !fresh.is_empty() {
@@ -623,7 +627,7 @@ impl Console {
             let c = d.hub.store().card(r)?;
             let s = ArcRwSignal::new(card::view(&d.hub, c));
             drop(d);
-            if inner.pending.contains(r) {
+            if inner.pending.contains_key(r) {
                 inner.cards.insert(r.clone(), s.clone());
             }
             Some(s)

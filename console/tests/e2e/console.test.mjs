@@ -97,6 +97,11 @@ page.on('dialog', (d) => {
   d.dismiss().catch(() => {});
 });
 page.on('pageerror', (e) => pageErrors.push(String(e)));
+// The build's Content-Security-Policy must not be what breaks anything.
+await page.addInitScript(() => {
+  window.__csp = [];
+  document.addEventListener('securitypolicyviolation', (e) => window.__csp.push(`${e.violatedDirective} ${e.blockedURI}`));
+});
 const shots = [];
 let survivor;
 async function shot(p, name) {
@@ -132,7 +137,32 @@ try {
     const wrong = await ctx.newPage();
     await wrong.goto(`${relay.base}/#token=not-the-token`);
     await wrong.locator('.chip[data-state="refused"]', { hasText: 'wrong token' }).waitFor({ timeout: 15_000 });
+    await wrong.locator('[data-banner="refused"] button', { hasText: 'Change relays' }).click();
+    await wrong.locator('#relay-token-0').waitFor();
     check(!wrong.url().includes('not-the-token'), 'the wrong token was scrubbed too');
+    await ctx.close();
+  });
+
+  await step('"remember on this device" keeps the token in localStorage; Forget removes it everywhere', async () => {
+    const ctx = await chromium.newContext({ viewport: { width: 1280, height: 800 } });
+    const p = await ctx.newPage();
+    await p.goto(`${relay.base}/`);
+    await p.fill('#relay-token-0', token);
+    await p.check('input[name="remember"]');
+    await p.click('main form button[type="submit"]');
+    await p.locator('.chip[data-state="live"]').waitFor({ timeout: 15_000 });
+    const kept = await p.evaluate(() => ({
+      session: sessionStorage.getItem('aep-console.relays'),
+      local: localStorage.getItem('aep-console.relays'),
+    }));
+    check(kept.local && kept.local.includes(token) && kept.session === null, 'kept on the device only');
+    await p.reload();
+    await p.locator('.chip[data-state="live"]').waitFor({ timeout: 15_000 });
+    await p.click('button:text-is("Forget")');
+    await p.locator('#relay-token-0').waitFor();
+    const after = await p.evaluate(() => [sessionStorage.getItem('aep-console.relays'), localStorage.getItem('aep-console.relays')]);
+    check(after[0] === null && after[1] === null, `nothing kept after Forget: ${after}`);
+    check((await p.inputValue('#relay-token-0')) === '', 'the token field is empty');
     await ctx.close();
   });
 
@@ -282,10 +312,13 @@ try {
     const id = await theirs.getAttribute('data-request');
     await card(page, 'git push --force-with-lease').waitFor({ timeout: 10_000 });
     await theirs.locator('button.option[data-option="deny"]').click();
-    await until(async () => (await settled(page, id).getAttribute('data-status')) === 'resolved', 'this console sees it settle', 10_000);
-    const row = settled(page, id).locator('.cmd[data-mine="false"]');
-    check((await row.count()) === 1, "the other operator's command is shown, not as ours");
-    check((await settled(page, id).locator('.outcome').textContent()).includes('Answered: Deny'), 'with the answer applied');
+    await until(async () => !(await inboxIds(page)).includes(id), 'the card leaves this inbox', 10_000);
+    await page.goto(`${relay.base}/#/history`);
+    const h = page.locator(`main .history article.settled[data-request="${id}"]`);
+    await until(async () => (await h.getAttribute('data-status')) === 'resolved', 'this console sees it settle', 10_000);
+    check((await h.locator('.cmd[data-mine="false"]').count()) === 1, "the other operator's command is shown, not as ours");
+    check((await h.locator('.outcome').textContent()).includes('Answered: Deny'), 'with the answer applied');
+    await page.goto(`${relay.base}/#/`);
     await other.close();
   });
 
@@ -608,8 +641,11 @@ try {
     await shot(page, 'after-restart-1280x800');
   });
 
-  await step('no page errors', async () => {
+  await step('no page errors, no policy violations', async () => {
     check(pageErrors.length === 0, `page errors: ${pageErrors.join(' | ')}`);
+    const csp = await page.evaluate(() => window.__csp);
+    check(csp.length === 0, `Content-Security-Policy violations: ${csp.join(' | ')}`);
+    check(await page.evaluate(() => !!document.querySelector('meta[http-equiv="Content-Security-Policy"]')), 'the build carries its policy');
     check(dialogs.length === 0, `dialogs: ${dialogs.join(' | ')}`);
   });
 } finally {
