@@ -48,15 +48,12 @@ const SESSIONS: usize = 640;
 const AGENTS: usize = 40;
 const T0: u64 = 1_783_000_000_000;
 
-struct Rng(u64);
+/// Deterministic inputs from the engine's seeded generator.
+struct Rng(aep_client::client::Jitter);
 
 impl Rng {
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
     fn below(&mut self, n: u64) -> u64 {
         self.next() % n.max(1)
@@ -339,7 +336,7 @@ fn run(name: &str, config: StoreConfig, lines: &[String]) {
 }
 
 fn main() {
-    let mut rng = Rng(42);
+    let mut rng = Rng(aep_client::client::Jitter::new(42));
     let lines = generate(&mut rng);
     let bytes: usize = lines.iter().map(String::len).sum();
     let sessions: std::collections::HashSet<&str> =
