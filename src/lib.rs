@@ -16,6 +16,7 @@ pub mod client;
 pub mod control;
 pub mod protocol;
 pub mod store;
+pub mod text;
 pub mod time;
 #[cfg(target_arch = "wasm32")]
 pub mod wasm;

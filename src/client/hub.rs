@@ -180,7 +180,7 @@ impl fmt::Display for HubError {
                 write!(f, "session `{s}` was not seen on any relay; name the relay to send the command through")
             }
             HubError::NotLive { relay, state } => {
-                write!(f, "relay `{relay}` is not connected ({}); the command was not sent", state_name(state))
+                write!(f, "relay `{relay}` is not connected ({}); the command was not sent", state.name())
             }
             HubError::Backpressure { relay } => {
                 write!(f, "relay `{relay}` is not keeping up; the command was not sent")
@@ -201,20 +201,6 @@ impl fmt::Display for HubError {
 }
 
 impl std::error::Error for HubError {}
-
-/// A short stable name for a connection state (`idle`, `connecting`,
-/// `handshaking`, `live`, `reconnecting`, `refused`, `closed`).
-pub fn state_name(state: &State) -> &'static str {
-    match state {
-        State::Idle => "idle",
-        State::Connecting => "connecting",
-        State::Handshaking => "handshaking",
-        State::Live => "live",
-        State::Reconnecting { .. } => "reconnecting",
-        State::Refused { .. } => "refused",
-        State::Closed => "closed",
-    }
-}
 
 /// What changed; read the current state through the hub's queries.
 // Events are the common variant; boxing them would cost an allocation each.

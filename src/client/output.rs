@@ -26,6 +26,21 @@ pub enum State {
     Closed,
 }
 
+impl State {
+    /// A one-word name for status lines and the JS API.
+    pub fn name(&self) -> &'static str {
+        match self {
+            State::Idle => "idle",
+            State::Connecting => "connecting",
+            State::Handshaking => "handshaking",
+            State::Live => "live",
+            State::Reconnecting { .. } => "reconnecting",
+            State::Refused { .. } => "refused",
+            State::Closed => "closed",
+        }
+    }
+}
+
 /// Why a connection was refused for good.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Refusal {
@@ -126,7 +141,7 @@ pub enum ClientError {
 impl fmt::Display for ClientError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ClientError::NotLive(s) => write!(f, "the connection is not live ({s:?})"),
+            ClientError::NotLive(s) => write!(f, "the connection is not live ({})", s.name()),
             ClientError::Backpressure => f.write_str("too many frames waiting to be sent"),
             ClientError::TooManySubscriptions => f.write_str("too many subscriptions"),
             ClientError::RosterNotDeclared => f.write_str("the relay does not answer roster requests"),

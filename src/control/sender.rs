@@ -15,6 +15,7 @@ use std::sync::Arc;
 
 use crate::control::ack::{self, Decision};
 use crate::protocol::event::Event;
+use crate::text::quote;
 use crate::protocol::ids::{ulid, Identity};
 use crate::protocol::validate::Violation;
 use crate::time::UnixMs;
@@ -237,10 +238,10 @@ impl ControlSender {
             let v = Violation::new(
                 "control.ack.wrong-session",
                 format!(
-                    "ack {} answers from session {:?}, the command addressed {:?}",
+                    "ack {} answers from session {}, the command addressed {}",
                     event.id(),
-                    event.session(),
-                    c.command.session()
+                    event.session().map_or("(none)".into(), quote),
+                    c.command.session().map_or("(none)".into(), quote)
                 ),
             );
             self.update(id, Change::Violation(v));

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use super::validate::kind;
+use crate::text::number;
 
 /// The four field primitives (deliberately flat; no nesting).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -179,8 +180,8 @@ impl FormError {
             Problem::Missing => format!("\u{201c}{name}\u{201d} is required"),
             Problem::UnknownField => format!("the form has no field \u{201c}{name}\u{201d}"),
             Problem::WrongType { expected, found } => format!("\u{201c}{name}\u{201d} expects {expected}, got {found}"),
-            Problem::BelowMin { min, value } => format!("\u{201c}{name}\u{201d} must be at least {min} (got {value})"),
-            Problem::AboveMax { max, value } => format!("\u{201c}{name}\u{201d} must be at most {max} (got {value})"),
+            Problem::BelowMin { min, value } => format!("\u{201c}{name}\u{201d} must be at least {} (got {})", number(*min), number(*value)),
+            Problem::AboveMax { max, value } => format!("\u{201c}{name}\u{201d} must be at most {} (got {})", number(*max), number(*value)),
             Problem::NotAChoice { value } => {
                 format!("\u{201c}{value}\u{201d} is not one of the choices offered for \u{201c}{name}\u{201d}")
             }

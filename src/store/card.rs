@@ -264,7 +264,7 @@ pub struct Card {
     abandoned: bool,
     commands: Vec<Arc<str>>,
     first_seen: UnixMs,
-    arrival: u64,
+    pub(crate) arrival: u64,
     values_checked: bool,
 }
 
@@ -546,7 +546,7 @@ impl Cards {
     /// Marks open requests raised before the session's end as abandoned.
     pub(crate) fn abandon_open(&mut self, end: SessionEndMark, end_event: &str, out: &mut Outbox) {
         let mut cards: Vec<&mut Card> = self.map.values_mut().collect();
-        cards.sort_by_key(|c| c.arrival);
+        cards.sort_unstable_by_key(|c| c.arrival);
         for card in cards {
             if abandon_if_open(card, end, end_event, out) {
                 emit(out, &card.key, Touch::Closed);

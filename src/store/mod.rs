@@ -263,7 +263,7 @@ impl Store {
     /// Cards waiting on a person: most severe first, then oldest first.
     pub fn inbox(&self) -> Vec<&Card> {
         let mut cards: Vec<&Card> = self.cards().filter(|c| c.needs_answer()).collect();
-        cards.sort_by_key(|c| c.inbox_key());
+        cards.sort_unstable_by_key(|c| c.inbox_key());
         cards
     }
 
@@ -300,7 +300,7 @@ impl Store {
                 Some(ResumePosition { session: s.key().name.clone(), source: s.key().source.clone(), epoch, seq })
             })
             .collect();
-        out.sort_by(|a, b| (&a.session, &a.source).cmp(&(&b.session, &b.source)));
+        out.sort_unstable_by(|a, b| (&a.session, &a.source).cmp(&(&b.session, &b.source)));
         out
     }
 

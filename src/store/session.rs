@@ -204,7 +204,7 @@ impl Session {
             // or (read in emission order) a regression.
             if let Some(held) = self.timeline.at(p) {
                 if held.id() != e.id() {
-                    broke(Rule::PositionReused, format!("position {p:?} already holds event {}", held.id()), &self.key, out);
+                    broke(Rule::PositionReused, format!("position ({}, {}) already holds event {}", p.0, p.1, held.id()), &self.key, out);
                 }
             } else if let (Arrival::EmissionOrder, Some(hw)) = (arrival_mode, self.high_water) {
                 if p.0 < hw.0 {

@@ -275,7 +275,7 @@ impl AepClient {
         let all: Vec<Value> = (0..d.hub.relay_count())
             .map(|r| view::status(d.hub.label(r).unwrap_or_default(), d.hub.state(r).unwrap_or(&State::Idle)))
             .collect();
-        js::to_js(&all)
+        js::to_js(&Value::Array(all))
     }
 
     /// The commands this client sent that are still remembered, oldest first.
@@ -287,14 +287,14 @@ impl AepClient {
             .iter()
             .map(|c| view::tracked(c, d.hub.command_relay(c.id()).and_then(|r| d.hub.label(r))))
             .collect();
-        js::to_js(&all)
+        js::to_js(&Value::Array(all))
     }
 
     /// The most recent stream violations, oldest first.
     pub fn violations(&self) -> JsValue {
         let d = self.driver.borrow();
         let all: Vec<Value> = d.hub.store().violations().map(view::stream_violation).collect();
-        js::to_js(&all)
+        js::to_js(&Value::Array(all))
     }
 
     fn send(&self, f: impl FnOnce(&mut Hub, u128, crate::time::UnixMs) -> Result<String, HubError>) -> js_sys::Promise {

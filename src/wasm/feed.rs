@@ -175,7 +175,7 @@ impl JsFeed {
             .collect();
         if let Some(resolve) = handles {
             if waiting.is_empty() {
-                let value = js::to_js(&Self::statuses(hub));
+                let value = js::to_js(&serde_json::Value::Array(Self::statuses(hub)));
                 self.settle(&resolve, value);
             } else {
                 self.connects.push(ConnectWait { waiting, resolve });
@@ -259,7 +259,7 @@ impl JsFeed {
             }
             for i in done.into_iter().rev() {
                 let w = self.connects.remove(i);
-                let value = js::to_js(&Self::statuses(hub));
+                let value = js::to_js(&serde_json::Value::Array(Self::statuses(hub)));
                 self.settle(&w.resolve, value);
             }
         }

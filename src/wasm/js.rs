@@ -1,11 +1,10 @@
 //! Crossing the boundary: JSON in and out, errors, time and randomness.
 //!
 //! Inputs that become events or payloads are read through `JSON.stringify`,
-//! so the engine sees exactly the JSON a relay would. Views go out through
-//! serde-wasm-bindgen as plain objects (maps as objects, no BigInt);
-//! events go out as `JSON.parse` of their exact bytes.
+//! so the engine sees exactly the JSON a relay would. Views go out as
+//! `JSON.parse` of their JSON text, plain objects with no BigInt; events
+//! as `JSON.parse` of their exact bytes.
 
-use serde::Serialize;
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -72,14 +71,12 @@ pub fn get(source: &JsValue, key: &str) -> JsValue {
     js_sys::Reflect::get(source, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
 }
 
-/// A view (or any serialisable value) as a plain JavaScript value.
-pub fn to_js<T: Serialize + ?Sized>(value: &T) -> JsValue {
-    let ser = serde_wasm_bindgen::Serializer::new().serialize_maps_as_objects(true);
-    match value.serialize(&ser) {
-        Ok(v) => v,
-        // Integers beyond 2^53 refuse to become numbers; JSON.parse rounds them.
-        Err(_) => serde_json::to_string(value).ok().and_then(|t| js_sys::JSON::parse(&t).ok()).unwrap_or(JsValue::NULL),
-    }
+/// A view as a plain JavaScript value. It crosses as JSON text and one
+/// `JSON.parse`: a single boundary call however large the view, and no
+/// second serializer in the module. (Integers beyond 2^53 round, as they
+/// would in any JSON reader.)
+pub fn to_js(value: &Value) -> JsValue {
+    js_sys::JSON::parse(&value.to_string()).unwrap_or(JsValue::NULL)
 }
 
 /// An event's exact bytes as a JavaScript object.

@@ -73,8 +73,9 @@ pub fn parse(options: &JsValue) -> Result<Parsed, JsValue> {
     for key in ["WebSocket", "filter", "relays"] {
         let _ = js_sys::Reflect::delete_property(&plain, &JsValue::from_str(key));
     }
-    let o: Options =
-        serde_wasm_bindgen::from_value(plain.into()).map_err(|e| invalid(format!("new AepClient(options): {e}")))?;
+    let o: Options = js::to_json(&plain.into())
+        .and_then(|v| serde_json::from_value(v).map_err(|e| e.to_string()))
+        .map_err(|e| invalid(format!("new AepClient(options): {e}")))?;
     if o.agent.trim().is_empty() {
         return Err(invalid("`agent` names this client and must not be empty"));
     }

@@ -7,7 +7,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::{state_name, Hub, RelayId};
+use super::{Hub, RelayId};
 use crate::client::State;
 use crate::control::ack::Decision;
 use crate::control::sender::{CommandState, TrackedCommand};
@@ -258,7 +258,7 @@ pub fn session(s: &Session) -> Value {
             .done()
     });
     let mut cards: Vec<&Card> = s.cards().collect();
-    cards.sort_by_key(|c| c.first_seen());
+    cards.sort_unstable_by_key(|c| (c.first_seen(), c.arrival));
     Obj::new()
         .set("key", session_key(s.key()))
         .set("source", s.source())
@@ -365,7 +365,7 @@ pub fn roster_entry(e: &RosterEntry, relay: &str) -> Value {
 
 /// One relay connection's status.
 pub fn status(relay: &str, state: &State) -> Value {
-    let o = Obj::new().set("relay", relay).set("state", state_name(state));
+    let o = Obj::new().set("relay", relay).set("state", state.name());
     match state {
         State::Reconnecting { attempt, at } => o.set("attempt", *attempt).set("retryAt", ms(*at)),
         State::Refused { reason } => o.set("reason", reason.to_string()),
@@ -382,7 +382,7 @@ pub fn inbox(store: &Store) -> Value {
 /// Every session, most recently updated first, summarised.
 pub fn sessions(store: &Store) -> Value {
     let mut all: Vec<&Session> = store.sessions().collect();
-    all.sort_by(|a, b| b.updated_at().cmp(&a.updated_at()).then_with(|| a.key().cmp(b.key())));
+    all.sort_unstable_by(|a, b| b.updated_at().cmp(&a.updated_at()).then_with(|| a.key().cmp(b.key())));
     Value::Array(all.into_iter().map(session_summary).collect())
 }
 
@@ -390,7 +390,7 @@ pub fn sessions(store: &Store) -> Value {
 pub fn projection(store: &Store) -> Value {
     let counts = store.counts();
     let mut all: Vec<&Session> = store.sessions().collect();
-    all.sort_by(|a, b| a.key().cmp(b.key()));
+    all.sort_unstable_by(|a, b| a.key().cmp(b.key()));
     json!({
         "sessions": all.into_iter().map(session_summary).collect::<Vec<_>>(),
         "inbox": inbox(store),
@@ -413,7 +413,7 @@ pub fn rosters(hub: &Hub, relay: Option<RelayId>) -> Value {
     for id in ids {
         let label = hub.label(id).unwrap_or_default();
         let mut entries: Vec<&RosterEntry> = hub.roster(id).collect();
-        entries.sort_by(|a, b| a.session.cmp(&b.session));
+        entries.sort_unstable_by(|a, b| a.session.cmp(&b.session));
         out.extend(entries.into_iter().map(|e| roster_entry(e, label)));
     }
     Value::Array(out)

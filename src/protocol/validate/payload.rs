@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 
 use super::{kind, Violation};
 use crate::protocol::event::{Capture, Event};
+use crate::text::{number, quote};
 
 pub mod schema;
 
@@ -117,15 +118,15 @@ fn check_value(schema: &Schema, value: &Value, path: &str, out: &mut Vec<Violati
     }
     if let Some(n) = value.as_f64() {
         if let Some(min) = schema.minimum.filter(|min| n < *min) {
-            out.push(Violation::new("payload.minimum", format!("{path} must be >= {min}, got {value}")));
+            out.push(Violation::new("payload.minimum", format!("{path} must be >= {}, got {value}", number(min))));
         }
         if let Some(max) = schema.maximum.filter(|max| n > *max) {
-            out.push(Violation::new("payload.maximum", format!("{path} must be <= {max}, got {value}")));
+            out.push(Violation::new("payload.maximum", format!("{path} must be <= {}, got {value}", number(max))));
         }
     }
     if let (Some(format), Value::String(s)) = (schema.format, value) {
         if !conforms_to_format(format, s) {
-            out.push(Violation::new("payload.format", format!("{path} is not an RFC 3339 date-time: {s:?}")));
+            out.push(Violation::new("payload.format", format!("{path} is not an RFC 3339 date-time: {}", quote(s))));
         }
     }
     match value {
@@ -181,7 +182,7 @@ fn member_path(parent: &str, name: &str) -> String {
     if plain {
         format!("{parent}.{name}")
     } else {
-        format!("{parent}[{name:?}]")
+        format!("{parent}[{}]", quote(name))
     }
 }
 

@@ -112,8 +112,8 @@ impl std::fmt::Display for Literal {
         match self {
             Literal::Null => f.write_str("null"),
             Literal::Bool(b) => write!(f, "{b}"),
-            Literal::Number(n) => write!(f, "{n}"),
-            Literal::Str(s) => write!(f, "{s:?}"),
+            Literal::Number(n) => f.write_str(&crate::text::number(*n)),
+            Literal::Str(s) => f.write_str(&crate::text::quote(s)),
         }
     }
 }
