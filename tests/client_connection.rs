@@ -319,7 +319,9 @@ fn failing_schedule(config: Config, attempts: usize) -> Vec<(u32, u64)> {
         let State::Reconnecting { attempt, at } = *h.conn.state() else { panic!("{:?}", h.conn.state()) };
         delays.push((attempt, at.since(h.now)));
         h.advance(at.since(h.now));
-        assert_eq!(h.take_actions(), vec![Action::Open]);
+        let socket_actions: Vec<Action> =
+            h.take_actions().into_iter().filter(|a| *a != Action::CheckAuthorization).collect();
+        assert_eq!(socket_actions, vec![Action::Open]);
     }
     delays
 }
@@ -638,4 +640,70 @@ fn an_application_that_falls_behind_costs_a_reconnect_not_an_event() {
     let sub = subscribes(&sent)[0];
     assert_eq!(sub.id, id);
     assert_eq!(sub.from, Some(ResumeFrom::Positions(vec![Position::new("s1", 0, 0)])), "only what was taken");
+}
+
+#[test]
+fn a_socket_that_never_opens_asks_once_whether_the_token_is_refused() {
+    let mut h = Harness::new(Config::consumer());
+    h.conn.connect(h.now);
+    assert_eq!(h.take_actions(), vec![Action::Open]);
+    h.closed(1006, "");
+    assert_eq!(h.take_actions(), vec![Action::CheckAuthorization]);
+    assert!(matches!(h.conn.state(), State::Reconnecting { attempt: 1, .. }));
+
+    // Further failures in the same run do not ask again.
+    h.advance(60_000);
+    assert_eq!(h.take_actions(), vec![Action::Open]);
+    h.closed(1006, "");
+    assert!(h.take_actions().is_empty());
+
+    // An answer other than 401/403 leaves the schedule as it was, and
+    // settles the question: a later 401 for it is not taken.
+    let before = h.conn.state().clone();
+    h.conn.handle_authorization(200, h.now);
+    h.conn.handle_authorization(401, h.now);
+    assert_eq!(h.conn.state(), &before);
+
+    // A new run asks again; 401 refuses for good and nothing is retried.
+    h.conn.connect(h.now);
+    assert!(h.take_actions().is_empty(), "connect while reconnecting changes nothing");
+    h.conn.close(h.now);
+    h.take_actions();
+    h.conn.connect(h.now);
+    assert_eq!(h.take_actions(), vec![Action::Open]);
+    h.closed(1006, "");
+    assert_eq!(h.take_actions(), vec![Action::CheckAuthorization]);
+    h.conn.handle_authorization(401, h.now);
+    match h.conn.state() {
+        State::Refused { reason: Refusal::Unauthorized { detail: Some(d) } } => assert!(d.contains("401"), "{d}"),
+        other => panic!("expected an unauthorized refusal, got {other:?}"),
+    }
+    h.advance(3_600_000);
+    assert!(h.take_actions().is_empty());
+
+    // Connecting again is a new run: it asks again, and a 403 that lands
+    // while the next socket is upgrading closes that socket.
+    h.conn.connect(h.now);
+    assert_eq!(h.take_actions(), vec![Action::Open]);
+    h.closed(1006, "");
+    assert_eq!(h.take_actions(), vec![Action::CheckAuthorization]);
+    h.advance(60_000);
+    assert_eq!(h.take_actions(), vec![Action::Open]);
+    h.conn.handle_authorization(403, h.now);
+    assert!(matches!(h.conn.state(), State::Refused { reason: Refusal::Unauthorized { .. } }));
+    assert!(matches!(h.take_actions().as_slice(), [Action::Close { .. }]));
+}
+
+#[test]
+fn a_socket_that_opened_does_not_ask_about_the_token() {
+    let mut h = Harness::new(Config::consumer());
+    h.connect();
+    h.closed(1006, "");
+    assert!(h.take_actions().is_empty());
+    let (mut h, _) = live_consumer(false);
+    h.closed(1001, "going away");
+    assert!(h.take_actions().is_empty());
+    // Answers that arrive while live change nothing.
+    h.conn.handle_authorization(401, h.now);
+    assert!(matches!(h.conn.state(), State::Reconnecting { .. }));
 }

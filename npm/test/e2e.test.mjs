@@ -181,6 +181,20 @@ test('the token never appears in statuses, labels or errors', async () => {
   wrong.free();
 });
 
+test('a wrong token is refused for good, not retried', async () => {
+  const wrong = new pkg.AepClient({ relays: [{ url: relay.url, token: 'not-the-token-xyz', label: 'guarded' }], agent: 'intruder' });
+  const seenStatuses = [];
+  wrong.on('status', (s) => seenStatuses.push(s));
+  const [status] = await wrong.connect();
+  assert.equal(status.state, 'refused', JSON.stringify(seenStatuses));
+  assert.match(status.reason, /not authorized.*401/);
+  await new Promise((r) => setTimeout(r, 1500));
+  assert.equal(wrong.status()[0].state, 'refused', 'no reconnect after the relay refused the token');
+  assert.ok(!JSON.stringify(seenStatuses).includes('not-the-token-xyz'));
+  wrong.close();
+  wrong.free();
+});
+
 test('a WebSocket constructor can be passed in', async () => {
   let made = 0;
   class Counting extends WebSocket {

@@ -22,13 +22,14 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::time::Duration;
 
 use aep_client::client::{Backoff, ClientEvent, Config as ConnectionConfig, Connection, State};
+use aep_client::client::hub::socket_url;
 use aep_client::protocol::frame::{ControlCapability, HelloIdentity};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 pub use agent::{Agent, Pace};
 pub use cast::{Persona, CAST};
-pub use link::{now, socket_url, Link, Step};
+pub use link::{now, Link, Step};
 
 use crate::Relay;
 use rng::Rng;
@@ -77,7 +78,8 @@ pub fn start(base_url: &str, options: &DemoOptions) -> Result<Demo, DemoUnavaila
     if options.token.is_none() {
         tracing::warn!("demo: no token, so the relay refuses every command; the demo requests cannot be answered");
     }
-    let url = socket_url(base_url, options.token.as_deref());
+    let url = socket_url(base_url, options.token.as_deref())
+        .map_err(|_| DemoUnavailable("the relay address does not make a WebSocket URL"))?;
     let mut seeds = Rng::new(options.seed.unwrap_or_else(Rng::entropy));
     let mut agents = Vec::new();
     for persona in CAST {

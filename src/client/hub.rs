@@ -41,7 +41,7 @@ mod url;
 pub mod view;
 
 pub use route::MAX_ROUTED_SESSIONS;
-pub use url::{relay_label, socket_url, UrlError, DEFAULT_SOCKET_PATH, TOKEN_PARAM};
+pub use url::{check_url, relay_label, socket_url, Endpoint, UrlError, DEFAULT_SOCKET_PATH, TOKEN_PARAM};
 
 use route::RouteTable;
 
@@ -348,6 +348,15 @@ impl Hub {
     pub fn handle_closed(&mut self, relay: RelayId, now: UnixMs, code: u16, reason: &str) {
         if let Some(r) = self.relays.get_mut(relay) {
             r.conn.handle_closed(now, code, reason);
+            self.pump(relay, now);
+        }
+    }
+
+    /// The answer to a relay's [`Action::CheckAuthorization`]; see
+    /// [`Connection::handle_authorization`].
+    pub fn handle_authorization(&mut self, relay: RelayId, status: u16, now: UnixMs) {
+        if let Some(r) = self.relays.get_mut(relay) {
+            r.conn.handle_authorization(status, now);
             self.pump(relay, now);
         }
     }

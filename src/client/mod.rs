@@ -93,6 +93,17 @@ pub struct Connection {
     actions: VecDeque<Action>,
     inbox: VecDeque<ClientEvent>,
     dropped_notices: u64,
+    /// Where [`Action::CheckAuthorization`] stands in this run of failures.
+    authorization: AuthorizationCheck,
+}
+
+/// Asked at most once per run of failures (reset by a handshake or by
+/// `connect`); only an asked question takes an answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum AuthorizationCheck {
+    NotAsked,
+    Asked,
+    Answered,
 }
 
 impl Connection {
@@ -118,6 +129,7 @@ impl Connection {
             actions: VecDeque::new(),
             inbox: VecDeque::new(),
             dropped_notices: 0,
+            authorization: AuthorizationCheck::NotAsked,
         })
     }
 
@@ -127,6 +139,7 @@ impl Connection {
     pub fn connect(&mut self, now: UnixMs) {
         if matches!(self.state, State::Idle | State::Closed | State::Refused { .. }) {
             self.attempt = 0;
+            self.authorization = AuthorizationCheck::NotAsked;
             self.start_connect(now);
         }
     }
@@ -182,8 +195,30 @@ impl Connection {
             self.refuse(Refusal::Unauthorized { detail }, None, false);
             return;
         }
+        let never_opened = self.state == State::Connecting;
         let why = if reason.is_empty() { format!("closed ({code})") } else { format!("closed ({code}): {reason}") };
         self.drop_socket(now, why);
+        if never_opened && self.authorization == AuthorizationCheck::NotAsked {
+            self.authorization = AuthorizationCheck::Asked;
+            self.actions.push_back(Action::CheckAuthorization);
+        }
+    }
+
+    /// The answer to [`Action::CheckAuthorization`]: the HTTP status the
+    /// relay gave a request carrying this connection's credentials. 401 and
+    /// 403 refuse the connection for good (retrying cannot fix a token);
+    /// anything else leaves the reconnect schedule as it was.
+    pub fn handle_authorization(&mut self, status: u16, _now: UnixMs) {
+        if self.authorization != AuthorizationCheck::Asked {
+            return;
+        }
+        self.authorization = AuthorizationCheck::Answered;
+        let connecting = matches!(self.state, State::Reconnecting { .. } | State::Connecting);
+        if connecting && matches!(status, 401 | 403) {
+            let detail = Some(format!("the relay answered HTTP {status} to this token"));
+            // A socket opened meanwhile is still upgrading: it is closed.
+            self.refuse(Refusal::Unauthorized { detail }, None, true);
+        }
     }
 
     /// The timer armed from [`Connection::poll_timeout`] fired.
@@ -422,6 +457,7 @@ impl Connection {
         self.handshake_due = None;
         self.pong_due = None;
         self.next_ping = (self.config.ping_interval_ms > 0).then(|| now + self.config.ping_interval_ms);
+        self.authorization = AuthorizationCheck::NotAsked;
         self.set_state(State::Live);
         let (all, prefer_all) = (self.relay_replays_all(), self.prefers_all());
         let frames: Vec<Frame> = self

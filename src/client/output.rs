@@ -85,6 +85,15 @@ pub enum Action {
     /// Close the current socket and stop reporting on it: a close report
     /// arriving after this is ignored.
     Close { code: u16, reason: String },
+    /// The socket failed before it opened, and the driver may not know
+    /// why: browsers hide the HTTP status of a refused upgrade. A driver
+    /// that cannot see that status asks the relay's HTTP side whether it
+    /// takes the token and reports the answer with
+    /// [`Connection::handle_authorization`](super::Connection::handle_authorization);
+    /// one that sees it reports a 401/403 as a close with an
+    /// [`AUTH_CLOSE_CODES`](super::AUTH_CLOSE_CODES) code and ignores this.
+    /// Asked at most once per run of failures.
+    CheckAuthorization,
 }
 
 /// What happened, for the application.

@@ -89,7 +89,7 @@ impl AepClient {
             ));
         }
         let hub = Hub::new(parsed.hub, parsed.relays).map_err(hub_error)?;
-        Ok(AepClient { driver: Driver::new(hub, parsed.urls, parsed.websocket, JsFeed::default()) })
+        Ok(AepClient { driver: Driver::new(hub, parsed.endpoints, parsed.websocket, JsFeed::default()) })
     }
 
     /// Connects every relay; reconnects follow on their own. Resolves with

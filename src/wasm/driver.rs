@@ -13,9 +13,9 @@ use std::rc::{Rc, Weak};
 
 use gloo_timers::callback::Timeout;
 
-use super::js;
+use super::{authorization, js};
 use super::socket::{Socket, SocketEvent};
-use crate::client::hub::{Hub, HubChange, RelayId};
+use crate::client::hub::{Endpoint, Hub, HubChange, RelayId};
 use crate::client::Action;
 use crate::time::UnixMs;
 
@@ -32,8 +32,9 @@ pub trait Handler: 'static {
 }
 
 struct RelaySocket {
-    /// Holds the token; handed only to the WebSocket constructor.
-    url: String,
+    /// The socket URL holds the token; it is handed only to the WebSocket
+    /// constructor, the token itself only to the authorization check.
+    endpoint: Endpoint,
     socket: Option<Socket>,
     /// Bumped per socket, so a late report from an old one is ignored.
     generation: u64,
@@ -52,15 +53,17 @@ pub struct Driver<H: Handler> {
 pub type Shared<H> = Rc<RefCell<Driver<H>>>;
 
 impl<H: Handler> Driver<H> {
-    /// `urls[i]` is relay `i`'s socket URL (see
-    /// [`socket_url`](crate::client::hub::socket_url)); `ctor` a WebSocket
+    /// `endpoints[i]` is where relay `i` is reached; `ctor` a WebSocket
     /// constructor to use instead of the global one.
-    pub fn new(hub: Hub, urls: Vec<String>, ctor: Option<js_sys::Function>, handler: H) -> Shared<H> {
+    pub fn new(hub: Hub, endpoints: Vec<Endpoint>, ctor: Option<js_sys::Function>, handler: H) -> Shared<H> {
         Rc::new_cyclic(|me| {
             RefCell::new(Driver {
                 hub,
                 handler,
-                sockets: urls.into_iter().map(|url| RelaySocket { url, socket: None, generation: 0 }).collect(),
+                sockets: endpoints
+                    .into_iter()
+                    .map(|endpoint| RelaySocket { endpoint, socket: None, generation: 0 })
+                    .collect(),
                 ctor,
                 timer: None,
                 me: me.clone(),
@@ -104,7 +107,7 @@ impl<H: Handler> Driver<H> {
                 let generation = slot.generation;
                 let me = self.me.clone();
                 let report = Rc::new(move |event: SocketEvent| on_socket(&me, relay, generation, event));
-                match Socket::open(&slot.url, self.ctor.as_ref(), report) {
+                match Socket::open(&slot.endpoint.socket, self.ctor.as_ref(), report) {
                     Ok(socket) => slot.socket = Some(socket),
                     Err(why) => self.hub.handle_closed(relay, js::now(), 1006, why),
                 }
@@ -113,6 +116,15 @@ impl<H: Handler> Driver<H> {
                 if let Some(s) = slot.socket.take() {
                     s.close(code, &reason);
                 }
+            }
+            Action::CheckAuthorization => {
+                let me = self.me.clone();
+                let endpoint = &slot.endpoint;
+                authorization::check(&endpoint.check, endpoint.token.as_deref(), move |status| {
+                    if let Some(rc) = me.upgrade() {
+                        with(&rc, |d| d.hub.handle_authorization(relay, status, js::now()));
+                    }
+                });
             }
         }
     }

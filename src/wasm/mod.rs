@@ -13,6 +13,7 @@
 //! Objects cross the boundary as plain JSON-shaped values; the package's
 //! TypeScript declarations describe each one.
 
+pub mod authorization;
 pub mod client;
 pub mod driver;
 pub mod feed;

@@ -6,7 +6,7 @@ use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
 use super::js::{self, aep_error};
-use crate::client::hub::{relay_label, socket_url, HubConfig, RelaySpec};
+use crate::client::hub::{relay_label, Endpoint, HubConfig, RelaySpec};
 use crate::client::{Config, ResumePolicy};
 use crate::protocol::event::Capture;
 use crate::protocol::filter::Filter;
@@ -37,12 +37,12 @@ struct Options {
     resume: Option<String>,
 }
 
-/// Everything the driver needs: the hub's configuration, and per relay the
-/// URL to open (holding the token; used only to open the socket).
+/// Everything the driver needs: the hub's configuration, and per relay
+/// where to reach it (the endpoint holds the token).
 pub struct Parsed {
     pub hub: HubConfig,
     pub relays: Vec<RelaySpec>,
-    pub urls: Vec<String>,
+    pub endpoints: Vec<Endpoint>,
     pub websocket: Option<js_sys::Function>,
 }
 
@@ -99,9 +99,10 @@ pub fn parse(options: &JsValue) -> Result<Parsed, JsValue> {
 
     let seed = js::random() as u64;
     let mut relays = Vec::new();
-    let mut urls = Vec::new();
+    let mut endpoints = Vec::new();
     for (i, r) in relay_options.into_iter().enumerate() {
-        let url = socket_url(&r.url, r.token.as_deref()).map_err(|e| invalid(format!("relays[{i}].url: {e}")))?;
+        let endpoint =
+            Endpoint::new(&r.url, r.token.as_deref()).map_err(|e| invalid(format!("relays[{i}].url: {e}")))?;
         let label = match r.label {
             Some(l) if !l.is_empty() => l,
             _ => relay_label(&r.url).map_err(|e| invalid(format!("relays[{i}].url: {e}")))?,
@@ -114,9 +115,9 @@ pub fn parse(options: &JsValue) -> Result<Parsed, JsValue> {
             config.ping_interval_ms = p;
         }
         relays.push(RelaySpec { label, config });
-        urls.push(url);
+        endpoints.push(endpoint);
     }
-    Ok(Parsed { hub, relays, urls, websocket })
+    Ok(Parsed { hub, relays, endpoints, websocket })
 }
 
 fn relays(value: &JsValue) -> Result<Vec<RelayOptions>, JsValue> {

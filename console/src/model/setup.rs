@@ -1,7 +1,7 @@
 //! Turning what was typed on the connect screen into a hub, and the
 //! one-tap link format (`#token=…`, optionally `&relay=…`).
 
-use aep_client::client::hub::{relay_label, socket_url, HubConfig, RelaySpec};
+use aep_client::client::hub::{relay_label, Endpoint, HubConfig, RelaySpec};
 use aep_client::client::Config;
 use aep_client::protocol::frame::HelloIdentity;
 use aep_client::protocol::ids::{source_uri, Identity};
@@ -23,12 +23,12 @@ pub struct RelayInput {
     pub token: String,
 }
 
-/// A hub's configuration, and per relay the socket URL (which holds the
-/// token and is handed only to the WebSocket).
+/// A hub's configuration, and per relay where to reach it (the endpoint
+/// holds the token).
 pub struct Setup {
     pub hub: HubConfig,
     pub relays: Vec<RelaySpec>,
-    pub urls: Vec<String>,
+    pub endpoints: Vec<Endpoint>,
 }
 
 /// Checks every relay; errors come per row and never quote a URL (it
@@ -36,11 +36,10 @@ pub struct Setup {
 pub fn build(inputs: &[RelayInput], host: &str, seed: u64) -> Result<Setup, Vec<(usize, String)>> {
     let mut errors = Vec::new();
     let mut relays = Vec::new();
-    let mut urls = Vec::new();
+    let mut endpoints = Vec::new();
     for (i, r) in inputs.iter().enumerate() {
-        let token = Some(r.token.trim()).filter(|t| !t.is_empty());
-        let url = match socket_url(&r.url, token) {
-            Ok(u) => u,
+        let endpoint = match Endpoint::new(&r.url, Some(&r.token)) {
+            Ok(e) => e,
             Err(e) => {
                 errors.push((i, e.to_string()));
                 continue;
@@ -63,7 +62,7 @@ pub fn build(inputs: &[RelayInput], host: &str, seed: u64) -> Result<Setup, Vec<
         });
         config.jitter_seed = seed.wrapping_add(i as u64);
         relays.push(RelaySpec { label, config });
-        urls.push(url);
+        endpoints.push(endpoint);
     }
     if inputs.is_empty() {
         errors.push((0, "add at least one relay".to_owned()));
@@ -74,38 +73,13 @@ pub fn build(inputs: &[RelayInput], host: &str, seed: u64) -> Result<Setup, Vec<
     let mut hub = HubConfig::new(Identity::new(source_uri(host, AGENT, None), AGENT));
     hub.store.max_cards_per_session = MAX_CARDS_PER_SESSION;
     hub.store.max_timeline_per_session = MAX_TIMELINE_PER_SESSION;
-    Ok(Setup { hub, relays, urls })
+    Ok(Setup { hub, relays, endpoints })
 }
 
 /// The relay that served the page: `ws(s)://host/socket`.
 pub fn default_relay(protocol: &str, host: &str) -> String {
     let scheme = if protocol == "https:" { "wss" } else { "ws" };
     format!("{scheme}://{host}/socket")
-}
-
-/// The relay's HTTP discovery endpoint (`/events` beside `/socket`),
-/// asked with the token in a header to learn whether it is accepted.
-pub fn discovery_url(relay_url: &str) -> Option<String> {
-    let url = relay_url.trim();
-    let (scheme, rest) = url.split_once("://")?;
-    let scheme = match scheme.to_ascii_lowercase().as_str() {
-        "ws" | "http" => "http",
-        "wss" | "https" => "https",
-        _ => return None,
-    };
-    let rest = rest.split(['?', '#']).next().unwrap_or_default();
-    let (authority, path) = match rest.find('/') {
-        Some(i) => (&rest[..i], &rest[i..]),
-        None => (rest, ""),
-    };
-    if authority.is_empty() || authority.contains('@') {
-        return None;
-    }
-    let base = path
-        .trim_end_matches('/')
-        .strip_suffix("/socket")
-        .unwrap_or(path.trim_end_matches('/'));
-    Some(format!("{scheme}://{authority}{base}/events"))
 }
 
 /// What a one-tap link carried in its fragment.
@@ -211,7 +185,7 @@ mod tests {
         )
         .unwrap_or_else(|_| panic!("valid"));
         assert_eq!(
-            ok.urls[0],
+            ok.endpoints[0].socket,
             "ws://127.0.0.1:8787/socket?access_token=hunter2"
         );
         assert!(ok.relays.iter().all(|r| !r.label.contains("hunter2")));
@@ -228,19 +202,7 @@ mod tests {
     }
 
     #[test]
-    fn discovery_sits_beside_the_socket() {
-        assert_eq!(
-            discovery_url("ws://127.0.0.1:8787/socket").as_deref(),
-            Some("http://127.0.0.1:8787/events")
-        );
-        assert_eq!(
-            discovery_url("wss://h.example/aep/socket?x=1").as_deref(),
-            Some("https://h.example/aep/events")
-        );
-        assert_eq!(
-            discovery_url("ws://h:1").as_deref(),
-            Some("http://h:1/events")
-        );
+    fn the_default_relay_is_the_serving_origin() {
         assert_eq!(
             default_relay("https:", "h.example"),
             "wss://h.example/socket"

@@ -33,21 +33,13 @@ fn token(state: &State) -> &'static str {
     }
 }
 
-/// Every relay's status. `token_refused[i]` is set when relay `i` answered
-/// a credentials check with 401: a browser socket cannot see why an
-/// upgrade failed, so the console asks the relay's HTTP side once.
-pub fn relays(hub: &Hub, token_refused: &[bool]) -> Vec<RelayView> {
+/// Every relay's status.
+pub fn relays(hub: &Hub) -> Vec<RelayView> {
     (0..hub.relay_count())
         .map(|id| {
             let state = hub.state(id).cloned().unwrap_or(State::Idle);
-            let (mut w, mut detail) = words::state(&state);
-            let mut t = token(&state);
-            if matches!(state, State::Reconnecting { .. }) && token_refused.get(id).copied().unwrap_or(false) {
-                t = "refused";
-                w = "refused: wrong token".to_owned();
-                detail = Some("The relay answered 401: this token is not valid for it. The console keeps retrying in case the relay's token changes.".into());
-            }
-            RelayView { id, label: hub.label(id).unwrap_or_default().to_owned(), token: t, words: w, detail }
+            let (words, detail) = words::state(&state);
+            RelayView { id, label: hub.label(id).unwrap_or_default().to_owned(), token: token(&state), words, detail }
         })
         .collect()
 }

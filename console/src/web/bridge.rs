@@ -25,7 +25,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::platform::{after, hidden, now, perf_now, random};
-use super::{notify, probe};
+use super::notify;
 use crate::model::card::{self, CardView};
 use crate::model::command::{self, CommandView};
 use crate::model::session::{self, Lane};
@@ -203,19 +203,8 @@ impl Handler for Feed {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Probe {
-    NotYet,
-    Asking,
-    Accepted,
-    Refused,
-}
-
 struct Inner {
     driver: Shared,
-    /// Per relay: where to ask whether the token is accepted, and the token.
-    credentials: Vec<(Option<String>, String)>,
-    probes: Vec<Probe>,
     /// Views of the pending cards on screen.
     cards: HashMap<CardRef, ArcRwSignal<CardView>>,
     /// Every pending card, and since when (this browser's clock).
@@ -308,29 +297,22 @@ impl Console {
         let Setup {
             hub,
             relays: specs,
-            urls,
+            endpoints,
         } = setup::build(relays, &host, random() as u64)?;
         let hub = Hub::new(hub, specs).map_err(|e| vec![(0, e.to_string())])?;
         self.disconnect();
-        let count = hub.relay_count();
         let driver = Driver::new(
             hub,
-            urls,
+            endpoints,
             None,
             Feed {
                 console: self,
                 touched: Touched::default(),
             },
         );
-        let credentials = relays
-            .iter()
-            .map(|r| (setup::discovery_url(&r.url), r.token.trim().to_owned()))
-            .collect();
         INNER.with(|cell| {
             *cell.borrow_mut() = Some(Inner {
                 driver: driver.clone(),
-                credentials,
-                probes: vec![Probe::NotYet; count],
                 cards: HashMap::new(),
                 pending: HashMap::new(),
                 by_request: HashMap::new(),
@@ -387,7 +369,6 @@ impl Console {
         let started = perf_now();
         LAST_FLUSH.set(started);
         let mut asks: Vec<usize> = Vec::new();
-        let mut probes: Vec<(usize, String, String)> = Vec::new();
         {
             let Ok(mut guard) = rc.try_borrow_mut() else {
                 self.schedule();
@@ -396,7 +377,7 @@ impl Console {
             let d = &mut *guard;
             let touched = std::mem::take(&mut d.handler.touched);
             let hub = &d.hub;
-            with_inner(|inner| self.apply(inner, hub, touched, &mut asks, &mut probes));
+            with_inner(|inner| self.apply(inner, hub, touched, &mut asks));
         }
         // Signals change only now, with nothing borrowed: whatever they
         // wake may read the hub and the card views again.
@@ -412,21 +393,6 @@ impl Console {
                 }
             });
         }
-        for (id, url, token) in probes {
-            leptos::task::spawn_local(async move {
-                let verdict = probe::token_refused(&url, &token).await;
-                with_inner(|i| {
-                    if let Some(p) = i.probes.get_mut(id) {
-                        *p = if verdict == Some(true) {
-                            Probe::Refused
-                        } else {
-                            Probe::Accepted
-                        };
-                    }
-                });
-                self.schedule();
-            });
-        }
         COST_MS.set(perf_now() - started);
     }
 
@@ -436,28 +402,12 @@ impl Console {
         hub: &Hub,
         t: Touched,
         asks: &mut Vec<usize>,
-        probes: &mut Vec<(usize, String, String)>,
     ) {
         let at = now();
         let live: Vec<usize> = (0..hub.relay_count())
             .filter(|r| hub.state(*r) == Some(&State::Live))
             .collect();
-        // A relay that keeps failing before its hello may be refusing the
-        // token; its HTTP side says so.
-        for id in 0..hub.relay_count() {
-            match hub.state(id) {
-                Some(State::Live) => inner.probes[id] = Probe::Accepted,
-                Some(State::Reconnecting { .. }) if inner.probes[id] == Probe::NotYet => {
-                    if let (Some(url), token) = &inner.credentials[id] {
-                        inner.probes[id] = Probe::Asking;
-                        probes.push((id, url.clone(), token.clone()));
-                    }
-                }
-                _ => {}
-            }
-        }
-        let refused: Vec<bool> = inner.probes.iter().map(|p| *p == Probe::Refused).collect();
-        let relays = status::relays(hub, &refused);
+        let relays = status::relays(hub);
         later(move || set_if_changed(self.relays, relays));
 
         for (relay, kind, text) in t.notices {

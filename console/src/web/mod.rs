@@ -1,8 +1,6 @@
-//! The browser side: the bridge to the driver, storage, probes,
-//! notifications.
+//! The browser side: the bridge to the driver, storage, notifications.
 
 pub mod bridge;
 pub mod notify;
 pub mod platform;
-pub mod probe;
 pub mod storage;

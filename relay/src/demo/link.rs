@@ -31,31 +31,6 @@ pub fn now() -> UnixMs {
     UnixMs(u64::try_from(ms).unwrap_or(u64::MAX))
 }
 
-/// The `/socket` URL for a relay base (`http://host:port` or
-/// `ws://host:port`), carrying the token as `?access_token=`.
-pub fn socket_url(base: &str, token: Option<&str>) -> String {
-    let base = base.trim_end_matches('/');
-    let base = match base.split_once("://") {
-        Some(("https", rest)) => format!("wss://{rest}"),
-        Some(("http", rest)) => format!("ws://{rest}"),
-        Some(_) => base.to_owned(),
-        None => format!("ws://{base}"),
-    };
-    match token {
-        Some(t) => format!("{base}/socket?access_token={}", form_encode(t)),
-        None => format!("{base}/socket"),
-    }
-}
-
-fn form_encode(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
-}
-
 /// What [`Link::next`] returns. Matched on at once, never stored, so the
 /// notification stays unboxed.
 #[allow(clippy::large_enum_variant)]
@@ -144,6 +119,9 @@ impl Link {
                 match action {
                     Action::Open => self.open().await,
                     Action::Close { code, reason } => self.shut(code, reason).await,
+                    // `open` sees the upgrade's HTTP status and reports a
+                    // 401/403 as an authorization close itself.
+                    Action::CheckAuthorization => {}
                 }
             }
             while let Some(text) = self.conn.poll_transmit() {
@@ -203,18 +181,5 @@ impl Link {
                 self.conn.handle_closed(at, ABNORMAL, "connection lost");
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn socket_urls() {
-        assert_eq!(socket_url("http://127.0.0.1:8787", None), "ws://127.0.0.1:8787/socket");
-        assert_eq!(socket_url("http://h:1/", Some("a b&c")), "ws://h:1/socket?access_token=a%20b%26c");
-        assert_eq!(socket_url("https://h", None), "wss://h/socket");
-        assert_eq!(socket_url("h:2", None), "ws://h:2/socket");
     }
 }

@@ -9,7 +9,8 @@ use aep_client::protocol::frame::{ErrorFrame, RosterEntry};
 use aep_client::protocol::ids::{source_uri, Identity};
 use aep_client::{Event, UnixMs};
 use aep_relay::demo::agent::ACK_WINDOW_MS;
-use aep_relay::demo::{now, socket_url, Link, Step};
+use aep_client::client::hub::socket_url;
+use aep_relay::demo::{now, Link, Step};
 use aep_relay::Relay;
 use serde_json::json;
 
@@ -30,7 +31,7 @@ impl Console {
     pub async fn connect(relay: &Relay, token: &str) -> Console {
         let mut conn = Connection::new(ConnectionConfig::consumer()).unwrap();
         conn.subscribe(Filter::match_all(), None).unwrap();
-        let url = socket_url(&relay.base_url(), Some(token));
+        let url = socket_url(&relay.base_url(), Some(token)).unwrap();
         let identity = Identity::new(source_uri("test-host", "test-console", None), "test-console");
         let mut console = Console {
             link: Link::new(conn, url),

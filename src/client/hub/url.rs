@@ -98,6 +98,38 @@ pub fn socket_url(url: &str, token: Option<&str>) -> Result<String, UrlError> {
     Ok(out)
 }
 
+/// Where a driver asks whether the relay takes the token, for
+/// [`Action::CheckAuthorization`](crate::client::Action::CheckAuthorization):
+/// the HTTP binding's `GET …/events` beside the socket (`/socket` replaced),
+/// which answers 401 to a token the relay refuses. No query: the token goes
+/// in an `Authorization` header.
+pub fn check_url(url: &str) -> Result<String, UrlError> {
+    let p = parse(url)?;
+    let scheme = if p.scheme == "wss" { "https" } else { "http" };
+    let path = p.path.trim_end_matches('/');
+    let base = path.strip_suffix(DEFAULT_SOCKET_PATH).unwrap_or(path);
+    Ok(format!("{scheme}://{}{base}/events", p.authority))
+}
+
+/// What a driver needs to reach one relay. The token is kept apart from
+/// labels and errors: it goes only into the socket URL and the check's
+/// `Authorization` header. (No `Debug`, so it cannot be printed by accident.)
+#[derive(Clone)]
+pub struct Endpoint {
+    /// See [`socket_url`]; holds the token.
+    pub socket: String,
+    /// See [`check_url`].
+    pub check: String,
+    pub token: Option<String>,
+}
+
+impl Endpoint {
+    pub fn new(url: &str, token: Option<&str>) -> Result<Endpoint, UrlError> {
+        let token = token.map(str::trim).filter(|t| !t.is_empty());
+        Ok(Endpoint { socket: socket_url(url, token)?, check: check_url(url)?, token: token.map(str::to_owned) })
+    }
+}
+
 /// A printable name for the relay: its socket URL without any query, so
 /// it is safe to show, log and put in errors.
 pub fn relay_label(url: &str) -> Result<String, UrlError> {
@@ -140,6 +172,17 @@ mod tests {
         assert_eq!(socket_url(url, Some("new")).unwrap(), "wss://h/socket?keep=1&access_token=new");
         assert_eq!(socket_url(url, None).unwrap(), "wss://h/socket?keep=1");
         assert_eq!(relay_label(url).unwrap(), "wss://h/socket");
+    }
+
+    #[test]
+    fn the_authorization_check_goes_to_the_http_binding_without_the_token() {
+        assert_eq!(check_url("ws://127.0.0.1:8787").unwrap(), "http://127.0.0.1:8787/events");
+        assert_eq!(check_url("wss://h/socket?access_token=t").unwrap(), "https://h/events");
+        assert_eq!(check_url("https://h/aep/socket/").unwrap(), "https://h/aep/events");
+        assert_eq!(check_url("ws://h/custom").unwrap(), "http://h/custom/events");
+        let e = Endpoint::new("http://h:1", Some(" tok ")).unwrap();
+        assert_eq!((e.socket.as_str(), e.check.as_str(), e.token.as_deref()), ("ws://h:1/socket?access_token=tok", "http://h:1/events", Some("tok")));
+        assert_eq!(Endpoint::new("http://h:1", Some("  ")).unwrap().token, None);
     }
 
     #[test]
