@@ -414,6 +414,14 @@ export class AepClient {
   session(key: SessionKey): SessionDetail | null;
   /** Resume positions per relay label: what to persist. */
   positions(): { [relay: string]: SessionPosition[] };
+  /**
+   * Seeds positions saved from `positions()` in an earlier run, so
+   * subscriptions resume after them instead of replaying. Call before
+   * `connect()`. Throws `AepError` (`invalid-argument`) and takes nothing
+   * when the shape is wrong; skips labels this client does not have.
+   * Returns how many positions were taken.
+   */
+  restorePositions(saved: { [relay: string]: SessionPosition[] }): number;
   status(): RelayStatus[];
   commands(): CommandView[];
   violations(): Violation[];

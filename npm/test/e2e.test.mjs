@@ -168,6 +168,37 @@ test('views: sessions, session detail, positions', async () => {
   assert.ok(positions.local.some((p) => p.session === 'build-1' && p.seq > 0));
 });
 
+test('saved positions resume a new client after what it already took', async () => {
+  const saved = JSON.parse(JSON.stringify(client.positions()));
+  const last = saved.local.find((p) => p.session === 'build-1');
+  assert.ok(last && last.seq > 1);
+
+  const fresh = (agentName) => {
+    const c = new pkg.AepClient({ relays: [{ url: relay.url, token: relay.token, label: 'local' }], agent: agentName });
+    const got = [];
+    c.on('event', (e) => got.push(e));
+    return { c, got };
+  };
+  const replaying = fresh('replaying');
+  const resuming = fresh('resuming');
+  assert.throws(() => resuming.c.restorePositions({ local: [{ session: 'build-1', epoch: -1, seq: 'x' }] }),
+    (e) => e instanceof pkg.AepError && e.code === 'invalid-argument');
+  assert.equal(resuming.c.restorePositions({ ...saved, elsewhere: [{ session: 'x', epoch: 0, seq: 1 }] }), saved.local.length);
+  await replaying.c.connect();
+  await resuming.c.connect();
+  agent.emit({ type: 'progress.status', session: 'build-1', data: { phase: 'after-the-save' } });
+  const isNew = (e) => e.session === 'build-1' && e.data?.phase === 'after-the-save';
+  await waitFor(() => replaying.got.some(isNew) && resuming.got.some(isNew), 'the new event on both clients');
+
+  const old = (got) => got.filter((e) => e.session === 'build-1' && e.seq <= last.seq && (e.epoch ?? 0) === last.epoch);
+  assert.ok(old(replaying.got).length >= 2, 'without saved positions the history is replayed');
+  assert.deepEqual(old(resuming.got), [], 'with them, nothing up to the saved position comes again');
+  for (const { c } of [replaying, resuming]) {
+    c.close();
+    c.free();
+  }
+});
+
 test('the token never appears in statuses, labels or errors', async () => {
   const wrong = new pkg.AepClient({ relays: [{ url: relay.url, token: 'not-the-token-xyz' }], agent: 'intruder', pingIntervalMs: 0 });
   const seenStatuses = [];

@@ -64,6 +64,8 @@ export async function dashboard(): Promise<void> {
   console.log(roster[0]?.control?.ackWindowMs);
   const detail: SessionDetail | null = client.session({ source: 'aep://h/agent/a', name: 's' });
   console.log(detail?.runs.length, client.positions()['prod']?.[0]?.seq);
+  const restored: number = client.restorePositions(client.positions());
+  console.log(restored);
   off();
   client.close();
 }

@@ -14,6 +14,7 @@ use crate::client::State;
 use crate::control::answer::Answer;
 use crate::control::sender::CancelScope;
 use crate::protocol::event::Capture;
+use crate::protocol::frame::Position;
 use crate::store::SessionKey;
 
 /// A console-side client of one or more AEP relays.
@@ -267,6 +268,41 @@ impl AepClient {
             out.insert(d.hub.label(r).unwrap_or_default().to_owned(), Value::Array(list));
         }
         js::to_js(&Value::Object(out))
+    }
+
+    /// Seeds resume positions saved from `positions()` in an earlier run,
+    /// per relay label, so subscriptions resume after them instead of
+    /// replaying. Call before `connect()`. Nothing is taken unless all of
+    /// it reads; labels this client does not have are skipped. Returns how
+    /// many positions were taken.
+    #[wasm_bindgen(js_name = restorePositions)]
+    pub fn restore_positions(&self, saved: JsValue) -> Result<u32, JsValue> {
+        let shape = "restorePositions(saved): expected { [relay]: [{ session, epoch, seq }] }, as positions() returns";
+        let refuse = || aep_error("invalid-argument", shape);
+        let Ok(Value::Object(by_relay)) = js::to_json(&saved) else { return Err(refuse()) };
+        let mut parsed = Vec::new();
+        for (label, list) in by_relay {
+            let Value::Array(list) = list else { return Err(refuse()) };
+            let mut positions = Vec::new();
+            for p in &list {
+                let (Some(session), Some(epoch), Some(seq)) = (p["session"].as_str(), p["epoch"].as_u64(), p["seq"].as_u64())
+                else {
+                    return Err(refuse());
+                };
+                positions.push(Position::new(session, epoch, seq));
+            }
+            parsed.push((label, positions));
+        }
+        Ok(with(&self.driver, |d| {
+            let mut taken = 0;
+            for (label, positions) in parsed {
+                if let Some(relay) = (0..d.hub.relay_count()).find(|r| d.hub.label(*r) == Some(label.as_str())) {
+                    taken += positions.len() as u32;
+                    d.hub.restore_positions(relay, positions);
+                }
+            }
+            taken
+        }))
     }
 
     /// Every relay's connection status.
