@@ -1,9 +1,7 @@
-//! Numbers and quoted strings inside human-readable messages.
-//!
-//! Messages go through serde_json's formatting rather than `{:?}` and
-//! `f64`'s `Display`: serde_json's is linked anyway, while core's debug
-//! escaping and float printing would add tens of kilobytes (Unicode
-//! printability tables, Grisu/Dragon) to the WebAssembly build.
+//! Text helpers chosen with the WebAssembly build's size in mind: numbers
+//! and quoted strings in messages go through serde_json's formatting (linked
+//! anyway) rather than `{:?}` and `f64`'s `Display`, and case folding uses
+//! the JavaScript host's tables rather than shipping Unicode's.
 
 /// `s` as a JSON string literal: quoted, with quotes and control
 /// characters escaped, so agent text can never break a message's shape.
@@ -26,6 +24,23 @@ pub fn number(n: f64) -> String {
     serde_json::Value::from(n).to_string()
 }
 
+/// `s` in lower case by Unicode's default case mapping. On WebAssembly
+/// the host's `String.prototype.toLowerCase` applies the same mapping, so
+/// the module does not carry Unicode's case tables (about 8 KB gzipped).
+pub fn lowercase(s: &str) -> String {
+    if s.is_ascii() {
+        return s.to_ascii_lowercase();
+    }
+    #[cfg(target_arch = "wasm32")]
+    {
+        String::from(js_sys::JsString::from(s).to_lower_case())
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        s.to_lowercase()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -35,6 +50,12 @@ mod tests {
         assert_eq!(quote("plain"), "\"plain\"");
         assert_eq!(quote("a \"b\"\n\u{1}"), "\"a \\\"b\\\"\\n\\u0001\"");
         assert_eq!(quote("grüße"), "\"grüße\"");
+    }
+
+    #[test]
+    fn lowercase_is_unicode_aware() {
+        assert_eq!(lowercase("Allow ONCE"), "allow once");
+        assert_eq!(lowercase("ÄRGER Σ"), "ärger σ");
     }
 
     #[test]

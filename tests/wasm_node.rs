@@ -135,3 +135,19 @@ async fn answers_a_permission_request_through_the_relay() {
 async fn a_rejected_answer_and_an_unrouted_command_reject() {
     support::a_rejected_answer_is_a_nack_error("node-reject").await;
 }
+
+#[wasm_bindgen_test]
+fn text_answers_fold_case_with_the_hosts_unicode_tables() {
+    use aep_client::control::answer::text::{match_text, TextMatch};
+    use aep_client::protocol::form::Choice;
+    assert_eq!(aep_client::text::lowercase("ÄRGER Σ"), "ärger σ");
+    let options = vec![
+        Choice { id: "ok".into(), label: "Übernehmen".into() },
+        Choice { id: "no".into(), label: "Ablehnen".into() },
+    ];
+    match match_text("  übernehmen ", &options) {
+        TextMatch::Option(c) => assert_eq!(c.id, "ok"),
+        other => panic!("expected the Übernehmen option, got {other:?}"),
+    }
+    assert_eq!(match_text("ärger", &options), TextMatch::Unmatched);
+}

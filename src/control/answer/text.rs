@@ -4,6 +4,7 @@
 //! ids are what the agent minted and answers are keyed by.
 
 use crate::protocol::form::Choice;
+use crate::text::lowercase;
 
 /// What a piece of text names among the offered options.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -22,9 +23,9 @@ pub fn match_text<'a>(text: &str, options: &'a [Choice]) -> TextMatch<'a> {
     if let Some(exact) = options.iter().find(|o| o.id == wanted) {
         return TextMatch::Option(exact);
     }
-    let folded = wanted.to_lowercase();
-    let by_id: Vec<&Choice> = options.iter().filter(|o| o.id.trim().to_lowercase() == folded).collect();
-    let by_label: Vec<&Choice> = options.iter().filter(|o| o.label.trim().to_lowercase() == folded).collect();
+    let folded = lowercase(wanted);
+    let by_id: Vec<&Choice> = options.iter().filter(|o| lowercase(o.id.trim()) == folded).collect();
+    let by_label: Vec<&Choice> = options.iter().filter(|o| lowercase(o.label.trim()) == folded).collect();
     let candidates = if by_id.is_empty() { by_label } else { by_id };
     match candidates.as_slice() {
         [] => TextMatch::Unmatched,
