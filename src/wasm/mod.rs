@@ -11,14 +11,21 @@
 //! * [`js`]: conversions, errors (`NackError`, `AepError`), time, randomness.
 //!
 //! Objects cross the boundary as plain JSON-shaped values; the package's
-//! TypeScript declarations describe each one.
+//! TypeScript declarations describe each one. The exported API is the
+//! `js-api` feature (on by default); a Rust front end that only needs the
+//! driver (the console) turns it off and ships none of it.
 
 pub mod authorization;
+#[cfg(feature = "js-api")]
 pub mod client;
 pub mod driver;
+#[cfg(feature = "js-api")]
 pub mod feed;
+#[cfg(feature = "js-api")]
 pub mod helpers;
 pub mod js;
+#[cfg(feature = "js-api")]
 pub mod options;
 pub mod socket;
+#[cfg(feature = "js-api")]
 pub mod target;
