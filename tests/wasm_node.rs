@@ -75,6 +75,23 @@ fn project_state_folds_arrays_and_jsonl_alike() {
     assert_eq!(lines["counts"], array["counts"]);
     assert_eq!(lines["rejected"]["count"], 1);
     assert_eq!(lines["rejected"]["first"][0]["index"], 3);
+
+    // Elements may be JSON texts; one that cannot be stringified (a BigInt)
+    // is rejected alone, at its index.
+    let mixed = js_sys::Array::new();
+    mixed.push(&JsValue::from_str(&stream[0].to_string()));
+    mixed.push(&js_value(&stream[1]));
+    mixed.push(&js_sys::BigInt::from(7u32).into());
+    mixed.push(&JsValue::from_str(&stream[2].to_string()));
+    let mixed = json(&project_state(mixed.into()).unwrap());
+    assert_eq!(mixed["counts"], array["counts"]);
+    assert_eq!(mixed["rejected"]["count"], 1);
+    assert_eq!(mixed["rejected"]["first"][0]["index"], 2);
+    let texts = js_sys::Array::new();
+    for e in &stream {
+        texts.push(&JsValue::from_str(&e.to_string()));
+    }
+    assert_eq!(json(&project_state(texts.into()).unwrap())["counts"], array["counts"]);
     assert!(project_state(JsValue::from_f64(3.0)).is_err());
 }
 

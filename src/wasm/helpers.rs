@@ -1,6 +1,7 @@
 //! Pure helpers: the same validation, matching and folding the client
 //! uses, for code that holds events already (logs, tests, other transports).
 
+use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use wasm_bindgen::prelude::*;
 
@@ -70,8 +71,8 @@ pub fn project_state(events: JsValue) -> Result<JsValue, JsValue> {
     let mut store = Store::default();
     let mut rejected = Vec::new();
     let mut rejected_count = 0u64;
-    let mut fold = |index: usize, text: Result<String, String>, store: &mut Store| {
-        match text.and_then(|t| Event::parse(&t).map_err(|e| e.to_string())) {
+    let mut fold = |index: usize, text: Result<&str, String>, store: &mut Store| {
+        match text.and_then(|t| Event::parse(t).map_err(|e| e.to_string())) {
             Ok(e) => {
                 store.apply(e, None, now);
                 // Nobody reads this store's change feed.
@@ -87,12 +88,30 @@ pub fn project_state(events: JsValue) -> Result<JsValue, JsValue> {
     };
     if let Some(jsonl) = events.as_string() {
         for (i, line) in jsonl.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-            fold(i, Ok(line.to_owned()), &mut store);
+            fold(i, Ok(line), &mut store);
         }
     } else if js_sys::Array::is_array(&events) {
-        let list = js_sys::Array::from(&events);
-        for i in 0..list.length() {
-            fold(i as usize, js::json_text(&list.get(i)), &mut store);
+        // One `JSON.stringify` for the whole array crosses the boundary once;
+        // element by element is the fallback when some element cannot be
+        // stringified, so that only that element is rejected.
+        let whole = js_sys::JSON::stringify(&events).ok().and_then(|s| s.as_string());
+        match whole.as_deref().map(serde_json::from_str::<Vec<&RawValue>>) {
+            Some(Ok(items)) => {
+                for (i, item) in items.into_iter().enumerate() {
+                    // A string element is an event's JSON text.
+                    match serde_json::from_str::<String>(item.get()) {
+                        Ok(text) => fold(i, Ok(&text), &mut store),
+                        Err(_) => fold(i, Ok(item.get()), &mut store),
+                    }
+                }
+            }
+            _ => {
+                let list = js_sys::Array::from(&events);
+                for i in 0..list.length() {
+                    let text = js::json_text(&list.get(i));
+                    fold(i as usize, text.as_deref().map_err(Clone::clone), &mut store);
+                }
+            }
         }
     } else {
         return Err(aep_error(
