@@ -177,7 +177,7 @@ impl Event {
     }
 
     fn from_parts(raw: Arc<str>, value: Value) -> Result<Event, EventError> {
-        let Value::Object(mut obj) = value else {
+        let Value::Object(obj) = value else {
             return Err(EventError::Malformed("an event is a JSON object".into()));
         };
         let violations = validate::envelope(&obj);
@@ -185,51 +185,63 @@ impl Event {
             return Err(EventError::Invalid(violations));
         }
         // Validation guarantees the shapes below; absent optionals stay None.
-        let mut take_str = |k: &str| match obj.remove(k) {
-            Some(Value::String(s)) => Some(s),
-            _ => None,
-        };
-        let aep = take_str("aep").unwrap_or_default();
-        let id = take_str("id").unwrap_or_default();
-        let ty = take_str("type").unwrap_or_default();
-        let subject = take_str("subject");
-        let time = take_str("time").unwrap_or_default();
-        let source = take_str("source").unwrap_or_default();
-        let agent = take_str("agent").unwrap_or_default();
-        let session = take_str("session");
-        let run = take_str("run");
-        let step = take_str("step");
-        let cause = take_str("cause");
-        let traceparent = take_str("traceparent");
-        let severity = take_str("severity").and_then(|s| Severity::parse(&s));
-        let capture = take_str("capture").and_then(|s| Capture::parse(&s));
-        let seq = obj.remove("seq").and_then(|v| v.as_u64());
-        let epoch = obj.remove("epoch").and_then(|v| v.as_u64());
-        let data = match obj.remove("data") {
-            Some(Value::Object(m)) => Some(m),
-            _ => None,
-        };
-        Ok(Event {
+        // One pass moves each member where it belongs (no lookups, and
+        // extensions keep their order).
+        let mut e = Event {
             raw,
-            aep,
-            id,
-            ty,
-            subject,
-            time,
-            source,
-            agent,
-            session,
-            run,
-            step,
-            seq,
-            epoch,
-            cause,
-            traceparent,
-            severity,
-            capture,
-            data,
-            extensions: obj,
-        })
+            aep: String::new(),
+            id: String::new(),
+            ty: String::new(),
+            subject: None,
+            time: String::new(),
+            source: String::new(),
+            agent: String::new(),
+            session: None,
+            run: None,
+            step: None,
+            seq: None,
+            epoch: None,
+            cause: None,
+            traceparent: None,
+            severity: None,
+            capture: None,
+            data: None,
+            extensions: Map::new(),
+        };
+        for (key, value) in obj {
+            let text = |v: Value| match v {
+                Value::String(s) => Some(s),
+                _ => None,
+            };
+            match key.as_str() {
+                "aep" => e.aep = text(value).unwrap_or_default(),
+                "id" => e.id = text(value).unwrap_or_default(),
+                "type" => e.ty = text(value).unwrap_or_default(),
+                "subject" => e.subject = text(value),
+                "time" => e.time = text(value).unwrap_or_default(),
+                "source" => e.source = text(value).unwrap_or_default(),
+                "agent" => e.agent = text(value).unwrap_or_default(),
+                "session" => e.session = text(value),
+                "run" => e.run = text(value),
+                "step" => e.step = text(value),
+                "cause" => e.cause = text(value),
+                "traceparent" => e.traceparent = text(value),
+                "severity" => e.severity = text(value).and_then(|s| Severity::parse(&s)),
+                "capture" => e.capture = text(value).and_then(|s| Capture::parse(&s)),
+                "seq" => e.seq = value.as_u64(),
+                "epoch" => e.epoch = value.as_u64(),
+                "data" => {
+                    e.data = match value {
+                        Value::Object(m) => Some(m),
+                        _ => None,
+                    }
+                }
+                _ => {
+                    e.extensions.insert(key, value);
+                }
+            }
+        }
+        Ok(e)
     }
 
     /// The exact bytes this event was parsed from (or serialised to).
