@@ -657,11 +657,18 @@ fn a_socket_that_never_opens_asks_once_whether_the_token_is_refused() {
     h.closed(1006, "");
     assert!(h.take_actions().is_empty());
 
+    // No answer (relay down) lets the next failure ask again.
+    h.conn.handle_authorization(None, h.now);
+    h.advance(60_000);
+    assert_eq!(h.take_actions(), vec![Action::Open]);
+    h.closed(1006, "");
+    assert_eq!(h.take_actions(), vec![Action::CheckAuthorization]);
+
     // An answer other than 401/403 leaves the schedule as it was, and
     // settles the question: a later 401 for it is not taken.
     let before = h.conn.state().clone();
-    h.conn.handle_authorization(200, h.now);
-    h.conn.handle_authorization(401, h.now);
+    h.conn.handle_authorization(Some(200), h.now);
+    h.conn.handle_authorization(Some(401), h.now);
     assert_eq!(h.conn.state(), &before);
 
     // A new run asks again; 401 refuses for good and nothing is retried.
@@ -673,7 +680,7 @@ fn a_socket_that_never_opens_asks_once_whether_the_token_is_refused() {
     assert_eq!(h.take_actions(), vec![Action::Open]);
     h.closed(1006, "");
     assert_eq!(h.take_actions(), vec![Action::CheckAuthorization]);
-    h.conn.handle_authorization(401, h.now);
+    h.conn.handle_authorization(Some(401), h.now);
     match h.conn.state() {
         State::Refused { reason: Refusal::Unauthorized { detail: Some(d) } } => assert!(d.contains("401"), "{d}"),
         other => panic!("expected an unauthorized refusal, got {other:?}"),
@@ -689,7 +696,7 @@ fn a_socket_that_never_opens_asks_once_whether_the_token_is_refused() {
     assert_eq!(h.take_actions(), vec![Action::CheckAuthorization]);
     h.advance(60_000);
     assert_eq!(h.take_actions(), vec![Action::Open]);
-    h.conn.handle_authorization(403, h.now);
+    h.conn.handle_authorization(Some(403), h.now);
     assert!(matches!(h.conn.state(), State::Refused { reason: Refusal::Unauthorized { .. } }));
     assert!(matches!(h.take_actions().as_slice(), [Action::Close { .. }]));
 }
@@ -704,6 +711,6 @@ fn a_socket_that_opened_does_not_ask_about_the_token() {
     h.closed(1001, "going away");
     assert!(h.take_actions().is_empty());
     // Answers that arrive while live change nothing.
-    h.conn.handle_authorization(401, h.now);
+    h.conn.handle_authorization(Some(401), h.now);
     assert!(matches!(h.conn.state(), State::Reconnecting { .. }));
 }

@@ -354,7 +354,7 @@ impl Hub {
 
     /// The answer to a relay's [`Action::CheckAuthorization`]; see
     /// [`Connection::handle_authorization`].
-    pub fn handle_authorization(&mut self, relay: RelayId, status: u16, now: UnixMs) {
+    pub fn handle_authorization(&mut self, relay: RelayId, status: Option<u16>, now: UnixMs) {
         if let Some(r) = self.relays.get_mut(relay) {
             r.conn.handle_authorization(status, now);
             self.pump(relay, now);

@@ -97,8 +97,9 @@ pub struct Connection {
     authorization: AuthorizationCheck,
 }
 
-/// Asked at most once per run of failures (reset by a handshake or by
-/// `connect`); only an asked question takes an answer.
+/// Asked at most once per run of failures (reset by a handshake, by
+/// `connect`, or by a question that got no answer); only an asked question
+/// takes an answer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum AuthorizationCheck {
     NotAsked,
@@ -205,13 +206,18 @@ impl Connection {
     }
 
     /// The answer to [`Action::CheckAuthorization`]: the HTTP status the
-    /// relay gave a request carrying this connection's credentials. 401 and
-    /// 403 refuse the connection for good (retrying cannot fix a token);
-    /// anything else leaves the reconnect schedule as it was.
-    pub fn handle_authorization(&mut self, status: u16, _now: UnixMs) {
+    /// relay gave a request carrying this connection's credentials, or
+    /// `None` when the request got no answer (the next failure asks again).
+    /// 401 and 403 refuse the connection for good (retrying cannot fix a
+    /// token); anything else leaves the reconnect schedule as it was.
+    pub fn handle_authorization(&mut self, status: Option<u16>, _now: UnixMs) {
         if self.authorization != AuthorizationCheck::Asked {
             return;
         }
+        let Some(status) = status else {
+            self.authorization = AuthorizationCheck::NotAsked;
+            return;
+        };
         self.authorization = AuthorizationCheck::Answered;
         let connecting = matches!(self.state, State::Reconnecting { .. } | State::Connecting);
         if connecting && matches!(status, 401 | 403) {

@@ -15,10 +15,11 @@ extern "C" {
     fn global_fetch(url: &str, init: &JsValue) -> Result<js_sys::Promise, JsValue>;
 }
 
-/// Asks `url` and hands the HTTP status to `answer`. Without an answer
-/// (relay down, a cross-origin relay that does not allow the question, no
-/// `fetch`) `answer` is not called and reconnecting simply goes on.
-pub fn check(url: &str, token: Option<&str>, answer: impl FnOnce(u16) + 'static) {
+/// Asks `url` and hands the HTTP status to `answer`, or `None` without an
+/// answer (relay down, a cross-origin relay that does not allow the
+/// question, no `fetch`). `answer` always runs later, from the event loop,
+/// never inside this call.
+pub fn check(url: &str, token: Option<&str>, answer: impl FnOnce(Option<u16>) + 'static) {
     let headers = js_sys::Object::new();
     if let Some(t) = token {
         js::set(&headers, "Authorization", &format!("Bearer {t}").into());
@@ -26,11 +27,15 @@ pub fn check(url: &str, token: Option<&str>, answer: impl FnOnce(u16) + 'static)
     let init = js_sys::Object::new();
     js::set(&init, "method", &"GET".into());
     js::set(&init, "headers", &headers.into());
-    let Ok(promise) = global_fetch(url, &init.into()) else { return };
+    let request = global_fetch(url, &init.into());
     wasm_bindgen_futures::spawn_local(async move {
-        let Ok(response) = JsFuture::from(promise).await else { return };
-        if let Some(status) = js::get(&response, "status").as_f64() {
-            answer(status as u16);
-        }
+        let status = match request {
+            Ok(promise) => match JsFuture::from(promise).await {
+                Ok(response) => js::get(&response, "status").as_f64().map(|s| s as u16),
+                Err(_) => None,
+            },
+            Err(_) => None,
+        };
+        answer(status);
     });
 }
