@@ -710,7 +710,7 @@ fn a_socket_that_opened_does_not_ask_about_the_token() {
     let (mut h, _) = live_consumer(false);
     h.closed(1001, "going away");
     assert!(h.take_actions().is_empty());
-    // Answers that arrive while live change nothing.
+    // An answer nobody asked for changes nothing.
     h.conn.handle_authorization(Some(401), h.now);
     assert!(matches!(h.conn.state(), State::Reconnecting { .. }));
 }

@@ -85,14 +85,7 @@ async fn invalid_events_are_rejected_whole_with_the_first_bad_line() {
         let s = session_name("live");
         let mut missing_id: Value = serde_json::from_str(event("session.started", &s, 0, 0).raw()).unwrap();
         missing_id.as_object_mut().unwrap().remove("id");
-        let r = t
-            .post("/events")
-            .header("content-type", "application/json")
-            .header("aep-version", "0.1")
-            .body(missing_id.to_string())
-            .send()
-            .await
-            .unwrap();
+        let r = t.post_body("application/json", missing_id.to_string()).await;
         assert_eq!(r.status(), 400);
         let v: Value = r.json().await.unwrap();
         assert_eq!(v["error"], "invalid-event");
@@ -121,39 +114,18 @@ async fn wrong_content_type_oversize_bodies_and_too_many_events() {
     })
     .await;
     let s = session_name("live");
-    let r = t
-        .post("/events")
-        .header("content-type", "text/plain")
-        .header("aep-version", "0.1")
-        .body(event("session.started", &s, 0, 0).raw().to_owned())
-        .send()
-        .await
-        .unwrap();
+    let r = t.post_body("text/plain", event("session.started", &s, 0, 0).raw().to_owned()).await;
     assert_eq!(r.status(), 415);
 
     let big = "x".repeat(5000);
-    let r = t
-        .post("/events")
-        .header("content-type", "application/json")
-        .header("aep-version", "0.1")
-        .body(big.clone())
-        .send()
-        .await
-        .unwrap();
+    let r = t.post_body("application/json", big.clone()).await;
     assert_eq!(r.status(), 413);
     let v: Value = r.json().await.unwrap();
     assert_eq!(v["error"], "payload-too-large");
 
     // The same, chunked: no Content-Length to refuse early on.
     let chunks: Vec<Result<String, std::io::Error>> = (0..10).map(|_| Ok("y".repeat(600))).collect();
-    let r = t
-        .post("/events")
-        .header("content-type", "application/x-ndjson")
-        .header("aep-version", "0.1")
-        .body(reqwest::Body::wrap_stream(stream::iter(chunks)))
-        .send()
-        .await
-        .unwrap();
+    let r = t.post_body("application/x-ndjson", reqwest::Body::wrap_stream(stream::iter(chunks))).await;
     assert_eq!(r.status(), 413);
 
     let lines: Vec<String> = (0..4).map(|i| event("progress.status", &s, 0, i).raw().to_owned()).collect();
@@ -174,14 +146,7 @@ async fn chunked_ndjson_is_accepted_in_order() {
         // Split mid-line, as a streaming client may.
         let (a, b) = body.split_at(body.len() / 2 + 3);
         let chunks: Vec<Result<String, std::io::Error>> = vec![Ok(a.to_owned()), Ok(b.to_owned())];
-        let r = t
-            .post("/events")
-            .header("content-type", "application/x-ndjson")
-            .header("aep-version", "0.1")
-            .body(reqwest::Body::wrap_stream(stream::iter(chunks)))
-            .send()
-            .await
-            .unwrap();
+        let r = t.post_body("application/x-ndjson", reqwest::Body::wrap_stream(stream::iter(chunks))).await;
         assert_eq!(r.status(), 202);
         let v: Value = r.json().await.unwrap();
         assert_eq!(v["accepted"], 3);

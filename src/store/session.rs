@@ -40,6 +40,17 @@ pub enum SessionState {
     Ended,
 }
 
+impl SessionState {
+    /// A one-word name for views and the JS API.
+    pub fn name(self) -> &'static str {
+        match self {
+            SessionState::Active => "active",
+            SessionState::Paused => "paused",
+            SessionState::Ended => "ended",
+        }
+    }
+}
+
 /// `session.started` facts.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SessionStart {

@@ -5,7 +5,7 @@ use aep_client::client::hub::Hub;
 use aep_client::client::State;
 use aep_client::control::sender::command::{CANCEL, PAUSE, RESPOND, RESUME};
 use aep_client::protocol::event::is_vendor_command_type;
-use aep_client::store::{RunEnding, RunStatus, Session, SessionKey, SessionState};
+use aep_client::store::{RunEnding, RunStatus, Session, SessionKey};
 use aep_client::UnixMs;
 
 use super::command::{self, CommandView};
@@ -74,14 +74,6 @@ impl Lane {
     }
 }
 
-fn state_name(s: SessionState) -> &'static str {
-    match s {
-        SessionState::Active => "active",
-        SessionState::Paused => "paused",
-        SessionState::Ended => "ended",
-    }
-}
-
 /// The session's claimant as a live relay's roster declares it.
 pub fn verbs(hub: &Hub, s: &Session) -> Verbs {
     for relay in 0..hub.relay_count() {
@@ -143,7 +135,7 @@ pub fn lane(hub: &Hub, s: &Session) -> Lane {
         source: s.source().to_owned(),
         agent: s.agent().to_owned(),
         label: s.started().and_then(|st| st.label.clone()),
-        state: state_name(s.state()),
+        state: s.state().name(),
         relay: s
             .timeline()
             .iter()

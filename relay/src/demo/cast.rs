@@ -39,6 +39,39 @@ pub struct Ask {
     pub then: &'static str,
 }
 
+impl Ask {
+    /// A request offering `options`; unmatched typed text applies `refusing`.
+    const fn choice(
+        kind: AttentionKind,
+        prompt: &'static str,
+        options: &'static [(&'static str, &'static str)],
+        refusing: &'static str,
+        then: &'static str,
+    ) -> Ask {
+        Ask { kind, prompt, options, refusing: Some(refusing), form: None, lifetime: Lifetime::UntilAnswered, then }
+    }
+
+    /// Allow or deny; text that names neither denies.
+    const fn permission(prompt: &'static str, then: &'static str) -> Ask {
+        Ask::choice(AttentionKind::Permission, prompt, ALLOW_DENY, "deny", then)
+    }
+
+    const fn input(prompt: &'static str, then: &'static str) -> Ask {
+        let lifetime = Lifetime::UntilAnswered;
+        Ask { kind: AttentionKind::Input, prompt, options: &[], refusing: None, form: None, lifetime, then }
+    }
+
+    const fn form(prompt: &'static str, fields: fn() -> Value, then: &'static str) -> Ask {
+        let lifetime = Lifetime::UntilAnswered;
+        Ask { kind: AttentionKind::Form, prompt, options: &[], refusing: None, form: Some(fields), lifetime, then }
+    }
+
+    const fn lasting(mut self, lifetime: Lifetime) -> Ask {
+        self.lifetime = lifetime;
+        self
+    }
+}
+
 /// A tool call for background activity: name and a readable argument.
 #[derive(Debug)]
 pub struct Tool {
@@ -119,51 +152,20 @@ pub const BUILD_BOT: Persona = Persona {
     refuses_answers: None,
     keep_open: 2,
     asks: &[
-        Ask {
-            kind: AttentionKind::Permission,
-            prompt: "Write <img src=x onerror=alert(1)> and <script>alert(1)</script> into docs/sanitiser-check.html to test the docs sanitiser?",
-            options: ALLOW_DENY,
-            refusing: Some("deny"),
-            form: None,
-            lifetime: Lifetime::UntilAnswered,
-            then: "Writing the sanitiser check page",
-        },
-        Ask {
-            kind: AttentionKind::Permission,
-            prompt: "Run `rm -rf build/` to clear stale artifacts?",
-            options: ALLOW_DENY,
-            refusing: Some("deny"),
-            form: None,
-            lifetime: Lifetime::UntilAnswered,
-            then: "Cleaning build/ and rebuilding",
-        },
-        Ask {
-            kind: AttentionKind::Permission,
-            prompt: "Run `cargo test -p payments-api -- --include-ignored`? It takes about 6 minutes.",
-            options: ALLOW_DENY,
-            refusing: Some("deny"),
-            form: None,
-            lifetime: Lifetime::UntilAnswered,
-            then: "Running the full test suite",
-        },
-        Ask {
-            kind: AttentionKind::Permission,
-            prompt: "Run `git push --force-with-lease origin fix/flaky-checkout-tests`?",
-            options: ALLOW_DENY,
-            refusing: Some("deny"),
-            form: None,
-            lifetime: Lifetime::UntilAnswered,
-            then: "Pushing the branch",
-        },
-        Ask {
-            kind: AttentionKind::Permission,
-            prompt: "Run `docker compose down -v`? This deletes the local Postgres volume.",
-            options: ALLOW_DENY,
-            refusing: Some("deny"),
-            form: None,
-            lifetime: Lifetime::UntilAnswered,
-            then: "Recreating the local database",
-        },
+        Ask::permission(
+            "Write <img src=x onerror=alert(1)> and <script>alert(1)</script> into docs/sanitiser-check.html to test the docs sanitiser?",
+            "Writing the sanitiser check page",
+        ),
+        Ask::permission("Run `rm -rf build/` to clear stale artifacts?", "Cleaning build/ and rebuilding"),
+        Ask::permission(
+            "Run `cargo test -p payments-api -- --include-ignored`? It takes about 6 minutes.",
+            "Running the full test suite",
+        ),
+        Ask::permission("Run `git push --force-with-lease origin fix/flaky-checkout-tests`?", "Pushing the branch"),
+        Ask::permission(
+            "Run `docker compose down -v`? This deletes the local Postgres volume.",
+            "Recreating the local database",
+        ),
     ],
     tools: &[
         Tool { name: "Bash", args: "cargo build -p payments-api" },
@@ -186,52 +188,21 @@ pub const DEPLOY_AGENT: Persona = Persona {
     refuses_answers: None,
     keep_open: 2,
     asks: &[
-        Ask {
-            kind: AttentionKind::Form,
-            prompt: "Deploy payments-api: confirm the rollout settings",
-            options: &[],
-            refusing: None,
-            form: Some(release_form),
-            lifetime: Lifetime::UntilAnswered,
-            then: "Rolling out with the confirmed settings",
-        },
-        Ask {
-            kind: AttentionKind::Review,
-            prompt:
-                "Review the migration plan: add nullable `refunds.reason`, then backfill 1.2M rows in batches of 10k.",
-            options: REVIEW,
-            refusing: Some("request_changes"),
-            form: None,
-            lifetime: Lifetime::UntilAnswered,
-            then: "Applying the review outcome to the migration plan",
-        },
-        Ask {
-            kind: AttentionKind::Input,
-            prompt: "Paste the change ticket for this release (e.g. CHG-1234).",
-            options: &[],
-            refusing: None,
-            form: None,
-            lifetime: Lifetime::UntilAnswered,
-            then: "Linking the change ticket",
-        },
-        Ask {
-            kind: AttentionKind::Form,
-            prompt: "Export settings for the finance data request",
-            options: &[],
-            refusing: None,
-            form: Some(export_form),
-            lifetime: Lifetime::UntilAnswered,
-            then: "Starting the export",
-        },
-        Ask {
-            kind: AttentionKind::Permission,
-            prompt: "Roll staging back to v2.13.2 while the migration is reviewed?",
-            options: ALLOW_DENY,
-            refusing: Some("deny"),
-            form: None,
-            lifetime: Lifetime::UntilAnswered,
-            then: "Rolling staging back",
-        },
+        Ask::form(
+            "Deploy payments-api: confirm the rollout settings",
+            release_form,
+            "Rolling out with the confirmed settings",
+        ),
+        Ask::choice(
+            AttentionKind::Review,
+            "Review the migration plan: add nullable `refunds.reason`, then backfill 1.2M rows in batches of 10k.",
+            REVIEW,
+            "request_changes",
+            "Applying the review outcome to the migration plan",
+        ),
+        Ask::input("Paste the change ticket for this release (e.g. CHG-1234).", "Linking the change ticket"),
+        Ask::form("Export settings for the finance data request", export_form, "Starting the export"),
+        Ask::permission("Roll staging back to v2.13.2 while the migration is reviewed?", "Rolling staging back"),
     ],
     tools: &[
         Tool { name: "kubectl", args: "rollout status deploy/payments-api -n staging" },
@@ -256,33 +227,13 @@ pub const RESEARCH_AGENT: Persona = Persona {
     refuses_answers: None,
     keep_open: 2,
     asks: &[
-        Ask {
-            kind: AttentionKind::Input,
-            prompt: "Which incident tracker project should I search? (default: OPS)",
-            options: &[],
-            refusing: None,
-            form: None,
-            lifetime: Lifetime::UntilAnswered,
-            then: "Searching the incident tracker",
-        },
-        Ask {
-            kind: AttentionKind::Permission,
-            prompt: "Download 1.2 GB of raw logs from s3://incident-archive/2026-q3/? I will skip them if nobody answers in time.",
-            options: ALLOW_DENY,
-            refusing: Some("deny"),
-            form: None,
-            lifetime: Lifetime::Expires { after_ms: 45_000 },
-            then: "Fetching the raw logs",
-        },
-        Ask {
-            kind: AttentionKind::Input,
-            prompt: "Anything to leave out of the brief (customer names, internal hostnames)?",
-            options: &[],
-            refusing: None,
-            form: None,
-            lifetime: Lifetime::UntilAnswered,
-            then: "Redacting as asked",
-        },
+        Ask::input("Which incident tracker project should I search? (default: OPS)", "Searching the incident tracker"),
+        Ask::permission(
+            "Download 1.2 GB of raw logs from s3://incident-archive/2026-q3/? I will skip them if nobody answers in time.",
+            "Fetching the raw logs",
+        )
+        .lasting(Lifetime::Expires { after_ms: 45_000 }),
+        Ask::input("Anything to leave out of the brief (customer names, internal hostnames)?", "Redacting as asked"),
     ],
     tools: &[
         Tool { name: "search", args: "project = OPS AND created >= 2026-07-01" },
@@ -304,24 +255,22 @@ pub const GUARDIAN: Persona = Persona {
     refuses_answers: Some("production access needs two approvers; raise it in #sec-approvals"),
     keep_open: 1,
     asks: &[
-        Ask {
-            kind: AttentionKind::Permission,
-            prompt: "Grant `ci-deployer` write access to the production database for 1 hour?",
-            options: APPROVE_REJECT,
-            refusing: Some("reject"),
-            form: None,
-            lifetime: Lifetime::Expires { after_ms: 120_000 },
-            then: "Recording the decision",
-        },
-        Ask {
-            kind: AttentionKind::Permission,
-            prompt: "Rotate the Stripe API key used by payments-api now?",
-            options: APPROVE_REJECT,
-            refusing: Some("reject"),
-            form: None,
-            lifetime: Lifetime::Expires { after_ms: 120_000 },
-            then: "Recording the decision",
-        },
+        Ask::choice(
+            AttentionKind::Permission,
+            "Grant `ci-deployer` write access to the production database for 1 hour?",
+            APPROVE_REJECT,
+            "reject",
+            "Recording the decision",
+        )
+        .lasting(Lifetime::Expires { after_ms: 120_000 }),
+        Ask::choice(
+            AttentionKind::Permission,
+            "Rotate the Stripe API key used by payments-api now?",
+            APPROVE_REJECT,
+            "reject",
+            "Recording the decision",
+        )
+        .lasting(Lifetime::Expires { after_ms: 120_000 }),
     ],
     tools: &[
         Tool { name: "iam", args: "list-pending-grants --env production" },
@@ -341,24 +290,22 @@ pub const CI_WATCHER: Persona = Persona {
     refuses_answers: None,
     keep_open: 1,
     asks: &[
-        Ask {
-            kind: AttentionKind::Permission,
-            prompt: "Approve the production deployment in GitHub Actions (release.yml, run #1187). The decision is made in GitHub; this card is for information.",
-            options: APPROVE_REJECT,
-            refusing: Some("reject"),
-            form: None,
-            lifetime: Lifetime::OutOfBand { after_ms: (25_000, 50_000), by: "octocat" },
-            then: "Deployment approved in GitHub; watching the rollout",
-        },
-        Ask {
-            kind: AttentionKind::Review,
-            prompt: "A code owner must approve PR #482 on GitHub before it can merge.",
-            options: REVIEW,
-            refusing: Some("request_changes"),
-            form: None,
-            lifetime: Lifetime::OutOfBand { after_ms: (25_000, 50_000), by: "payments-owners" },
-            then: "Code owner review recorded in GitHub",
-        },
+        Ask::choice(
+            AttentionKind::Permission,
+            "Approve the production deployment in GitHub Actions (release.yml, run #1187). The decision is made in GitHub; this card is for information.",
+            APPROVE_REJECT,
+            "reject",
+            "Deployment approved in GitHub; watching the rollout",
+        )
+        .lasting(Lifetime::OutOfBand { after_ms: (25_000, 50_000), by: "octocat" }),
+        Ask::choice(
+            AttentionKind::Review,
+            "A code owner must approve PR #482 on GitHub before it can merge.",
+            REVIEW,
+            "request_changes",
+            "Code owner review recorded in GitHub",
+        )
+        .lasting(Lifetime::OutOfBand { after_ms: (25_000, 50_000), by: "payments-owners" }),
     ],
     tools: &[
         Tool { name: "gh", args: "pr checks 482" },

@@ -77,17 +77,22 @@ impl TestRelay {
         }
     }
 
-    /// POSTs NDJSON lines (with a trailing newline) as 0.1.
-    pub async fn post_lines(&self, lines: &[String]) -> reqwest::Response {
-        let mut body = lines.join("\n");
-        body.push('\n');
+    /// POSTs `body` to `/events` as `content_type`, declaring 0.1.
+    pub async fn post_body(&self, content_type: &str, body: impl Into<reqwest::Body>) -> reqwest::Response {
         self.post("/events")
-            .header("content-type", "application/x-ndjson")
+            .header("content-type", content_type)
             .header("aep-version", "0.1")
             .body(body)
             .send()
             .await
             .unwrap()
+    }
+
+    /// POSTs NDJSON lines (with a trailing newline) as 0.1.
+    pub async fn post_lines(&self, lines: &[String]) -> reqwest::Response {
+        let mut body = lines.join("\n");
+        body.push('\n');
+        self.post_body("application/x-ndjson", body).await
     }
 
     pub async fn post_events(&self, events: &[Event]) -> reqwest::Response {
@@ -96,13 +101,7 @@ impl TestRelay {
     }
 
     pub async fn post_one(&self, event: &Event) -> reqwest::Response {
-        self.post("/events")
-            .header("content-type", "application/json")
-            .header("aep-version", "0.1")
-            .body(event.raw().to_owned())
-            .send()
-            .await
-            .unwrap()
+        self.post_body("application/json", event.raw().to_owned()).await
     }
 
     /// Opens `/stream?{query}` and checks it is an event stream.

@@ -14,7 +14,7 @@ use crate::control::sender::{CommandState, TrackedCommand};
 use crate::protocol::frame::{ControlCapability, RosterEntry};
 use crate::store::{
     AnswerVia, AttentionKind, Card, CardStatus, Channel, Closure, Command, CommandStatus, OutcomeLink, Resolution, Run,
-    RunEnding, RunStatus, Session, SessionKey, SessionState, Store, StreamViolation,
+    RunEnding, RunStatus, Session, SessionKey, Store, StreamViolation,
 };
 use crate::time::UnixMs;
 
@@ -24,6 +24,10 @@ struct Obj(Map<String, Value>);
 impl Obj {
     fn new() -> Obj {
         Obj(Map::new())
+    }
+    /// `{ eventId, time }`: the event that showed a fact, and its time.
+    fn stamped(event_id: &str, time: &str) -> Obj {
+        Obj::new().set("eventId", event_id).set("time", time)
     }
     fn set(mut self, k: &str, v: impl Into<Value>) -> Obj {
         self.0.insert(k.to_owned(), v.into());
@@ -168,9 +172,7 @@ fn run(r: &Run) -> Value {
         RunStatus::Ended(RunEnding::Cancelled) => "cancelled",
     };
     let end = r.end().map(|e| {
-        Obj::new()
-            .set("eventId", e.event_id.as_str())
-            .set("time", e.time.as_str())
+        Obj::stamped(&e.event_id, &e.time)
             .opt("cause", e.cause.clone())
             .opt("reason", e.reason.clone())
             .opt("by", e.by.clone())
@@ -206,7 +208,7 @@ pub fn chain(c: &Command) -> Value {
             .done()
     });
     let ack = c.ack().map(|a| {
-        let o = Obj::new().set("eventId", a.event_id.as_str()).set("time", a.time.as_str());
+        let o = Obj::stamped(&a.event_id, &a.time);
         match &a.decision {
             Decision::Accepted => o.set("decision", "accepted"),
             Decision::Rejected { raw_reason, detail, .. } => {
@@ -237,23 +239,14 @@ pub fn chain(c: &Command) -> Value {
 
 /// One session with its runs, cards and command chains.
 pub fn session(s: &Session) -> Value {
-    let state = match s.state() {
-        SessionState::Active => "active",
-        SessionState::Paused => "paused",
-        SessionState::Ended => "ended",
-    };
     let started = s.started().map(|st| {
-        Obj::new()
-            .set("eventId", st.event_id.as_str())
-            .set("time", st.time.as_str())
+        Obj::stamped(&st.event_id, &st.time)
             .opt("label", st.label.clone())
             .opt("parent", st.parent.clone())
             .done()
     });
     let end = s.end().map(|e| {
-        Obj::new()
-            .set("eventId", e.event_id.as_str())
-            .set("time", e.time.as_str())
+        Obj::stamped(&e.event_id, &e.time)
             .opt("reason", e.reason.clone())
             .done()
     });
@@ -264,7 +257,7 @@ pub fn session(s: &Session) -> Value {
         .set("source", s.source())
         .set("name", s.name())
         .set("agent", s.agent())
-        .set("state", state)
+        .set("state", s.state().name())
         .opt("started", started)
         .opt("end", end)
         .opt("position", s.position().map(position))
@@ -280,17 +273,12 @@ pub fn session(s: &Session) -> Value {
 
 /// A short summary of a session, for lists.
 pub fn session_summary(s: &Session) -> Value {
-    let state = match s.state() {
-        SessionState::Active => "active",
-        SessionState::Paused => "paused",
-        SessionState::Ended => "ended",
-    };
     Obj::new()
         .set("key", session_key(s.key()))
         .set("source", s.source())
         .set("name", s.name())
         .set("agent", s.agent())
-        .set("state", state)
+        .set("state", s.state().name())
         .opt("label", s.started().and_then(|st| st.label.clone()))
         .opt("position", s.position().map(position))
         .set("pending", s.pending_count())
