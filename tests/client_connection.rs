@@ -253,17 +253,33 @@ fn reconnect_resumes_from_the_positions_the_application_took() {
     h.relay(relay_hello(true, false));
     let sent = h.take_sent();
     let subs = subscribes(&sent);
-    assert_eq!(subs.len(), 1);
+    assert_eq!(subs.len(), 2, "the subscription and its catch-up: {sent:?}");
     assert_eq!(subs[0].id, id);
     assert_eq!(subs[0].filter, attention_filter());
     assert_eq!(subs[0].capture, Some(Capture::Metadata));
     assert_eq!(
         subs[0].from,
         Some(ResumeFrom::Positions(vec![Position::new("s1", 0, 3), Position::new("s2", 1, 5)])),
-        "positions, not replay-all, once the subscription has any"
+        "known sessions resume from their positions, so lost history is reported"
     );
+    assert_ne!(subs[1].id, id);
+    assert_eq!(
+        (&subs[1].filter, subs[1].capture, &subs[1].from),
+        (&attention_filter(), Some(Capture::Metadata), &Some(ResumeFrom::All)),
+        "sessions that started during the outage come from replay-all under the same filter"
+    );
+    let companion = subs[1].id.clone();
+    // The companion is the connection's own: its answers are not the
+    // application's, and a relay refusing replay-all is not asked again.
+    h.relay(Frame::Subscribed { id: companion.clone() });
+    h.relay(Frame::Error(ErrorFrame::for_request(companion, codes::INVALID_FILTER, None)));
+    assert!(h.take_sent().is_empty(), "nothing re-sent for a refused catch-up");
     // The event taken late still counts, for the next reconnect.
-    h.events();
+    let notices = h.events();
+    assert!(
+        !notices.iter().any(|n| matches!(n, ClientEvent::Subscribed { .. } | ClientEvent::Error(_))),
+        "{notices:?}"
+    );
     assert_eq!(h.conn.positions(), vec![Position::new("s1", 0, 4), Position::new("s2", 1, 5)]);
 }
 

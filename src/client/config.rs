@@ -9,14 +9,16 @@ use crate::protocol::frame::{ControlCapability, HelloIdentity, Role};
 /// How a subscription resumes after a reconnect.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ResumePolicy {
-    /// Resume each subscription from its own positions; `from: "all"` only
-    /// while it has none. Redelivers nothing, but a session first seen
-    /// during an outage is only picked up live.
+    /// Resume each subscription from its own positions, so that history
+    /// the relay no longer holds is reported (`replay-exhausted`), and
+    /// catch up on sessions first seen during an outage with a companion
+    /// `from: "all"` subscription when the relay replays all (`from: "all"`
+    /// alone while there are no positions).
     #[default]
     Positions,
-    /// Resume with `from: "all"` whenever the relay advertises it: catches
-    /// sessions that started during an outage, at the price of redelivering
-    /// what the relay holds (consumer dedupe absorbs it).
+    /// Resume with `from: "all"` alone whenever the relay advertises it:
+    /// one subscription, but a gap in a known session's history goes
+    /// unreported (replay-all never says `replay-exhausted`).
     AllWhenAdvertised,
 }
 

@@ -22,6 +22,7 @@
 mod backoff;
 mod config;
 pub mod hub;
+mod outbox;
 mod output;
 mod positions;
 mod subscription;
@@ -29,11 +30,13 @@ mod subscription;
 use std::collections::VecDeque;
 
 pub use backoff::{Backoff, Jitter};
+pub use outbox::{MAX_QUEUED_EVENTS, MAX_QUEUED_EVENT_BYTES, MAX_SOCKET_FRAMES};
 pub use config::{Config, ConfigError, ResumePolicy};
 pub use output::{Action, ClientError, ClientEvent, Refusal, State};
 pub use positions::{PositionMap, DEFAULT_MAX_SESSIONS};
 pub use subscription::SubState;
 
+use outbox::Outbox;
 use subscription::Subscription;
 
 use crate::protocol::event::{Capture, Event};
@@ -42,10 +45,6 @@ use crate::protocol::frame::{codes, Capabilities, Closing, Delivered, ErrorFrame
 use crate::protocol::AEP_VERSION;
 use crate::time::UnixMs;
 
-/// Frames the application may queue for sending (events, roster requests,
-/// pongs) before [`ClientError::Backpressure`]. Protocol frames (hello,
-/// subscribe, closing) are bounded by [`MAX_SUBSCRIPTIONS`] instead.
-pub const MAX_OUTBOX: usize = 1024;
 /// Notifications waiting for [`Connection::poll_event`]. An event that finds
 /// it full drops the socket: the relay resends from the positions the
 /// application has actually taken, so falling behind costs a reconnect,
@@ -68,18 +67,12 @@ pub const CLOSE_GAVE_UP: u16 = 4000;
 #[derive(Debug)]
 pub struct Connection {
     config: Config,
+    phase: Phase,
+    /// The public face of `phase`, changed only by [`Connection::enter`].
     state: State,
     jitter: Jitter,
     /// Reconnect attempts since the last stable connection.
     attempt: u32,
-    /// The relay's `hello`, while live.
-    peer: Option<Hello>,
-    live_since: Option<UnixMs>,
-    /// Deadline for the socket to open and the relay's `hello` to arrive.
-    handshake_due: Option<UnixMs>,
-    next_ping: Option<UnixMs>,
-    /// Deadline for the oldest unanswered ping.
-    pong_due: Option<UnixMs>,
     subs: Vec<Subscription>,
     sub_counter: u64,
     request_counter: u64,
@@ -89,12 +82,54 @@ pub struct Connection {
     /// Highest position per session the application has taken, across
     /// subscriptions.
     delivered: PositionMap,
-    outbox: VecDeque<String>,
+    outbox: Outbox,
     actions: VecDeque<Action>,
     inbox: VecDeque<ClientEvent>,
     dropped_notices: u64,
     /// Where [`Action::CheckAuthorization`] stands in this run of failures.
     authorization: AuthorizationCheck,
+}
+
+/// Where the connection is, with the deadlines that belong to that place
+/// and nowhere else.
+#[derive(Debug)]
+enum Phase {
+    Idle,
+    /// The socket and then the relay's `hello` are due by `due`.
+    Connecting { due: UnixMs },
+    Handshaking { due: UnixMs },
+    Live(Live),
+    Reconnecting { attempt: u32, at: UnixMs },
+    Refused { reason: Refusal },
+    Closed,
+}
+
+#[derive(Debug)]
+struct Live {
+    /// The relay's `hello`.
+    peer: Hello,
+    since: UnixMs,
+    next_ping: Option<UnixMs>,
+    /// Deadline for the oldest unanswered ping.
+    pong_due: Option<UnixMs>,
+}
+
+impl Phase {
+    fn state(&self) -> State {
+        match self {
+            Phase::Idle => State::Idle,
+            Phase::Connecting { .. } => State::Connecting,
+            Phase::Handshaking { .. } => State::Handshaking,
+            Phase::Live(_) => State::Live,
+            Phase::Reconnecting { attempt, at } => State::Reconnecting { attempt: *attempt, at: *at },
+            Phase::Refused { reason } => State::Refused { reason: reason.clone() },
+            Phase::Closed => State::Closed,
+        }
+    }
+
+    fn has_socket(&self) -> bool {
+        matches!(self, Phase::Connecting { .. } | Phase::Handshaking { .. } | Phase::Live(_))
+    }
 }
 
 /// Asked at most once per run of failures (reset by a handshake, by
@@ -114,19 +149,15 @@ impl Connection {
         Ok(Connection {
             jitter: Jitter::new(config.jitter_seed),
             config,
+            phase: Phase::Idle,
             state: State::Idle,
             attempt: 0,
-            peer: None,
-            live_since: None,
-            handshake_due: None,
-            next_ping: None,
-            pong_due: None,
             subs: Vec::new(),
             sub_counter: 0,
             request_counter: 0,
             restored: PositionMap::new(cap),
             delivered: PositionMap::new(cap),
-            outbox: VecDeque::new(),
+            outbox: Outbox::default(),
             actions: VecDeque::new(),
             inbox: VecDeque::new(),
             dropped_notices: 0,
@@ -138,7 +169,7 @@ impl Connection {
 
     /// Starts (or, after a refusal or close, restarts) connecting.
     pub fn connect(&mut self, now: UnixMs) {
-        if matches!(self.state, State::Idle | State::Closed | State::Refused { .. }) {
+        if matches!(self.phase, Phase::Idle | Phase::Closed | Phase::Refused { .. }) {
             self.attempt = 0;
             self.authorization = AuthorizationCheck::NotAsked;
             self.start_connect(now);
@@ -147,17 +178,15 @@ impl Connection {
 
     /// The socket asked for by [`Action::Open`] is open: say hello first.
     pub fn handle_open(&mut self, _now: UnixMs) {
-        if self.state != State::Connecting {
-            return;
-        }
-        self.set_state(State::Handshaking);
+        let Phase::Connecting { due } = self.phase else { return };
+        self.enter(Phase::Handshaking { due });
         let hello = self.hello();
         self.send(&hello);
     }
 
     /// One text frame from the relay.
     pub fn handle_text(&mut self, text: &str, now: UnixMs) {
-        if !matches!(self.state, State::Handshaking | State::Live) {
+        if !matches!(self.phase, Phase::Handshaking { .. } | Phase::Live(_)) {
             return;
         }
         if text.len() > self.config.max_frame_bytes {
@@ -168,7 +197,7 @@ impl Connection {
             )));
             return;
         }
-        if self.state == State::Handshaking {
+        if matches!(self.phase, Phase::Handshaking { .. }) {
             self.on_handshake_frame(text, now);
         } else {
             self.on_live_frame(text, now);
@@ -177,7 +206,7 @@ impl Connection {
 
     /// Binary frames are reserved in AEP 0.1 and rejected.
     pub fn handle_binary(&mut self, bytes: &[u8], _now: UnixMs) {
-        if matches!(self.state, State::Handshaking | State::Live) {
+        if matches!(self.phase, Phase::Handshaking { .. } | Phase::Live(_)) {
             self.notice(ClientEvent::Violation(format!(
                 "dropped a {} byte binary frame: binary frames are reserved",
                 bytes.len()
@@ -188,7 +217,7 @@ impl Connection {
     /// The socket closed (or failed to open). A close we asked for, or one
     /// reported after the connection moved on, is ignored.
     pub fn handle_closed(&mut self, now: UnixMs, code: u16, reason: &str) {
-        if !matches!(self.state, State::Connecting | State::Handshaking | State::Live) {
+        if !self.phase.has_socket() {
             return;
         }
         if AUTH_CLOSE_CODES.contains(&code) || reason.to_ascii_lowercase().contains(codes::UNAUTHORIZED) {
@@ -196,7 +225,7 @@ impl Connection {
             self.refuse(Refusal::Unauthorized { detail }, None, false);
             return;
         }
-        let never_opened = self.state == State::Connecting;
+        let never_opened = matches!(self.phase, Phase::Connecting { .. });
         let why = if reason.is_empty() { format!("closed ({code})") } else { format!("closed ({code}): {reason}") };
         self.drop_socket(now, why);
         if never_opened && self.authorization == AuthorizationCheck::NotAsked {
@@ -219,7 +248,7 @@ impl Connection {
             return;
         };
         self.authorization = AuthorizationCheck::Answered;
-        let connecting = matches!(self.state, State::Reconnecting { .. } | State::Connecting);
+        let connecting = matches!(self.phase, Phase::Reconnecting { .. } | Phase::Connecting { .. });
         if connecting && matches!(status, 401 | 403) {
             let detail = Some(format!("the relay answered HTTP {status} to this token"));
             // A socket opened meanwhile is still upgrading: it is closed.
@@ -229,22 +258,22 @@ impl Connection {
 
     /// The timer armed from [`Connection::poll_timeout`] fired.
     pub fn handle_timeout(&mut self, now: UnixMs) {
-        match self.state {
-            State::Reconnecting { at, .. } if now >= at => self.start_connect(now),
-            State::Connecting | State::Handshaking if self.handshake_due.is_some_and(|d| now >= d) => {
+        let (interval, patience) = (self.config.ping_interval_ms, self.config.pong_timeout_ms);
+        match &mut self.phase {
+            Phase::Reconnecting { at, .. } if now >= *at => self.start_connect(now),
+            Phase::Connecting { due } | Phase::Handshaking { due } if now >= *due => {
                 let why = format!("no hello from the relay within {} ms", self.config.handshake_timeout_ms);
                 self.give_up(now, why);
             }
-            State::Live => {
-                if self.pong_due.is_some_and(|d| now >= d) {
-                    let why = format!("no pong within {} ms", self.config.pong_timeout_ms);
-                    self.give_up(now, why);
+            Phase::Live(live) => {
+                if live.pong_due.is_some_and(|d| now >= d) {
+                    self.give_up(now, format!("no pong within {patience} ms"));
                     return;
                 }
-                if self.next_ping.is_some_and(|t| now >= t) {
+                if live.next_ping.is_some_and(|t| now >= t) {
+                    live.next_ping = Some(now + interval);
+                    live.pong_due.get_or_insert(now + patience);
                     self.send_bounded(&Frame::Ping { t: Some(now.0.into()) });
-                    self.next_ping = Some(now + self.config.ping_interval_ms);
-                    self.pong_due.get_or_insert(now + self.config.pong_timeout_ms);
                 }
             }
             _ => {}
@@ -263,9 +292,10 @@ impl Connection {
         let id = format!("sub-{}", self.sub_counter);
         let cap = self.config.max_resume_sessions;
         let mut sub = Subscription::new(id.clone(), filter, capture, self.restored.clone(), cap);
-        if self.state == State::Live {
-            let frame = sub.frame(self.relay_replays_all(), self.prefers_all());
-            self.send(&Frame::Subscribe(frame));
+        if self.is_live() {
+            for frame in sub.frames(self.relay_replays_all(), self.config.resume) {
+                self.send(&Frame::Subscribe(frame));
+            }
         }
         self.subs.push(sub);
         Ok(id)
@@ -276,37 +306,40 @@ impl Connection {
     pub fn unsubscribe(&mut self, id: &str) -> bool {
         let Some(i) = self.subs.iter().position(|s| s.id == id) else { return false };
         let sub = self.subs.remove(i);
-        if self.state == State::Live && matches!(sub.state, SubState::Pending | SubState::Active) {
+        if self.is_live() && matches!(sub.state, SubState::Pending | SubState::Active) {
+            if sub.catch_up_sent {
+                self.send(&Frame::Unsubscribe { id: sub.catch_up_id() });
+            }
             self.send(&Frame::Unsubscribe { id: sub.id });
         }
         true
     }
 
     /// Sends an event (a command, or an emitter's own event) byte for byte.
+    /// Queued events outlive a lost socket and go out on the next one (see
+    /// [`outbox`]). An emitter may queue while not live; a consumer's new
+    /// commands are refused instead, since an approval sent minutes later
+    /// is not the one the operator gave.
     pub fn send_event(&mut self, event: &Event) -> Result<(), ClientError> {
-        if self.state != State::Live {
+        if !self.is_live() && !self.config.role.is_emitter() {
             return Err(ClientError::NotLive(self.state.clone()));
         }
-        if self.outbox.len() >= MAX_OUTBOX {
-            return Err(ClientError::Backpressure);
-        }
-        self.outbox.push_back(event.raw().to_owned());
-        Ok(())
+        self.outbox.push_event(event)
     }
 
     /// Asks the relay for its roster (AEP-0003 §4.1), only when it declared
     /// one. Returns the request id the reply echoes.
     pub fn request_roster(&mut self) -> Result<String, ClientError> {
-        if self.state != State::Live {
+        if !self.is_live() {
             return Err(ClientError::NotLive(self.state.clone()));
         }
         if !self.config.role.is_consumer() {
             return Err(ClientError::RoleCannotWatch);
         }
-        if !self.peer.as_ref().is_some_and(|h| h.capabilities.declares_roster()) {
+        if !self.peer_hello().is_some_and(|h| h.capabilities.declares_roster()) {
             return Err(ClientError::RosterNotDeclared);
         }
-        if self.outbox.len() >= MAX_OUTBOX {
+        if !self.outbox.has_room_for_frames() {
             return Err(ClientError::Backpressure);
         }
         self.request_counter += 1;
@@ -319,8 +352,8 @@ impl Connection {
     /// delivered positions first. Nothing reconnects until
     /// [`Connection::connect`]; subscriptions are kept for then.
     pub fn close(&mut self, _now: UnixMs) {
-        let had_socket = matches!(self.state, State::Connecting | State::Handshaking | State::Live);
-        if self.state == State::Live {
+        let had_socket = self.phase.has_socket();
+        if self.is_live() {
             let delivered = self
                 .subs
                 .iter()
@@ -331,8 +364,8 @@ impl Connection {
         if had_socket {
             self.actions.push_back(Action::Close { code: CLOSE_NORMAL, reason: "client closing".into() });
         }
-        self.reset_socket_state();
-        self.set_state(State::Closed);
+        self.forget_socket();
+        self.enter(Phase::Closed);
     }
 
     /// Seeds resume positions the application kept from an earlier run;
@@ -351,7 +384,8 @@ impl Connection {
 
     /// The next text frame to send on the current socket.
     pub fn poll_transmit(&mut self) -> Option<String> {
-        self.outbox.pop_front()
+        let live = self.is_live();
+        self.outbox.pop(live)
     }
 
     /// The next socket operation for the driver.
@@ -375,14 +409,14 @@ impl Connection {
 
     /// When [`Connection::handle_timeout`] wants to be called next.
     pub fn poll_timeout(&self) -> Option<UnixMs> {
-        match self.state {
-            State::Reconnecting { at, .. } => Some(at),
-            State::Connecting | State::Handshaking => self.handshake_due,
-            State::Live => match (self.next_ping, self.pong_due) {
+        match &self.phase {
+            Phase::Reconnecting { at, .. } => Some(*at),
+            Phase::Connecting { due } | Phase::Handshaking { due } => Some(*due),
+            Phase::Live(live) => match (live.next_ping, live.pong_due) {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
             },
-            _ => None,
+            Phase::Idle | Phase::Refused { .. } | Phase::Closed => None,
         }
     }
 
@@ -394,7 +428,14 @@ impl Connection {
 
     /// The relay's `hello` (its capabilities), while live.
     pub fn peer_hello(&self) -> Option<&Hello> {
-        self.peer.as_ref()
+        match &self.phase {
+            Phase::Live(live) => Some(&live.peer),
+            _ => None,
+        }
+    }
+
+    fn is_live(&self) -> bool {
+        matches!(self.phase, Phase::Live(_))
     }
 
     /// The highest position per session the application has taken: what
@@ -421,6 +462,17 @@ impl Connection {
     /// state is still current through [`Connection::state`]).
     pub fn dropped_notices(&self) -> u64 {
         self.dropped_notices
+    }
+
+    /// Events waiting for a live socket.
+    pub fn queued_events(&self) -> usize {
+        self.outbox.queued_events()
+    }
+
+    /// `debug`/`info` events dropped to make room in a full queue
+    /// (AEP-0003 §8.4).
+    pub fn dropped_events(&self) -> u64 {
+        self.outbox.dropped_events()
     }
 
     // ----- inbound frames -------------------------------------------------
@@ -458,19 +510,16 @@ impl Connection {
                 hello.versions.len()
             )));
         }
-        self.peer = Some(hello);
-        self.live_since = Some(now);
-        self.handshake_due = None;
-        self.pong_due = None;
-        self.next_ping = (self.config.ping_interval_ms > 0).then(|| now + self.config.ping_interval_ms);
+        let next_ping = (self.config.ping_interval_ms > 0).then(|| now + self.config.ping_interval_ms);
         self.authorization = AuthorizationCheck::NotAsked;
-        self.set_state(State::Live);
-        let (all, prefer_all) = (self.relay_replays_all(), self.prefers_all());
+        self.enter(Phase::Live(Live { peer: hello, since: now, next_ping, pong_due: None }));
+        let (all, policy) = (self.relay_replays_all(), self.config.resume);
         let frames: Vec<Frame> = self
             .subs
             .iter_mut()
             .filter(|s| s.wants_sending())
-            .map(|s| Frame::Subscribe(s.frame(all, prefer_all)))
+            .flat_map(|s| s.frames(all, policy))
+            .map(Frame::Subscribe)
             .collect();
         for f in &frames {
             self.send(f);
@@ -488,14 +537,18 @@ impl Connection {
         match frame {
             Frame::Event(e) => self.deliver(e, now),
             Frame::Subscribed { id } => {
-                if let Some(sub) = self.subs.iter_mut().find(|s| s.id == id) {
+                // A catch-up companion is the connection's own business.
+                if let Some(sub) = self.subs.iter_mut().find(|s| s.answers_to(&id) == Some(false)) {
                     if sub.state == SubState::Pending {
                         sub.state = SubState::Active;
                     }
                     self.notice(ClientEvent::Subscribed { id });
                 }
             }
-            Frame::Unsubscribed { id } => self.notice(ClientEvent::Unsubscribed { id }),
+            Frame::Unsubscribed { id } if !id.ends_with(subscription::CATCH_UP_SUFFIX) => {
+                self.notice(ClientEvent::Unsubscribed { id });
+            }
+            Frame::Unsubscribed { .. } => {}
             Frame::Roster { id, entries } => self.notice(ClientEvent::Roster { id, entries }),
             Frame::Error(e) => self.on_error(e),
             Frame::ReplayExhausted(r) => self.notice(ClientEvent::ReplayExhausted(r)),
@@ -510,7 +563,11 @@ impl Connection {
             Frame::Ping { t } => {
                 self.send_bounded(&Frame::Pong { t });
             }
-            Frame::Pong { .. } => self.pong_due = None,
+            Frame::Pong { .. } => {
+                if let Phase::Live(live) = &mut self.phase {
+                    live.pong_due = None;
+                }
+            }
             Frame::Hello(_) => self.notice(ClientEvent::Violation("a second hello on one connection".into())),
             f @ (Frame::Subscribe(_) | Frame::Unsubscribe { .. } | Frame::RosterRequest { .. }) => {
                 let why = format!("`{}` is a request to an endpoint; this client is not one", f.frame_type());
@@ -524,17 +581,29 @@ impl Connection {
     /// sender (`cause`), or to the connection itself.
     fn on_error(&mut self, e: ErrorFrame) {
         if let Some(id) = e.id.as_deref() {
-            let (all, prefer_all) = (self.relay_replays_all(), self.prefers_all());
-            if let Some(sub) = self.subs.iter_mut().find(|s| s.id == id) {
+            let (all, policy) = (self.relay_replays_all(), self.config.resume);
+            let found = self.subs.iter_mut().find_map(|s| s.answers_to(id).map(|companion| (s, companion)));
+            if let Some((sub, companion)) = found {
                 // A relay may advertise replay-all yet refuse it; the spec's
-                // fallback is enumerated positions.
-                if e.code == codes::INVALID_FILTER && sub.sent_all && !sub.all_refused {
+                // fallback is enumerated positions (the companion only
+                // ever asks for all, so it is simply not asked again).
+                if e.code == codes::INVALID_FILTER && (sub.sent_all || companion) && !sub.all_refused {
                     sub.all_refused = true;
-                    let retry = Frame::Subscribe(sub.frame(all, prefer_all));
-                    self.send(&retry);
+                    if companion {
+                        sub.catch_up_sent = false;
+                        return;
+                    }
+                    let retry: Vec<Frame> = sub.frames(all, policy).into_iter().map(Frame::Subscribe).collect();
+                    for frame in &retry {
+                        self.send(frame);
+                    }
                     return;
                 }
-                sub.state = SubState::Refused { code: e.code.clone(), detail: e.detail.clone() };
+                if companion {
+                    sub.catch_up_sent = false;
+                } else {
+                    sub.state = SubState::Refused { code: e.code.clone(), detail: e.detail.clone() };
+                }
             }
             self.notice(ClientEvent::Error(e));
             return;
@@ -568,11 +637,10 @@ impl Connection {
     // ----- transitions ----------------------------------------------------
 
     fn start_connect(&mut self, now: UnixMs) {
-        self.outbox.clear();
-        self.reset_socket_state();
-        self.handshake_due = Some(now + self.config.handshake_timeout_ms);
+        self.outbox.drop_socket();
+        self.forget_socket();
         self.actions.push_back(Action::Open);
-        self.set_state(State::Connecting);
+        self.enter(Phase::Connecting { due: now + self.config.handshake_timeout_ms });
     }
 
     /// We decided the socket is dead: close it and schedule a reconnect.
@@ -583,13 +651,13 @@ impl Connection {
 
     /// The socket is gone: schedule the next attempt with backoff.
     fn drop_socket(&mut self, now: UnixMs, why: String) {
-        let stable = self.live_since.is_some_and(|t| now.since(t) >= self.config.stable_after_ms);
+        let stable = matches!(&self.phase, Phase::Live(l) if now.since(l.since) >= self.config.stable_after_ms);
         self.attempt = if stable { 1 } else { self.attempt.saturating_add(1) };
         let delay = self.config.backoff.delay(self.attempt, self.jitter.next_u64());
-        self.outbox.clear();
-        self.reset_socket_state();
+        self.outbox.drop_socket();
+        self.forget_socket();
         self.notice(ClientEvent::Disconnected { reason: why });
-        self.set_state(State::Reconnecting { attempt: self.attempt, at: now + delay });
+        self.enter(Phase::Reconnecting { attempt: self.attempt, at: now + delay });
     }
 
     fn refuse_peer_skipped_hello(&mut self, frame_type: String) {
@@ -603,9 +671,9 @@ impl Connection {
     /// Stops for good. While the socket is still open it is closed, after
     /// the `farewell` frame (our own refusal of the relay) when there is one.
     fn refuse(&mut self, reason: Refusal, farewell: Option<Frame>, socket_open: bool) {
-        let socket_open = socket_open && matches!(self.state, State::Connecting | State::Handshaking | State::Live);
-        self.outbox.clear();
-        self.reset_socket_state();
+        let socket_open = socket_open && self.phase.has_socket();
+        self.outbox.drop_socket();
+        self.forget_socket();
         if socket_open {
             let code = match farewell {
                 Some(f) => {
@@ -616,27 +684,25 @@ impl Connection {
             };
             self.actions.push_back(Action::Close { code, reason: reason.to_string() });
         }
-        self.set_state(State::Refused { reason });
+        self.enter(Phase::Refused { reason });
     }
 
-    /// Forgets what belonged to the current socket, except frames still
-    /// to be written on it (callers that abandon the socket clear those).
-    fn reset_socket_state(&mut self) {
-        self.peer = None;
-        self.live_since = None;
-        self.handshake_due = None;
-        self.next_ping = None;
-        self.pong_due = None;
+    /// Subscriptions wait for the next socket (the phase that leaves
+    /// carries the socket's deadlines and peer away with it; frames still
+    /// to be written are the caller's to keep or drop).
+    fn forget_socket(&mut self) {
         for sub in &mut self.subs {
             if matches!(sub.state, SubState::Pending | SubState::Active) {
                 sub.state = SubState::Waiting;
             }
+            sub.catch_up_sent = false;
         }
     }
 
-    fn set_state(&mut self, state: State) {
-        self.state = state.clone();
-        self.notice(ClientEvent::StateChanged(state));
+    fn enter(&mut self, phase: Phase) {
+        self.phase = phase;
+        self.state = self.phase.state();
+        self.notice(ClientEvent::StateChanged(self.state.clone()));
     }
 
     // ----- helpers --------------------------------------------------------
@@ -656,11 +722,7 @@ impl Connection {
     }
 
     fn relay_replays_all(&self) -> bool {
-        self.peer.as_ref().is_some_and(|h| h.capabilities.replay_all())
-    }
-
-    fn prefers_all(&self) -> bool {
-        self.config.resume == ResumePolicy::AllWhenAdvertised
+        self.peer_hello().is_some_and(|h| h.capabilities.replay_all())
     }
 
     fn sub(&self, id: &str) -> Option<&Subscription> {
@@ -668,13 +730,13 @@ impl Connection {
     }
 
     fn send(&mut self, frame: &Frame) {
-        self.outbox.push_back(frame.encode());
+        self.outbox.push_frame(frame.encode());
     }
 
     /// Sends unless the driver has stopped draining; liveness frames are
     /// worthless once that far behind.
     fn send_bounded(&mut self, frame: &Frame) {
-        if self.outbox.len() < MAX_OUTBOX {
+        if self.outbox.has_room_for_frames() {
             self.send(frame);
         }
     }

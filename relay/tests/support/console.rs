@@ -29,9 +29,15 @@ pub struct Console {
 
 impl Console {
     pub async fn connect(relay: &Relay, token: &str) -> Console {
+        Console::connect_to(&relay.base_url(), token).await
+    }
+
+    /// Connects to whatever answers at `base_url` (a relay, or a proxy in
+    /// front of one).
+    pub async fn connect_to(base_url: &str, token: &str) -> Console {
         let mut conn = Connection::new(ConnectionConfig::consumer()).unwrap();
         conn.subscribe(Filter::match_all(), None).unwrap();
-        let url = socket_url(&relay.base_url(), Some(token)).unwrap();
+        let url = socket_url(base_url, Some(token)).unwrap();
         let identity = Identity::new(source_uri("test-host", "test-console", None), "test-console");
         let mut console = Console {
             link: Link::new(conn, url),

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod console;
+pub mod proxy;
 pub mod target;
 
 use std::sync::atomic::{AtomicU64, Ordering};
