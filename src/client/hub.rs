@@ -36,13 +36,16 @@ use crate::protocol::validate::check_type_name;
 use crate::store::{self, Store, StoreConfig};
 use crate::time::UnixMs;
 
+mod outcomes;
 mod route;
 mod url;
 pub mod view;
 
+pub use outcomes::WATCHED_COMMANDS;
 pub use route::MAX_ROUTED_SESSIONS;
 pub use url::{check_url, relay_label, socket_url, Endpoint, UrlError, DEFAULT_SOCKET_PATH, TOKEN_PARAM};
 
+use outcomes::OutcomeWatch;
 use route::RouteTable;
 
 /// Index of a relay, in the order given to [`Hub::new`].
@@ -244,6 +247,8 @@ struct Relay {
     label: String,
     conn: Connection,
     roster: Roster,
+    /// Only when the application's filter is narrower than everything.
+    outcomes: Option<OutcomeWatch>,
 }
 
 /// The multi-relay client; see the module documentation.
@@ -289,7 +294,8 @@ impl Hub {
             // A fresh connection has room for the one subscription.
             conn.subscribe(config.filter.clone(), config.capture)
                 .map_err(|error| HubError::Subscribe { relay: spec.label.clone(), error })?;
-            out.push(Relay { label: spec.label, conn, roster: Roster::default() });
+            let outcomes = (config.filter != Filter::match_all()).then(OutcomeWatch::default);
+            out.push(Relay { label: spec.label, conn, roster: Roster::default(), outcomes });
         }
         Ok(Hub {
             relays: out,
@@ -715,6 +721,12 @@ impl Hub {
 
     fn send_on(&mut self, relay: RelayId, event: &Event) -> Result<(), HubError> {
         let r = &mut self.relays[relay];
+        if r.conn.state() != &State::Live {
+            return Err(HubError::NotLive { relay: r.label.clone(), state: r.conn.state().clone() });
+        }
+        if let Some(watch) = &mut r.outcomes {
+            watch.watch(&mut r.conn, event.id());
+        }
         r.conn.send_event(event).map_err(|e| match e {
             ClientError::NotLive(state) => HubError::NotLive { relay: r.label.clone(), state },
             _ => HubError::Backpressure { relay: r.label.clone() },

@@ -1,0 +1,108 @@
+// The packed package against the real relay, through a TCP proxy the test
+// can cut: nothing an agent asks is lost to an outage, and a client's own
+// acks and outcomes reach it whatever its filter.
+// Run: node --experimental-websocket --test npm/test/resilience.test.mjs
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, connect } from 'node:net';
+
+import { installPackage, startRelay, waitFor, Agent } from './support.mjs';
+
+let pkg;
+let installed;
+let relay;
+let agent;
+let proxy;
+
+/** A loopback proxy to the relay; `cut()` drops every connection and refuses new ones until `restore()`. */
+function startProxy(port) {
+  const sockets = new Set();
+  let up = true;
+  const server = createServer((client) => {
+    if (!up) {
+      client.destroy();
+      return;
+    }
+    const upstream = connect(port, '127.0.0.1');
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on('close', () => sockets.delete(s));
+      s.on('error', () => {});
+    }
+    client.pipe(upstream).pipe(client);
+  });
+  return new Promise((ok) => server.listen(0, '127.0.0.1', () => ok({
+    url: `http://127.0.0.1:${server.address().port}`,
+    cut() {
+      up = false;
+      for (const s of sockets) s.destroy();
+    },
+    restore() { up = true; },
+    close() {
+      this.cut();
+      server.close();
+    },
+  })));
+}
+
+before(async () => {
+  installed = await installPackage();
+  pkg = installed.pkg;
+  relay = await startRelay();
+  agent = new Agent(pkg, relay);
+  await agent.connect();
+  proxy = await startProxy(relay.port);
+});
+
+after(async () => {
+  agent?.close();
+  proxy?.close();
+  await relay?.stop();
+  installed?.cleanup();
+});
+
+function client(options = {}) {
+  return new pkg.AepClient({
+    relays: [{ url: proxy.url, token: relay.token, label: 'local' }],
+    agent: 'resilience-console',
+    host: 'console.test',
+    ...options,
+  });
+}
+
+test('a filter without control.* still sees its own ack and outcome', async () => {
+  agent.emit({ type: 'session.started', session: 'filtered-1', data: {} });
+  const c = client({ filter: { type: ['attention.*', 'session.*'] } });
+  try {
+    await c.connect();
+    const request = agent.ask('filtered-1', 'Deploy to production?');
+    await waitFor(() => c.inbox().find((card) => card.id === request.id), 'the request in the inbox');
+    const { ack, outcome } = await c.respond(request.id, { option: 'allow' });
+    assert.equal(ack.type, 'control.accepted');
+    const answered = await outcome;
+    assert.equal(answered.type, 'attention.answered');
+    assert.equal(answered.subject, request.id);
+  } finally {
+    c.close();
+  }
+});
+
+test('a request raised by a session that started during an outage shows after it', async () => {
+  agent.emit({ type: 'session.started', session: 'before-outage', data: {} });
+  const c = client();
+  try {
+    await c.connect();
+    await waitFor(() => c.sessions().some((s) => s.name === 'before-outage'), 'the known session');
+    const disconnected = new Promise((ok) => c.on('status', (s) => { if (s.state !== 'live') ok(); }));
+    proxy.cut();
+    await disconnected;
+    agent.emit({ type: 'session.started', session: 'during-outage', data: {} });
+    const request = agent.ask('during-outage', 'Rotate the signing key?');
+    proxy.restore();
+    const card = await waitFor(() => c.inbox().find((x) => x.id === request.id), 'the request raised during the outage', 30_000);
+    assert.equal(card.prompt, 'Rotate the signing key?');
+  } finally {
+    proxy.restore();
+    c.close();
+  }
+});
