@@ -95,14 +95,17 @@ impl Outcome {
     }
 }
 
-/// How far a command got.
+/// How far a command got. The target's decision is final: an event that
+/// names a rejected command as its cause (an agent withdrawing the request,
+/// say) is what followed the refusal, kept as [`Command::outcome`], never
+/// its completion.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CommandStatus {
     /// No ack seen (yet).
     AwaitingAck,
     Accepted,
     Rejected,
-    /// An outcome event was observed.
+    /// An outcome event was observed, and no rejection.
     Completed,
 }
 
@@ -136,11 +139,11 @@ impl Command {
     }
 
     pub fn status(&self) -> CommandStatus {
-        match (&self.outcome, &self.ack) {
-            (Some(_), _) => CommandStatus::Completed,
+        match (&self.ack, &self.outcome) {
+            (Some(AckRecord { decision: Decision::Rejected { .. }, .. }), _) => CommandStatus::Rejected,
+            (_, Some(_)) => CommandStatus::Completed,
             (None, None) => CommandStatus::AwaitingAck,
-            (None, Some(AckRecord { decision: Decision::Accepted, .. })) => CommandStatus::Accepted,
-            (None, Some(_)) => CommandStatus::Rejected,
+            (Some(_), None) => CommandStatus::Accepted,
         }
     }
 
@@ -368,6 +371,21 @@ mod tests {
         assert_eq!(chain.issued().unwrap().sender_agent, "mc");
         assert_eq!(chain.ack_latency_ms(), Some(1000));
         assert_eq!(chain.outcome_latency_ms(), Some(2000));
+    }
+
+    #[test]
+    fn an_event_caused_by_a_rejected_command_does_not_complete_it() {
+        let mut lane = Timeline::new(16);
+        let mut c = Control::new(8);
+        c.fold_command(&command("C"), &lane);
+        let nack = owner("R", "control.rejected", 1, "C");
+        c.fold_ack(&nack, &lane, false);
+        lane.insert_at((0, 1), keep(nack));
+        let withdrawn = owner("W", "attention.resolved", 2, "C");
+        c.offer_outcome(&withdrawn);
+        let chain = c.get("C").unwrap();
+        assert_eq!(chain.outcome().map(|o| o.ty.as_str()), Some("attention.resolved"), "kept as what followed");
+        assert_eq!(chain.status(), CommandStatus::Rejected, "the refusal stands");
     }
 
     #[test]

@@ -232,27 +232,32 @@ pub fn chain(
         .and_then(|e| e.event().ok())
         .map(|e| describe(&e, options))
         .unwrap_or_default();
+    // The decision is final: what followed a refusal is not its outcome.
     let (phase, headline, explanation) = match (c.outcome(), c.ack().map(|a| &a.decision)) {
-        (Some(o), _) => (Phase::Done(o.ty.clone()), done_words(&o.ty), None),
+        (Some(o), None | Some(Decision::Accepted)) => (Phase::Done(o.ty.clone()), done_words(&o.ty), None),
         (None, Some(Decision::Accepted)) => (
             Phase::Accepted,
             "Accepted \u{2014} waiting for the agent to act".to_owned(),
             None,
         ),
         (
-            None,
+            followed,
             Some(Decision::Rejected {
                 raw_reason, detail, ..
             }),
         ) => {
             let (h, e) = words::rejected(raw_reason.as_deref());
+            let explanation = match followed {
+                Some(o) => format!("{e} Then the agent sent {}.", o.ty),
+                None => e.to_owned(),
+            };
             (
                 Phase::Rejected {
                     reason: raw_reason.clone(),
                     detail: detail.clone(),
                 },
                 h.to_owned(),
-                Some(e.to_owned()),
+                Some(explanation),
             )
         }
         (None, None) => (

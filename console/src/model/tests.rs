@@ -209,6 +209,22 @@ fn an_answer_is_followed_from_sent_to_done_and_the_card_closes() {
 }
 
 #[test]
+fn a_refused_command_followed_by_a_caused_event_still_reads_as_refused() {
+    let mut r = with_session();
+    // Another operator's answer, refused; then the agent withdraws the
+    // request, naming that answer as the cause.
+    r.event(json!({ "id": "C9", "type": "control.attention.respond", "source": "aep://elsewhere/agent/ops",
+                    "agent": "ops", "subject": "REQ1", "cause": "REQ1", "data": { "answer": { "option": "allow" } } }));
+    r.event(json!({ "id": "N9", "type": "control.rejected", "seq": 3, "cause": "C9",
+                    "data": { "reason": "invalid" } }));
+    r.event(json!({ "id": "W9", "type": "attention.resolved", "seq": 4, "subject": "REQ1", "cause": "C9",
+                    "data": { "resolution": "withdrawn" } }));
+    let theirs = r.card("REQ1").commands.into_iter().find(|c| c.id == "C9").expect("the chain is shown");
+    assert!(matches!(theirs.phase, Phase::Rejected { .. }), "{:?}", theirs.phase);
+    assert!(theirs.explanation.as_deref().is_some_and(|e| e.contains("attention.resolved")), "{theirs:?}");
+}
+
+#[test]
 fn refusals_and_silence_are_told_apart_in_words() {
     let mut r = with_session();
     let cmd = r.respond("REQ1", Answer::text("no"));
