@@ -510,6 +510,10 @@ export interface ControlTargetOptions {
   accepts: CommandType[];
   host?: string;
   source?: string;
+  /**
+   * Stamped on every event. Defaults to the start-up time in ms, so that a
+   * restarted agent is a new, later epoch and never repeats a position.
+   */
   epoch?: number;
 }
 
@@ -524,6 +528,7 @@ export interface EventDraft {
   severity?: Severity;
   capture?: Capture;
   data?: { [key: string]: Json };
+  /** Defaults to the session's next; a named one must be above every seq already used. */
   seq?: number;
   epoch?: number;
 }

@@ -125,6 +125,25 @@ fn the_control_target_sequences_dedupes_and_refuses() {
 }
 
 #[wasm_bindgen_test]
+fn the_control_target_never_repeats_a_position() {
+    let options = json!({"agent": "js-agent", "accepts": ["control.pause"]});
+    let mut t = JsControlTarget::new(js_value(&options)).unwrap();
+    let named = json(&t.event(js_value(&json!({"type": "session.started", "session": "s", "seq": 5}))).unwrap());
+    let next = json(&t.event(js_value(&json!({"type": "progress.status", "session": "s", "data": {}}))).unwrap());
+    assert_eq!((named["seq"].as_u64(), next["seq"].as_u64()), (Some(5), Some(6)), "continues after a named seq");
+    let again = t.event(js_value(&json!({"type": "progress.status", "session": "s", "seq": 6, "data": {}})));
+    assert!(again.is_err(), "a seq already assigned is refused");
+
+    // Without an explicit epoch, a restarted target (a new instance) is a
+    // new, later epoch: its (epoch, seq) positions never repeat the old ones.
+    let epoch = named["epoch"].as_u64().expect("an epoch is stamped");
+    assert!(epoch > 0);
+    let mut restarted = JsControlTarget::new(js_value(&options)).unwrap();
+    let first = json(&restarted.event(js_value(&json!({"type": "session.started", "session": "s"}))).unwrap());
+    assert!(first["epoch"].as_u64().unwrap() >= epoch, "seeded from the start-up clock, never earlier: {first}");
+}
+
+#[wasm_bindgen_test]
 fn bad_options_are_refused_without_echoing_the_token() {
     let cases = [
         json!({"agent": "c"}),

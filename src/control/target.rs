@@ -32,7 +32,7 @@ mod requests;
 pub mod seq;
 
 pub use requests::RequestState;
-pub use seq::{SeqCounter, Sequencer};
+pub use seq::{SeqCounter, SeqRegression, Sequencer};
 
 /// Commands remembered for dedupe (with their recorded acks).
 pub const DEDUPE_CAPACITY: usize = 4096;

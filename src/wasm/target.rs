@@ -68,10 +68,11 @@ fn draft(value: &JsValue, seqs: &mut SeqCounter) -> Result<Draft, JsValue> {
         d = d.data(data.clone());
     }
     if let Some(session) = text("session")? {
-        let seq = match m.get("seq") {
-            None | Some(Value::Null) => seqs.next_seq(&session),
-            Some(v) => v.as_u64().ok_or_else(|| invalid("draft: `seq` must be a non-negative integer"))?,
+        let named = match m.get("seq") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(v.as_u64().ok_or_else(|| invalid("draft: `seq` must be a non-negative integer"))?),
         };
+        let seq = seqs.take(&session, named).map_err(|e| invalid(format!("draft: {e}")))?;
         let epoch = match m.get("epoch") {
             None | Some(Value::Null) => seqs.epoch(&session),
             Some(v) => Some(v.as_u64().ok_or_else(|| invalid("draft: `epoch` must be a non-negative integer"))?),
@@ -158,7 +159,9 @@ impl JsControlTarget {
         let seqs = match epoch {
             Some(e) if e >= 0.0 && e.fract() == 0.0 => SeqCounter::with_epoch(e as u64),
             Some(_) => return Err(invalid("`epoch` must be a non-negative integer")),
-            None => SeqCounter::new(),
+            // A restart must be a new epoch (AEP-0001 §7): seeded from the
+            // start-up time, which only grows across restarts.
+            None => SeqCounter::with_epoch(js_sys::Date::now() as u64),
         };
         let target = ControlTarget::new(Identity::new(source, agent), accepts).map_err(|e| invalid(e.to_string()))?;
         Ok(JsControlTarget { target, seqs })

@@ -54,7 +54,36 @@ impl SeqCounter {
     pub fn set_next(&mut self, session: &str, seq: u64) {
         self.next.insert(session.to_owned(), seq);
     }
+
+    /// Takes `seq` when the caller names one (the counter then continues
+    /// after it), else the session's next. Within an epoch a `seq` at or
+    /// below one already assigned is refused (AEP-0001 §7 rule 2).
+    pub fn take(&mut self, session: &str, seq: Option<u64>) -> Result<u64, SeqRegression> {
+        let Some(seq) = seq else { return Ok(self.next_seq(session)) };
+        let next = self.peek(session);
+        if seq < next {
+            return Err(SeqRegression { seq, next });
+        }
+        self.set_next(session, seq.saturating_add(1));
+        Ok(seq)
+    }
 }
+
+/// A `seq` that would repeat or go below one already assigned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SeqRegression {
+    pub seq: u64,
+    /// The lowest `seq` still free.
+    pub next: u64,
+}
+
+impl std::fmt::Display for SeqRegression {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "seq {} is at or below one already assigned in this epoch (next free: {})", self.seq, self.next)
+    }
+}
+
+impl std::error::Error for SeqRegression {}
 
 impl Sequencer for SeqCounter {
     fn next_seq(&mut self, session: &str) -> u64 {
@@ -66,5 +95,22 @@ impl Sequencer for SeqCounter {
 
     fn epoch(&self, _session: &str) -> Option<u64> {
         self.epoch
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_explicit_seq_moves_the_counter_past_it_and_never_back() {
+        let mut seqs = SeqCounter::with_epoch(7);
+        assert_eq!(seqs.take("s", None), Ok(0));
+        assert_eq!(seqs.take("s", Some(10)), Ok(10));
+        assert_eq!(seqs.take("s", None), Ok(11), "continues after the named seq");
+        assert_eq!(seqs.take("s", Some(11)), Err(SeqRegression { seq: 11, next: 12 }));
+        assert_eq!(seqs.take("s", Some(3)), Err(SeqRegression { seq: 3, next: 12 }));
+        assert_eq!(seqs.take("other", Some(0)), Ok(0), "per session");
+        assert_eq!(seqs.epoch("s"), Some(7));
     }
 }
