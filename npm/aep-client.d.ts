@@ -515,6 +515,12 @@ export interface ControlTargetOptions {
    * restarted agent is a new, later epoch and never repeats a position.
    */
   epoch?: number;
+  /**
+   * The capture ceiling of everything the target emits (AEP-0003 §9.1),
+   * default `metadata`: a person's text (answers, reasons) is `full` content
+   * and is dropped from outcomes below `full`. Nothing is redacted.
+   */
+  capture?: Capture;
 }
 
 export interface EventDraft {

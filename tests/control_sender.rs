@@ -75,7 +75,7 @@ fn built_commands_parse_carry_no_seq_and_name_sender_and_target() {
                 answer: Answer::text("use the staging registry"),
             },
             json!({"answer": {"text": "use the staging registry"}}),
-            Capture::Redacted,
+            Capture::Full,
         ),
         (
             Command::Respond {
@@ -91,7 +91,7 @@ fn built_commands_parse_carry_no_seq_and_name_sender_and_target() {
                 reason: Some("stuck".into()),
             },
             json!({"scope": "run", "reason": "stuck"}),
-            Capture::Redacted,
+            Capture::Full,
         ),
         (
             Command::Cancel {

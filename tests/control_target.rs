@@ -8,7 +8,7 @@ use aep_client::control::sender::{Address, CancelScope, Command, CommandState, C
 use aep_client::control::target::outcome::PHASE_PAUSED;
 use aep_client::control::target::{Action, ControlTarget, Received, RequestState, SeqCounter, TargetError, Verdict, DEDUPE_CAPACITY};
 use aep_client::protocol::ids::{source_uri, Draft, Identity};
-use aep_client::{Event, UnixMs};
+use aep_client::{Capture, Event, UnixMs};
 use serde_json::{json, Map, Value};
 
 const T0: UnixMs = UnixMs(1_783_073_703_000);
@@ -24,8 +24,10 @@ fn console() -> Identity {
     Identity::new(source_uri("laptop", "approval-console", None), "approval-console")
 }
 
+/// A target that keeps people's text in what it emits (most tests read it
+/// back); the default ceiling has its own test.
 fn target(accepts: &[&str]) -> ControlTarget {
-    ControlTarget::new(agent(), accepts.iter().copied()).unwrap()
+    ControlTarget::new(agent(), accepts.iter().copied()).unwrap().with_ceiling(Capture::Full)
 }
 
 fn command(c: &Command, id: &str) -> Event {
@@ -500,7 +502,7 @@ fn outcome_events_are_correlated_and_sequenced() {
     );
     assert_eq!(answered.data_field("via"), Some(&json!("control")));
     assert_eq!(answered.data_field("by"), Some(&json!("approval-console")));
-    assert_eq!(answered.capture(), aep_client::Capture::Redacted, "the reason is text");
+    assert_eq!(answered.capture(), Capture::Full, "the reason is text, as typed");
     assert_eq!(resolved.data_field("resolution"), Some(&json!("answered")));
     assert_eq!(resolved.data_field("latency_ms"), Some(&json!(4_250)));
 
@@ -571,4 +573,42 @@ fn round_trip_between_sender_and_target() {
     s.retry(&id, T0 + 200).unwrap_err();
     let redelivered = t.handle_command(&wire, T0 + 300, 8, &mut seqs).unwrap();
     assert_eq!(&**redelivered.ack_bytes(), ack.raw());
+}
+
+/// What a person typed is never stamped `redacted` unredacted: it is
+/// `full`, and a target at its default `metadata` ceiling keeps it out of
+/// everything it emits (AEP-0003 §9.1).
+#[test]
+fn peoples_text_is_full_and_stays_under_the_default_ceiling() {
+    let mut t = ControlTarget::new(agent(), ALL_CORE.iter().copied()).unwrap();
+    assert_eq!(t.ceiling(), Capture::Metadata);
+    let mut seqs = SeqCounter::new();
+    t.register_request(&requested("R1", permission(), &mut seqs), Some("deny")).unwrap();
+    let cmd = respond("R1", Answer::text("no, the password is hunter2"), "C1");
+    assert_eq!(cmd.capture(), Capture::Full, "the command carries the text as typed");
+    let Received::Fresh { action: Action::Respond { request, applied }, .. } =
+        t.handle_command(&cmd, T0, 1, &mut seqs).unwrap()
+    else {
+        panic!("a fresh respond")
+    };
+    let [answered, _] = t.answer_outcomes(&cmd, &request, &applied.answer, T0, 2, &mut seqs).unwrap();
+    assert!(!answered.raw().contains("hunter2"), "{}", answered.raw());
+    assert!(answered.capture() <= Capture::Metadata, "{}", answered.raw());
+
+    let nack = t.handle_command(&respond("R-unknown", Answer::text("hunter2 again"), "C2"), T0, 3, &mut seqs).unwrap();
+    assert!(!nack.ack_bytes().contains("hunter2"));
+
+    let full = target(&ALL_CORE);
+    assert_eq!(full.ceiling(), Capture::Full);
+    let mut seqs = SeqCounter::new();
+    let mut full = full;
+    full.register_request(&requested("R1", permission(), &mut seqs), Some("deny")).unwrap();
+    let Received::Fresh { action: Action::Respond { request, applied }, .. } =
+        full.handle_command(&cmd, T0, 1, &mut seqs).unwrap()
+    else {
+        panic!("a fresh respond")
+    };
+    let [answered, _] = full.answer_outcomes(&cmd, &request, &applied.answer, T0, 2, &mut seqs).unwrap();
+    assert_eq!(answered.capture(), Capture::Full);
+    assert!(answered.raw().contains("hunter2"), "kept in full at a full ceiling");
 }

@@ -141,7 +141,7 @@ test('vendor commands and cancel reach the agent, which refuses what it does not
   assert.equal(ack.type, 'control.accepted');
   const cancel = agent.received.find((e) => e.id === ack.cause);
   assert.equal(cancel.data.scope, 'session');
-  assert.equal(cancel.capture, 'redacted', 'a person-written reason is content');
+  assert.equal(cancel.capture, 'full', 'a person-written reason is content, sent as typed');
 });
 
 test('local refusals are AepErrors and nothing is sent', async () => {

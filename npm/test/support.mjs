@@ -96,6 +96,8 @@ export class Agent {
       agent,
       host: 'agents.test',
       accepts: ['control.attention.respond', 'control.cancel', 'control.pause', 'control.resume'],
+      // A test agent: its text is made up and may travel in full.
+      capture: 'full',
     });
     this.relay = relay;
     this.ackWindowMs = ackWindowMs;

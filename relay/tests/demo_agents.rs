@@ -158,7 +158,7 @@ async fn answers_are_acked_and_resolved_refused_or_nacked_as_invalid() {
     );
     let answered = console.caused(&id, "attention.answered").await;
     assert_eq!(answered.data_field("answer"), Some(&json!({ "values": complete })));
-    assert_eq!(answered.capture(), Capture::Redacted, "free text in values is content");
+    assert_eq!(answered.capture(), Capture::Full, "free text in values is content, as typed");
     console.caused(&id, "attention.resolved").await;
 
     let oob = console.event("an out-of-band request", |e| e.data_field("respond_via") == Some(&json!(["oob"]))).await;

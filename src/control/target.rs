@@ -22,6 +22,7 @@ use serde_json::{json, Map, Value};
 use crate::control::ack::{NackReason, ACCEPTED, REJECTED};
 use crate::control::answer::{Applied, OpenRequest, RequestError};
 use crate::control::sender::command::{CancelScope, Command};
+use crate::protocol::capture::downlevel;
 use crate::protocol::event::{is_command_type, Capture, Event};
 use crate::protocol::ids::{ulid, BuildError, Draft, Identity};
 use crate::time::UnixMs;
@@ -33,6 +34,7 @@ pub mod seq;
 
 pub use requests::RequestState;
 pub use seq::{SeqCounter, SeqRegression, Sequencer};
+
 
 /// Commands remembered for dedupe (with their recorded acks).
 pub const DEDUPE_CAPACITY: usize = 4096;
@@ -119,6 +121,9 @@ impl std::error::Error for TargetError {}
 pub struct ControlTarget {
     identity: Identity,
     accepts: Vec<String>,
+    /// The highest capture level of anything the target emits (AEP-0003
+    /// §9.1); events above it are down-levelled before they leave.
+    ceiling: Capture,
     dedupe: dedupe::Dedupe,
     requests: requests::Requests,
 }
@@ -142,9 +147,22 @@ impl ControlTarget {
         Ok(ControlTarget {
             identity,
             accepts,
+            ceiling: DEFAULT_CEILING,
             dedupe: dedupe::Dedupe::new(dedupe_capacity),
             requests: requests::Requests::new(request_capacity),
         })
+    }
+
+    /// Sets the capture ceiling (default [`DEFAULT_CEILING`]): `full`
+    /// keeps a person's text in outcomes and reasons; nothing is redacted,
+    /// so no level between is claimed.
+    pub fn with_ceiling(mut self, ceiling: Capture) -> ControlTarget {
+        self.ceiling = ceiling;
+        self
+    }
+
+    pub fn ceiling(&self) -> Capture {
+        self.ceiling
     }
 
     pub fn identity(&self) -> &Identity {
@@ -256,7 +274,7 @@ impl ControlTarget {
                 let mut draft = Draft::new(REJECTED);
                 if let Some(d) = detail {
                     data["detail"] = Value::String(d);
-                    draft = draft.capture(Capture::Redacted);
+                    draft = draft.capture(Capture::Full);
                 }
                 let ack = self.build_ack(command, draft.data(data), ack_id, now, seqs)?;
                 Received::Nacked { ack, reason }
@@ -300,12 +318,21 @@ impl ControlTarget {
     }
 
     fn build_ack(&self, command: &Event, draft: Draft, id: String, now: UnixMs, seqs: &mut dyn Sequencer) -> Result<Event, TargetError> {
+        self.seal(command, draft, id, now, seqs).map_err(TargetError::Build)
+    }
+
+    /// Every event the target emits in answer to `command`: caused by it,
+    /// placed in its session at the agent's next position, and held to the
+    /// capture ceiling.
+    fn seal(&self, command: &Event, draft: Draft, id: String, now: UnixMs, seqs: &mut dyn Sequencer) -> Result<Event, BuildError> {
         let session = command.session().unwrap_or_default();
-        sequenced(draft.cause(command.id()), session, seqs)
-            .build(&self.identity, id, now)
-            .map_err(TargetError::Build)
+        let event = sequenced(draft.cause(command.id()), session, seqs).build(&self.identity, id, now)?;
+        Ok(downlevel(&event, self.ceiling))
     }
 }
+
+/// What a target emits unless configured otherwise (AEP-0003 §9.1).
+pub const DEFAULT_CEILING: Capture = Capture::Metadata;
 
 /// Places `draft` in `session` at the agent's next position.
 fn sequenced(draft: Draft, session: &str, seqs: &mut dyn Sequencer) -> Draft {

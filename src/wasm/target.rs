@@ -9,7 +9,8 @@ use super::js::{self, aep_error};
 use super::options::string_member;
 use crate::control::ack::NackReason;
 use crate::control::answer::{Answer, AppliedRule};
-use crate::control::target::{Action, ControlTarget, Received, SeqCounter, Sequencer, Verdict};
+use crate::control::target::{Action, ControlTarget, Received, SeqCounter, Sequencer, Verdict, DEFAULT_CEILING};
+use crate::protocol::capture::downlevel;
 use crate::protocol::event::{Capture, Event, Severity};
 use crate::protocol::ids::{source_uri, ulid, Draft, Identity};
 
@@ -142,7 +143,8 @@ pub struct JsControlTarget {
 
 #[wasm_bindgen(js_class = ControlTarget)]
 impl JsControlTarget {
-    /// `new ControlTarget({ agent, accepts, host?, source?, epoch? })`.
+    /// `new ControlTarget({ agent, accepts, host?, source?, epoch?, capture? })`;
+    /// `capture` is the ceiling of everything it emits (default `metadata`).
     #[wasm_bindgen(constructor)]
     pub fn new(options: JsValue) -> Result<JsControlTarget, JsValue> {
         let agent = string_member(&options, "agent")?
@@ -163,7 +165,13 @@ impl JsControlTarget {
             // start-up time, which only grows across restarts.
             None => SeqCounter::with_epoch(js_sys::Date::now() as u64),
         };
-        let target = ControlTarget::new(Identity::new(source, agent), accepts).map_err(|e| invalid(e.to_string()))?;
+        let ceiling = match string_member(&options, "capture")? {
+            None => DEFAULT_CEILING,
+            Some(c) => Capture::parse(&c).ok_or_else(|| invalid(format!("`capture`: unknown capture level `{c}`")))?,
+        };
+        let target = ControlTarget::new(Identity::new(source, agent), accepts)
+            .map_err(|e| invalid(e.to_string()))?
+            .with_ceiling(ceiling);
         Ok(JsControlTarget { target, seqs })
     }
 
@@ -189,7 +197,7 @@ impl JsControlTarget {
         let now = js::now();
         let d = draft(&draft_, &mut self.seqs)?;
         let e = d.build(self.target.identity(), ulid(now, js::random()), now).map_err(|e| invalid(e.to_string()))?;
-        Ok(out(&e))
+        Ok(out(&downlevel(&e, self.target.ceiling())))
     }
 
     /// Registers an `attention.requested` the agent emitted, so answers to

@@ -11,7 +11,7 @@ use std::rc::Rc;
 use aep_client::control::target::{ControlTarget, Received, SeqCounter};
 use aep_client::protocol::ids::{ulid, Draft, Identity};
 use aep_client::wasm::js;
-use aep_client::Event;
+use aep_client::{Capture, Event};
 use serde_json::{json, Value};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -80,7 +80,7 @@ impl Agent {
         let identity = Identity::new(format!("aep://agents.test/agent/{agent}"), agent);
         let accepts = ["control.attention.respond", "control.cancel", "control.pause", "control.resume"];
         let state = Rc::new(RefCell::new(AgentState {
-            target: ControlTarget::new(identity, accepts).unwrap(),
+            target: ControlTarget::new(identity, accepts).unwrap().with_ceiling(Capture::Full),
             seqs: SeqCounter::new(),
             received: Vec::new(),
             hello: false,

@@ -158,8 +158,10 @@ pub struct Agent {
 impl Agent {
     pub fn new(persona: &'static Persona, seed: u64, pace: Pace) -> Agent {
         let identity = Identity::new(source_uri(HOST, persona.name, None), persona.name);
+        // The cast's text is its own, made up: it may travel in full.
         let target = ControlTarget::new(identity.clone(), persona.accepts.iter().copied())
-            .expect("the cast declares command types only");
+            .expect("the cast declares command types only")
+            .with_ceiling(Capture::Full);
         let rng = Rng::new(seed);
         Agent {
             persona,

@@ -192,7 +192,7 @@ fn text_naming_no_option_denies_a_permission_and_free_text_answers_an_input() {
     let command =
         sim.command(Command::Respond { request: input.id().into(), answer: Answer::text("OPS and SEC") }, None);
     let answered = sim.caused_by(&command).into_iter().find(|e| e.ty() == "attention.answered").unwrap();
-    assert_eq!(answered.capture(), Capture::Redacted);
+    assert_eq!(answered.capture(), Capture::Full, "typed text, unredacted");
 }
 
 #[test]

@@ -147,12 +147,13 @@ impl Command {
         }
     }
 
-    /// The capture level the payload needs: `redacted` as soon as it
-    /// carries a person's text (answer text, a reason).
+    /// The capture level the payload needs: `full` as soon as it carries a
+    /// person's text (answer text, a reason), sent as typed. `redacted`
+    /// would claim a redaction pass (AEP-0003 §9.4) that never ran.
     pub fn capture(&self) -> Capture {
         match self {
-            Command::Respond { answer, .. } if answer.carries_text() => Capture::Redacted,
-            Command::Cancel { reason: Some(_), .. } => Capture::Redacted,
+            Command::Respond { answer, .. } if answer.carries_text() => Capture::Full,
+            Command::Cancel { reason: Some(_), .. } => Capture::Full,
             Command::Vendor { capture, .. } => *capture,
             _ => Capture::Metadata,
         }

@@ -4,7 +4,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::{sequenced, ControlTarget, Sequencer};
+use super::{ControlTarget, Sequencer};
 use crate::control::answer::{Answer, OpenRequest};
 use crate::protocol::event::{Capture, Event};
 use crate::protocol::ids::{ulid, BuildError, Draft};
@@ -20,8 +20,7 @@ impl ControlTarget {
     /// the next `seq` on `draft` (type, payload and the rest are the
     /// caller's).
     pub fn outcome(&self, command: &Event, draft: Draft, now: UnixMs, random: u128, seqs: &mut dyn Sequencer) -> Result<Event, BuildError> {
-        let session = command.session().unwrap_or_default();
-        sequenced(draft.cause(command.id()), session, seqs).build(self.identity(), ulid(now, random), now)
+        self.seal(command, draft, ulid(now, random), now, seqs)
     }
 
     /// `attention.answered` then `attention.resolved` for an accepted
@@ -41,8 +40,9 @@ impl ControlTarget {
         answered.insert("answer".into(), applied.to_value());
         answered.insert("by".into(), command.agent().into());
         answered.insert("via".into(), "control".into());
+        // A person's text, as typed: nothing redacts it, so it is `full`.
         let capture = if applied.carries_text() {
-            Capture::Redacted
+            Capture::Full
         } else {
             Capture::Metadata
         };
@@ -79,7 +79,7 @@ impl ControlTarget {
         let mut draft = Draft::new("run.cancelled").maybe_run(command.run());
         if let Some(r) = reason {
             data["reason"] = r.into();
-            draft = draft.capture(Capture::Redacted);
+            draft = draft.capture(Capture::Full);
         }
         self.outcome(command, draft.data(data), now, random, seqs)
     }
@@ -99,7 +99,7 @@ impl ControlTarget {
         let mut draft = Draft::new("progress.status").maybe_run(command.run());
         if let Some(m) = message {
             data["message"] = m.into();
-            draft = draft.capture(Capture::Redacted);
+            draft = draft.capture(Capture::Full);
         }
         self.outcome(command, draft.data(data), now, random, seqs)
     }
