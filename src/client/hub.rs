@@ -235,7 +235,9 @@ pub enum HubChange {
 
 #[derive(Debug, Default)]
 struct Roster {
-    entries: HashMap<String, RosterEntry>,
+    /// Every claim, as the relay listed it: a session claimed by two live
+    /// connections appears twice (AEP-0003 §4.1 rule 5), never merged.
+    entries: Vec<RosterEntry>,
     /// The request in flight, if any.
     asked: Option<String>,
     /// Something changed since the request in flight was sent.
@@ -567,9 +569,16 @@ impl Hub {
         self.relays.get(relay).map(|r| &r.conn)
     }
 
-    /// The latest roster `relay` answered with, by session name.
+    /// The latest roster `relay` answered with: one entry per live claim.
     pub fn roster(&self, relay: RelayId) -> impl Iterator<Item = &RosterEntry> + '_ {
-        self.relays.get(relay).into_iter().flat_map(|r| r.roster.entries.values())
+        self.relays.get(relay).into_iter().flat_map(|r| r.roster.entries.iter())
+    }
+
+    /// The claims of `session` in `relay`'s latest roster. More than one is
+    /// ambiguity: the relay refuses commands to the session (`ambiguous`)
+    /// until one claimant leaves, so no verb should be offered.
+    pub fn claims<'a>(&'a self, relay: RelayId, session: &'a str) -> impl Iterator<Item = &'a RosterEntry> + 'a {
+        self.roster(relay).filter(move |e| e.session == session)
     }
 
     /// The relay a command of ours was (last) sent through.
@@ -656,11 +665,9 @@ impl Hub {
 
     fn on_roster(&mut self, relay: RelayId, id: String, entries: Vec<RosterEntry>) {
         let roster = &mut self.relays[relay].roster;
-        roster.entries.clear();
-        for entry in entries.into_iter().take(MAX_ROSTER_ENTRIES) {
-            roster.entries.insert(entry.session.clone(), entry);
-        }
-        let sessions: Vec<String> = roster.entries.keys().cloned().collect();
+        roster.entries = entries;
+        roster.entries.truncate(MAX_ROSTER_ENTRIES);
+        let sessions: Vec<String> = roster.entries.iter().map(|e| e.session.clone()).collect();
         let again = roster.asked.as_deref() == Some(&id) && roster.stale;
         if roster.asked.as_deref() == Some(&id) {
             roster.asked = None;
@@ -697,7 +704,7 @@ impl Hub {
         if let Some(label) = label {
             return self.relay_id(label).ok_or_else(|| HubError::UnknownRelay(label.to_owned()));
         }
-        let listed = (0..self.relays.len()).filter(|id| self.relays[*id].roster.entries.contains_key(session));
+        let listed = (0..self.relays.len()).filter(|id| self.claims(*id, session).next().is_some());
         let mut candidates: Vec<RelayId> = hint.into_iter().chain(listed).collect();
         candidates.extend(self.routes.relays(session).iter().copied());
         if let Some(live) = candidates.iter().find(|id| self.relays[**id].conn.state() == &State::Live) {
@@ -710,11 +717,12 @@ impl Hub {
         }
     }
 
+    /// The sole claimant's declared ack window (with several claimants
+    /// the command is refused anyway).
     fn declared_window(&self, relay: RelayId, session: &str) -> Option<u64> {
-        self.relays
-            .get(relay)
-            .and_then(|r| r.roster.entries.get(session))
-            .and_then(|e| e.control.as_ref())
+        let mut claims = self.claims(relay, session);
+        let sole = claims.next().filter(|_| claims.next().is_none());
+        sole.and_then(|e| e.control.as_ref())
             .and_then(|c| c.ack_window_ms)
             .or(self.ack_window_ms)
     }

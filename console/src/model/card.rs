@@ -26,6 +26,9 @@ pub enum Answering {
     /// The request itself was never seen (only later hops were), so there
     /// is nothing to answer against.
     Unknown,
+    /// Several live connections claim the session: the relay refuses any
+    /// answer as `ambiguous`, so none is offered.
+    Ambiguous { claims: usize },
 }
 
 impl Answering {
@@ -37,6 +40,7 @@ impl Answering {
             Answering::Form => "form",
             Answering::Elsewhere(_) => "elsewhere",
             Answering::Unknown => "unknown",
+            Answering::Ambiguous { .. } => "ambiguous",
         }
     }
 }
@@ -296,8 +300,10 @@ pub fn view(hub: &Hub, c: &Card) -> CardView {
         .and_then(|r| r.kind.as_ref())
         .map(|k| k.as_str().to_owned())
         .unwrap_or_default();
+    let claims = session.map_or(0, |s| super::session::verbs(hub, s).claims);
     let answering = match r {
         None => Answering::Unknown,
+        Some(r) if claims > 1 && r.accepts_control() => Answering::Ambiguous { claims },
         Some(r) if !r.accepts_control() => Answering::Elsewhere(
             r.respond_via
                 .iter()

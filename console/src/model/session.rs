@@ -34,6 +34,9 @@ pub struct Verbs {
     pub listed: bool,
     /// The relay whose roster listed it.
     pub relay: Option<String>,
+    /// Live connections claiming the session there. Above one the relay
+    /// refuses every command as `ambiguous`, so none is offered.
+    pub claims: usize,
     pub respond: bool,
     pub cancel: bool,
     pub pause: bool,
@@ -80,10 +83,14 @@ pub fn verbs(hub: &Hub, s: &Session) -> Verbs {
         if hub.state(relay) != Some(&State::Live) {
             continue;
         }
+        let claims = hub.claims(relay, s.name()).count();
         let entry = hub
-            .roster(relay)
-            .find(|e| e.session == s.name() && e.agent.as_deref().map_or(true, |a| a == s.agent()));
+            .claims(relay, s.name())
+            .find(|e| e.agent.as_deref().map_or(true, |a| a == s.agent()));
         let Some(entry) = entry else { continue };
+        if claims > 1 {
+            return Verbs { listed: true, relay: hub.label(relay).map(str::to_owned), claims, ..Verbs::default() };
+        }
         let accepts: Vec<String> = entry
             .control
             .as_ref()
@@ -93,6 +100,7 @@ pub fn verbs(hub: &Hub, s: &Session) -> Verbs {
         return Verbs {
             listed: true,
             relay: hub.label(relay).map(str::to_owned),
+            claims,
             respond: has(RESPOND),
             cancel: has(CANCEL),
             pause: has(PAUSE),

@@ -93,6 +93,11 @@ impl Relay {
     }
 
     fn roster(&mut self, accepts: &[&str]) {
+        self.roster_of(vec![claim(accepts)]);
+    }
+
+    /// Answers the latest roster request with `entries`.
+    fn roster_of(&mut self, entries: Vec<RosterEntry>) {
         let ask = self.sent.iter().rev().find_map(|f| {
             if let Frame::RosterRequest { id } = f {
                 Some(id.clone())
@@ -100,16 +105,9 @@ impl Relay {
                 None
             }
         });
-        let entry = RosterEntry {
-            session: "s1".into(),
-            agent: Some("demo".into()),
-            instance: None,
-            control: Some(ControlCapability::new(accepts.iter().copied(), Some(2_000))),
-            emits: None,
-        };
         self.send(Frame::Roster {
             id: ask.unwrap(),
-            entries: vec![entry],
+            entries,
         });
     }
 
@@ -137,6 +135,17 @@ impl Relay {
     fn card(&self, id: &str) -> card::CardView {
         let c = self.hub.store().cards().find(|c| c.id() == id).unwrap();
         card::view(&self.hub, c)
+    }
+}
+
+/// A live claim of session `s1` by the demo agent.
+fn claim(accepts: &[&str]) -> RosterEntry {
+    RosterEntry {
+        session: "s1".into(),
+        agent: Some("demo".into()),
+        instance: None,
+        control: Some(ControlCapability::new(accepts.iter().copied(), Some(2_000))),
+        emits: None,
     }
 }
 
@@ -288,6 +297,20 @@ fn out_of_band_and_metadata_requests_are_shown_for_what_they_are() {
         "a metadata prompt is synthesized, not the agent's words"
     );
     assert!(v.options[0].label_is_id);
+}
+
+#[test]
+fn a_session_claimed_twice_offers_no_verbs_and_says_so() {
+    let mut r = with_session();
+    r.hub.request_roster(0).unwrap();
+    r.drain();
+    r.roster_of(vec![claim(&["control.cancel", "control.pause"]), claim(&["control.cancel"])]);
+    assert_eq!(r.hub.claims(0, "s1").count(), 2, "both claims kept");
+    let lane = session::lanes(&r.hub).remove(0);
+    assert_eq!(lane.verbs.claims, 2);
+    assert!(lane.verbs.listed);
+    assert!(!lane.verbs.cancel && !lane.verbs.pause && !lane.verbs.respond, "{:?}", lane.verbs);
+    assert_eq!(r.card("REQ1").answering, Answering::Ambiguous { claims: 2 }, "no answer buttons either");
 }
 
 #[test]

@@ -195,6 +195,12 @@ pub fn AnswerArea(card: RwSignal<CardView>) -> impl IntoView {
             <p class="hint">"Only later steps of this request were seen, not the request itself, so there is nothing to answer against."</p>
         }
         .into_any(),
+        Answering::Ambiguous { claims } => view! {
+            <p class="hint ambiguous">{format!(
+                "Claimed by {claims} connections at once: the relay refuses answers to this session until only one is left."
+            )}</p>
+        }
+        .into_any(),
     };
     let fields_error = c.fields_error.clone();
     view! {

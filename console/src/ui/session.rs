@@ -88,6 +88,17 @@ fn Controls(lane: Signal<Option<Lane>>) -> impl IntoView {
                     }
                     .into_any();
                 }
+                if l.verbs.claims > 1 {
+                    return view! {
+                        <p class="hint ambiguous" data-controls="ambiguous">
+                            {format!(
+                                "Claimed by {} connections at once, so the relay refuses commands to this session until only one is left.",
+                                l.verbs.claims
+                            )}
+                        </p>
+                    }
+                    .into_any();
+                }
                 let open = l.open_run().map(|r| r.name.clone());
                 let l1 = l.clone();
                 let l2 = l.clone();
