@@ -572,3 +572,54 @@ export class ControlTarget {
   setNextSeq(session: string, seq: number): void;
   free(): void;
 }
+
+export interface AepAgentOptions extends ControlTargetOptions {
+  /** The relay, e.g. `http://127.0.0.1:8787`. */
+  url: string;
+  /** Sent only in the socket URL; never logged or shown. */
+  token?: string;
+  /** Declared in hello as `control.ack_window_ms`. */
+  ackWindowMs?: number;
+  pingIntervalMs?: number;
+  /**
+   * Asked, synchronously, about each first delivery of a command that passed
+   * the protocol's checks. It must not call back into the agent.
+   */
+  decide?: (action: TargetAction) => Verdict;
+  WebSocket?: WebSocketConstructor;
+}
+
+export interface AgentStatus extends RelayStatus {
+  /** Events waiting for a live socket (kept across reconnects). */
+  queued: number;
+  /** `debug`/`info` events dropped to make room in a full queue. */
+  dropped: number;
+}
+
+/**
+ * An agent on one relay: hello with the commands it takes, its events at
+ * strictly increasing (epoch, seq) positions, what it queues while cut off
+ * sent after the reconnect, and every command acknowledged as it arrives.
+ */
+export class AepAgent {
+  constructor(options: AepAgentOptions);
+  /** Resolves once live, or refused. */
+  connect(): Promise<AgentStatus>;
+  close(): void;
+  /** Every command, after its ack was queued: act on `received.kind === 'fresh'`. */
+  on(kind: 'command', listener: (command: AepEvent, received: Received) => void): Unsubscribe;
+  on(kind: 'status', listener: (status: AgentStatus) => void): Unsubscribe;
+  on(kind: 'violation', listener: (detail: string) => void): Unsubscribe;
+  /** Builds, stamps and sends one of the agent's own events. */
+  emit(draft: EventDraft): AepEvent;
+  /** Emits an `attention.requested` and registers it so answers are checked. */
+  ask(draft: EventDraft, refusingOption?: string): AepEvent;
+  /** Sends `attention.answered` and `attention.resolved` for an accepted respond. */
+  answer(command: AepEvent, action: Extract<TargetAction, { type: 'respond' }>): AepEvent[];
+  outcome(command: AepEvent, draft: EventDraft): AepEvent;
+  runCancelled(command: AepEvent, reason?: string): AepEvent;
+  progressStatus(command: AepEvent, phase: string, message?: string): AepEvent;
+  closeRequest(id: string): boolean;
+  status(): AgentStatus;
+  free(): void;
+}

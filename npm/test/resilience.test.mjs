@@ -4,46 +4,14 @@
 // Run: node --experimental-websocket --test npm/test/resilience.test.mjs
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, connect } from 'node:net';
 
-import { installPackage, startRelay, waitFor, Agent } from './support.mjs';
+import { installPackage, startRelay, startProxy, waitFor, Agent } from './support.mjs';
 
 let pkg;
 let installed;
 let relay;
 let agent;
 let proxy;
-
-/** A loopback proxy to the relay; `cut()` drops every connection and refuses new ones until `restore()`. */
-function startProxy(port) {
-  const sockets = new Set();
-  let up = true;
-  const server = createServer((client) => {
-    if (!up) {
-      client.destroy();
-      return;
-    }
-    const upstream = connect(port, '127.0.0.1');
-    for (const s of [client, upstream]) {
-      sockets.add(s);
-      s.on('close', () => sockets.delete(s));
-      s.on('error', () => {});
-    }
-    client.pipe(upstream).pipe(client);
-  });
-  return new Promise((ok) => server.listen(0, '127.0.0.1', () => ok({
-    url: `http://127.0.0.1:${server.address().port}`,
-    cut() {
-      up = false;
-      for (const s of sockets) s.destroy();
-    },
-    restore() { up = true; },
-    close() {
-      this.cut();
-      server.close();
-    },
-  })));
-}
 
 before(async () => {
   installed = await installPackage();

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { randomBytes } from 'node:crypto';
+import { createServer, connect } from 'node:net';
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const repo = resolve(here, '..', '..');
@@ -177,4 +178,35 @@ export function servePackage(installedDir, staticDir) {
   mkdirSync(target, { recursive: true });
   cpSync(join(installedDir, 'node_modules', 'aep-client'), target, { recursive: true });
   return target;
+}
+
+/** A loopback proxy to the relay; `cut()` drops every connection and refuses new ones until `restore()`. */
+export function startProxy(port) {
+  const sockets = new Set();
+  let up = true;
+  const server = createServer((client) => {
+    if (!up) {
+      client.destroy();
+      return;
+    }
+    const upstream = connect(port, '127.0.0.1');
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on('close', () => sockets.delete(s));
+      s.on('error', () => {});
+    }
+    client.pipe(upstream).pipe(client);
+  });
+  return new Promise((ok) => server.listen(0, '127.0.0.1', () => ok({
+    url: `http://127.0.0.1:${server.address().port}`,
+    cut() {
+      up = false;
+      for (const s of sockets) s.destroy();
+    },
+    restore() { up = true; },
+    close() {
+      this.cut();
+      server.close();
+    },
+  })));
 }

@@ -19,6 +19,7 @@
 //! is asked for again after a reconnect: a reconnect loses nothing, and
 //! dedupe on `(source, id)` absorbs what is delivered twice.
 
+pub mod agent;
 mod backoff;
 mod config;
 pub mod hub;

@@ -1,11 +1,11 @@
-//! The browser driver: WebSockets and one timer around a [`Hub`], for any
-//! front end (the JavaScript API's [`JsFeed`](super::feed::JsFeed), or a
-//! Rust UI) that implements [`Handler`].
+//! The browser driver: WebSockets and one timer around a sans-IO [`Core`]
+//! (a console's [`Hub`], or an agent's connection), for any front end (the
+//! JavaScript API, or a Rust UI) that implements [`Handler`].
 //!
 //! Every entry point (a socket event, the timer, an API call through
-//! [`with`]) changes the hub under one borrow, carries out what the hub asks
-//! (frames, socket opens and closes, the next timer), hands each change to
-//! the handler, and then runs the handler's deferred work with the borrow
+//! [`with`]) changes the core under one borrow, carries out what the core
+//! asks (frames, socket opens and closes, the next timer), hands each change
+//! to the handler, and then runs the handler's deferred work with the borrow
 //! released, so that work may call back into the driver.
 
 use std::cell::RefCell;
@@ -22,13 +22,63 @@ use crate::time::UnixMs;
 /// Work to run once the driver is released.
 pub type Deferred = Vec<Box<dyn FnOnce()>>;
 
-/// What a front end does with the hub's changes.
+/// The sans-IO side the driver serves: sockets are numbered by relay.
+pub trait Core: 'static {
+    type Change;
+    fn handle_open(&mut self, relay: RelayId, now: UnixMs);
+    fn handle_text(&mut self, relay: RelayId, text: &str, now: UnixMs);
+    fn handle_binary(&mut self, relay: RelayId, bytes: &[u8], now: UnixMs);
+    fn handle_closed(&mut self, relay: RelayId, now: UnixMs, code: u16, reason: &str);
+    fn handle_authorization(&mut self, relay: RelayId, status: Option<u16>, now: UnixMs);
+    fn handle_timeout(&mut self, now: UnixMs);
+    fn poll_transmit(&mut self) -> Option<(RelayId, String)>;
+    fn poll_action(&mut self) -> Option<(RelayId, Action)>;
+    fn poll_change(&mut self) -> Option<Self::Change>;
+    fn poll_timeout(&self) -> Option<UnixMs>;
+}
+
+impl Core for Hub {
+    type Change = HubChange;
+    fn handle_open(&mut self, relay: RelayId, now: UnixMs) {
+        Hub::handle_open(self, relay, now);
+    }
+    fn handle_text(&mut self, relay: RelayId, text: &str, now: UnixMs) {
+        Hub::handle_text(self, relay, text, now);
+    }
+    fn handle_binary(&mut self, relay: RelayId, bytes: &[u8], now: UnixMs) {
+        Hub::handle_binary(self, relay, bytes, now);
+    }
+    fn handle_closed(&mut self, relay: RelayId, now: UnixMs, code: u16, reason: &str) {
+        Hub::handle_closed(self, relay, now, code, reason);
+    }
+    fn handle_authorization(&mut self, relay: RelayId, status: Option<u16>, now: UnixMs) {
+        Hub::handle_authorization(self, relay, status, now);
+    }
+    fn handle_timeout(&mut self, now: UnixMs) {
+        Hub::handle_timeout(self, now);
+    }
+    fn poll_transmit(&mut self) -> Option<(RelayId, String)> {
+        Hub::poll_transmit(self)
+    }
+    fn poll_action(&mut self) -> Option<(RelayId, Action)> {
+        Hub::poll_action(self)
+    }
+    fn poll_change(&mut self) -> Option<HubChange> {
+        Hub::poll_change(self)
+    }
+    fn poll_timeout(&self) -> Option<UnixMs> {
+        Hub::poll_timeout(self)
+    }
+}
+
+/// What a front end does with the core's changes.
 pub trait Handler: 'static {
-    /// One change, in order, with the hub to read.
-    fn change(&mut self, hub: &Hub, change: HubChange);
+    type Core: Core;
+    /// One change, in order, with the core to read.
+    fn change(&mut self, core: &Self::Core, change: <Self::Core as Core>::Change);
     /// At the end of a turn: the calls out (listeners, UI updates) to make
     /// once the driver is released.
-    fn deferred(&mut self, hub: &Hub) -> Deferred;
+    fn deferred(&mut self, core: &Self::Core) -> Deferred;
 }
 
 struct RelaySocket {
@@ -40,9 +90,10 @@ struct RelaySocket {
     generation: u64,
 }
 
-/// The hub, its sockets and timer, and the front end's handler.
+/// The core, its sockets and timer, and the front end's handler.
 pub struct Driver<H: Handler> {
-    pub hub: Hub,
+    /// The sans-IO core (for a console, its [`Hub`]).
+    pub hub: H::Core,
     pub handler: H,
     sockets: Vec<RelaySocket>,
     ctor: Option<js_sys::Function>,
@@ -55,7 +106,7 @@ pub type Shared<H> = Rc<RefCell<Driver<H>>>;
 impl<H: Handler> Driver<H> {
     /// `endpoints[i]` is where relay `i` is reached; `ctor` a WebSocket
     /// constructor to use instead of the global one.
-    pub fn new(hub: Hub, endpoints: Vec<Endpoint>, ctor: Option<js_sys::Function>, handler: H) -> Shared<H> {
+    pub fn new(hub: H::Core, endpoints: Vec<Endpoint>, ctor: Option<js_sys::Function>, handler: H) -> Shared<H> {
         Rc::new_cyclic(|me| {
             RefCell::new(Driver {
                 hub,

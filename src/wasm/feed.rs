@@ -94,6 +94,7 @@ pub struct JsFeed {
 }
 
 impl Handler for JsFeed {
+    type Core = Hub;
     fn change(&mut self, hub: &Hub, change: HubChange) {
         self.on_change(hub, change);
     }

@@ -8,6 +8,7 @@
 //! * [`options`]: reading `new AepClient(options)`.
 //! * [`helpers`]: `validateEvent`, `validateFilter`, `matches`, `projectState`.
 //! * [`target`]: `ControlTarget` for agents written in JavaScript.
+//! * [`agent`]: `AepAgent`, such an agent's own relay connection.
 //! * [`js`]: conversions, errors (`NackError`, `AepError`), time, randomness.
 //!
 //! Objects cross the boundary as plain JSON-shaped values; the package's
@@ -15,6 +16,8 @@
 //! `js-api` feature (on by default); a Rust front end that only needs the
 //! driver (the console) turns it off and ships none of it.
 
+#[cfg(feature = "js-api")]
+pub mod agent;
 pub mod authorization;
 #[cfg(feature = "js-api")]
 pub mod client;

@@ -14,17 +14,13 @@ use crate::protocol::capture::downlevel;
 use crate::protocol::event::{Capture, Event, Severity};
 use crate::protocol::ids::{source_uri, ulid, Draft, Identity};
 
-fn invalid(message: impl AsRef<str>) -> JsValue {
+pub(crate) fn invalid(message: impl AsRef<str>) -> JsValue {
     aep_error("invalid-argument", message)
 }
 
-fn event_from(value: &JsValue, what: &str) -> Result<Event, JsValue> {
+pub(crate) fn event_from(value: &JsValue, what: &str) -> Result<Event, JsValue> {
     let text = js::json_text(value).map_err(|e| invalid(format!("{what}: {e}")))?;
     Event::parse(&text).map_err(|e| invalid(format!("{what}: {e}")))
-}
-
-fn out(e: &Event) -> JsValue {
-    js::event_to_js(e.raw())
 }
 
 /// Reads a draft `{ type, session?, run?, step?, subject?, cause?,
@@ -134,6 +130,135 @@ fn verdict(result: Result<JsValue, JsValue>) -> Verdict {
     }
 }
 
+/// What `new ControlTarget(options)` and `new AepAgent(options)` share:
+/// `{ agent, accepts, host?, source?, epoch?, capture? }`.
+pub(crate) struct TargetOptions {
+    pub identity: Identity,
+    pub accepts: Vec<String>,
+    /// Defaults to the start-up time: a restart must be a new, later epoch
+    /// (AEP-0001 §7).
+    pub epoch: u64,
+    /// The capture ceiling of everything emitted (default `metadata`).
+    pub ceiling: Capture,
+}
+
+impl TargetOptions {
+    pub fn parse(options: &JsValue) -> Result<TargetOptions, JsValue> {
+        let agent = string_member(options, "agent")?
+            .filter(|a| !a.is_empty())
+            .ok_or_else(|| invalid("`agent` is required"))?;
+        let host = string_member(options, "host")?.unwrap_or_else(|| "localhost".into());
+        let source = string_member(options, "source")?.unwrap_or_else(|| source_uri(&host, &agent, None));
+        let accepts_js = js::get(options, "accepts");
+        if !js_sys::Array::is_array(&accepts_js) {
+            return Err(invalid("`accepts` must be an array of command types"));
+        }
+        let accepts = js_sys::Array::from(&accepts_js).iter().filter_map(|v| v.as_string()).collect();
+        let epoch = match js::get(options, "epoch").as_f64() {
+            Some(e) if e >= 0.0 && e.fract() == 0.0 => e as u64,
+            Some(_) => return Err(invalid("`epoch` must be a non-negative integer")),
+            None => js_sys::Date::now() as u64,
+        };
+        let ceiling = match string_member(options, "capture")? {
+            None => DEFAULT_CEILING,
+            Some(c) => Capture::parse(&c).ok_or_else(|| invalid(format!("`capture`: unknown capture level `{c}`")))?,
+        };
+        Ok(TargetOptions { identity: Identity::new(source, agent), accepts, epoch, ceiling })
+    }
+}
+
+/// The target's operations on JavaScript values, for `ControlTarget` and
+/// `AepAgent` alike; the agent also sends what they build.
+pub(crate) struct TargetOps<'a> {
+    pub target: &'a mut ControlTarget,
+    pub seqs: &'a mut SeqCounter,
+}
+
+impl TargetOps<'_> {
+    /// One of the agent's own events (see `ControlTarget.event`).
+    pub fn event(&mut self, draft_: &JsValue) -> Result<Event, JsValue> {
+        let now = js::now();
+        let d = draft(draft_, self.seqs)?;
+        let e = d.build(self.target.identity(), ulid(now, js::random()), now).map_err(|e| invalid(e.to_string()))?;
+        Ok(downlevel(&e, self.target.ceiling()))
+    }
+
+    pub fn register_request(&mut self, requested: &JsValue, refusing_option: Option<&str>) -> Result<(), JsValue> {
+        let e = event_from(requested, "request")?;
+        self.target.register_request(&e, refusing_option).map_err(|e| invalid(e.to_string()))
+    }
+
+    pub fn answer_outcomes(&mut self, command: &JsValue, action: &JsValue) -> Result<[Event; 2], JsValue> {
+        let e = event_from(command, "command")?;
+        let request = string_member(action, "request")?.ok_or_else(|| invalid("action: not a respond action"))?;
+        let answer = js::to_json(&js::get(action, "answer"))
+            .map_err(|e| invalid(format!("action.answer: {e}")))
+            .and_then(|v| Answer::from_value(&v).map_err(|e| invalid(format!("action.answer: {e}"))))?;
+        let open = self
+            .target
+            .request(&request)
+            .map(|(r, _)| r.clone())
+            .ok_or_else(|| invalid(format!("no registered request `{request}`")))?;
+        self.target
+            .answer_outcomes(&e, &open, &answer, js::now(), js::random(), self.seqs)
+            .map_err(|e| invalid(e.to_string()))
+    }
+
+    pub fn outcome(&mut self, command: &JsValue, draft_: &JsValue) -> Result<Event, JsValue> {
+        let e = event_from(command, "command")?;
+        // Session, seq and cause are the command's and the agent's, not the draft's.
+        let d = draft(draft_, &mut SeqCounter::new())?;
+        let now = js::now();
+        self.target.outcome(&e, d, now, js::random(), self.seqs).map_err(|e| invalid(e.to_string()))
+    }
+
+    pub fn run_cancelled(&mut self, command: &JsValue, reason: Option<&str>) -> Result<Event, JsValue> {
+        let e = event_from(command, "command")?;
+        self.target
+            .run_cancelled(&e, reason, js::now(), js::random(), self.seqs)
+            .map_err(|e| invalid(e.to_string()))
+    }
+
+    pub fn progress_status(&mut self, command: &JsValue, phase: &str, message: Option<&str>) -> Result<Event, JsValue> {
+        let e = event_from(command, "command")?;
+        self.target
+            .progress_status(&e, phase, message, js::now(), js::random(), self.seqs)
+            .map_err(|e| invalid(e.to_string()))
+    }
+}
+
+/// `{ kind: "fresh", ack, action }`, `{ kind: "nacked", ack, reason }` or
+/// `{ kind: "duplicate", ack }`.
+pub(crate) fn received_to_js(received: &Received) -> JsValue {
+    let o = js_sys::Object::new();
+    match received {
+        Received::Fresh { action, ack, .. } => {
+            js::set(&o, "kind", &"fresh".into());
+            js::set(&o, "ack", &out(ack));
+            js::set(&o, "action", &js::to_js(&action_to_js(action)));
+        }
+        Received::Nacked { ack, reason } => {
+            js::set(&o, "kind", &"nacked".into());
+            js::set(&o, "ack", &out(ack));
+            js::set(&o, "reason", &reason.as_str().into());
+        }
+        Received::Duplicate { ack } => {
+            js::set(&o, "kind", &"duplicate".into());
+            js::set(&o, "ack", &js::event_to_js(ack));
+        }
+    }
+    o.into()
+}
+
+/// Asks a JavaScript `decide(action)` for its verdict.
+pub(crate) fn ask_decider(decide: &js_sys::Function, action: &Action) -> Verdict {
+    verdict(decide.call1(&JsValue::UNDEFINED, &js::to_js(&action_to_js(action))))
+}
+
+pub(crate) fn out(e: &Event) -> JsValue {
+    js::event_to_js(e.raw())
+}
+
 /// Receives commands for one agent (see the engine's control target).
 #[wasm_bindgen(js_name = ControlTarget)]
 pub struct JsControlTarget {
@@ -147,32 +272,15 @@ impl JsControlTarget {
     /// `capture` is the ceiling of everything it emits (default `metadata`).
     #[wasm_bindgen(constructor)]
     pub fn new(options: JsValue) -> Result<JsControlTarget, JsValue> {
-        let agent = string_member(&options, "agent")?
-            .filter(|a| !a.is_empty())
-            .ok_or_else(|| invalid("`agent` is required"))?;
-        let host = string_member(&options, "host")?.unwrap_or_else(|| "localhost".into());
-        let source = string_member(&options, "source")?.unwrap_or_else(|| source_uri(&host, &agent, None));
-        let accepts_js = js::get(&options, "accepts");
-        if !js_sys::Array::is_array(&accepts_js) {
-            return Err(invalid("`accepts` must be an array of command types"));
-        }
-        let accepts: Vec<String> = js_sys::Array::from(&accepts_js).iter().filter_map(|v| v.as_string()).collect();
-        let epoch = js::get(&options, "epoch").as_f64();
-        let seqs = match epoch {
-            Some(e) if e >= 0.0 && e.fract() == 0.0 => SeqCounter::with_epoch(e as u64),
-            Some(_) => return Err(invalid("`epoch` must be a non-negative integer")),
-            // A restart must be a new epoch (AEP-0001 §7): seeded from the
-            // start-up time, which only grows across restarts.
-            None => SeqCounter::with_epoch(js_sys::Date::now() as u64),
-        };
-        let ceiling = match string_member(&options, "capture")? {
-            None => DEFAULT_CEILING,
-            Some(c) => Capture::parse(&c).ok_or_else(|| invalid(format!("`capture`: unknown capture level `{c}`")))?,
-        };
-        let target = ControlTarget::new(Identity::new(source, agent), accepts)
+        let o = TargetOptions::parse(&options)?;
+        let target = ControlTarget::new(o.identity, o.accepts)
             .map_err(|e| invalid(e.to_string()))?
-            .with_ceiling(ceiling);
-        Ok(JsControlTarget { target, seqs })
+            .with_ceiling(o.ceiling);
+        Ok(JsControlTarget { target, seqs: SeqCounter::with_epoch(o.epoch) })
+    }
+
+    fn ops(&mut self) -> TargetOps<'_> {
+        TargetOps { target: &mut self.target, seqs: &mut self.seqs }
     }
 
     #[wasm_bindgen(getter)]
@@ -194,10 +302,7 @@ impl JsControlTarget {
     /// Builds one of the agent's own events; a session event takes the
     /// session's next `seq` unless the draft names one.
     pub fn event(&mut self, draft_: JsValue) -> Result<JsValue, JsValue> {
-        let now = js::now();
-        let d = draft(&draft_, &mut self.seqs)?;
-        let e = d.build(self.target.identity(), ulid(now, js::random()), now).map_err(|e| invalid(e.to_string()))?;
-        Ok(out(&downlevel(&e, self.target.ceiling())))
+        self.ops().event(&draft_).map(|e| out(&e))
     }
 
     /// Registers an `attention.requested` the agent emitted, so answers to
@@ -205,8 +310,7 @@ impl JsControlTarget {
     /// permission text applies.
     #[wasm_bindgen(js_name = registerRequest)]
     pub fn register_request(&mut self, requested: JsValue, refusing_option: Option<String>) -> Result<(), JsValue> {
-        let e = event_from(&requested, "request")?;
-        self.target.register_request(&e, refusing_option.as_deref()).map_err(|e| invalid(e.to_string()))
+        self.ops().register_request(&requested, refusing_option.as_deref())
     }
 
     /// Marks a request closed by other means; later answers are nacked.
@@ -215,83 +319,38 @@ impl JsControlTarget {
         self.target.close_request(id)
     }
 
-    /// Receives a command: `{ kind: "fresh", ack, action }`, `{ kind:
-    /// "nacked", ack, reason }` or `{ kind: "duplicate", ack }` (the exact
-    /// ack recorded the first time). `decide(action)` is asked only for a
-    /// first delivery that passed the protocol gates.
+    /// Receives a command (see [`received_to_js`] for the result).
+    /// `decide(action)` is asked only for a first delivery that passed the
+    /// protocol gates.
     #[wasm_bindgen(js_name = handleCommand)]
     pub fn handle_command(&mut self, command: JsValue, decide: Option<js_sys::Function>) -> Result<JsValue, JsValue> {
         let e = event_from(&command, "command")?;
-        let now = js::now();
         let received = self
             .target
-            .handle_command_with(&e, now, js::random(), &mut self.seqs, |action| match &decide {
+            .handle_command_with(&e, js::now(), js::random(), &mut self.seqs, |action| match &decide {
                 None => Verdict::Accept,
-                Some(f) => verdict(f.call1(&JsValue::UNDEFINED, &js::to_js(&action_to_js(action)))),
+                Some(f) => ask_decider(f, action),
             })
             .map_err(|e| invalid(e.to_string()))?;
-        let o = js_sys::Object::new();
-        match &received {
-            Received::Fresh { action, ack, .. } => {
-                js::set(&o, "kind", &"fresh".into());
-                js::set(&o, "ack", &out(ack));
-                js::set(&o, "action", &js::to_js(&action_to_js(action)));
-            }
-            Received::Nacked { ack, reason } => {
-                js::set(&o, "kind", &"nacked".into());
-                js::set(&o, "ack", &out(ack));
-                js::set(&o, "reason", &reason.as_str().into());
-            }
-            Received::Duplicate { ack } => {
-                js::set(&o, "kind", &"duplicate".into());
-                js::set(&o, "ack", &js::event_to_js(ack));
-            }
-        }
-        Ok(o.into())
+        Ok(received_to_js(&received))
     }
 
     /// `attention.answered` and `attention.resolved` for an accepted
     /// respond (`action` as `handleCommand` returned it).
     #[wasm_bindgen(js_name = answerOutcomes)]
     pub fn answer_outcomes(&mut self, command: JsValue, action: JsValue) -> Result<js_sys::Array, JsValue> {
-        let e = event_from(&command, "command")?;
-        let request = string_member(&action, "request")?.ok_or_else(|| invalid("action: not a respond action"))?;
-        let answer = js::to_json(&js::get(&action, "answer"))
-            .map_err(|e| invalid(format!("action.answer: {e}")))
-            .and_then(|v| Answer::from_value(&v).map_err(|e| invalid(format!("action.answer: {e}"))))?;
-        let open = self
-            .target
-            .request(&request)
-            .map(|(r, _)| r.clone())
-            .ok_or_else(|| invalid(format!("no registered request `{request}`")))?;
-        let now = js::now();
-        let pair = self
-            .target
-            .answer_outcomes(&e, &open, &answer, now, js::random(), &mut self.seqs)
-            .map_err(|e| invalid(e.to_string()))?;
-        Ok(pair.iter().map(out).collect())
+        Ok(self.ops().answer_outcomes(&command, &action)?.iter().map(out).collect())
     }
 
     /// Any outcome event: `cause` is the command, `session` its session.
     pub fn outcome(&mut self, command: JsValue, draft_: JsValue) -> Result<JsValue, JsValue> {
-        let e = event_from(&command, "command")?;
-        // Session, seq and cause are the command's and the agent's, not the draft's.
-        let d = draft(&draft_, &mut SeqCounter::new())?;
-        let now = js::now();
-        let ev = self.target.outcome(&e, d, now, js::random(), &mut self.seqs).map_err(|e| invalid(e.to_string()))?;
-        Ok(out(&ev))
+        self.ops().outcome(&command, &draft_).map(|e| out(&e))
     }
 
     /// `run.cancelled` (by `control`) for an accepted cancel.
     #[wasm_bindgen(js_name = runCancelled)]
     pub fn run_cancelled(&mut self, command: JsValue, reason: Option<String>) -> Result<JsValue, JsValue> {
-        let e = event_from(&command, "command")?;
-        let now = js::now();
-        let ev = self
-            .target
-            .run_cancelled(&e, reason.as_deref(), now, js::random(), &mut self.seqs)
-            .map_err(|e| invalid(e.to_string()))?;
-        Ok(out(&ev))
+        self.ops().run_cancelled(&command, reason.as_deref()).map(|e| out(&e))
     }
 
     /// `progress.status` with `phase` (e.g. "paused", "resumed") for an
@@ -303,13 +362,7 @@ impl JsControlTarget {
         phase: &str,
         message: Option<String>,
     ) -> Result<JsValue, JsValue> {
-        let e = event_from(&command, "command")?;
-        let now = js::now();
-        let ev = self
-            .target
-            .progress_status(&e, phase, message.as_deref(), now, js::random(), &mut self.seqs)
-            .map_err(|e| invalid(e.to_string()))?;
-        Ok(out(&ev))
+        self.ops().progress_status(&command, phase, message.as_deref()).map(|e| out(&e))
     }
 
     /// The `seq` the next event of `session` takes.

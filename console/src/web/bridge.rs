@@ -106,6 +106,7 @@ pub struct Feed {
 }
 
 impl Handler for Feed {
+    type Core = Hub;
     fn change(&mut self, hub: &Hub, change: HubChange) {
         let t = &mut self.touched;
         let label = |r: usize| hub.label(r).unwrap_or("?").to_owned();
