@@ -309,6 +309,32 @@ fn restored_positions_seed_new_subscriptions() {
 }
 
 #[test]
+fn a_catch_up_never_delivers_again_what_was_taken_before() {
+    let mut h = Harness::new(Config::consumer());
+    h.conn.restore_positions([Position::new("s9", 2, 40)]);
+    h.conn.subscribe(Filter::match_all(), None).unwrap();
+    h.connect();
+    h.relay(relay_hello(true, false));
+    h.take_sent();
+    h.events();
+    // What replay-all holds of s9 up to the saved position, then after it,
+    // and a session never seen.
+    for seq in [39, 40, 41] {
+        h.relay(Frame::Event(event("attention.requested", "s9", 2, seq)));
+    }
+    h.relay(Frame::Event(event("attention.requested", "s1", 0, 0)));
+    let got: Vec<(String, u64)> = h
+        .events()
+        .into_iter()
+        .filter_map(|n| match n {
+            ClientEvent::Event(e) => Some((e.session().unwrap().to_owned(), e.seq().unwrap())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(got, vec![("s9".into(), 41), ("s1".into(), 0)], "strictly after what was taken");
+}
+
+#[test]
 fn the_all_when_advertised_policy_resumes_with_all() {
     let mut config = Config::consumer();
     config.resume = ResumePolicy::AllWhenAdvertised;

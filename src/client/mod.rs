@@ -628,11 +628,24 @@ impl Connection {
     }
 
     fn deliver(&mut self, event: Event, now: UnixMs) {
+        if self.already_taken(&event) {
+            return;
+        }
         if self.inbox.len() >= MAX_INBOX {
             self.give_up(now, format!("more than {MAX_INBOX} notifications were not taken; resuming from what was"));
             return;
         }
         self.inbox.push_back(ClientEvent::Event(event));
+    }
+
+    /// Whether every subscription the event belongs to has already taken
+    /// its position: what a catch-up replays of a known session up to where
+    /// the application resumed from is not delivered again (a resume is
+    /// "strictly after", AEP-0003 §7, whichever subscription carried it).
+    fn already_taken(&self, event: &Event) -> bool {
+        let (Some(session), Some(at)) = (event.session(), event.position()) else { return false };
+        let mut owners = self.subs.iter().filter(|s| s.filter.matches(event)).peekable();
+        owners.peek().is_some() && owners.all(|s| s.positions.get(session).is_some_and(|taken| at <= taken))
     }
 
     // ----- transitions ----------------------------------------------------
