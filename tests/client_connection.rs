@@ -309,7 +309,7 @@ fn restored_positions_seed_new_subscriptions() {
 }
 
 #[test]
-fn a_catch_up_never_delivers_again_what_was_taken_before() {
+fn a_catch_up_never_delivers_again_what_an_earlier_run_took() {
     let mut h = Harness::new(Config::consumer());
     h.conn.restore_positions([Position::new("s9", 2, 40)]);
     h.conn.subscribe(Filter::match_all(), None).unwrap();

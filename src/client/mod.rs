@@ -638,14 +638,15 @@ impl Connection {
         self.inbox.push_back(ClientEvent::Event(event));
     }
 
-    /// Whether every subscription the event belongs to has already taken
-    /// its position: what a catch-up replays of a known session up to where
-    /// the application resumed from is not delivered again (a resume is
-    /// "strictly after", AEP-0003 §7, whichever subscription carried it).
+    /// Whether the event is at or below a position the application restored
+    /// from an earlier run: it said it had processed those, so what a
+    /// catch-up replays of them is not delivered again (resume is "strictly
+    /// after", AEP-0003 §7). Within a run, redeliveries do reach the
+    /// application (a re-sent ack settles a retried command) and its dedupe
+    /// on `(source, id)` absorbs them.
     fn already_taken(&self, event: &Event) -> bool {
         let (Some(session), Some(at)) = (event.session(), event.position()) else { return false };
-        let mut owners = self.subs.iter().filter(|s| s.filter.matches(event)).peekable();
-        owners.peek().is_some() && owners.all(|s| s.positions.get(session).is_some_and(|taken| at <= taken))
+        self.restored.get(session).is_some_and(|before| at <= before)
     }
 
     // ----- transitions ----------------------------------------------------
