@@ -317,10 +317,12 @@ impl Connection {
     }
 
     /// Sends an event (a command, or an emitter's own event) byte for byte.
-    /// Queued events outlive a lost socket and go out on the next one (see
-    /// [`outbox`]). An emitter may queue while not live; a consumer's new
-    /// commands are refused instead, since an approval sent minutes later
-    /// is not the one the operator gave.
+    /// An emitter's queued events outlive a lost socket and go out on the
+    /// next one (see [`outbox`]), and it may queue while not live. A
+    /// consumer's commands are never held for a later socket: not live is
+    /// refused, and what the lost socket did not write is dropped (its
+    /// sender times it out), since an approval delivered minutes later is
+    /// not the one the operator gave.
     pub fn send_event(&mut self, event: &Event) -> Result<(), ClientError> {
         if !self.is_live() && !self.config.role.is_emitter() {
             return Err(ClientError::NotLive(self.state.clone()));
@@ -652,7 +654,7 @@ impl Connection {
     // ----- transitions ----------------------------------------------------
 
     fn start_connect(&mut self, now: UnixMs) {
-        self.outbox.drop_socket();
+        self.outbox.drop_socket(self.config.role.is_emitter());
         self.forget_socket();
         self.actions.push_back(Action::Open);
         self.enter(Phase::Connecting { due: now + self.config.handshake_timeout_ms });
@@ -669,7 +671,7 @@ impl Connection {
         let stable = matches!(&self.phase, Phase::Live(l) if now.since(l.since) >= self.config.stable_after_ms);
         self.attempt = if stable { 1 } else { self.attempt.saturating_add(1) };
         let delay = self.config.backoff.delay(self.attempt, self.jitter.next_u64());
-        self.outbox.drop_socket();
+        self.outbox.drop_socket(self.config.role.is_emitter());
         self.forget_socket();
         self.notice(ClientEvent::Disconnected { reason: why });
         self.enter(Phase::Reconnecting { attempt: self.attempt, at: now + delay });
@@ -687,7 +689,7 @@ impl Connection {
     /// the `farewell` frame (our own refusal of the relay) when there is one.
     fn refuse(&mut self, reason: Refusal, farewell: Option<Frame>, socket_open: bool) {
         let socket_open = socket_open && self.phase.has_socket();
-        self.outbox.drop_socket();
+        self.outbox.drop_socket(self.config.role.is_emitter());
         self.forget_socket();
         if socket_open {
             let code = match farewell {

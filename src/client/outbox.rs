@@ -84,9 +84,15 @@ impl Outbox {
         Some(queued.text)
     }
 
-    /// The socket is gone: its frames go with it, events stay.
-    pub fn drop_socket(&mut self) {
+    /// The socket is gone: its frames go with it; events stay when
+    /// `keep_events` (an emitter's), else they go too and are counted.
+    pub fn drop_socket(&mut self, keep_events: bool) {
         self.frames.clear();
+        if !keep_events {
+            self.dropped += self.events.len() as u64;
+            self.events.clear();
+            self.event_bytes = 0;
+        }
     }
 
     pub fn queued_events(&self) -> usize {
@@ -135,8 +141,12 @@ mod tests {
         assert_eq!(out.pop(false).as_deref(), Some("hello"));
         assert_eq!(out.pop(false), None, "no events before the socket is live");
         out.push_frame("subscribe".into());
-        out.drop_socket();
+        out.drop_socket(true);
         assert_eq!(out.pop(true).map(|t| t.contains("\"E1\"")), Some(true), "the event outlived the socket");
         assert_eq!(out.pop(true), None);
+
+        out.push_event(&event(2, Severity::Notice)).unwrap();
+        out.drop_socket(false);
+        assert_eq!((out.pop(true), out.dropped_events()), (None, 1), "a consumer's commands go with the socket");
     }
 }
