@@ -82,10 +82,10 @@ impl IntoResponse for Unauthorized {
     }
 }
 
-/// Logs each request at debug level with any `access_token` masked.
+/// Logs each request at debug level, by path only (see [`scrub`]).
 async fn log_request(request: Request, next: Next) -> Response {
     let method = request.method().clone();
-    let uri = request.uri().path_and_query().map_or_else(|| "/".to_owned(), |pq| scrub::uri_for_log(pq.as_str()));
+    let uri = scrub::uri_for_log(request.uri()).to_owned();
     let started = Instant::now();
     let response = next.run(request).await;
     tracing::debug!(%method, %uri, status = response.status().as_u16(), elapsed_ms = started.elapsed().as_millis() as u64, "request");
