@@ -36,6 +36,25 @@ pub struct Config {
     /// `max_batch`, so one request alone never overflows a consumer that
     /// keeps up.
     pub send_queue: usize,
+    /// Bytes queued toward one connection before backpressure applies, as
+    /// for `send_queue`: what a consumer that reads nothing can make the
+    /// relay hold. At least `max_body`, so one request alone never
+    /// overflows a consumer that keeps up.
+    pub send_queue_bytes: usize,
+    /// Largest `ping`/`pong` frame: a pong echoes `t`, so this is also the
+    /// most a peer can make the relay echo per frame.
+    pub max_ping: usize,
+    /// Largest request frame other than an event (`subscribe`,
+    /// `unsubscribe`, `roster_request`, …).
+    pub max_request_frame: usize,
+    /// Most values one filter compares against (its `type` patterns and
+    /// inclusion members): every live event is matched against them.
+    pub max_filter_patterns: usize,
+    /// Most filter values across all subscriptions of one connection.
+    pub max_connection_patterns: usize,
+    /// How long a connection being dropped (backpressure, idle) is given
+    /// to take its `closing` frame before the socket is simply closed.
+    pub close_grace: Duration,
     /// Interval of SSE `: ping` comments and WebSocket `ping` frames.
     pub heartbeat: Duration,
     /// A WebSocket peer silent for this long is disconnected.
@@ -60,6 +79,12 @@ impl Default for Config {
             max_from: 256,
             max_subscriptions: 64,
             send_queue: 16_384,
+            send_queue_bytes: 16 * 1024 * 1024,
+            max_ping: 1024,
+            max_request_frame: 64 * 1024,
+            max_filter_patterns: 256,
+            max_connection_patterns: 4_096,
+            close_grace: Duration::from_secs(2),
             heartbeat: Duration::from_secs(15),
             idle_timeout: Duration::from_secs(90),
             hello_timeout: Duration::from_secs(30),
@@ -93,6 +118,11 @@ impl Config {
             ("max-from", self.max_from),
             ("max-subscriptions", self.max_subscriptions),
             ("send-queue", self.send_queue),
+            ("send-queue-bytes", self.send_queue_bytes),
+            ("max-ping", self.max_ping),
+            ("max-request-frame", self.max_request_frame),
+            ("max-filter-patterns", self.max_filter_patterns),
+            ("max-connection-patterns", self.max_connection_patterns),
         ];
         for (name, value) in positive {
             if value == 0 {
@@ -103,6 +133,18 @@ impl Config {
             return Err(ConfigError(format!(
                 "the send queue ({}) must hold at least one full batch (max-batch {})",
                 self.send_queue, self.max_batch
+            )));
+        }
+        if self.send_queue_bytes < self.max_body {
+            return Err(ConfigError(format!(
+                "the send queue ({} bytes) must hold at least one full request body (max-body {})",
+                self.send_queue_bytes, self.max_body
+            )));
+        }
+        if self.max_connection_patterns < self.max_filter_patterns {
+            return Err(ConfigError(format!(
+                "max-connection-patterns ({}) must allow one full filter (max-filter-patterns {})",
+                self.max_connection_patterns, self.max_filter_patterns
             )));
         }
         if self.heartbeat.is_zero() {

@@ -33,6 +33,7 @@ mod recency;
 pub mod scrub;
 mod socket;
 pub mod sse;
+mod sync;
 mod wire;
 
 use std::net::SocketAddr;

@@ -6,10 +6,16 @@
 //! consumer is disconnected instead: its queue is discarded and the
 //! connection is told to close (WebSocket: `closing` with the positions it
 //! did get; SSE: the stream ends), and it resumes exactly from there.
+//!
+//! The queue is bounded in items and in bytes: a consumer that reads
+//! nothing costs at most `capacity_bytes` of queued output, whatever the
+//! size of each item.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+
+use crate::sync::lock;
 
 use aep_client::{Capture, Event, Severity};
 use tokio::sync::Notify;
@@ -103,7 +109,26 @@ pub enum Outgoing {
     Replay(ReplayBatch),
 }
 
+/// Bookkeeping bytes charged per queued item on top of its payload.
+const ITEM_OVERHEAD: usize = 64;
+
 impl Outgoing {
+    /// What this item costs the queue. Frames, commands and live events
+    /// are charged their wire size: a consumer that stops reading holds
+    /// them all. A replay batch is charged only its references, because
+    /// its events are the replay buffer's own (already bounded there).
+    fn cost(&self) -> usize {
+        ITEM_OVERHEAD
+            + match self {
+                Outgoing::Frame(text) => text.len(),
+                Outgoing::Verbatim(bytes) => bytes.len(),
+                Outgoing::Live(d) => d.event.raw().len() + d.subs.len() * std::mem::size_of::<Arc<str>>(),
+                Outgoing::Replay(batch) => {
+                    batch.sessions.iter().map(|r| r.events.len() * std::mem::size_of::<Arc<Event>>()).sum::<usize>()
+                }
+            }
+    }
+
     /// Only `debug`/`info` live events may be dropped under backpressure.
     fn is_droppable(&self) -> bool {
         matches!(self, Outgoing::Live(d) if d.event.severity() < Severity::Notice)
@@ -129,36 +154,69 @@ pub enum Next {
     Close(CloseReason),
 }
 
+impl Next {
+    pub fn is_send(&self) -> bool {
+        matches!(self, Next::Send(_))
+    }
+}
+
 struct Inner {
-    queue: VecDeque<Outgoing>,
+    queue: VecDeque<(Outgoing, usize)>,
+    /// Sum of the queued items' costs.
+    bytes: usize,
     closing: Option<CloseReason>,
+}
+
+impl Inner {
+    fn pop(&mut self) -> Option<Outgoing> {
+        let (item, cost) = self.queue.pop_front()?;
+        self.bytes -= cost;
+        Some(item)
+    }
+
+    fn clear(&mut self) {
+        self.queue = VecDeque::new();
+        self.bytes = 0;
+    }
 }
 
 /// A bounded single-consumer queue toward one connection.
 pub struct Outbox {
     inner: Mutex<Inner>,
     ready: Notify,
+    /// Wakes a writer stuck on a full socket when the connection is cut.
+    cut: Notify,
     capacity: usize,
+    capacity_bytes: usize,
     dropped: AtomicU64,
 }
 
 impl Outbox {
-    pub fn new(capacity: usize) -> Outbox {
+    /// A queue of at most `capacity` items and about `capacity_bytes`
+    /// bytes (one item larger than that is still taken into an empty
+    /// queue, so nothing legitimate is unsendable).
+    pub fn new(capacity: usize, capacity_bytes: usize) -> Outbox {
         Outbox {
-            inner: Mutex::new(Inner { queue: VecDeque::new(), closing: None }),
+            inner: Mutex::new(Inner { queue: VecDeque::new(), bytes: 0, closing: None }),
             ready: Notify::new(),
+            cut: Notify::new(),
             capacity: capacity.max(1),
+            capacity_bytes: capacity_bytes.max(1),
             dropped: AtomicU64::new(0),
         }
     }
 
     pub fn push(&self, item: Outgoing) -> Pushed {
-        let mut inner = self.inner.lock().expect("outbox lock");
+        let mut inner = lock(&self.inner);
         if inner.closing.is_some() {
             return Pushed::Closed;
         }
-        if inner.queue.len() < self.capacity {
-            inner.queue.push_back(item);
+        let cost = item.cost();
+        let fits = inner.queue.len() < self.capacity
+            && (inner.queue.is_empty() || inner.bytes + cost <= self.capacity_bytes);
+        if fits {
+            inner.queue.push_back((item, cost));
+            inner.bytes += cost;
             drop(inner);
             self.ready.notify_one();
             return Pushed::Queued;
@@ -167,33 +225,58 @@ impl Outbox {
             self.dropped.fetch_add(1, Ordering::Relaxed);
             return Pushed::Dropped;
         }
-        inner.queue.clear();
+        inner.clear();
         inner.closing = Some(CloseReason::Overflow);
         drop(inner);
         self.ready.notify_one();
+        self.cut.notify_waiters();
         Pushed::Overflowed
     }
 
     /// Asks the writer to close. Reasons that drain the queue let queued
-    /// items out first; the others discard them. The first reason wins.
+    /// items out first; the others discard them and cut short a write in
+    /// progress. The first reason wins.
     pub fn close(&self, reason: CloseReason) {
-        let mut inner = self.inner.lock().expect("outbox lock");
+        let mut inner = lock(&self.inner);
         if inner.closing.is_none() {
             inner.closing = Some(reason);
             if !reason.drains_queue() {
-                inner.queue.clear();
+                inner.clear();
             }
         }
         drop(inner);
         self.ready.notify_one();
+        if !reason.drains_queue() {
+            self.cut.notify_waiters();
+        }
+    }
+
+    /// Resolves once the connection is being closed for a reason that
+    /// does not drain the queue: a writer blocked on a peer that stopped
+    /// reading must give up instead of waiting for it forever.
+    pub async fn cut(&self) -> CloseReason {
+        loop {
+            let notified = self.cut.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if let Some(reason) = lock(&self.inner).closing.filter(|r| !r.drains_queue()) {
+                return reason;
+            }
+            notified.await;
+        }
+    }
+
+    /// Bytes currently queued.
+    pub fn queued_bytes(&self) -> usize {
+        lock(&self.inner).bytes
     }
 
     /// Waits for the next item, or for the close once the queue is empty.
     pub async fn next(&self) -> Next {
         loop {
             {
-                let mut inner = self.inner.lock().expect("outbox lock");
-                if let Some(item) = inner.queue.pop_front() {
+                let mut inner = lock(&self.inner);
+                if let Some(item) = inner.pop() {
                     return Next::Send(item);
                 }
                 if let Some(reason) = inner.closing {
@@ -206,8 +289,8 @@ impl Outbox {
 
     /// The next item if one is ready now, for batching writes.
     pub fn try_next(&self) -> Option<Next> {
-        let mut inner = self.inner.lock().expect("outbox lock");
-        match inner.queue.pop_front() {
+        let mut inner = lock(&self.inner);
+        match inner.pop() {
             Some(item) => Some(Next::Send(item)),
             None => inner.closing.map(Next::Close),
         }
@@ -215,7 +298,7 @@ impl Outbox {
 
     /// Items waiting.
     pub fn len(&self) -> usize {
-        self.inner.lock().expect("outbox lock").queue.len()
+        lock(&self.inner).queue.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -242,7 +325,7 @@ mod tests {
 
     #[tokio::test]
     async fn drops_info_but_closes_on_notice_when_full() {
-        let o = Outbox::new(2);
+        let o = Outbox::new(2, usize::MAX);
         assert_eq!(o.push(live("info")), Pushed::Queued);
         assert_eq!(o.push(live("notice")), Pushed::Queued);
         assert_eq!(o.push(live("debug")), Pushed::Dropped);
@@ -256,8 +339,28 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn bytes_bound_the_queue_and_cutting_wakes_the_writer() {
+        let o = Arc::new(Outbox::new(1_000, 1_000));
+        assert_eq!(o.push(Outgoing::Frame("a".repeat(5_000))), Pushed::Queued, "one big item fits an empty queue");
+        assert_eq!(o.push(live("info")), Pushed::Dropped);
+        assert_eq!(o.next().await.is_send(), true);
+        for _ in 0..2 {
+            assert_eq!(o.push(Outgoing::Frame("b".repeat(300))), Pushed::Queued);
+        }
+        assert!(o.queued_bytes() <= 1_000);
+        let cut = tokio::spawn({
+            let o = o.clone();
+            async move { o.cut().await }
+        });
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        assert_eq!(o.push(Outgoing::Frame("c".repeat(600))), Pushed::Overflowed);
+        assert_eq!(cut.await.unwrap(), CloseReason::Overflow);
+        assert_eq!(o.queued_bytes(), 0);
+    }
+
+    #[tokio::test]
     async fn shutdown_drains_then_closes() {
-        let o = Outbox::new(4);
+        let o = Outbox::new(4, usize::MAX);
         o.push(Outgoing::Frame("a".into()));
         o.close(CloseReason::Shutdown);
         assert!(matches!(o.next().await, Next::Send(Outgoing::Frame(f)) if f == "a"));
@@ -266,7 +369,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_waiting_writer_is_woken() {
-        let o = Arc::new(Outbox::new(4));
+        let o = Arc::new(Outbox::new(4, usize::MAX));
         let waiter = tokio::spawn({
             let o = o.clone();
             async move { matches!(o.next().await, Next::Send(_)) }

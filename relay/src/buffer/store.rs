@@ -52,7 +52,10 @@ impl SessionStore {
             Some((k, _)) => k.clone(),
             None => self.create(session),
         };
-        let buffer = self.sessions.get_mut(&key).expect("session just ensured");
+        let Some(buffer) = self.sessions.get_mut(&key) else {
+            // `create` just inserted it; refusing is the safe answer anyway.
+            return Admission::BeforeEvicted;
+        };
         let before = buffer.len();
         let admission = buffer.admit(event);
         self.buffered = self.buffered + buffer.len() - before;

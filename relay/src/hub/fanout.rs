@@ -7,20 +7,23 @@ use std::sync::Arc;
 
 use aep_client::{Capture, Event};
 
-use super::{Conn, ConnId};
-use crate::hub::stats::Counters;
+use super::{ConnId, Listener};
 use crate::outbox::{Delivery, Outgoing, Pushed};
+
+/// What backpressure did during a fan-out.
+#[derive(Default)]
+pub(super) struct Tally {
+    /// `debug`/`info` events dropped toward slow consumers.
+    pub dropped: u64,
+    /// Consumers whose queue overflowed: they are now closing.
+    pub overflowed: Vec<ConnId>,
+}
 
 /// Queues `event` toward every matching connection except `skip`. A
 /// connection whose subscriptions overlap gets the event once, at the
 /// widest capture ceiling among the matching subscriptions.
-pub(super) fn fan_out(
-    conns: &HashMap<ConnId, Conn>,
-    event: &Arc<Event>,
-    skip: Option<ConnId>,
-    counters: &mut Counters,
-) {
-    for (id, conn) in conns {
+pub(super) fn fan_out(listeners: &HashMap<ConnId, Listener>, event: &Arc<Event>, skip: Option<ConnId>, tally: &mut Tally) {
+    for (id, conn) in listeners {
         if Some(*id) == skip {
             continue;
         }
@@ -38,8 +41,8 @@ pub(super) fn fan_out(
         let delivery = Delivery { event: event.clone(), ceiling: ceiling.get(), subs };
         match conn.outbox.push(Outgoing::Live(delivery)) {
             Pushed::Queued | Pushed::Closed => {}
-            Pushed::Dropped => counters.dropped_for_backpressure += 1,
-            Pushed::Overflowed => counters.disconnected_for_backpressure += 1,
+            Pushed::Dropped => tally.dropped += 1,
+            Pushed::Overflowed => tally.overflowed.push(*id),
         }
     }
 }

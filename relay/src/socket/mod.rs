@@ -23,7 +23,7 @@ use crate::discovery;
 use crate::http::AppState;
 use crate::hub::Peer;
 use crate::outbox::{CloseReason, Outbox};
-use inbound::Inbound;
+use inbound::{FrameLimits, Inbound};
 
 pub async fn upgrade(State(app): State<AppState>, headers: HeaderMap, uri: Uri, ws: WebSocketUpgrade) -> Response {
     let access = match app.authorize(&headers, &uri) {
@@ -50,8 +50,18 @@ async fn run(socket: WebSocket, app: AppState, access: Access) {
     if app.hub.is_shutting_down() {
         outbox.close(CloseReason::Shutdown);
     }
-    let inbound = Inbound { hub: &app.hub, conn, outbox: &outbox, access, may_watch };
-    let writer = writer::run(sink, outbox.clone(), app.config.heartbeat, app.config.max_sessions);
+    let limits = FrameLimits {
+        ping: app.config.max_ping,
+        event: app.config.max_body,
+        request: app.config.max_request_frame,
+    };
+    let inbound = Inbound { hub: &app.hub, conn, outbox: &outbox, access, may_watch, limits };
+    let options = writer::WriterOptions {
+        heartbeat: app.config.heartbeat,
+        max_tracked: app.config.max_sessions,
+        close_grace: app.config.close_grace,
+    };
+    let writer = writer::run(sink, outbox.clone(), options);
     let reader = read_loop(&mut stream, &inbound, &outbox, app.config.idle_timeout);
     tokio::select! {
         _ = writer => {}

@@ -2,6 +2,11 @@
 //! events (down-levelled to the subscription's ceiling), batched between
 //! flushes; a `ping` frame every heartbeat; and on a relay-initiated close,
 //! `closing` with the delivered positions followed by the close frame.
+//!
+//! A peer that stops reading fills its socket and blocks the writer. When
+//! the connection is cut (backpressure overflow, idle timeout), the
+//! blocked write is abandoned and `closing` gets a bounded grace period;
+//! then the writer returns and the socket is dropped either way.
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -23,8 +28,26 @@ const MAX_BATCH: usize = 256;
 type Sink = SplitSink<WebSocket, Message>;
 type SendResult = Result<(), axum::Error>;
 
-pub async fn run(mut sink: Sink, outbox: Arc<Outbox>, heartbeat: Duration, max_tracked: usize) {
-    let mut delivered = DeliveredPositions::new(max_tracked);
+/// How the writer runs: heartbeat period, how many delivered positions it
+/// tracks for `closing`, and how long a cut connection gets to take it.
+pub struct WriterOptions {
+    pub heartbeat: Duration,
+    pub max_tracked: usize,
+    pub close_grace: Duration,
+}
+
+pub async fn run(mut sink: Sink, outbox: Arc<Outbox>, options: WriterOptions) {
+    let mut delivered = DeliveredPositions::new(options.max_tracked);
+    let cut = tokio::select! {
+        () = drain(&mut sink, &outbox, &mut delivered, options.heartbeat) => return,
+        reason = outbox.cut() => reason,
+    };
+    // The write in progress was abandoned; the peer may not be reading.
+    let _ = tokio::time::timeout(options.close_grace, close(&mut sink, cut, &delivered)).await;
+}
+
+/// Writes until the outbox closes or the peer is gone.
+async fn drain(sink: &mut Sink, outbox: &Outbox, delivered: &mut DeliveredPositions, heartbeat: Duration) {
     let mut ping = interval_at(Instant::now() + heartbeat, heartbeat);
     ping.set_missed_tick_behavior(MissedTickBehavior::Delay);
     loop {
@@ -43,12 +66,16 @@ pub async fn run(mut sink: Sink, outbox: Arc<Outbox>, heartbeat: Duration, max_t
         while let Some(item) = next.take() {
             match item {
                 Next::Send(out) => {
-                    if write(&mut sink, out, &mut delivered).await.is_err() {
+                    if write(sink, out, delivered).await.is_err() {
                         return;
                     }
                 }
+                Next::Close(reason) if !reason.drains_queue() => {
+                    // Cut: left to `run`, which bounds the close in time.
+                    std::future::pending::<()>().await;
+                }
                 Next::Close(reason) => {
-                    close(&mut sink, reason, &delivered).await;
+                    close(sink, reason, delivered).await;
                     return;
                 }
             }
