@@ -19,6 +19,16 @@ pub struct Config {
     /// Events kept per session for replay; the depth advertised as
     /// `replay.buffer`.
     pub buffer_depth: usize,
+    /// Bytes kept per session for replay (each event costs about its
+    /// size); beyond it the oldest events are evicted, as for the depth.
+    pub buffer_bytes: usize,
+    /// Bytes kept across all replay buffers; beyond it the least recently
+    /// written session loses its oldest events first.
+    pub total_buffer_bytes: usize,
+    /// Largest single event (or command), in bytes, on every binding
+    /// (never more than `max_body`). Buffers always keep a session's newest
+    /// event, so this is also the most one session holds past its bound.
+    pub max_event: usize,
     /// Sessions buffered at once; beyond it the least recently written
     /// session is evicted whole.
     pub max_sessions: usize,
@@ -73,6 +83,9 @@ impl Default for Config {
         Config {
             token: None,
             buffer_depth: 1_000,
+            buffer_bytes: 8 * 1024 * 1024,
+            total_buffer_bytes: 256 * 1024 * 1024,
+            max_event: 1024 * 1024,
             max_sessions: 256,
             max_body: 16 * 1024 * 1024,
             max_batch: 10_000,
@@ -112,6 +125,9 @@ impl Config {
     pub fn validate(&self) -> Result<(), ConfigError> {
         let positive = [
             ("buffer", self.buffer_depth),
+            ("buffer-bytes", self.buffer_bytes),
+            ("total-buffer-bytes", self.total_buffer_bytes),
+            ("max-event", self.max_event),
             ("max-sessions", self.max_sessions),
             ("max-body", self.max_body),
             ("max-batch", self.max_batch),
@@ -151,6 +167,11 @@ impl Config {
             return Err(ConfigError("the heartbeat interval must be positive".into()));
         }
         Ok(())
+    }
+
+    /// The largest event actually taken: `max-event`, within `max-body`.
+    pub fn event_limit(&self) -> usize {
+        self.max_event.min(self.max_body)
     }
 
     /// Whether commands can be routed at all.

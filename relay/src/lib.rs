@@ -25,6 +25,7 @@ pub mod cli;
 pub mod config;
 pub mod demo;
 pub mod discovery;
+pub mod held;
 mod http;
 pub mod hub;
 pub mod ingest;
@@ -148,9 +149,11 @@ pub fn boot_line(config: &Config, addr: SocketAddr) -> String {
         None => "built-in status page at /".to_owned(),
     };
     format!(
-        "aep-relay {} listening on http://{addr} | {posture} | replay buffer {} events/session, up to {} sessions | {console}",
+        "aep-relay {} listening on http://{addr} | {posture} | replay buffer {} events or {} KiB/session, {} MiB in all, up to {} sessions | {console}",
         env!("CARGO_PKG_VERSION"),
         config.buffer_depth,
+        config.buffer_bytes / 1024,
+        config.total_buffer_bytes / (1024 * 1024),
         config.max_sessions,
     )
 }

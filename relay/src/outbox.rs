@@ -17,10 +17,12 @@ use std::sync::{Arc, Mutex};
 
 use crate::sync::lock;
 
-use aep_client::{Capture, Event, Severity};
+use aep_client::protocol::filter::Filter;
+use aep_client::{Capture, Severity};
 use tokio::sync::Notify;
 
 use crate::buffer::{Position, Replay};
+use crate::held::Held;
 
 /// Why a connection is being closed by the relay.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,7 +60,7 @@ impl CloseReason {
 /// A live event for one connection: the subscriptions it matched (for the
 /// delivered positions of `closing`) and the capture ceiling to apply.
 pub struct Delivery {
-    pub event: Arc<Event>,
+    pub event: Arc<Held>,
     /// `None` sends the event as stored.
     pub ceiling: Option<Capture>,
     pub subs: Vec<Arc<str>>,
@@ -69,6 +71,8 @@ pub struct Delivery {
 pub struct ReplayBatch {
     pub sub: Arc<str>,
     pub ceiling: Option<Capture>,
+    /// Applied as the batch is written, off every lock (`None`: all).
+    pub filter: Option<Filter>,
     pub sessions: Vec<Replay>,
 }
 
@@ -80,7 +84,7 @@ pub enum ReplayPiece {
         session: Arc<str>,
         earliest: Position,
     },
-    Event(Arc<Event>),
+    Event(Arc<Held>),
 }
 
 impl ReplayBatch {
@@ -94,7 +98,13 @@ impl ReplayBatch {
                 r.exhausted_from.map(|earliest| ReplayPiece::Exhausted { session: r.session.clone(), earliest })
             })
             .collect();
-        let events = self.sessions.into_iter().flat_map(|r| r.events.into_iter().map(ReplayPiece::Event));
+        let filter = self.filter;
+        let events = self
+            .sessions
+            .into_iter()
+            .flat_map(|r| r.events.into_iter())
+            .filter(move |held| filter.as_ref().is_none_or(|f| held.parse().is_some_and(|e| f.matches(&e))))
+            .map(ReplayPiece::Event);
         Box::new(notices.into_iter().chain(events))
     }
 }
@@ -124,7 +134,7 @@ impl Outgoing {
                 Outgoing::Verbatim(bytes) => bytes.len(),
                 Outgoing::Live(d) => d.event.raw().len() + d.subs.len() * std::mem::size_of::<Arc<str>>(),
                 Outgoing::Replay(batch) => {
-                    batch.sessions.iter().map(|r| r.events.len() * std::mem::size_of::<Arc<Event>>()).sum::<usize>()
+                    batch.sessions.iter().map(|r| r.events.len() * std::mem::size_of::<Arc<Held>>()).sum::<usize>()
                 }
             }
     }
@@ -316,11 +326,11 @@ mod tests {
     use super::*;
 
     fn live(severity: &str) -> Outgoing {
-        let e = Event::parse(&format!(
+        let e = aep_client::Event::parse(&format!(
             r#"{{"aep":"0.1","id":"x","type":"progress.status","time":"2026-07-03T10:00:00Z","source":"aep://h/agent/a","agent":"a","session":"s","seq":1,"severity":"{severity}"}}"#
         ))
         .unwrap();
-        Outgoing::Live(Delivery { event: Arc::new(e), ceiling: None, subs: vec![] })
+        Outgoing::Live(Delivery { event: Arc::new(Held::new(&e)), ceiling: None, subs: vec![] })
     }
 
     #[tokio::test]

@@ -15,7 +15,7 @@ use serde_json::json;
 use super::{json_response, AppState};
 use crate::discovery::versions;
 use crate::hub::Origin;
-use crate::ingest::{parse_body, BatchError, BodyKind};
+use crate::ingest::{parse_body, BatchError, BatchLimits, BodyKind};
 
 /// The request header naming the protocol version.
 pub const VERSION_HEADER: &str = "aep-version";
@@ -59,8 +59,20 @@ pub async fn ingest(State(app): State<AppState>, headers: HeaderMap, uri: Uri, b
             )
         }
     };
-    let events = match parse_body(kind, &bytes, app.config.max_batch) {
+    let limits = BatchLimits { max_events: app.config.max_batch, max_event_bytes: app.config.event_limit() };
+    let events = match parse_body(kind, &bytes, limits) {
         Ok(events) => events,
+        Err(BatchError::TooLarge { line, limit }) => {
+            return json_response(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                json!({
+                    "error": "event-too-large",
+                    "line": line,
+                    "limit": limit,
+                    "detail": "an event is larger than this relay takes (max-event); nothing was ingested",
+                }),
+            )
+        }
         Err(BatchError::TooManyEvents { limit }) => {
             return json_response(
                 StatusCode::PAYLOAD_TOO_LARGE,

@@ -150,7 +150,11 @@ impl SseBody {
                     Some(ReplayPiece::Exhausted { session, earliest }) => {
                         sse::push_exhausted(&mut out, &session, earliest)
                     }
-                    Some(ReplayPiece::Event(e)) => sse::push_event(&mut out, &e, &event_bytes(&e, self.replay_ceiling)),
+                    Some(ReplayPiece::Event(e)) => {
+                        if let Some(bytes) = event_bytes(&e, self.replay_ceiling) {
+                            sse::push_event(&mut out, &e, &bytes);
+                        }
+                    }
                     None => self.replay = None,
                 }
                 continue;
@@ -170,7 +174,11 @@ impl SseBody {
                 }
             };
             match next {
-                Next::Send(Outgoing::Live(d)) => sse::push_event(&mut out, &d.event, &event_bytes(&d.event, d.ceiling)),
+                Next::Send(Outgoing::Live(d)) => {
+                    if let Some(bytes) = event_bytes(&d.event, d.ceiling) {
+                        sse::push_event(&mut out, &d.event, &bytes);
+                    }
+                }
                 Next::Send(Outgoing::Replay(batch)) => {
                     self.replay_ceiling = batch.ceiling;
                     self.replay = Some(batch.into_pieces());

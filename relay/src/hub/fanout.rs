@@ -7,6 +7,8 @@ use std::sync::Arc;
 
 use aep_client::{Capture, Event};
 
+use crate::held::Held;
+
 use super::{ConnId, Listener};
 use crate::outbox::{Delivery, Outgoing, Pushed};
 
@@ -22,7 +24,14 @@ pub(super) struct Tally {
 /// Queues `event` toward every matching connection except `skip`. A
 /// connection whose subscriptions overlap gets the event once, at the
 /// widest capture ceiling among the matching subscriptions.
-pub(super) fn fan_out(listeners: &HashMap<ConnId, Listener>, event: &Arc<Event>, skip: Option<ConnId>, tally: &mut Tally) {
+/// `event` is matched; `held` (the same event, as kept) is what is queued.
+pub(super) fn fan_out(
+    listeners: &HashMap<ConnId, Listener>,
+    event: &Event,
+    held: &Arc<Held>,
+    skip: Option<ConnId>,
+    tally: &mut Tally,
+) {
     for (id, conn) in listeners {
         if Some(*id) == skip {
             continue;
@@ -38,7 +47,7 @@ pub(super) fn fan_out(listeners: &HashMap<ConnId, Listener>, event: &Arc<Event>,
         if subs.is_empty() {
             continue;
         }
-        let delivery = Delivery { event: event.clone(), ceiling: ceiling.get(), subs };
+        let delivery = Delivery { event: held.clone(), ceiling: ceiling.get(), subs };
         match conn.outbox.push(Outgoing::Live(delivery)) {
             Pushed::Queued | Pushed::Closed => {}
             Pushed::Dropped => tally.dropped += 1,

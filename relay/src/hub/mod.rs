@@ -33,7 +33,8 @@ use aep_client::{Capture, Event};
 use tokio::sync::watch;
 
 use crate::auth::Access;
-use crate::buffer::{Admission, Replay, SessionStore};
+use crate::buffer::{Admission, Replay, SessionStore, StoreLimits};
+use crate::held::Held;
 use crate::config::Config;
 use crate::outbox::{CloseReason, Outbox, Outgoing, ReplayBatch};
 use crate::sync::lock;
@@ -187,7 +188,12 @@ impl Hub {
             fanout: Mutex::new(Fanout::default()),
             subscriptions: AtomicUsize::new(0),
             state: Mutex::new(State {
-                store: SessionStore::new(config.buffer_depth, config.max_sessions),
+                store: SessionStore::new(StoreLimits {
+                    depth: config.buffer_depth,
+                    max_sessions: config.max_sessions,
+                    session_bytes: config.buffer_bytes,
+                    total_bytes: config.total_buffer_bytes,
+                }),
                 conns: HashMap::new(),
                 claims: Claims::new(config.max_sessions),
                 next_id: 0,
@@ -231,9 +237,10 @@ impl Hub {
         let outbox = self.outbox();
         let sub: Arc<str> = Arc::from("stream");
         let mut fanout = lock(&self.fanout);
-        let sessions = self.replay(request.from.as_ref(), &request.filter);
+        let sessions = self.replay(request.from.as_ref());
         if !sessions.is_empty() {
-            outbox.push(Outgoing::Replay(ReplayBatch { sub: sub.clone(), ceiling: request.ceiling, sessions }));
+            let filter = (!request.filter.is_match_all()).then(|| request.filter.clone());
+            outbox.push(Outgoing::Replay(ReplayBatch { sub: sub.clone(), ceiling: request.ceiling, filter, sessions }));
         }
         if !request.live {
             outbox.close(CloseReason::Finished);
@@ -279,20 +286,11 @@ impl Hub {
         Ok(())
     }
 
-    /// The replay a subscription asked for, filtered. The buffers are read
-    /// under the state lock; the filter runs after it is released.
-    fn replay(&self, from: Option<&ResumeFrom>, filter: &Filter) -> Vec<Replay> {
-        let mut sessions = {
-            let state = lock(&self.state);
-            replay(&state.store, from)
-        };
-        if !filter.is_match_all() {
-            for r in &mut sessions {
-                r.events.retain(|e| filter.matches(e));
-            }
-            sessions.retain(|r| r.exhausted_from.is_some() || !r.events.is_empty());
-        }
-        sessions
+    /// The held events a subscription's `from` names. Its filter is
+    /// applied later, by the connection's writer, off every lock.
+    fn replay(&self, from: Option<&ResumeFrom>) -> Vec<Replay> {
+        let state = lock(&self.state);
+        replay(&state.store, from)
     }
 
     /// Adds a subscription to a socket: `subscribed`, then its replay,
@@ -333,14 +331,16 @@ impl Hub {
                 )),
             ));
         }
-        let sessions = self.replay(request.from.as_ref(), &request.filter);
+        let sessions = self.replay(request.from.as_ref());
         let Some(listener) = fanout.listeners.get_mut(&conn) else {
             return Err(ErrorFrame::for_request(request.id, codes::UNAUTHORIZED, Some("connection is closing".into())));
         };
         let id: Arc<str> = Arc::from(request.id.as_str());
         listener.outbox.push(Outgoing::Frame(Frame::Subscribed { id: request.id }.encode()));
         if !sessions.is_empty() {
-            listener.outbox.push(Outgoing::Replay(ReplayBatch { sub: id.clone(), ceiling: request.capture, sessions }));
+            let filter = (!request.filter.is_match_all()).then(|| request.filter.clone());
+            let batch = ReplayBatch { sub: id.clone(), ceiling: request.capture, filter, sessions };
+            listener.outbox.push(Outgoing::Replay(batch));
         }
         listener.subs.push(Subscription { id, filter: request.filter, ceiling: request.capture });
         self.subscriptions.fetch_add(1, Ordering::Relaxed);
@@ -364,15 +364,15 @@ impl Hub {
     /// socket claim their session for that connection.
     pub fn ingest(&self, origin: Origin, events: Vec<Event>) -> IngestReport {
         let mut report = IngestReport::default();
-        let events: Vec<Arc<Event>> = events.into_iter().map(Arc::new).collect();
+        let held: Vec<Arc<Held>> = events.iter().map(|e| Arc::new(Held::new(e))).collect();
         let mut fanout = lock(&self.fanout);
         {
             let mut state = lock(&self.state);
             let state = &mut *state;
-            for event in &events {
+            for (event, held) in events.iter().zip(&held) {
                 report.accepted += 1;
                 if let (Some(session), Some(_), false) = (event.session(), event.seq(), event.is_agent_scoped()) {
-                    match state.store.admit(session, event.clone()) {
+                    match state.store.admit(session, held.clone()) {
                         Admission::Stored => report.stored += 1,
                         Admission::Duplicate => report.duplicates += 1,
                         Admission::BeforeEvicted => {}
@@ -387,8 +387,8 @@ impl Hub {
             state.counters.duplicates += report.duplicates as u64;
         }
         let mut tally = Tally::default();
-        for event in &events {
-            fan_out(&fanout.listeners, event, None, &mut tally);
+        for (event, held) in events.iter().zip(&held) {
+            fan_out(&fanout.listeners, event, held, None, &mut tally);
         }
         self.settle(&mut fanout, tally);
         report
@@ -436,7 +436,7 @@ impl Hub {
         };
         if let Ok(target) = routed {
             let mut tally = Tally::default();
-            fan_out(&fanout.listeners, &command, Some(target), &mut tally);
+            fan_out(&fanout.listeners, &command, &Arc::new(Held::new(&command)), Some(target), &mut tally);
             self.settle(&mut fanout, tally);
         }
         routed
@@ -511,6 +511,7 @@ impl Hub {
         Stats {
             sessions: state.store.session_count(),
             buffered_events: state.store.buffered(),
+            buffered_bytes: state.store.buffered_bytes(),
             tombstones: state.store.tombstone_count(),
             streams: count(Binding::Stream),
             sockets: count(Binding::Socket),
@@ -537,13 +538,12 @@ impl Drop for TaskGuard {
 
 /// The held events a resume asks for, unfiltered.
 fn replay(store: &SessionStore, from: Option<&ResumeFrom>) -> Vec<Replay> {
-    let keep = |_: &Event| true;
     match from {
         None => Vec::new(),
-        Some(ResumeFrom::All) => store.replay_all(keep),
+        Some(ResumeFrom::All) => store.replay_all(),
         Some(ResumeFrom::Positions(positions)) => positions
             .iter()
-            .filter_map(|p| store.replay_after(&p.session, p.at(), keep))
+            .filter_map(|p| store.replay_after(&p.session, p.at()))
             .filter(|r| r.exhausted_from.is_some() || !r.events.is_empty())
             .collect(),
     }

@@ -41,7 +41,7 @@ impl FrameLimits {
         match ty {
             Some("ping" | "pong") => (self.ping, "max-ping"),
             // An event has a dotted type; frame types have none.
-            Some(t) if t.contains('.') => (self.event, "max-body"),
+            Some(t) if t.contains('.') => (self.event, "max-event"),
             _ => (self.request, "max-request-frame"),
         }
     }

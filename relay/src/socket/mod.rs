@@ -52,7 +52,7 @@ async fn run(socket: WebSocket, app: AppState, access: Access) {
     }
     let limits = FrameLimits {
         ping: app.config.max_ping,
-        event: app.config.max_body,
+        event: app.config.event_limit(),
         request: app.config.max_request_frame,
     };
     let inbound = Inbound { hub: &app.hub, conn, outbox: &outbox, access, may_watch, limits };

@@ -12,7 +12,6 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use aep_client::protocol::frame::{Closing, Frame, Position as FramePosition, ReplayExhausted};
-use aep_client::Event;
 use axum::extract::ws::{CloseFrame, Message, WebSocket};
 use futures_util::stream::SplitSink;
 use futures_util::SinkExt;
@@ -20,6 +19,7 @@ use tokio::time::{interval_at, Instant, MissedTickBehavior};
 
 use super::delivered::DeliveredPositions;
 use crate::outbox::{CloseReason, Next, Outbox, Outgoing, ReplayPiece};
+use crate::held::Held;
 use crate::wire::event_bytes;
 
 /// Items written between two flushes.
@@ -95,10 +95,11 @@ async fn write(sink: &mut Sink, out: Outgoing, delivered: &mut DeliveredPosition
         Outgoing::Frame(text) => sink.feed(Message::Text(text.into())).await,
         Outgoing::Verbatim(bytes) => sink.feed(Message::Text((&*bytes).into())).await,
         Outgoing::Live(d) => {
+            let Some(bytes) = event_bytes(&d.event, d.ceiling) else { return Ok(()) };
             for sub in &d.subs {
                 note(delivered, sub, &d.event);
             }
-            sink.feed(Message::Text((&*event_bytes(&d.event, d.ceiling)).into())).await
+            sink.feed(Message::Text((&*bytes).into())).await
         }
         Outgoing::Replay(batch) => {
             let (sub, ceiling) = (batch.sub.clone(), batch.ceiling);
@@ -110,8 +111,9 @@ async fn write(sink: &mut Sink, out: Outgoing, delivered: &mut DeliveredPosition
                     })
                     .encode(),
                     ReplayPiece::Event(e) => {
+                        let Some(bytes) = event_bytes(&e, ceiling) else { continue };
                         note(delivered, &sub, &e);
-                        event_bytes(&e, ceiling).to_string()
+                        bytes.to_string()
                     }
                 };
                 sink.feed(Message::Text(text.into())).await?;
@@ -121,7 +123,7 @@ async fn write(sink: &mut Sink, out: Outgoing, delivered: &mut DeliveredPosition
     }
 }
 
-fn note(delivered: &mut DeliveredPositions, sub: &Arc<str>, event: &Event) {
+fn note(delivered: &mut DeliveredPositions, sub: &Arc<str>, event: &Held) {
     if let (Some(session), Some(position)) = (event.session(), event.position()) {
         delivered.record(sub, session, position);
     }
