@@ -47,6 +47,10 @@ pub struct Cli {
     #[arg(long, env = "AEP_MAX_BODY", default_value_t = Config::default().max_body)]
     pub max_body: usize,
 
+    /// Most open connections (HTTP and WebSocket); beyond it new ones get 503.
+    #[arg(long, env = "AEP_MAX_CONNECTIONS", default_value_t = Config::default().max_connections)]
+    pub max_connections: usize,
+
     /// Directory holding the console build (index.html, wasm, js, css).
     #[arg(long, env = "AEP_STATIC_DIR", default_value = "dist")]
     pub static_dir: PathBuf,
@@ -79,6 +83,7 @@ impl Cli {
             max_sessions: self.max_sessions,
             max_from: self.max_sessions,
             max_body: self.max_body,
+            max_connections: self.max_connections,
             static_dir: Some(self.static_dir.clone()),
             ..Config::default()
         };

@@ -65,6 +65,18 @@ pub struct Config {
     /// How long a connection being dropped (backpressure, idle) is given
     /// to take its `closing` frame before the socket is simply closed.
     pub close_grace: Duration,
+    /// Most open connections (HTTP and WebSocket together); beyond it a
+    /// new connection is answered 503 and closed.
+    pub max_connections: usize,
+    /// A connection waiting for a request head (idle between requests, or
+    /// sending one slowly) is closed after this.
+    pub header_read_timeout: Duration,
+    /// How long a request body may take to arrive; then 408.
+    pub body_timeout: Duration,
+    /// An HTTP connection on which nothing moved either way for this long
+    /// is closed (a stalled SSE consumer). Longer than the heartbeat, so a
+    /// healthy stream never hits it.
+    pub http_idle_timeout: Duration,
     /// Interval of SSE `: ping` comments and WebSocket `ping` frames.
     pub heartbeat: Duration,
     /// A WebSocket peer silent for this long is disconnected.
@@ -98,6 +110,10 @@ impl Default for Config {
             max_filter_patterns: 256,
             max_connection_patterns: 4_096,
             close_grace: Duration::from_secs(2),
+            max_connections: 1_024,
+            header_read_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(30),
+            http_idle_timeout: Duration::from_secs(120),
             heartbeat: Duration::from_secs(15),
             idle_timeout: Duration::from_secs(90),
             hello_timeout: Duration::from_secs(30),
@@ -139,6 +155,7 @@ impl Config {
             ("max-request-frame", self.max_request_frame),
             ("max-filter-patterns", self.max_filter_patterns),
             ("max-connection-patterns", self.max_connection_patterns),
+            ("max-connections", self.max_connections),
         ];
         for (name, value) in positive {
             if value == 0 {
@@ -165,6 +182,15 @@ impl Config {
         }
         if self.heartbeat.is_zero() {
             return Err(ConfigError("the heartbeat interval must be positive".into()));
+        }
+        if self.header_read_timeout.is_zero() || self.body_timeout.is_zero() {
+            return Err(ConfigError("the header and body timeouts must be positive".into()));
+        }
+        if self.http_idle_timeout <= self.heartbeat {
+            return Err(ConfigError(format!(
+                "the HTTP idle timeout ({:?}) must exceed the heartbeat ({:?}), or healthy streams would be cut",
+                self.http_idle_timeout, self.heartbeat
+            )));
         }
         Ok(())
     }

@@ -7,7 +7,7 @@
 
 use axum::body::Body;
 use axum::extract::State;
-use axum::http::{header, HeaderMap, StatusCode, Uri};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use serde_json::json;
@@ -49,7 +49,19 @@ pub async fn ingest(State(app): State<AppState>, headers: HeaderMap, uri: Uri, b
     if declared.is_some_and(|len| len > limit) {
         return too_large(limit);
     }
-    let bytes = match Limited::new(body, limit).collect().await {
+    let collected = tokio::time::timeout(app.config.body_timeout, Limited::new(body, limit).collect()).await;
+    let Ok(collected) = collected else {
+        let mut response = json_response(
+            StatusCode::REQUEST_TIMEOUT,
+            json!({
+                "error": "request-timeout",
+                "detail": format!("the body did not arrive within {} s; nothing was ingested", app.config.body_timeout.as_secs_f32()),
+            }),
+        );
+        response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+        return response;
+    };
+    let bytes = match collected {
         Ok(collected) => collected.to_bytes(),
         Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => return too_large(limit),
         Err(e) => {
