@@ -1,5 +1,6 @@
 //! The HTTP surface: routes, shared request state, and the few response
-//! helpers every handler uses. Responses are never compressed and SSE is
+//! helpers every handler uses. Only the console's files are compressed
+//! (negotiated by `Accept-Encoding`); API responses are not, and SSE is
 //! never buffered.
 
 mod events;
@@ -48,13 +49,17 @@ impl AppState {
 }
 
 pub fn router(state: AppState) -> Router {
+    let console = Router::new()
+        .fallback(static_files::serve)
+        .layer(tower_http::compression::CompressionLayer::new())
+        .with_state(state.clone());
     Router::new()
         .route(EVENTS_PATH, get(events::discovery).post(events::ingest))
         .route(WELL_KNOWN_PATH, get(events::discovery))
         .route(STREAM_PATH, get(stream::open))
         .route(SOCKET_PATH, get(crate::socket::upgrade))
         .route(HEALTH_PATH, get(health::health))
-        .fallback(static_files::serve)
+        .fallback_service(console)
         .layer(middleware::from_fn(log_request))
         .with_state(state)
 }
