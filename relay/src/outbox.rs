@@ -35,6 +35,8 @@ pub enum CloseReason {
     IdleTimeout,
     /// The consumer fell behind on events it may not lose.
     Overflow,
+    /// The peer sent a message larger than the relay takes.
+    TooBig { limit: usize },
     /// The peer went away; nothing more can be sent.
     PeerGone,
 }
@@ -52,6 +54,7 @@ impl CloseReason {
             CloseReason::Finished => "finished",
             CloseReason::IdleTimeout => "idle-timeout",
             CloseReason::Overflow => "backpressure",
+            CloseReason::TooBig { .. } => "message-too-big",
             CloseReason::PeerGone => "peer-gone",
         }
     }

@@ -189,7 +189,7 @@ impl SseBody {
                     out.push_str(match reason {
                         CloseReason::Shutdown => sse::SHUTTING_DOWN,
                         CloseReason::Overflow => sse::TOO_SLOW,
-                        CloseReason::Finished | CloseReason::IdleTimeout | CloseReason::PeerGone => "",
+                        CloseReason::Finished | CloseReason::IdleTimeout | CloseReason::PeerGone | CloseReason::TooBig { .. } => "",
                     });
                     self.ended = true;
                 }

@@ -131,16 +131,18 @@ fn note(delivered: &mut DeliveredPositions, sub: &Arc<str>, event: &Held) {
 
 /// `closing` then the close frame; nothing when the peer is already gone.
 async fn close(sink: &mut Sink, reason: CloseReason, delivered: &DeliveredPositions) {
-    let code = match reason {
+    let (code, why) = match reason {
         CloseReason::PeerGone => return,
-        CloseReason::Shutdown | CloseReason::IdleTimeout | CloseReason::Finished => 1001,
+        CloseReason::Shutdown | CloseReason::IdleTimeout | CloseReason::Finished => (1001, reason.as_str().to_owned()),
         // "Try again later": resume from the delivered positions.
-        CloseReason::Overflow => 1013,
+        CloseReason::Overflow => (1013, reason.as_str().to_owned()),
+        // "Message too big", naming the limit the peer ran into.
+        CloseReason::TooBig { limit } => (1009, format!("message larger than {limit} bytes (max-body)")),
     };
     let closing =
         Frame::Closing(Closing { reason: reason.as_str().to_owned(), delivered: delivered.entries() }).encode();
     let _ = sink.feed(Message::Text(closing.into())).await;
-    let _ = sink.send(Message::Close(Some(CloseFrame { code, reason: reason.as_str().into() }))).await;
+    let _ = sink.send(Message::Close(Some(CloseFrame { code, reason: why.into() }))).await;
 }
 
 fn now_ms() -> u64 {
