@@ -548,3 +548,52 @@ fn replay(store: &SessionStore, from: Option<&ResumeFrom>) -> Vec<Replay> {
             .collect(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(seq: u64) -> Event {
+        Event::parse(&format!(
+            r#"{{"aep":"0.1","id":"e{seq}","type":"progress.status","time":"2026-07-03T10:00:00Z","source":"aep://h/agent/a/session/s","agent":"a","session":"s","seq":{seq}}}"#
+        ))
+        .unwrap()
+    }
+
+    fn subscribe(id: &str) -> Subscribe {
+        match Frame::decode(&format!(r#"{{"type":"subscribe","id":"{id}","from":"all"}}"#)).unwrap() {
+            Frame::Subscribe(s) => s,
+            _ => unreachable!(),
+        }
+    }
+
+    /// A panic while a hub lock is held must not turn every later request
+    /// into a panic: the hub keeps answering.
+    #[test]
+    fn a_panic_under_a_lock_does_not_take_the_hub_down() {
+        let hub = Hub::new(&Config::default());
+        hub.ingest(Origin::Http, vec![event(0)]);
+        for poison in [0, 1] {
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let _fanout = hub.fanout.lock();
+                let _state = hub.state.lock();
+                panic!("a bug while holding the locks ({poison})");
+            }));
+        }
+        assert!(hub.state.is_poisoned());
+        assert_eq!(hub.stats().buffered_events, 1);
+        let report = hub.ingest(Origin::Http, vec![event(1)]);
+        assert_eq!(report.stored, 1);
+        let hello = match Frame::decode(r#"{"type":"hello","versions":["0.1"]}"#).unwrap() {
+            Frame::Hello(h) => h,
+            _ => unreachable!(),
+        };
+        let peer = Peer::from_hello(&hello);
+        let (conn, outbox) = hub.attach_socket(Access::Anonymous, peer, "{}".into());
+        assert!(hub.subscribe(conn, subscribe("a")).is_ok());
+        assert!(outbox.len() >= 2, "hello reply, subscribed and the replay are queued");
+        assert!(hub.roster().is_empty());
+        hub.detach(conn);
+        assert_eq!(hub.stats().sockets, 0);
+    }
+}
