@@ -5,6 +5,7 @@
 //! the content type (415), the size (413), every line (400, or 413 for too
 //! many events), and only then admits the whole batch (202).
 
+use aep_client::protocol::frame::codes;
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode, Uri};
@@ -34,7 +35,7 @@ pub async fn ingest(State(app): State<AppState>, headers: HeaderMap, uri: Uri, b
     if !speaks_our_version(&headers) {
         return json_response(
             StatusCode::UPGRADE_REQUIRED,
-            json!({ "error": "version-unsupported", "versions": versions(), "detail": "send `AEP-Version: 0.1`" }),
+            json!({ "error": codes::VERSION_UNSUPPORTED, "versions": versions(), "detail": "send `AEP-Version: 0.1`" }),
         );
     }
     let content_type = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
@@ -94,14 +95,14 @@ pub async fn ingest(State(app): State<AppState>, headers: HeaderMap, uri: Uri, b
         Err(BatchError::Invalid { line, detail }) => {
             return json_response(
                 StatusCode::BAD_REQUEST,
-                json!({ "error": "invalid-event", "line": line, "detail": detail }),
+                json!({ "error": codes::INVALID_EVENT, "line": line, "detail": detail }),
             )
         }
         Err(BatchError::CommandOverHttp { line, id }) => {
             return json_response(
                 StatusCode::BAD_REQUEST,
                 json!({
-                    "error": "invalid-event",
+                    "error": codes::INVALID_EVENT,
                     "line": line,
                     "detail": format!("`{id}` is a command; commands travel only on the WebSocket binding (/socket)"),
                 }),

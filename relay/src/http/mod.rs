@@ -12,6 +12,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Instant;
 
+use aep_client::protocol::frame::codes;
 use axum::extract::Request;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode, Uri};
 use axum::middleware::{self, Next};
@@ -81,7 +82,7 @@ impl IntoResponse for Unauthorized {
             Denied::Wrong => "the bearer token is not valid for this relay",
         };
         let mut response =
-            json_response(StatusCode::UNAUTHORIZED, json!({ "error": "unauthorized", "detail": detail }));
+            json_response(StatusCode::UNAUTHORIZED, json!({ "error": codes::UNAUTHORIZED, "detail": detail }));
         response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
         response
     }

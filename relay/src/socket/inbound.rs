@@ -16,12 +16,6 @@ use crate::hub::{ConnId, Hub, Origin};
 use crate::ingest::single_line;
 use crate::outbox::{Outbox, Outgoing};
 
-/// The `error` code for an event that fails envelope validation.
-pub const INVALID_EVENT: &str = "invalid-event";
-/// The `error` code for a frame that is not a readable JSON object.
-pub const INVALID_FRAME: &str = "invalid-frame";
-/// The `error` code for a binary frame (reserved in 0.1).
-pub const BINARY_UNSUPPORTED: &str = "binary-unsupported";
 
 /// The largest inbound frame accepted, by frame type. Each reply is small
 /// or bounded by the request, so these bound what a peer can make the
@@ -101,7 +95,7 @@ impl Inbound<'_> {
             Err(FrameError::Event(error)) => self.invalid_event(text, error),
             Err(error) => {
                 let refusal =
-                    error.refusal().unwrap_or_else(|| ErrorFrame::new(INVALID_FRAME, Some(error.to_string())));
+                    error.refusal().unwrap_or_else(|| ErrorFrame::new(codes::INVALID_FRAME, Some(error.to_string())));
                 self.send(Frame::Error(refusal));
             }
         }
@@ -109,7 +103,7 @@ impl Inbound<'_> {
 
     pub fn binary(&self) {
         self.send(Frame::Error(ErrorFrame::new(
-            BINARY_UNSUPPORTED,
+            codes::BINARY_UNSUPPORTED,
             Some("binary frames are reserved in AEP 0.1; send one JSON object per text frame".into()),
         )));
     }
@@ -133,7 +127,7 @@ impl Inbound<'_> {
         let (code, detail) = if is_command && !self.access.may_command() {
             (codes::UNAUTHORIZED, "control needs an authenticated connection".to_owned())
         } else {
-            (INVALID_EVENT, error.to_string())
+            (codes::INVALID_EVENT, error.to_string())
         };
         if is_command {
             self.hub.count_refused_command();
