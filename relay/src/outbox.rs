@@ -66,7 +66,7 @@ pub struct Delivery {
     pub event: Arc<Held>,
     /// `None` sends the event as stored.
     pub ceiling: Option<Capture>,
-    pub subs: Vec<Arc<str>>,
+    pub subs: Box<[Arc<str>]>,
 }
 
 /// A subscription's replay: sent whole, before anything queued after it,
@@ -119,7 +119,9 @@ pub enum Outgoing {
     /// Event bytes sent exactly as received (a routed command).
     Verbatim(Arc<str>),
     Live(Delivery),
-    Replay(ReplayBatch),
+    /// Boxed: every queue slot is as large as the largest variant, and a
+    /// replay (with its filter) is rare next to live events.
+    Replay(Box<ReplayBatch>),
 }
 
 /// Bookkeeping bytes charged per queued item on top of its payload.
@@ -333,7 +335,13 @@ mod tests {
             r#"{{"aep":"0.1","id":"x","type":"progress.status","time":"2026-07-03T10:00:00Z","source":"aep://h/agent/a","agent":"a","session":"s","seq":1,"severity":"{severity}"}}"#
         ))
         .unwrap();
-        Outgoing::Live(Delivery { event: Arc::new(Held::new(&e)), ceiling: None, subs: vec![] })
+        Outgoing::Live(Delivery { event: Arc::new(Held::new(&e)), ceiling: None, subs: Box::new([]) })
+    }
+
+    #[test]
+    fn a_queue_slot_stays_small() {
+        // Multiplied by every queued item of every connection.
+        assert!(std::mem::size_of::<(Outgoing, usize)>() <= 48, "{}", std::mem::size_of::<(Outgoing, usize)>());
     }
 
     #[tokio::test]

@@ -175,7 +175,7 @@ impl SseBody {
                 }
                 Next::Send(Outgoing::Replay(batch)) => {
                     self.replay_ceiling = batch.ceiling;
-                    self.replay = Some(batch.into_pieces());
+                    self.replay = Some((*batch).into_pieces());
                 }
                 // Frames and routed commands exist only on the socket binding.
                 Next::Send(Outgoing::Frame(_) | Outgoing::Verbatim(_)) => {}

@@ -47,7 +47,7 @@ pub(super) fn fan_out(
         if subs.is_empty() {
             continue;
         }
-        let delivery = Delivery { event: held.clone(), ceiling: ceiling.get(), subs };
+        let delivery = Delivery { event: held.clone(), ceiling: ceiling.get(), subs: subs.into_boxed_slice() };
         match conn.outbox.push(Outgoing::Live(delivery)) {
             Pushed::Queued | Pushed::Closed => {}
             Pushed::Dropped => tally.dropped += 1,

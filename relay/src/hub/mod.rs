@@ -240,7 +240,7 @@ impl Hub {
         let sessions = self.replay(request.from.as_ref());
         if !sessions.is_empty() {
             let filter = (!request.filter.is_match_all()).then(|| request.filter.clone());
-            outbox.push(Outgoing::Replay(ReplayBatch { sub: sub.clone(), ceiling: request.ceiling, filter, sessions }));
+            outbox.push(Outgoing::Replay(Box::new(ReplayBatch { sub: sub.clone(), ceiling: request.ceiling, filter, sessions })));
         }
         if !request.live {
             outbox.close(CloseReason::Finished);
@@ -340,7 +340,7 @@ impl Hub {
         if !sessions.is_empty() {
             let filter = (!request.filter.is_match_all()).then(|| request.filter.clone());
             let batch = ReplayBatch { sub: id.clone(), ceiling: request.capture, filter, sessions };
-            listener.outbox.push(Outgoing::Replay(batch));
+            listener.outbox.push(Outgoing::Replay(Box::new(batch)));
         }
         listener.subs.push(Subscription { id, filter: request.filter, ceiling: request.capture });
         self.subscriptions.fetch_add(1, Ordering::Relaxed);
