@@ -364,7 +364,7 @@ mod tests {
         let o = Arc::new(Outbox::new(1_000, 1_000));
         assert_eq!(o.push(Outgoing::Frame("a".repeat(5_000))), Pushed::Queued, "one big item fits an empty queue");
         assert_eq!(o.push(live("info")), Pushed::Dropped);
-        assert_eq!(o.next().await.is_send(), true);
+        assert!(o.next().await.is_send());
         for _ in 0..2 {
             assert_eq!(o.push(Outgoing::Frame("b".repeat(300))), Pushed::Queued);
         }
