@@ -984,4 +984,16 @@ mod tests {
         assert_eq!(s.from, Some(ResumeFrom::Positions(vec![Position::new("s", 0, 2)])));
         assert!(s.filter.is_match_all());
     }
+
+    #[test]
+    fn subscribe_members_read_exactly_as_the_frame_reads_them() {
+        let filter = json!({"type": ["attention.*"]});
+        let from = json!([{"session": "s", "epoch": 1, "seq": 2}]);
+        let capture = json!("metadata");
+        let built = Subscribe::from_members("a".into(), Some(&filter), Some(&from), Some(&capture)).unwrap();
+        let text = json!({"type": "subscribe", "id": "a", "filter": filter, "from": from, "capture": capture}).to_string();
+        assert_eq!(Frame::decode(&text).unwrap(), Frame::Subscribe(built));
+        let refused = Subscribe::from_members("b".into(), None, Some(&json!({})), None).unwrap_err();
+        assert_eq!(refused.refusal().unwrap().code, codes::INVALID_FILTER);
+    }
 }
