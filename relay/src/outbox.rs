@@ -66,7 +66,7 @@ pub struct Delivery {
     pub event: Arc<Held>,
     /// `None` sends the event as stored.
     pub ceiling: Option<Capture>,
-    pub subs: Box<[Arc<str>]>,
+    pub subs: Arc<[Arc<str>]>,
 }
 
 /// A subscription's replay: sent whole, before anything queued after it,
@@ -335,7 +335,7 @@ mod tests {
             r#"{{"aep":"0.1","id":"x","type":"progress.status","time":"2026-07-03T10:00:00Z","source":"aep://h/agent/a","agent":"a","session":"s","seq":1,"severity":"{severity}"}}"#
         ))
         .unwrap();
-        Outgoing::Live(Delivery { event: Arc::new(Held::new(&e)), ceiling: None, subs: Box::new([]) })
+        Outgoing::Live(Delivery { event: Arc::new(Held::new(&e)), ceiling: None, subs: Arc::from([]) })
     }
 
     #[test]

@@ -36,18 +36,24 @@ pub(super) fn fan_out(
         if Some(*id) == skip {
             continue;
         }
-        let mut subs = Vec::new();
-        let mut ceiling = Ceiling::Unset;
-        for sub in &conn.subs {
-            if sub.filter.matches(event) {
-                subs.push(sub.id.clone());
-                ceiling = ceiling.widen(sub.ceiling);
+        let mut matched = conn.subs.iter().filter(|sub| sub.filter.matches(event));
+        let Some(first) = matched.next() else { continue };
+        let mut ceiling = Ceiling::Unset.widen(first.ceiling);
+        // One matching subscription (the usual case) shares its own list,
+        // so a queued event costs no allocation per connection.
+        let subs = match matched.next() {
+            None => first.as_list.clone(),
+            Some(second) => {
+                let mut ids = vec![first.id.clone(), second.id.clone()];
+                ceiling = ceiling.widen(second.ceiling);
+                for sub in matched {
+                    ids.push(sub.id.clone());
+                    ceiling = ceiling.widen(sub.ceiling);
+                }
+                Arc::from(ids)
             }
-        }
-        if subs.is_empty() {
-            continue;
-        }
-        let delivery = Delivery { event: held.clone(), ceiling: ceiling.get(), subs: subs.into_boxed_slice() };
+        };
+        let delivery = Delivery { event: held.clone(), ceiling: ceiling.get(), subs };
         match conn.outbox.push(Outgoing::Live(delivery)) {
             Pushed::Queued | Pushed::Closed => {}
             Pushed::Dropped => tally.dropped += 1,

@@ -92,8 +92,16 @@ impl Peer {
 
 struct Subscription {
     id: Arc<str>,
+    /// `[id]`, shared by every delivery this subscription alone matches.
+    as_list: Arc<[Arc<str>]>,
     filter: Filter,
     ceiling: Option<Capture>,
+}
+
+impl Subscription {
+    fn new(id: Arc<str>, filter: Filter, ceiling: Option<Capture>) -> Subscription {
+        Subscription { as_list: Arc::from([id.clone()]), id, filter, ceiling }
+    }
 }
 
 /// A connection as fan-out sees it: where to queue, and what it asked for.
@@ -248,7 +256,7 @@ impl Hub {
         }
         let conn = Conn { outbox: outbox.clone(), binding: Binding::Stream, access: Access::Anonymous, peer: None };
         let id = lock(&self.state).add_conn(conn);
-        let subs = vec![Subscription { id: sub, filter: request.filter, ceiling: request.ceiling }];
+        let subs = vec![Subscription::new(sub, request.filter, request.ceiling)];
         fanout.listeners.insert(id, Listener { outbox: outbox.clone(), subs });
         self.subscriptions.fetch_add(1, Ordering::Relaxed);
         Ok((Some(id), outbox))
@@ -342,7 +350,7 @@ impl Hub {
             let batch = ReplayBatch { sub: id.clone(), ceiling: request.capture, filter, sessions };
             listener.outbox.push(Outgoing::Replay(Box::new(batch)));
         }
-        listener.subs.push(Subscription { id, filter: request.filter, ceiling: request.capture });
+        listener.subs.push(Subscription::new(id, request.filter, request.capture));
         self.subscriptions.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }

@@ -96,7 +96,7 @@ async fn write(sink: &mut Sink, out: Outgoing, delivered: &mut DeliveredPosition
         Outgoing::Verbatim(bytes) => sink.feed(Message::Text((&*bytes).into())).await,
         Outgoing::Live(d) => {
             let Some(bytes) = event_bytes(&d.event, d.ceiling) else { return Ok(()) };
-            for sub in &d.subs {
+            for sub in d.subs.iter() {
                 note(delivered, sub, &d.event);
             }
             sink.feed(Message::Text((&*bytes).into())).await
