@@ -5,7 +5,8 @@
 //!   beyond it a connection gets a `503` and is closed, instead of a
 //!   socket the relay cannot afford.
 //! - A connection waiting for a request head, idle or half-sent, is closed
-//!   after `header_read_timeout`.
+//!   after `header_read_timeout`; one that had sent part of a head is told
+//!   `408` first.
 //! - A connection on which no byte has moved either way for
 //!   `http_idle_timeout` is closed: a response the peer stopped reading
 //!   (an SSE stream whose consumer stalled) cannot hold it forever.
@@ -40,7 +41,10 @@ pub struct ConnectionLimits {
 }
 
 /// What a connection over the cap is told before it is closed.
-const OVER_CAPACITY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nretry-after: 1\r\nconnection: close\r\ncontent-length: 75\r\n\r\n{\"error\":\"over-capacity\",\"detail\":\"too many connections; try again shortly\"}";
+const OVER_CAPACITY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nretry-after: 1\r\nconnection: close\r\ncontent-length: 76\r\n\r\n{\"error\":\"over-capacity\",\"detail\":\"too many connections; try again shortly\"}";
+
+/// What a peer that sent only part of a request head in time is told.
+const HEAD_TIMEOUT: &[u8] = b"HTTP/1.1 408 Request Timeout\r\ncontent-type: application/json\r\nconnection: close\r\ncontent-length: 70\r\n\r\n{\"error\":\"request-timeout\",\"detail\":\"the request head did not arrive\"}";
 
 /// How long an over-capacity peer gets to take its 503.
 const REFUSAL_WRITE: Duration = Duration::from_secs(1);
@@ -103,7 +107,8 @@ async fn connection(
     mut stop: watch::Receiver<bool>,
 ) {
     let activity = Arc::new(Activity::new());
-    let io = Tracked { inner: tcp, activity: activity.clone(), _permit: permit };
+    let tcp = Arc::new(tcp);
+    let io = Tracked { inner: tcp.clone(), activity: activity.clone(), _permit: permit };
     let mut builder = http1::Builder::new();
     builder.timer(TokioTimer::new()).header_read_timeout(limits.header_read_timeout).keep_alive(true);
     let conn = builder.serve_connection(TokioIo::new(io), TowerToHyperService::new(app)).with_upgrades();
@@ -111,7 +116,14 @@ async fn connection(
     let mut stopping = false;
     loop {
         tokio::select! {
-            _ = conn.as_mut() => return,
+            ended = conn.as_mut() => {
+                if ended.is_err_and(|e| e.is_timeout()) && activity.head_in_progress() {
+                    // Best effort: the socket's buffer is empty (nothing
+                    // was written since the head began), so this fits.
+                    let _ = tcp.try_write(HEAD_TIMEOUT);
+                }
+                return;
+            }
             () = stopped(&mut stop), if !stopping => {
                 stopping = true;
                 conn.as_mut().graceful_shutdown();
@@ -121,19 +133,36 @@ async fn connection(
     }
 }
 
-/// When bytes last moved on a connection, in milliseconds since `start`.
+/// When bytes last moved on a connection, in milliseconds since `start`,
+/// and whether bytes arrived since the last response bytes went out (a
+/// request head under way).
 struct Activity {
     start: Instant,
     last_ms: AtomicU64,
+    read_since_write: std::sync::atomic::AtomicBool,
 }
 
 impl Activity {
     fn new() -> Activity {
-        Activity { start: Instant::now(), last_ms: AtomicU64::new(0) }
+        Activity { start: Instant::now(), last_ms: AtomicU64::new(0), read_since_write: false.into() }
     }
 
     fn touch(&self) {
         self.last_ms.store(self.start.elapsed().as_millis() as u64, Ordering::Relaxed);
+    }
+
+    fn read(&self) {
+        self.touch();
+        self.read_since_write.store(true, Ordering::Relaxed);
+    }
+
+    fn wrote(&self) {
+        self.touch();
+        self.read_since_write.store(false, Ordering::Relaxed);
+    }
+
+    fn head_in_progress(&self) -> bool {
+        self.read_since_write.load(Ordering::Relaxed)
     }
 
     /// Resolves once nothing has moved for `limit`.
@@ -152,7 +181,8 @@ impl Activity {
 /// A socket that records its activity and holds its connection permit
 /// for as long as it lives (through a WebSocket upgrade too).
 struct Tracked {
-    inner: TcpStream,
+    /// Shared so a `408` can still be written once hyper gave up on it.
+    inner: Arc<TcpStream>,
     activity: Arc<Activity>,
     _permit: OwnedSemaphorePermit,
 }
@@ -160,23 +190,39 @@ struct Tracked {
 impl AsyncRead for Tracked {
     fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
         let this = self.get_mut();
-        let before = buf.filled().len();
-        let polled = Pin::new(&mut this.inner).poll_read(cx, buf);
-        if buf.filled().len() > before {
-            this.activity.touch();
+        loop {
+            std::task::ready!(this.inner.poll_read_ready(cx))?;
+            let before = buf.filled().len();
+            match this.inner.try_read_buf(buf) {
+                Ok(_) => {
+                    if buf.filled().len() > before {
+                        this.activity.read();
+                    }
+                    return Poll::Ready(Ok(()));
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                Err(e) => return Poll::Ready(Err(e)),
+            }
         }
-        polled
     }
 }
 
 impl AsyncWrite for Tracked {
     fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, data: &[u8]) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
-        let polled = Pin::new(&mut this.inner).poll_write(cx, data);
-        if matches!(polled, Poll::Ready(Ok(n)) if n > 0) {
-            this.activity.touch();
+        loop {
+            std::task::ready!(this.inner.poll_write_ready(cx))?;
+            match this.inner.try_write(data) {
+                Ok(n) => {
+                    if n > 0 {
+                        this.activity.wrote();
+                    }
+                    return Poll::Ready(Ok(n));
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                Err(e) => return Poll::Ready(Err(e)),
+            }
         }
-        polled
     }
 
     fn poll_write_vectored(
@@ -185,22 +231,33 @@ impl AsyncWrite for Tracked {
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
-        let polled = Pin::new(&mut this.inner).poll_write_vectored(cx, bufs);
-        if matches!(polled, Poll::Ready(Ok(n)) if n > 0) {
-            this.activity.touch();
+        loop {
+            std::task::ready!(this.inner.poll_write_ready(cx))?;
+            match this.inner.try_write_vectored(bufs) {
+                Ok(n) => {
+                    if n > 0 {
+                        this.activity.wrote();
+                    }
+                    return Poll::Ready(Ok(n));
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                Err(e) => return Poll::Ready(Err(e)),
+            }
         }
-        polled
     }
 
     fn is_write_vectored(&self) -> bool {
-        self.inner.is_write_vectored()
+        true
     }
 
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().inner).poll_flush(cx)
+    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        // A TCP socket buffers nothing in user space.
+        Poll::Ready(Ok(()))
     }
 
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().inner).poll_shutdown(cx)
+    fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        // The write half closes when the last handle drops; shutting it
+        // down early would cut a 408 still to be written.
+        Poll::Ready(Ok(()))
     }
 }

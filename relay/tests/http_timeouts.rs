@@ -48,8 +48,11 @@ async fn half_sent_headers_are_cut_off() {
     let mut tcp = TcpStream::connect(t.relay.local_addr()).await.unwrap();
     tcp.write_all(b"GET /healthz HTTP/1.1\r\nHost: relay\r\nX-Slow: ").await.unwrap();
     let started = Instant::now();
-    assert!(read_until_closed(&mut tcp, Duration::from_secs(3)).await.is_some(), "still open after 3 s");
+    let answer = read_until_closed(&mut tcp, Duration::from_secs(3)).await.expect("closed within 3 s");
     assert!(started.elapsed() >= Duration::from_millis(400));
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap();
+    assert!(head.contains(&format!("content-length: {}", body.len())), "{answer}");
 }
 
 #[tokio::test]
@@ -72,7 +75,8 @@ async fn an_idle_keep_alive_connection_is_closed() {
     let mut buf = [0u8; 1024];
     let n = tcp.read(&mut buf).await.unwrap();
     assert!(String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 200"));
-    assert!(read_until_closed(&mut tcp, Duration::from_secs(3)).await.is_some(), "an idle connection stays open");
+    let rest = read_until_closed(&mut tcp, Duration::from_secs(3)).await.expect("an idle connection stays open");
+    assert_eq!(rest, "", "no 408 for a connection that started no request");
 }
 
 #[tokio::test]
@@ -90,6 +94,8 @@ async fn beyond_the_connection_cap_the_answer_is_503() {
     extra.write_all(b"GET /healthz HTTP/1.1\r\nHost: relay\r\n\r\n").await.unwrap();
     let answer = read_until_closed(&mut extra, Duration::from_secs(2)).await.expect("answered and closed");
     assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap();
+    assert!(head.contains(&format!("content-length: {}", body.len())), "{answer}");
 
     // Once the held connections are gone, requests are served again.
     drop(held);
