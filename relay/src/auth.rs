@@ -8,8 +8,8 @@
 use axum::http::{header, HeaderMap};
 use subtle::ConstantTimeEq;
 
-/// The query parameter that may carry the token.
-pub const QUERY_PARAM: &str = "access_token";
+/// The query parameter that may carry the token (the protocol's name).
+pub use aep_client::protocol::TOKEN_PARAM as QUERY_PARAM;
 
 /// A configured bearer token.
 #[derive(Clone)]

@@ -26,14 +26,30 @@ pub struct Cli {
     #[arg(long, env = "AEP_BUFFER", default_value_t = Config::default().buffer_depth)]
     pub buffer: usize,
 
+    /// Bytes kept per session for replay.
+    #[arg(long, env = "AEP_BUFFER_BYTES", default_value_t = Config::default().buffer_bytes)]
+    pub buffer_bytes: usize,
+
+    /// Bytes kept across all sessions for replay. Worst-case replay memory
+    /// is about this, whatever the event sizes.
+    #[arg(long, env = "AEP_TOTAL_BUFFER_BYTES", default_value_t = Config::default().total_buffer_bytes)]
+    pub total_buffer_bytes: usize,
+
+    /// Largest single event, in bytes (HTTP line or WebSocket frame).
+    #[arg(long, env = "AEP_MAX_EVENT", default_value_t = Config::default().max_event)]
+    pub max_event: usize,
+
     /// Sessions buffered at once (least recently written is evicted).
-    /// Worst-case memory is about buffer x max-sessions events.
     #[arg(long, env = "AEP_MAX_SESSIONS", default_value_t = Config::default().max_sessions)]
     pub max_sessions: usize,
 
     /// Largest request body or WebSocket message, in bytes.
     #[arg(long, env = "AEP_MAX_BODY", default_value_t = Config::default().max_body)]
     pub max_body: usize,
+
+    /// Most open connections (HTTP and WebSocket); beyond it new ones get 503.
+    #[arg(long, env = "AEP_MAX_CONNECTIONS", default_value_t = Config::default().max_connections)]
+    pub max_connections: usize,
 
     /// Directory holding the console build (index.html, wasm, js, css).
     #[arg(long, env = "AEP_STATIC_DIR", default_value = "dist")]
@@ -61,9 +77,13 @@ impl Cli {
         let config = Config {
             token,
             buffer_depth: self.buffer,
+            buffer_bytes: self.buffer_bytes,
+            total_buffer_bytes: self.total_buffer_bytes,
+            max_event: self.max_event,
             max_sessions: self.max_sessions,
             max_from: self.max_sessions,
             max_body: self.max_body,
+            max_connections: self.max_connections,
             static_dir: Some(self.static_dir.clone()),
             ..Config::default()
         };

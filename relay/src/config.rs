@@ -19,6 +19,16 @@ pub struct Config {
     /// Events kept per session for replay; the depth advertised as
     /// `replay.buffer`.
     pub buffer_depth: usize,
+    /// Bytes kept per session for replay (each event costs about its
+    /// size); beyond it the oldest events are evicted, as for the depth.
+    pub buffer_bytes: usize,
+    /// Bytes kept across all replay buffers; beyond it the least recently
+    /// written session loses its oldest events first.
+    pub total_buffer_bytes: usize,
+    /// Largest single event (or command), in bytes, on every binding
+    /// (never more than `max_body`). Buffers always keep a session's newest
+    /// event, so this is also the most one session holds past its bound.
+    pub max_event: usize,
     /// Sessions buffered at once; beyond it the least recently written
     /// session is evicted whole.
     pub max_sessions: usize,
@@ -36,6 +46,37 @@ pub struct Config {
     /// `max_batch`, so one request alone never overflows a consumer that
     /// keeps up.
     pub send_queue: usize,
+    /// Bytes queued toward one connection before backpressure applies, as
+    /// for `send_queue`: what a consumer that reads nothing can make the
+    /// relay hold. At least `max_body`, so one request alone never
+    /// overflows a consumer that keeps up.
+    pub send_queue_bytes: usize,
+    /// Largest `ping`/`pong` frame: a pong echoes `t`, so this is also the
+    /// most a peer can make the relay echo per frame.
+    pub max_ping: usize,
+    /// Largest request frame other than an event (`subscribe`,
+    /// `unsubscribe`, `roster_request`, …).
+    pub max_request_frame: usize,
+    /// Most values one filter compares against (its `type` patterns and
+    /// inclusion members): every live event is matched against them.
+    pub max_filter_patterns: usize,
+    /// Most filter values across all subscriptions of one connection.
+    pub max_connection_patterns: usize,
+    /// How long a connection being dropped (backpressure, idle) is given
+    /// to take its `closing` frame before the socket is simply closed.
+    pub close_grace: Duration,
+    /// Most open connections (HTTP and WebSocket together); beyond it a
+    /// new connection is answered 503 and closed.
+    pub max_connections: usize,
+    /// A connection waiting for a request head (idle between requests, or
+    /// sending one slowly) is closed after this.
+    pub header_read_timeout: Duration,
+    /// How long a request body may take to arrive; then 408.
+    pub body_timeout: Duration,
+    /// An HTTP connection on which nothing moved either way for this long
+    /// is closed (a stalled SSE consumer). Longer than the heartbeat, so a
+    /// healthy stream never hits it.
+    pub http_idle_timeout: Duration,
     /// Interval of SSE `: ping` comments and WebSocket `ping` frames.
     pub heartbeat: Duration,
     /// A WebSocket peer silent for this long is disconnected.
@@ -54,12 +95,25 @@ impl Default for Config {
         Config {
             token: None,
             buffer_depth: 1_000,
+            buffer_bytes: 8 * 1024 * 1024,
+            total_buffer_bytes: 256 * 1024 * 1024,
+            max_event: 1024 * 1024,
             max_sessions: 256,
             max_body: 16 * 1024 * 1024,
             max_batch: 10_000,
             max_from: 256,
             max_subscriptions: 64,
             send_queue: 16_384,
+            send_queue_bytes: 16 * 1024 * 1024,
+            max_ping: 1024,
+            max_request_frame: 64 * 1024,
+            max_filter_patterns: 256,
+            max_connection_patterns: 4_096,
+            close_grace: Duration::from_secs(2),
+            max_connections: 1_024,
+            header_read_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(30),
+            http_idle_timeout: Duration::from_secs(120),
             heartbeat: Duration::from_secs(15),
             idle_timeout: Duration::from_secs(90),
             hello_timeout: Duration::from_secs(30),
@@ -87,12 +141,21 @@ impl Config {
     pub fn validate(&self) -> Result<(), ConfigError> {
         let positive = [
             ("buffer", self.buffer_depth),
+            ("buffer-bytes", self.buffer_bytes),
+            ("total-buffer-bytes", self.total_buffer_bytes),
+            ("max-event", self.max_event),
             ("max-sessions", self.max_sessions),
             ("max-body", self.max_body),
             ("max-batch", self.max_batch),
             ("max-from", self.max_from),
             ("max-subscriptions", self.max_subscriptions),
             ("send-queue", self.send_queue),
+            ("send-queue-bytes", self.send_queue_bytes),
+            ("max-ping", self.max_ping),
+            ("max-request-frame", self.max_request_frame),
+            ("max-filter-patterns", self.max_filter_patterns),
+            ("max-connection-patterns", self.max_connection_patterns),
+            ("max-connections", self.max_connections),
         ];
         for (name, value) in positive {
             if value == 0 {
@@ -105,10 +168,36 @@ impl Config {
                 self.send_queue, self.max_batch
             )));
         }
+        if self.send_queue_bytes < self.max_body {
+            return Err(ConfigError(format!(
+                "the send queue ({} bytes) must hold at least one full request body (max-body {})",
+                self.send_queue_bytes, self.max_body
+            )));
+        }
+        if self.max_connection_patterns < self.max_filter_patterns {
+            return Err(ConfigError(format!(
+                "max-connection-patterns ({}) must allow one full filter (max-filter-patterns {})",
+                self.max_connection_patterns, self.max_filter_patterns
+            )));
+        }
         if self.heartbeat.is_zero() {
             return Err(ConfigError("the heartbeat interval must be positive".into()));
         }
+        if self.header_read_timeout.is_zero() || self.body_timeout.is_zero() {
+            return Err(ConfigError("the header and body timeouts must be positive".into()));
+        }
+        if self.http_idle_timeout <= self.heartbeat {
+            return Err(ConfigError(format!(
+                "the HTTP idle timeout ({:?}) must exceed the heartbeat ({:?}), or healthy streams would be cut",
+                self.http_idle_timeout, self.heartbeat
+            )));
+        }
         Ok(())
+    }
+
+    /// The largest event actually taken: `max-event`, within `max-body`.
+    pub fn event_limit(&self) -> usize {
+        self.max_event.min(self.max_body)
     }
 
     /// Whether commands can be routed at all.

@@ -36,15 +36,25 @@ impl BodyKind {
 pub enum BatchError {
     /// More events than one request may carry.
     TooManyEvents { limit: usize },
+    /// One event larger than the relay takes.
+    TooLarge { line: usize, limit: usize },
     /// A line that is not a valid event.
     Invalid { line: usize, detail: String },
     /// A command: control flows only on the duplex binding (AEP-0004 §4.1).
     CommandOverHttp { line: usize, id: String },
 }
 
+/// How many events one body may carry, and how large each may be.
+#[derive(Clone, Copy, Debug)]
+pub struct BatchLimits {
+    pub max_events: usize,
+    pub max_event_bytes: usize,
+}
+
 /// Parses a whole body. An empty last NDJSON line is ignored; an empty line
 /// anywhere else is an error, like any other line that is not an event.
-pub fn parse_body(kind: BodyKind, body: &[u8], max_events: usize) -> Result<Vec<Event>, BatchError> {
+pub fn parse_body(kind: BodyKind, body: &[u8], limits: BatchLimits) -> Result<Vec<Event>, BatchError> {
+    let BatchLimits { max_events, max_event_bytes } = limits;
     let lines: Vec<&[u8]> = match kind {
         BodyKind::Single => vec![body],
         BodyKind::Ndjson => {
@@ -60,6 +70,9 @@ pub fn parse_body(kind: BodyKind, body: &[u8], max_events: usize) -> Result<Vec<
     }
     if lines.is_empty() {
         return Err(BatchError::Invalid { line: 0, detail: "the body holds no event".into() });
+    }
+    if let Some(line) = lines.iter().position(|l| l.len() > max_event_bytes) {
+        return Err(BatchError::TooLarge { line, limit: max_event_bytes });
     }
     let mut events = Vec::with_capacity(lines.len());
     for (line, bytes) in lines.into_iter().enumerate() {
@@ -98,6 +111,10 @@ pub fn single_line(event: Event) -> Event {
 mod tests {
     use super::*;
 
+    fn limits(max_events: usize) -> BatchLimits {
+        BatchLimits { max_events, max_event_bytes: 4096 }
+    }
+
     fn line(id: &str, seq: u64) -> String {
         format!(
             r#"{{"aep":"0.1","id":"{id}","type":"progress.status","time":"2026-07-03T10:00:00Z","source":"aep://h/agent/a/session/s","agent":"a","session":"s","seq":{seq}}}"#
@@ -114,7 +131,7 @@ mod tests {
     #[test]
     fn ndjson_keeps_order_and_ignores_the_empty_last_line() {
         let body = format!("{}\n{}\n", line("a", 0), line("b", 1));
-        let events = parse_body(BodyKind::Ndjson, body.as_bytes(), 10).unwrap();
+        let events = parse_body(BodyKind::Ndjson, body.as_bytes(), limits(10)).unwrap();
         assert_eq!(events.iter().map(|e| e.id()).collect::<Vec<_>>(), vec!["a", "b"]);
         assert_eq!(events[0].raw(), line("a", 0));
     }
@@ -122,29 +139,38 @@ mod tests {
     #[test]
     fn reports_the_first_bad_line() {
         let body = format!("{}\n{{\"aep\":\"0.1\"}}\n{}\n", line("a", 0), line("c", 2));
-        match parse_body(BodyKind::Ndjson, body.as_bytes(), 10) {
+        match parse_body(BodyKind::Ndjson, body.as_bytes(), limits(10)) {
             Err(BatchError::Invalid { line, .. }) => assert_eq!(line, 1),
             other => panic!("{other:?}"),
         }
         let blank = format!("{}\n\n{}\n", line("a", 0), line("c", 2));
-        assert!(matches!(parse_body(BodyKind::Ndjson, blank.as_bytes(), 10), Err(BatchError::Invalid { line: 1, .. })));
+        assert!(matches!(parse_body(BodyKind::Ndjson, blank.as_bytes(), limits(10)), Err(BatchError::Invalid { line: 1, .. })));
     }
 
     #[test]
     fn bounds_the_batch_and_refuses_commands() {
         let body = format!("{}\n{}\n", line("a", 0), line("b", 1));
-        assert_eq!(parse_body(BodyKind::Ndjson, body.as_bytes(), 1), Err(BatchError::TooManyEvents { limit: 1 }));
+        assert_eq!(parse_body(BodyKind::Ndjson, body.as_bytes(), limits(1)), Err(BatchError::TooManyEvents { limit: 1 }));
         let cmd = r#"{"aep":"0.1","id":"c1","type":"control.pause","time":"2026-07-03T10:00:00Z","source":"aep://h/agent/u","agent":"u","session":"s","data":{}}"#;
         assert!(matches!(
-            parse_body(BodyKind::Single, cmd.as_bytes(), 1),
+            parse_body(BodyKind::Single, cmd.as_bytes(), limits(1)),
             Err(BatchError::CommandOverHttp { line: 0, .. })
         ));
     }
 
     #[test]
+    fn refuses_an_oversized_line_before_parsing() {
+        let body = format!("{}\n{}\n", line("a", 0), line(&"b".repeat(5000), 1));
+        assert_eq!(
+            parse_body(BodyKind::Ndjson, body.as_bytes(), limits(10)),
+            Err(BatchError::TooLarge { line: 1, limit: 4096 })
+        );
+    }
+
+    #[test]
     fn pretty_printed_events_become_one_line() {
         let pretty = line("a", 0).replace(",\"", ",\n  \"");
-        let e = parse_body(BodyKind::Single, pretty.as_bytes(), 1).unwrap().remove(0);
+        let e = parse_body(BodyKind::Single, pretty.as_bytes(), limits(1)).unwrap().remove(0);
         assert!(!e.raw().contains('\n'));
         assert_eq!(e.id(), "a");
     }

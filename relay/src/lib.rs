@@ -25,21 +25,23 @@ pub mod cli;
 pub mod config;
 pub mod demo;
 pub mod discovery;
+pub mod held;
 mod http;
 pub mod hub;
 pub mod ingest;
 pub mod outbox;
 mod recency;
+mod server;
 pub mod scrub;
 mod socket;
 pub mod sse;
+mod sync;
 mod wire;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::serve::ListenerExt;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
@@ -73,19 +75,12 @@ pub async fn serve(config: Config, listener: TcpListener) -> Result<Relay, Confi
     let config = Arc::new(config);
     let hub = Arc::new(Hub::new(&config));
     let app = http::router(http::AppState::new(hub.clone(), config.clone(), addr));
-    let mut stop = hub.shutdown_signal();
-    // Frames are small and latency matters (a command round trip is four
-    // of them): never hold one back waiting for more (Nagle).
-    let listener = listener.tap_io(|tcp| {
-        let _ = tcp.set_nodelay(true);
-    });
-    let server = tokio::spawn(async move {
-        axum::serve(listener, app)
-            .with_graceful_shutdown(async move {
-                let _ = stop.wait_for(|down| *down).await;
-            })
-            .await
-    });
+    let limits = server::ConnectionLimits {
+        max_connections: config.max_connections,
+        header_read_timeout: config.header_read_timeout,
+        idle_timeout: config.http_idle_timeout,
+    };
+    let server = tokio::spawn(server::serve(listener, app, limits, hub.shutdown_signal()));
     Ok(Relay { addr, hub, drain_timeout: config.drain_timeout, server })
 }
 
@@ -147,9 +142,11 @@ pub fn boot_line(config: &Config, addr: SocketAddr) -> String {
         None => "built-in status page at /".to_owned(),
     };
     format!(
-        "aep-relay {} listening on http://{addr} | {posture} | replay buffer {} events/session, up to {} sessions | {console}",
+        "aep-relay {} listening on http://{addr} | {posture} | replay buffer {} events or {} KiB/session, {} MiB in all, up to {} sessions | {console}",
         env!("CARGO_PKG_VERSION"),
         config.buffer_depth,
+        config.buffer_bytes / 1024,
+        config.total_buffer_bytes / (1024 * 1024),
         config.max_sessions,
     )
 }

@@ -5,20 +5,24 @@
 use std::sync::Arc;
 
 use aep_client::protocol::capture::downlevel;
-use aep_client::{Capture, Event};
+use aep_client::Capture;
+
+use crate::held::Held;
 
 /// The bytes to deliver for `event` under `ceiling` (`None`: as stored).
-/// At or under the ceiling this is the stored allocation itself.
-pub fn event_bytes(event: &Event, ceiling: Option<Capture>) -> Arc<str> {
+/// At or under the ceiling this is the stored allocation itself. `None`
+/// only if the held bytes no longer parse, which ingest rules out.
+pub fn event_bytes(event: &Held, ceiling: Option<Capture>) -> Option<Arc<str>> {
     match ceiling {
-        Some(ceiling) if ceiling < event.capture() => downlevel(event, ceiling).raw_arc().clone(),
-        _ => event.raw_arc().clone(),
+        Some(ceiling) if ceiling < event.capture() => Some(downlevel(&event.parse()?, ceiling).raw_arc().clone()),
+        _ => Some(event.raw_arc().clone()),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use aep_client::Event;
 
     #[test]
     fn stored_bytes_unless_the_ceiling_is_lower() {
@@ -26,9 +30,10 @@ mod tests {
             r#"{"aep":"0.1","id":"a","type":"run.started","time":"2026-07-03T10:00:00Z","source":"aep://h/agent/a","agent":"a","session":"s","run":"r1","seq":0,"capture":"redacted","data":{"trigger":"user","prompt":"CANARY"}}"#,
         )
         .unwrap();
-        assert!(Arc::ptr_eq(&event_bytes(&e, None), e.raw_arc()));
-        assert!(Arc::ptr_eq(&event_bytes(&e, Some(Capture::Full)), e.raw_arc()));
-        let low = event_bytes(&e, Some(Capture::Metadata));
+        let h = Held::new(&e);
+        assert!(Arc::ptr_eq(&event_bytes(&h, None).unwrap(), e.raw_arc()));
+        assert!(Arc::ptr_eq(&event_bytes(&h, Some(Capture::Full)).unwrap(), e.raw_arc()));
+        let low = event_bytes(&h, Some(Capture::Metadata)).unwrap();
         assert!(!low.contains("CANARY"));
         assert!(low.contains("\"capture\":\"metadata\""));
     }

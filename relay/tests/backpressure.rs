@@ -130,3 +130,34 @@ async fn a_stalled_event_stream_is_ended_so_it_can_resume() {
     assert!(sse.has_ended(), "the stream ends");
     assert!(last_comment.unwrap().starts_with("disconnected"));
 }
+
+/// A consumer that stops reading altogether cannot keep its connection:
+/// once its queue overflows, the relay gives `closing` a bounded grace
+/// period, then drops the socket and forgets it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_consumer_that_never_reads_is_dropped_within_a_bounded_time() {
+    let t = TestRelay::start_with(Posture::Token, |c| {
+        c.send_queue = 16;
+        c.max_batch = 16;
+        c.close_grace = Duration::from_millis(500);
+        c.drain_timeout = Duration::from_secs(3);
+    })
+    .await;
+    let s = session_name("live-stalled");
+    let mut ws = t.consumer().await;
+    ws.subscribe(json!({"type": "subscribe", "id": "stalled", "filter": {"session": s}})).await;
+    flood_until(&t, &s, Severity::Notice, |t| t.relay.stats().counters.disconnected_for_backpressure > 0).await;
+
+    // Still not reading: the relay may not wait for this peer.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(3);
+    while t.relay.stats().sockets > 0 {
+        assert!(tokio::time::Instant::now() < deadline, "the stalled socket is still registered after 3 s");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let health: Value = t.get("/healthz").send().await.unwrap().json().await.unwrap();
+    assert_eq!(health["connections"], 0, "{health}");
+    assert_eq!(health["subscribers"], 0, "{health}");
+    // Its task has ended too: an orderly shutdown has nothing to wait for.
+    assert_eq!(t.relay.shutdown().await, aep_relay::ShutdownOutcome::Drained);
+    drop(ws);
+}

@@ -363,11 +363,24 @@ async fn an_oversize_message_ends_the_connection_and_ingests_nothing() {
     let (mut emitter, _) = t.ws_hello("emitter", json!({"agent": "big"}), json!({})).await;
     let big = event_with(Draft::new("progress.status").seq(0).data(json!({"note": "x".repeat(4096)})), &s);
     emitter.send_text(big.raw()).await;
-    match emitter.recv(PROMPT).await {
-        Some(Incoming::Closed(code)) => assert!(matches!(code, Some(1009) | None), "{code:?}"),
-        other => panic!("expected the relay to close, got {other:?}"),
-    }
+    let closing = emitter.recv_json().await;
+    assert_eq!(closing["type"], "closing", "positions first, for a peer that also consumed");
+    assert_eq!(closing["reason"], "message-too-big");
+    assert!(matches!(emitter.recv(PROMPT).await, Some(Incoming::Closed(Some(1009)))));
     assert_eq!(t.relay.session_len(&s), 0);
     // The relay itself carries on.
     assert_eq!(t.get("/events").send().await.unwrap().status(), 200);
+}
+
+#[tokio::test]
+async fn an_oversize_message_is_closed_with_1009_and_a_reason() {
+    let t = TestRelay::start_with(Posture::Open, |c| c.max_body = 1024).await;
+    let s = session_name("live");
+    let (mut emitter, _) = t.ws_hello("emitter", json!({"agent": "big"}), json!({})).await;
+    let big = event_with(Draft::new("progress.status").seq(0).data(json!({"note": "x".repeat(4096)})), &s);
+    emitter.send_text(big.raw()).await;
+    let (code, reason) = emitter.recv_close_frame(PROMPT).await.expect("a close frame, not a reset");
+    assert_eq!(code, 1009, "{reason}");
+    assert!(reason.contains("1024"), "the reason names the limit: {reason}");
+    assert_eq!(t.relay.session_len(&s), 0);
 }

@@ -73,3 +73,87 @@ async fn without_a_build_a_built_in_page_states_the_posture() {
     }
     std::fs::remove_dir_all(empty).unwrap();
 }
+
+/// What the console build script puts first in `<head>`.
+const META_CSP: &str = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval' 'sha256-abc='; object-src 'none'";
+
+fn console_build(name: &str) -> PathBuf {
+    let dir = temp_dir(name);
+    let index = format!(
+        "<!doctype html><html><head><meta charset=\"utf-8\">\n  <meta http-equiv=\"Content-Security-Policy\" content=\"{META_CSP}\"><title>console</title></head><body></body></html>"
+    );
+    std::fs::write(dir.join("index.html"), index).unwrap();
+    let wasm: Vec<u8> = (0..200_000u32).map(|i| (i % 7) as u8).collect();
+    std::fs::write(dir.join("console-0123456789abcdef_bg.wasm"), &wasm).unwrap();
+    std::fs::write(dir.join("console-0123456789abcdef.js"), "export const x = 1;\n".repeat(500)).unwrap();
+    std::fs::write(dir.join("style-fedcba9876543210.css"), "body { margin: 0 }\n".repeat(500)).unwrap();
+    std::fs::write(dir.join("site.webmanifest"), "{}").unwrap();
+    dir
+}
+
+#[tokio::test]
+async fn console_responses_carry_security_headers_and_cache_policy() {
+    let dir = console_build("headers");
+    let t = TestRelay::start_with(Posture::Open, |c| c.static_dir = Some(dir.clone())).await;
+    for path in ["/", "/index.html", "/sessions/abc"] {
+        let r = t.http.get(t.url(path)).send().await.unwrap();
+        let h = r.headers();
+        let csp = h["content-security-policy"].to_str().unwrap();
+        assert!(csp.starts_with(META_CSP), "the header repeats the page's own policy: {csp}");
+        assert!(csp.contains("frame-ancestors 'none'"), "{csp}");
+        assert_eq!(h["x-content-type-options"], "nosniff", "{path}");
+        assert_eq!(h["referrer-policy"], "no-referrer", "{path}");
+        assert_eq!(h["cache-control"], "no-cache", "{path}");
+    }
+    for asset in ["/console-0123456789abcdef_bg.wasm", "/console-0123456789abcdef.js", "/style-fedcba9876543210.css"] {
+        let r = t.http.get(t.url(asset)).send().await.unwrap();
+        let h = r.headers();
+        assert_eq!(h["cache-control"], "public, max-age=31536000, immutable", "{asset}");
+        assert_eq!(h["x-content-type-options"], "nosniff", "{asset}");
+        assert_eq!(h["referrer-policy"], "no-referrer", "{asset}");
+    }
+    let plain = t.http.get(t.url("/site.webmanifest")).send().await.unwrap();
+    assert_eq!(plain.headers()["cache-control"], "no-cache", "an unhashed name may change under the same URL");
+
+    // The built-in page frames nothing either.
+    let empty = temp_dir("no-build");
+    let t = TestRelay::start_with(Posture::Open, |c| c.static_dir = Some(empty.clone())).await;
+    let r = t.http.get(t.url("/")).send().await.unwrap();
+    assert!(r.headers()["content-security-policy"].to_str().unwrap().contains("frame-ancestors 'none'"));
+    assert_eq!(r.headers()["x-content-type-options"], "nosniff");
+    std::fs::remove_dir_all(dir).unwrap();
+    std::fs::remove_dir_all(empty).unwrap();
+}
+
+#[tokio::test]
+async fn wasm_js_and_css_are_served_compressed_when_asked() {
+    use std::io::Read;
+    let dir = console_build("compressed");
+    let t = TestRelay::start_with(Posture::Open, |c| c.static_dir = Some(dir.clone())).await;
+    for (asset, file) in [
+        ("/console-0123456789abcdef_bg.wasm", "console-0123456789abcdef_bg.wasm"),
+        ("/console-0123456789abcdef.js", "console-0123456789abcdef.js"),
+        ("/style-fedcba9876543210.css", "style-fedcba9876543210.css"),
+        ("/", "index.html"),
+    ] {
+        let original = std::fs::read(dir.join(file)).unwrap();
+        let r = t.http.get(t.url(asset)).header("accept-encoding", "gzip").send().await.unwrap();
+        assert_eq!(r.status(), 200);
+        assert_eq!(r.headers()["content-encoding"], "gzip", "{asset}");
+        assert!(r.headers()["vary"].to_str().unwrap().to_ascii_lowercase().contains("accept-encoding"));
+        let body = r.bytes().await.unwrap();
+        assert!(body.len() < original.len(), "{asset}");
+        let mut plain = Vec::new();
+        flate2::read::GzDecoder::new(&body[..]).read_to_end(&mut plain).unwrap();
+        assert_eq!(plain, original, "{asset}");
+        let br = t.http.get(t.url(asset)).header("accept-encoding", "br").send().await.unwrap();
+        assert_eq!(br.headers()["content-encoding"], "br", "{asset}");
+        let identity = t.http.get(t.url(asset)).send().await.unwrap();
+        assert!(identity.headers().get("content-encoding").is_none());
+        assert_eq!(identity.bytes().await.unwrap(), original);
+    }
+    // API responses and event streams are never compressed.
+    let api = t.http.get(t.url("/events")).header("accept-encoding", "gzip").send().await.unwrap();
+    assert!(api.headers().get("content-encoding").is_none());
+    std::fs::remove_dir_all(dir).unwrap();
+}

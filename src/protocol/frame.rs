@@ -28,6 +28,13 @@ pub mod codes {
     pub const UNSUPPORTED: &str = "unsupported";
     pub const AMBIGUOUS: &str = "ambiguous";
     pub const NO_ROUTE: &str = "no-route";
+    /// An event that fails envelope validation (AEP-0003 §3.2; on the
+    /// socket, the connection-scoped refusal of such an event).
+    pub const INVALID_EVENT: &str = "invalid-event";
+    /// A socket frame that is not a readable JSON object.
+    pub const INVALID_FRAME: &str = "invalid-frame";
+    /// A binary socket frame: reserved in 0.1 (AEP-0003 §3.5).
+    pub const BINARY_UNSUPPORTED: &str = "binary-unsupported";
 }
 
 /// A command's ack window when the target declared none (AEP-0004 §3).
@@ -355,17 +362,30 @@ pub struct Subscribe {
 impl Subscribe {
     fn decode(obj: &Map<String, Value>) -> Result<Subscribe, FrameError> {
         let id = required_id("subscribe", obj)?;
+        Subscribe::from_members(id, obj.get("filter"), obj.get("from"), obj.get("capture"))
+    }
+
+    /// A subscription from its members as JSON values, read exactly as the
+    /// `subscribe` frame reads them, so another carriage of the same
+    /// subscription (the SSE query string) accepts and refuses the same
+    /// things.
+    pub fn from_members(
+        id: String,
+        filter: Option<&Value>,
+        from: Option<&Value>,
+        capture: Option<&Value>,
+    ) -> Result<Subscribe, FrameError> {
         let refuse = |detail: String| FrameError::Malformed {
             frame_type: "subscribe".into(),
             id: Some(id.clone()),
             code: codes::INVALID_FILTER,
             detail,
         };
-        let filter = match obj.get("filter") {
+        let filter = match filter {
             None => Filter::match_all(),
             Some(v) => Filter::parse(v).map_err(|e: FilterError| refuse(e.to_string()))?,
         };
-        let from = match obj.get("from") {
+        let from = match from {
             None | Some(Value::Null) => None,
             Some(Value::String(s)) if s == "all" => Some(ResumeFrom::All),
             Some(Value::Array(items)) => Some(ResumeFrom::Positions(
@@ -378,7 +398,7 @@ impl Subscribe {
             )),
             Some(other) => return Err(refuse(format!("`from` must be an array of positions or \"all\", got {other}"))),
         };
-        let capture = match obj.get("capture") {
+        let capture = match capture {
             None | Some(Value::Null) => None,
             Some(v) => Some(
                 v.as_str()
@@ -963,5 +983,17 @@ mod tests {
         };
         assert_eq!(s.from, Some(ResumeFrom::Positions(vec![Position::new("s", 0, 2)])));
         assert!(s.filter.is_match_all());
+    }
+
+    #[test]
+    fn subscribe_members_read_exactly_as_the_frame_reads_them() {
+        let filter = json!({"type": ["attention.*"]});
+        let from = json!([{"session": "s", "epoch": 1, "seq": 2}]);
+        let capture = json!("metadata");
+        let built = Subscribe::from_members("a".into(), Some(&filter), Some(&from), Some(&capture)).unwrap();
+        let text = json!({"type": "subscribe", "id": "a", "filter": filter, "from": from, "capture": capture}).to_string();
+        assert_eq!(Frame::decode(&text).unwrap(), Frame::Subscribe(built));
+        let refused = Subscribe::from_members("b".into(), None, Some(&json!({})), None).unwrap_err();
+        assert_eq!(refused.refusal().unwrap().code, codes::INVALID_FILTER);
     }
 }

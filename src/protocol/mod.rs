@@ -12,3 +12,8 @@ pub mod validate;
 /// The protocol version this engine speaks (the `aep` attribute and the
 /// `hello` version).
 pub const AEP_VERSION: &str = "0.1";
+
+/// The query parameter that carries the bearer token for clients that
+/// cannot set headers (browser `EventSource`, the WebSocket constructor;
+/// AEP-0003 §8.1).
+pub const TOKEN_PARAM: &str = "access_token";

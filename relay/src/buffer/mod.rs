@@ -5,7 +5,7 @@ mod session;
 mod store;
 
 pub use session::{Admission, SessionBuffer};
-pub use store::{Replay, SessionStore};
+pub use store::{Replay, SessionStore, StoreLimits};
 
 /// A session position `(epoch, seq)`, ordered as AEP-0001 §7 orders them.
 pub type Position = (u64, u64);

@@ -9,10 +9,9 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use aep_client::Event;
-
 use super::session::{Admission, SessionBuffer};
 use super::Position;
+use crate::held::Held;
 use crate::recency::Recency;
 
 /// What one session contributes to a replay: an optional exhaustion notice
@@ -20,7 +19,7 @@ use crate::recency::Recency;
 pub struct Replay {
     pub session: Arc<str>,
     pub exhausted_from: Option<Position>,
-    pub events: Vec<Arc<Event>>,
+    pub events: Vec<Arc<Held>>,
 }
 
 pub struct SessionStore {
@@ -30,11 +29,27 @@ pub struct SessionStore {
     tombstone_order: Recency<Arc<str>>,
     depth: usize,
     max_sessions: usize,
+    session_bytes: usize,
+    total_bytes: usize,
     buffered: usize,
+    bytes: usize,
+}
+
+/// How much a [`SessionStore`] may hold.
+#[derive(Clone, Copy, Debug)]
+pub struct StoreLimits {
+    /// Events per session.
+    pub depth: usize,
+    pub max_sessions: usize,
+    /// Bytes per session ([`Held::size`]).
+    pub session_bytes: usize,
+    /// Bytes across all sessions.
+    pub total_bytes: usize,
 }
 
 impl SessionStore {
-    pub fn new(depth: usize, max_sessions: usize) -> SessionStore {
+    pub fn new(limits: StoreLimits) -> SessionStore {
+        let StoreLimits { depth, max_sessions, session_bytes, total_bytes } = limits;
         SessionStore {
             sessions: HashMap::new(),
             written: Recency::default(),
@@ -42,24 +57,52 @@ impl SessionStore {
             tombstone_order: Recency::default(),
             depth: depth.max(1),
             max_sessions: max_sessions.max(1),
+            session_bytes,
+            total_bytes,
             buffered: 0,
+            bytes: 0,
         }
     }
 
     /// Offers a positioned session event to its session's buffer.
-    pub fn admit(&mut self, session: &str, event: Arc<Event>) -> Admission {
+    pub fn admit(&mut self, session: &str, event: Arc<Held>) -> Admission {
         let key: Arc<str> = match self.sessions.get_key_value(session) {
             Some((k, _)) => k.clone(),
             None => self.create(session),
         };
-        let buffer = self.sessions.get_mut(&key).expect("session just ensured");
-        let before = buffer.len();
+        let Some(buffer) = self.sessions.get_mut(&key) else {
+            // `create` just inserted it; refusing is the safe answer anyway.
+            return Admission::BeforeEvicted;
+        };
+        let (len, bytes) = (buffer.len(), buffer.bytes());
         let admission = buffer.admit(event);
-        self.buffered = self.buffered + buffer.len() - before;
+        self.buffered = self.buffered + buffer.len() - len;
+        self.bytes = self.bytes + buffer.bytes() - bytes;
         if admission == Admission::Stored {
             self.written.touch(&key);
         }
+        self.trim_to_total();
         admission
+    }
+
+    /// Evicts the oldest events of the least recently written sessions
+    /// until the total fits. A session emptied this way is evicted whole,
+    /// leaving its tombstone.
+    fn trim_to_total(&mut self) {
+        while self.bytes > self.total_bytes {
+            let Some(oldest) = self.written.oldest().cloned() else { break };
+            let Some(buffer) = self.sessions.get_mut(&oldest) else {
+                self.written.remove(&oldest);
+                continue;
+            };
+            let (len, bytes) = (buffer.len(), buffer.bytes());
+            let evicted = buffer.len() > 1 && buffer.evict_oldest();
+            self.buffered -= len - buffer.len();
+            self.bytes -= bytes - buffer.bytes();
+            if !evicted {
+                self.evict_session(&oldest);
+            }
+        }
     }
 
     fn create(&mut self, session: &str) -> Arc<str> {
@@ -70,7 +113,7 @@ impl SessionStore {
             let Some(oldest) = self.written.oldest().cloned() else { break };
             self.evict_session(&oldest);
         }
-        self.sessions.insert(key.clone(), SessionBuffer::new(self.depth, history));
+        self.sessions.insert(key.clone(), SessionBuffer::new(self.depth, self.session_bytes, history));
         self.written.touch(&key);
         key
     }
@@ -79,6 +122,7 @@ impl SessionStore {
         self.written.remove(session);
         let Some(buffer) = self.sessions.remove(session) else { return };
         self.buffered -= buffer.len();
+        self.bytes -= buffer.bytes();
         if let Some(high) = buffer.high_water() {
             while self.tombstones.len() >= self.max_sessions {
                 let Some(oldest) = self.tombstone_order.oldest().cloned() else { break };
@@ -90,24 +134,52 @@ impl SessionStore {
         }
     }
 
-    /// Held events of `session` strictly after `after`, keeping those
-    /// `keep` accepts, with an exhaustion notice when the position predates
-    /// an eviction. `None` for a session with nothing held.
-    pub fn replay_after(&self, session: &str, after: Position, keep: impl Fn(&Event) -> bool) -> Option<Replay> {
-        let (key, buffer) = self.sessions.get_key_value(session)?;
+    /// Held events of `session` strictly after `after`, with an
+    /// exhaustion notice whenever this relay cannot vouch for everything
+    /// after that position: it predates an eviction (delivery resumes at
+    /// the earliest held event), or this relay has no history reaching it
+    /// at all (a session it does not hold, or a position beyond the
+    /// highest it ever held: it restarted, or forgot the session). In the
+    /// latter cases the notice names the position right after the
+    /// requested one, and nothing held is sent. `None` when there is
+    /// nothing to say.
+    ///
+    /// One exception: a session never held here, asked from its origin
+    /// `0:0`, replays nothing and says nothing. That is how conformance
+    /// probes ask about sessions that do not exist (they must "replay
+    /// nothing and create no state"); the cost is that a restart's loss
+    /// after a session's first event goes unannounced.
+    pub fn replay_after(&self, session: &str, after: Position) -> Option<Replay> {
+        let next = (after.0, after.1.saturating_add(1));
+        let unknown = |key: Arc<str>| Some(Replay { session: key, exhausted_from: Some(next), events: Vec::new() });
+        let Some((key, buffer)) = self.sessions.get_key_value(session) else {
+            return match self.tombstones.get_key_value(session) {
+                // Evicted whole after the consumer had everything: nothing lost.
+                Some((_, high)) if after == *high => None,
+                Some((key, high)) if after < *high => {
+                    Some(Replay { session: key.clone(), exhausted_from: Some((high.0, high.1.saturating_add(1))), events: Vec::new() })
+                }
+                Some((key, _)) => unknown(key.clone()),
+                None if after == (0, 0) => None,
+                None => unknown(Arc::from(session)),
+            };
+        };
+        if buffer.high_water().is_none_or(|high| after > high) {
+            return unknown(key.clone());
+        }
         let exhausted_from = if buffer.is_exhausted_for(after) { buffer.earliest() } else { None };
-        let events = buffer.after(after).filter(|e| keep(e)).cloned().collect();
+        let events = buffer.after(after).cloned().collect();
         Some(Replay { session: key.clone(), exhausted_from, events })
     }
 
     /// Every held session from its earliest held event (replay-all, which
     /// never reports exhaustion), least recently written first.
-    pub fn replay_all(&self, keep: impl Fn(&Event) -> bool) -> Vec<Replay> {
+    pub fn replay_all(&self) -> Vec<Replay> {
         self.written
             .iter_oldest_first()
             .filter_map(|key| {
                 let buffer = self.sessions.get(key)?;
-                let events: Vec<_> = buffer.all().filter(|e| keep(e)).cloned().collect();
+                let events: Vec<_> = buffer.all().cloned().collect();
                 (!events.is_empty()).then(|| Replay { session: key.clone(), exhausted_from: None, events })
             })
             .collect()
@@ -121,6 +193,11 @@ impl SessionStore {
     /// Events held across all sessions.
     pub fn buffered(&self) -> usize {
         self.buffered
+    }
+
+    /// Bytes held across all sessions ([`Held::size`]).
+    pub fn buffered_bytes(&self) -> usize {
+        self.bytes
     }
 
     /// Events held for one session (0 when absent).
@@ -138,18 +215,24 @@ impl SessionStore {
 mod tests {
     use super::*;
 
-    fn ev(session: &str, seq: u64) -> Arc<Event> {
-        Arc::new(
-            Event::parse(&format!(
+    use aep_client::Event;
+
+    fn store(depth: usize, max_sessions: usize) -> SessionStore {
+        SessionStore::new(StoreLimits { depth, max_sessions, session_bytes: usize::MAX, total_bytes: usize::MAX })
+    }
+
+    fn ev(session: &str, seq: u64) -> Arc<Held> {
+        Arc::new(Held::new(
+            &Event::parse(&format!(
                 r#"{{"aep":"0.1","id":"{session}-{seq}","type":"progress.status","time":"2026-07-03T10:00:00Z","source":"aep://h/agent/a/session/{session}","agent":"a","session":"{session}","seq":{seq}}}"#
             ))
             .unwrap(),
-        )
+        ))
     }
 
     #[test]
     fn evicts_the_least_recently_written_session() {
-        let mut s = SessionStore::new(10, 2);
+        let mut s = store(10, 2);
         s.admit("a", ev("a", 0));
         s.admit("b", ev("b", 0));
         s.admit("a", ev("a", 1));
@@ -163,32 +246,78 @@ mod tests {
 
     #[test]
     fn a_returning_session_reports_what_it_lost() {
-        let mut s = SessionStore::new(10, 1);
+        let mut s = store(10, 1);
         s.admit("a", ev("a", 0));
         s.admit("a", ev("a", 1));
         s.admit("b", ev("b", 0));
         s.admit("a", ev("a", 2));
-        let r = s.replay_after("a", (0, 0), |_| true).unwrap();
+        let r = s.replay_after("a", (0, 0)).unwrap();
         assert_eq!(r.exhausted_from, Some((0, 2)));
         assert_eq!(r.events.len(), 1);
         assert_eq!(s.admit("a", ev("a", 1)), Admission::BeforeEvicted);
     }
 
     #[test]
+    fn positions_without_history_here_are_exhausted() {
+        let mut s = store(10, 1);
+        for seq in 0..3 {
+            s.admit("a", ev("a", seq));
+        }
+        let unknown = s.replay_after("never-seen", (0, 9)).unwrap();
+        assert_eq!((unknown.exhausted_from, unknown.events.len()), (Some((0, 10)), 0));
+        assert!(s.replay_after("never-seen", (0, 0)).is_none(), "the conformance probe's origin");
+        let ahead = s.replay_after("a", (0, 7)).unwrap();
+        assert_eq!((ahead.exhausted_from, ahead.events.len()), (Some((0, 8)), 0));
+        let caught_up = s.replay_after("a", (0, 2)).unwrap();
+        assert_eq!((caught_up.exhausted_from, caught_up.events.len()), (None, 0));
+        // Evicted whole: behind its high water is a loss, at it is not.
+        s.admit("b", ev("b", 0));
+        assert_eq!(s.replay_after("a", (0, 0)).unwrap().exhausted_from, Some((0, 3)));
+        assert!(s.replay_after("a", (0, 2)).is_none());
+    }
+
+    #[test]
     fn replay_all_never_reports_exhaustion() {
-        let mut s = SessionStore::new(2, 4);
+        let mut s = store(2, 4);
         for seq in 0..5 {
             s.admit("a", ev("a", seq));
         }
-        let all = s.replay_all(|_| true);
+        let all = s.replay_all();
         assert_eq!(all.len(), 1);
         assert!(all[0].exhausted_from.is_none());
-        assert_eq!(all[0].events.iter().map(|e| e.seq().unwrap()).collect::<Vec<_>>(), vec![3, 4]);
+        assert_eq!(all[0].events.iter().map(|e| e.position().unwrap().1).collect::<Vec<_>>(), vec![3, 4]);
+    }
+
+    #[test]
+    fn the_total_is_bounded_by_trimming_the_least_recently_written() {
+        let one = ev("a", 0).size();
+        let mut s = SessionStore::new(StoreLimits {
+            depth: 100,
+            max_sessions: 10,
+            session_bytes: usize::MAX,
+            total_bytes: one * 5,
+        });
+        for seq in 0..4 {
+            s.admit("a", ev("a", seq));
+        }
+        for seq in 0..3 {
+            s.admit("b", ev("b", seq));
+        }
+        assert!(s.buffered_bytes() <= one * 5);
+        assert_eq!(s.session_len("b"), 3, "the recently written session keeps its events");
+        assert_eq!(s.session_len("a"), 2);
+        assert!(s.replay_after("a", (0, 0)).unwrap().exhausted_from.is_some());
+        for seq in 3..8 {
+            s.admit("b", ev("b", seq));
+        }
+        assert_eq!(s.session_len("a"), 0, "an emptied session is evicted whole");
+        assert_eq!(s.tombstone_count(), 1);
+        assert_eq!(s.buffered(), s.session_len("b"));
     }
 
     #[test]
     fn tombstones_are_bounded() {
-        let mut s = SessionStore::new(1, 2);
+        let mut s = store(1, 2);
         for i in 0..50 {
             s.admit(&format!("s{i}"), ev(&format!("s{i}"), 0));
         }

@@ -5,9 +5,10 @@
 //! the content type (415), the size (413), every line (400, or 413 for too
 //! many events), and only then admits the whole batch (202).
 
+use aep_client::protocol::frame::codes;
 use axum::body::Body;
 use axum::extract::State;
-use axum::http::{header, HeaderMap, StatusCode, Uri};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use serde_json::json;
@@ -15,7 +16,7 @@ use serde_json::json;
 use super::{json_response, AppState};
 use crate::discovery::versions;
 use crate::hub::Origin;
-use crate::ingest::{parse_body, BatchError, BodyKind};
+use crate::ingest::{parse_body, BatchError, BatchLimits, BodyKind};
 
 /// The request header naming the protocol version.
 pub const VERSION_HEADER: &str = "aep-version";
@@ -34,7 +35,7 @@ pub async fn ingest(State(app): State<AppState>, headers: HeaderMap, uri: Uri, b
     if !speaks_our_version(&headers) {
         return json_response(
             StatusCode::UPGRADE_REQUIRED,
-            json!({ "error": "version-unsupported", "versions": versions(), "detail": "send `AEP-Version: 0.1`" }),
+            json!({ "error": codes::VERSION_UNSUPPORTED, "versions": versions(), "detail": "send `AEP-Version: 0.1`" }),
         );
     }
     let content_type = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
@@ -49,7 +50,19 @@ pub async fn ingest(State(app): State<AppState>, headers: HeaderMap, uri: Uri, b
     if declared.is_some_and(|len| len > limit) {
         return too_large(limit);
     }
-    let bytes = match Limited::new(body, limit).collect().await {
+    let collected = tokio::time::timeout(app.config.body_timeout, Limited::new(body, limit).collect()).await;
+    let Ok(collected) = collected else {
+        let mut response = json_response(
+            StatusCode::REQUEST_TIMEOUT,
+            json!({
+                "error": "request-timeout",
+                "detail": format!("the body did not arrive within {} s; nothing was ingested", app.config.body_timeout.as_secs_f32()),
+            }),
+        );
+        response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+        return response;
+    };
+    let bytes = match collected {
         Ok(collected) => collected.to_bytes(),
         Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => return too_large(limit),
         Err(e) => {
@@ -59,8 +72,20 @@ pub async fn ingest(State(app): State<AppState>, headers: HeaderMap, uri: Uri, b
             )
         }
     };
-    let events = match parse_body(kind, &bytes, app.config.max_batch) {
+    let limits = BatchLimits { max_events: app.config.max_batch, max_event_bytes: app.config.event_limit() };
+    let events = match parse_body(kind, &bytes, limits) {
         Ok(events) => events,
+        Err(BatchError::TooLarge { line, limit }) => {
+            return json_response(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                json!({
+                    "error": "event-too-large",
+                    "line": line,
+                    "limit": limit,
+                    "detail": "an event is larger than this relay takes (max-event); nothing was ingested",
+                }),
+            )
+        }
         Err(BatchError::TooManyEvents { limit }) => {
             return json_response(
                 StatusCode::PAYLOAD_TOO_LARGE,
@@ -70,14 +95,14 @@ pub async fn ingest(State(app): State<AppState>, headers: HeaderMap, uri: Uri, b
         Err(BatchError::Invalid { line, detail }) => {
             return json_response(
                 StatusCode::BAD_REQUEST,
-                json!({ "error": "invalid-event", "line": line, "detail": detail }),
+                json!({ "error": codes::INVALID_EVENT, "line": line, "detail": detail }),
             )
         }
         Err(BatchError::CommandOverHttp { line, id }) => {
             return json_response(
                 StatusCode::BAD_REQUEST,
                 json!({
-                    "error": "invalid-event",
+                    "error": codes::INVALID_EVENT,
                     "line": line,
                     "detail": format!("`{id}` is a command; commands travel only on the WebSocket binding (/socket)"),
                 }),

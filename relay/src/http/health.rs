@@ -20,6 +20,7 @@ pub async fn health(State(app): State<AppState>, headers: HeaderMap, uri: Uri) -
             "ok": true,
             "sessions": stats.sessions,
             "buffered_events": stats.buffered_events,
+            "buffered_bytes": stats.buffered_bytes,
             "subscribers": stats.subscriptions,
             "connections": stats.sockets + stats.streams,
             "claims": stats.claims,

@@ -1,5 +1,6 @@
 //! The HTTP surface: routes, shared request state, and the few response
-//! helpers every handler uses. Responses are never compressed and SSE is
+//! helpers every handler uses. Only the console's files are compressed
+//! (negotiated by `Accept-Encoding`); API responses are not, and SSE is
 //! never buffered.
 
 mod events;
@@ -11,6 +12,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Instant;
 
+use aep_client::protocol::frame::codes;
 use axum::extract::Request;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode, Uri};
 use axum::middleware::{self, Next};
@@ -48,13 +50,17 @@ impl AppState {
 }
 
 pub fn router(state: AppState) -> Router {
+    let console = Router::new()
+        .fallback(static_files::serve)
+        .layer(tower_http::compression::CompressionLayer::new())
+        .with_state(state.clone());
     Router::new()
         .route(EVENTS_PATH, get(events::discovery).post(events::ingest))
         .route(WELL_KNOWN_PATH, get(events::discovery))
         .route(STREAM_PATH, get(stream::open))
         .route(SOCKET_PATH, get(crate::socket::upgrade))
         .route(HEALTH_PATH, get(health::health))
-        .fallback(static_files::serve)
+        .fallback_service(console)
         .layer(middleware::from_fn(log_request))
         .with_state(state)
 }
@@ -76,16 +82,16 @@ impl IntoResponse for Unauthorized {
             Denied::Wrong => "the bearer token is not valid for this relay",
         };
         let mut response =
-            json_response(StatusCode::UNAUTHORIZED, json!({ "error": "unauthorized", "detail": detail }));
+            json_response(StatusCode::UNAUTHORIZED, json!({ "error": codes::UNAUTHORIZED, "detail": detail }));
         response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
         response
     }
 }
 
-/// Logs each request at debug level with any `access_token` masked.
+/// Logs each request at debug level, by path only (see [`scrub`]).
 async fn log_request(request: Request, next: Next) -> Response {
     let method = request.method().clone();
-    let uri = request.uri().path_and_query().map_or_else(|| "/".to_owned(), |pq| scrub::uri_for_log(pq.as_str()));
+    let uri = scrub::uri_for_log(request.uri()).to_owned();
     let started = Instant::now();
     let response = next.run(request).await;
     tracing::debug!(%method, %uri, status = response.status().as_u16(), elapsed_ms = started.elapsed().as_millis() as u64, "request");

@@ -3,6 +3,13 @@
 //! on (`application/wasm` above all), `/` as `index.html`, and extension-less
 //! paths falling back to `index.html` for client-side routes. Without an
 //! `index.html` a small built-in page says the relay is up and how to use it.
+//!
+//! Every console response says `nosniff` and `no-referrer`. HTML carries a
+//! `Content-Security-Policy` header: the policy the build put in the
+//! page's own `<meta>` (one source of truth), plus `frame-ancestors 'none'`,
+//! which only a header can express. Content-hashed assets are cached for
+//! good; everything else is revalidated. Compression is applied by the
+//! router (see [`super::router`]).
 
 use std::path::{Path, PathBuf};
 
@@ -49,13 +56,87 @@ async fn from_dir(dir: &Path, relative: &Path) -> Option<Response> {
 
 async fn file_response(path: &Path) -> Option<Response> {
     let bytes = tokio::fs::read(path).await.ok()?;
+    let is_html = path.extension().is_some_and(|e| e == "html" || e == "htm");
+    let csp = is_html.then(|| header_policy(meta_policy(&String::from_utf8_lossy(&bytes)).as_deref()));
     let mut response = bytes.into_response();
     let h = response.headers_mut();
     h.insert(header::CONTENT_TYPE, HeaderValue::from_static(mime_type(path)));
-    if path.extension().is_some_and(|e| e == "html") {
-        h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    let cache = if is_content_hashed(path) { IMMUTABLE } else { "no-cache" };
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static(cache));
+    if let Some(csp) = csp {
+        h.insert(header::CONTENT_SECURITY_POLICY, csp);
     }
+    secure(&mut response);
     Some(response)
+}
+
+/// Cache policy of a file whose name changes whenever its content does.
+const IMMUTABLE: &str = "public, max-age=31536000, immutable";
+
+/// Headers every console response carries.
+fn secure(response: &mut Response) {
+    let h = response.headers_mut();
+    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+}
+
+/// Whether the file name carries a content hash, as Trunk's `filehash`
+/// writes it (`console-0123456789abcdef_bg.wasm`): a run of at least 16
+/// hex digits between separators.
+fn is_content_hashed(path: &Path) -> bool {
+    let Some(stem) = path.file_stem().and_then(|s| s.to_str()) else { return false };
+    stem.split(['-', '_', '.']).any(|part| part.len() >= 16 && part.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+/// The policy of the page's `<meta http-equiv="Content-Security-Policy">`.
+fn meta_policy(html: &str) -> Option<String> {
+    let lower = html.to_ascii_lowercase();
+    let mut from = 0;
+    while let Some(at) = lower[from..].find("<meta") {
+        let start = from + at;
+        let end = start + lower[start..].find('>')?;
+        let tag = &html[start..end];
+        let attrs = attributes(tag);
+        let is_csp = attrs
+            .iter()
+            .any(|(k, v)| k.eq_ignore_ascii_case("http-equiv") && v.eq_ignore_ascii_case("content-security-policy"));
+        if is_csp {
+            return attrs.into_iter().find(|(k, _)| k.eq_ignore_ascii_case("content")).map(|(_, v)| unescape(&v));
+        }
+        from = end;
+    }
+    None
+}
+
+/// `name="value"` and `name='value'` pairs of one tag.
+fn attributes(tag: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut rest = tag.trim_start_matches("<meta");
+    while let Some(eq) = rest.find('=') {
+        let name = rest[..eq].trim().rsplit(char::is_whitespace).next().unwrap_or("").to_owned();
+        let after = rest[eq + 1..].trim_start();
+        let Some(quote) = after.chars().next().filter(|c| *c == '"' || *c == '\'') else { break };
+        let Some(close) = after[1..].find(quote) else { break };
+        out.push((name, after[1..1 + close].to_owned()));
+        rest = &after[close + 2..];
+    }
+    out
+}
+
+fn unescape(s: &str) -> String {
+    s.replace("&quot;", "\"").replace("&#39;", "'").replace("&apos;", "'").replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+}
+
+/// The header policy: the page's own, plus `frame-ancestors 'none'`
+/// (ignored in `<meta>`). A page without a policy still may not be framed.
+fn header_policy(meta: Option<&str>) -> HeaderValue {
+    const NO_FRAMING: &str = "frame-ancestors 'none'";
+    let policy = match meta.map(|m| m.trim().trim_end_matches(';').trim()) {
+        Some(m) if !m.is_empty() && !m.contains("frame-ancestors") => format!("{m}; {NO_FRAMING}"),
+        Some(m) if !m.is_empty() => m.to_owned(),
+        _ => NO_FRAMING.to_owned(),
+    };
+    HeaderValue::from_str(&policy).unwrap_or_else(|_| HeaderValue::from_static(NO_FRAMING))
 }
 
 /// The request path as a relative path that cannot leave the directory:
@@ -121,7 +202,15 @@ fn builtin_page(config: &Config, addr: &str) -> Response {
         addr = html_escape(addr),
     );
     let mut response = page.into_response();
-    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
+    let h = response.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    // The page has no script, style or form of its own.
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static("default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"),
+    );
+    secure(&mut response);
     response
 }
 
@@ -132,6 +221,25 @@ fn html_escape(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_header_policy_is_the_meta_policy_without_framing() {
+        let html = r#"<head><meta charset="utf-8"><META http-equiv="Content-Security-Policy" content="default-src 'self'; script-src 'sha256-a+b='"></head>"#;
+        let meta = meta_policy(html).unwrap();
+        assert_eq!(meta, "default-src 'self'; script-src 'sha256-a+b='");
+        assert_eq!(header_policy(Some(&meta)), "default-src 'self'; script-src 'sha256-a+b='; frame-ancestors 'none'");
+        assert_eq!(header_policy(None), "frame-ancestors 'none'");
+        assert_eq!(meta_policy("<meta charset=\"utf-8\">"), None);
+    }
+
+    #[test]
+    fn hashed_names_are_recognised() {
+        assert!(is_content_hashed(Path::new("console-0123456789abcdef_bg.wasm")));
+        assert!(is_content_hashed(Path::new("style-fedcba9876543210.css")));
+        assert!(!is_content_hashed(Path::new("site.webmanifest")));
+        assert!(!is_content_hashed(Path::new("index.html")));
+        assert!(!is_content_hashed(Path::new("icon-192.png")));
+    }
 
     #[test]
     fn refuses_paths_that_leave_the_directory() {

@@ -10,14 +10,14 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
-use aep_client::protocol::frame::{codes, ErrorFrame, Frame};
+use aep_client::protocol::frame::{codes, ErrorFrame, Position, ResumeFrom, Subscribe};
 use aep_client::Capture;
 use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use futures_util::stream;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use tokio::time::{interval_at, Instant, Interval, MissedTickBehavior};
 
 use super::{json_response, AppState};
@@ -66,43 +66,37 @@ fn bad_request(refusal: ErrorFrame) -> Response {
 }
 
 /// Reads the query into a subscription, or the refusal a 400 carries.
+/// The members are read by the engine exactly as in a `subscribe` frame.
 fn read_request(query: &str, headers: &HeaderMap) -> Result<StreamRequest, ErrorFrame> {
     let invalid = |detail: String| ErrorFrame::new(codes::INVALID_FILTER, Some(detail));
     let pairs: Vec<(String, String)> =
         serde_urlencoded::from_str(query).map_err(|e| invalid(format!("unreadable query: {e}")))?;
     let param = |name: &str| pairs.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str());
-    let mut subscribe = Map::new();
-    subscribe.insert("type".into(), "subscribe".into());
-    subscribe.insert("id".into(), "stream".into());
-    if let Some(filter) = param("filter") {
-        let value: Value = serde_json::from_str(filter).map_err(|e| invalid(format!("`filter` is not JSON: {e}")))?;
-        subscribe.insert("filter".into(), value);
-    }
-    if let Some(capture) = param("capture") {
-        subscribe.insert("capture".into(), capture.into());
-    }
-    match param("from") {
-        Some("all") => {
-            subscribe.insert("from".into(), "all".into());
-        }
-        Some(from) => {
-            let value: Value =
-                serde_json::from_str(from).map_err(|e| invalid(format!("`from` is neither `all` nor JSON: {e}")))?;
-            subscribe.insert("from".into(), value);
-        }
-        None => {
-            if let Some((session, (epoch, seq))) = last_event_id(headers) {
-                subscribe.insert("from".into(), json!([{ "session": session, "epoch": epoch, "seq": seq }]));
-            }
-        }
-    }
+    let filter = param("filter")
+        .map(|f| serde_json::from_str::<Value>(f).map_err(|e| invalid(format!("`filter` is not JSON: {e}"))))
+        .transpose()?;
+    let capture = param("capture").map(Value::from);
+    let from = match param("from") {
+        Some("all") => Some(Value::from("all")),
+        Some(from) => Some(
+            serde_json::from_str::<Value>(from)
+                .map_err(|e| invalid(format!("`from` is neither `all` nor JSON: {e}")))?,
+        ),
+        None => None,
+    };
     let live = !matches!(param("live"), Some("0" | "false"));
-    match Frame::decode(&Value::Object(subscribe).to_string()) {
-        Ok(Frame::Subscribe(s)) => Ok(StreamRequest { filter: s.filter, ceiling: s.capture, from: s.from, live }),
-        Ok(_) => Err(invalid("not a subscription".into())),
-        Err(e) => Err(e.refusal().unwrap_or_else(|| invalid(e.to_string()))),
-    }
+    let subscribe = Subscribe::from_members(STREAM_SUB.to_owned(), filter.as_ref(), from.as_ref(), capture.as_ref())
+        .map_err(|e| e.refusal().unwrap_or_else(|| invalid(e.to_string())))?;
+    // `from` takes precedence over `Last-Event-ID`.
+    let from = subscribe.from.or_else(|| {
+        let (session, (epoch, seq)) = last_event_id(headers)?;
+        Some(ResumeFrom::Positions(vec![Position::new(session, epoch, seq)]))
+    });
+    Ok(StreamRequest { filter: subscribe.filter, ceiling: subscribe.capture, from, live })
 }
+
+/// The subscription id an SSE stream's refusals are reported under.
+const STREAM_SUB: &str = "stream";
 
 fn last_event_id(headers: &HeaderMap) -> Option<(String, (u64, u64))> {
     sse::parse_last_event_id(headers.get("last-event-id")?.to_str().ok()?)
@@ -150,7 +144,11 @@ impl SseBody {
                     Some(ReplayPiece::Exhausted { session, earliest }) => {
                         sse::push_exhausted(&mut out, &session, earliest)
                     }
-                    Some(ReplayPiece::Event(e)) => sse::push_event(&mut out, &e, &event_bytes(&e, self.replay_ceiling)),
+                    Some(ReplayPiece::Event(e)) => {
+                        if let Some(bytes) = event_bytes(&e, self.replay_ceiling) {
+                            sse::push_event(&mut out, &e, &bytes);
+                        }
+                    }
                     None => self.replay = None,
                 }
                 continue;
@@ -170,10 +168,14 @@ impl SseBody {
                 }
             };
             match next {
-                Next::Send(Outgoing::Live(d)) => sse::push_event(&mut out, &d.event, &event_bytes(&d.event, d.ceiling)),
+                Next::Send(Outgoing::Live(d)) => {
+                    if let Some(bytes) = event_bytes(&d.event, d.ceiling) {
+                        sse::push_event(&mut out, &d.event, &bytes);
+                    }
+                }
                 Next::Send(Outgoing::Replay(batch)) => {
                     self.replay_ceiling = batch.ceiling;
-                    self.replay = Some(batch.into_pieces());
+                    self.replay = Some((*batch).into_pieces());
                 }
                 // Frames and routed commands exist only on the socket binding.
                 Next::Send(Outgoing::Frame(_) | Outgoing::Verbatim(_)) => {}
@@ -181,7 +183,7 @@ impl SseBody {
                     out.push_str(match reason {
                         CloseReason::Shutdown => sse::SHUTTING_DOWN,
                         CloseReason::Overflow => sse::TOO_SLOW,
-                        CloseReason::Finished | CloseReason::IdleTimeout | CloseReason::PeerGone => "",
+                        CloseReason::Finished | CloseReason::IdleTimeout | CloseReason::PeerGone | CloseReason::TooBig { .. } => "",
                     });
                     self.ended = true;
                 }

@@ -7,39 +7,57 @@ use std::sync::Arc;
 
 use aep_client::{Capture, Event};
 
-use super::{Conn, ConnId};
-use crate::hub::stats::Counters;
+use crate::held::Held;
+
+use super::{ConnId, Listener};
 use crate::outbox::{Delivery, Outgoing, Pushed};
+
+/// What backpressure did during a fan-out.
+#[derive(Default)]
+pub(super) struct Tally {
+    /// `debug`/`info` events dropped toward slow consumers.
+    pub dropped: u64,
+    /// Consumers whose queue overflowed: they are now closing.
+    pub overflowed: Vec<ConnId>,
+}
 
 /// Queues `event` toward every matching connection except `skip`. A
 /// connection whose subscriptions overlap gets the event once, at the
 /// widest capture ceiling among the matching subscriptions.
+/// `event` is matched; `held` (the same event, as kept) is what is queued.
 pub(super) fn fan_out(
-    conns: &HashMap<ConnId, Conn>,
-    event: &Arc<Event>,
+    listeners: &HashMap<ConnId, Listener>,
+    event: &Event,
+    held: &Arc<Held>,
     skip: Option<ConnId>,
-    counters: &mut Counters,
+    tally: &mut Tally,
 ) {
-    for (id, conn) in conns {
+    for (id, conn) in listeners {
         if Some(*id) == skip {
             continue;
         }
-        let mut subs = Vec::new();
-        let mut ceiling = Ceiling::Unset;
-        for sub in &conn.subs {
-            if sub.filter.matches(event) {
-                subs.push(sub.id.clone());
-                ceiling = ceiling.widen(sub.ceiling);
+        let mut matched = conn.subs.iter().filter(|sub| sub.filter.matches(event));
+        let Some(first) = matched.next() else { continue };
+        let mut ceiling = Ceiling::Unset.widen(first.ceiling);
+        // One matching subscription (the usual case) shares its own list,
+        // so a queued event costs no allocation per connection.
+        let subs = match matched.next() {
+            None => first.as_list.clone(),
+            Some(second) => {
+                let mut ids = vec![first.id.clone(), second.id.clone()];
+                ceiling = ceiling.widen(second.ceiling);
+                for sub in matched {
+                    ids.push(sub.id.clone());
+                    ceiling = ceiling.widen(sub.ceiling);
+                }
+                Arc::from(ids)
             }
-        }
-        if subs.is_empty() {
-            continue;
-        }
-        let delivery = Delivery { event: event.clone(), ceiling: ceiling.get(), subs };
+        };
+        let delivery = Delivery { event: held.clone(), ceiling: ceiling.get(), subs };
         match conn.outbox.push(Outgoing::Live(delivery)) {
             Pushed::Queued | Pushed::Closed => {}
-            Pushed::Dropped => counters.dropped_for_backpressure += 1,
-            Pushed::Overflowed => counters.disconnected_for_backpressure += 1,
+            Pushed::Dropped => tally.dropped += 1,
+            Pushed::Overflowed => tally.overflowed.push(*id),
         }
     }
 }

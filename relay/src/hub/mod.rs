@@ -1,10 +1,19 @@
 //! The relay's shared state and every operation on it.
 //!
-//! One lock guards the replay buffers, the connections with their
-//! subscriptions, and the session claims. Ingest admits and fans out under
-//! it, and a subscription snapshots its replay and starts receiving live
-//! events under it, so nothing falls between replay and live and nothing
-//! is sent twice. Nothing under the lock waits: sends go into each
+//! Two locks, always taken in this order:
+//!
+//! - `fanout` holds each connection's subscriptions. Ingest matches and
+//!   queues every event under it, so a batch is never interleaved with
+//!   another, and a subscription snapshots its replay and starts receiving
+//!   live events under it, so nothing falls between replay and live and
+//!   nothing is sent twice. Filter matching (bounded per filter and per
+//!   connection) happens here and only here.
+//! - `state` holds the replay buffers, the connection registry and the
+//!   session claims. It is held only for bookkeeping, never while filters
+//!   run, so `/healthz`, the roster and new connections never wait behind a
+//!   large fan-out.
+//!
+//! Nothing under either lock waits on the network: sends go into each
 //! connection's bounded [`Outbox`].
 
 mod claims;
@@ -14,7 +23,7 @@ mod stats;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 use aep_client::protocol::filter::Filter;
 use aep_client::protocol::frame::{
@@ -24,11 +33,13 @@ use aep_client::{Capture, Event};
 use tokio::sync::watch;
 
 use crate::auth::Access;
-use crate::buffer::{Admission, Replay, SessionStore};
+use crate::buffer::{Admission, Replay, SessionStore, StoreLimits};
+use crate::held::Held;
 use crate::config::Config;
 use crate::outbox::{CloseReason, Outbox, Outgoing, ReplayBatch};
+use crate::sync::lock;
 use claims::Claims;
-use fanout::fan_out;
+use fanout::{fan_out, Tally};
 pub use stats::{Counters, Stats};
 
 /// Identifies one connection (an SSE stream or a WebSocket) for the
@@ -81,16 +92,44 @@ impl Peer {
 
 struct Subscription {
     id: Arc<str>,
+    /// `[id]`, shared by every delivery this subscription alone matches.
+    as_list: Arc<[Arc<str>]>,
     filter: Filter,
     ceiling: Option<Capture>,
 }
 
+impl Subscription {
+    fn new(id: Arc<str>, filter: Filter, ceiling: Option<Capture>) -> Subscription {
+        Subscription { as_list: Arc::from([id.clone()]), id, filter, ceiling }
+    }
+}
+
+/// A connection as fan-out sees it: where to queue, and what it asked for.
+struct Listener {
+    outbox: Arc<Outbox>,
+    subs: Vec<Subscription>,
+}
+
+impl Listener {
+    /// Filter values across all subscriptions: the matching cost of one
+    /// event for this connection.
+    fn weight(&self) -> usize {
+        self.subs.iter().map(|s| s.filter.weight()).sum()
+    }
+}
+
+/// What the `fanout` lock guards.
+#[derive(Default)]
+struct Fanout {
+    listeners: HashMap<ConnId, Listener>,
+}
+
+/// A connection as the registry sees it.
 struct Conn {
     outbox: Arc<Outbox>,
     binding: Binding,
     access: Access,
     peer: Option<Peer>,
-    subs: Vec<Subscription>,
 }
 
 struct State {
@@ -131,12 +170,19 @@ pub struct IngestReport {
 #[derive(Clone, Copy, Debug)]
 struct Limits {
     send_queue: usize,
+    send_queue_bytes: usize,
     max_from: usize,
     max_subscriptions: usize,
+    max_filter_patterns: usize,
+    max_connection_patterns: usize,
 }
 
 pub struct Hub {
+    fanout: Mutex<Fanout>,
     state: Mutex<State>,
+    /// Subscriptions across all connections, readable without waiting for
+    /// a fan-out in progress.
+    subscriptions: AtomicUsize,
     limits: Limits,
     shutdown: watch::Sender<bool>,
     /// Connection tasks still running (sockets before and after `hello`,
@@ -147,8 +193,15 @@ pub struct Hub {
 impl Hub {
     pub fn new(config: &Config) -> Hub {
         Hub {
+            fanout: Mutex::new(Fanout::default()),
+            subscriptions: AtomicUsize::new(0),
             state: Mutex::new(State {
-                store: SessionStore::new(config.buffer_depth, config.max_sessions),
+                store: SessionStore::new(StoreLimits {
+                    depth: config.buffer_depth,
+                    max_sessions: config.max_sessions,
+                    session_bytes: config.buffer_bytes,
+                    total_bytes: config.total_buffer_bytes,
+                }),
                 conns: HashMap::new(),
                 claims: Claims::new(config.max_sessions),
                 next_id: 0,
@@ -156,26 +209,30 @@ impl Hub {
             }),
             limits: Limits {
                 send_queue: config.send_queue,
+                send_queue_bytes: config.send_queue_bytes,
                 max_from: config.max_from,
                 max_subscriptions: config.max_subscriptions,
+                max_filter_patterns: config.max_filter_patterns,
+                max_connection_patterns: config.max_connection_patterns,
             },
             shutdown: watch::channel(false).0,
             tasks: AtomicUsize::new(0),
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().expect("hub lock poisoned")
+    fn outbox(&self) -> Arc<Outbox> {
+        Arc::new(Outbox::new(self.limits.send_queue, self.limits.send_queue_bytes))
     }
 
     /// Registers a socket whose `hello` was accepted; the reply goes out
     /// first, before anything else can be queued toward it.
     pub fn attach_socket(&self, access: Access, peer: Peer, hello_reply: String) -> (ConnId, Arc<Outbox>) {
-        let outbox = Arc::new(Outbox::new(self.limits.send_queue));
+        let outbox = self.outbox();
         outbox.push(Outgoing::Frame(hello_reply));
-        let conn =
-            Conn { outbox: outbox.clone(), binding: Binding::Socket, access, peer: Some(peer), subs: Vec::new() };
-        let id = self.lock().add_conn(conn);
+        let mut fanout = lock(&self.fanout);
+        let conn = Conn { outbox: outbox.clone(), binding: Binding::Socket, access, peer: Some(peer) };
+        let id = lock(&self.state).add_conn(conn);
+        fanout.listeners.insert(id, Listener { outbox: outbox.clone(), subs: Vec::new() });
         (id, outbox)
     }
 
@@ -184,21 +241,24 @@ impl Hub {
     /// a single-pass stream, which is never registered.
     pub fn open_stream(&self, request: StreamRequest) -> Result<(Option<ConnId>, Arc<Outbox>), ErrorFrame> {
         self.check_from(request.from.as_ref(), "stream")?;
-        let outbox = Arc::new(Outbox::new(self.limits.send_queue));
+        self.check_filter(&request.filter, "stream")?;
+        let outbox = self.outbox();
         let sub: Arc<str> = Arc::from("stream");
-        let mut state = self.lock();
-        let sessions = replay(&state.store, request.from.as_ref(), &request.filter);
+        let mut fanout = lock(&self.fanout);
+        let sessions = self.replay(request.from.as_ref());
         if !sessions.is_empty() {
-            outbox.push(Outgoing::Replay(ReplayBatch { sub: sub.clone(), ceiling: request.ceiling, sessions }));
+            let filter = (!request.filter.is_match_all()).then(|| request.filter.clone());
+            outbox.push(Outgoing::Replay(Box::new(ReplayBatch { sub: sub.clone(), ceiling: request.ceiling, filter, sessions })));
         }
         if !request.live {
             outbox.close(CloseReason::Finished);
             return Ok((None, outbox));
         }
-        let subs = vec![Subscription { id: sub, filter: request.filter, ceiling: request.ceiling }];
-        let conn =
-            Conn { outbox: outbox.clone(), binding: Binding::Stream, access: Access::Anonymous, peer: None, subs };
-        let id = state.add_conn(conn);
+        let conn = Conn { outbox: outbox.clone(), binding: Binding::Stream, access: Access::Anonymous, peer: None };
+        let id = lock(&self.state).add_conn(conn);
+        let subs = vec![Subscription::new(sub, request.filter, request.ceiling)];
+        fanout.listeners.insert(id, Listener { outbox: outbox.clone(), subs });
+        self.subscriptions.fetch_add(1, Ordering::Relaxed);
         Ok((Some(id), outbox))
     }
 
@@ -217,24 +277,48 @@ impl Hub {
         }
     }
 
+    /// Every live event is matched against every filter value, so one
+    /// filter's size is bounded.
+    fn check_filter(&self, filter: &Filter, id: &str) -> Result<(), ErrorFrame> {
+        let weight = filter.weight();
+        if weight > self.limits.max_filter_patterns {
+            return Err(ErrorFrame::for_request(
+                id,
+                codes::LIMIT_EXCEEDED,
+                Some(format!(
+                    "the filter compares against {weight} values; this relay allows at most {} per filter (max-filter-patterns)",
+                    self.limits.max_filter_patterns
+                )),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The held events a subscription's `from` names. Its filter is
+    /// applied later, by the connection's writer, off every lock.
+    fn replay(&self, from: Option<&ResumeFrom>) -> Vec<Replay> {
+        let state = lock(&self.state);
+        replay(&state.store, from)
+    }
+
     /// Adds a subscription to a socket: `subscribed`, then its replay,
     /// then live events, in that order on the wire. Refusals are in-band
     /// and leave the connection and its other subscriptions untouched.
     pub fn subscribe(&self, conn: ConnId, request: Subscribe) -> Result<(), ErrorFrame> {
         self.check_from(request.from.as_ref(), &request.id)?;
-        let mut state = self.lock();
-        let state = &mut *state;
-        let Some(c) = state.conns.get_mut(&conn) else {
+        self.check_filter(&request.filter, &request.id)?;
+        let mut fanout = lock(&self.fanout);
+        let Some(listener) = fanout.listeners.get(&conn) else {
             return Err(ErrorFrame::for_request(request.id, codes::UNAUTHORIZED, Some("connection is closing".into())));
         };
-        if c.subs.iter().any(|s| *s.id == *request.id) {
+        if listener.subs.iter().any(|s| *s.id == *request.id) {
             return Err(ErrorFrame::for_request(
                 request.id,
                 codes::INVALID_FILTER,
                 Some("this connection already has a subscription with that id".into()),
             ));
         }
-        if c.subs.len() >= self.limits.max_subscriptions {
+        if listener.subs.len() >= self.limits.max_subscriptions {
             return Err(ErrorFrame::for_request(
                 request.id,
                 codes::LIMIT_EXCEEDED,
@@ -244,62 +328,124 @@ impl Hub {
                 )),
             ));
         }
-        let id: Arc<str> = Arc::from(request.id.as_str());
-        c.outbox.push(Outgoing::Frame(Frame::Subscribed { id: request.id }.encode()));
-        let sessions = replay(&state.store, request.from.as_ref(), &request.filter);
-        if !sessions.is_empty() {
-            c.outbox.push(Outgoing::Replay(ReplayBatch { sub: id.clone(), ceiling: request.capture, sessions }));
+        let held = listener.weight();
+        if held + request.filter.weight() > self.limits.max_connection_patterns {
+            return Err(ErrorFrame::for_request(
+                request.id,
+                codes::LIMIT_EXCEEDED,
+                Some(format!(
+                    "this connection's filters already compare against {held} values; at most {} per connection (max-connection-patterns)",
+                    self.limits.max_connection_patterns
+                )),
+            ));
         }
-        c.subs.push(Subscription { id, filter: request.filter, ceiling: request.capture });
+        let sessions = self.replay(request.from.as_ref());
+        let Some(listener) = fanout.listeners.get_mut(&conn) else {
+            return Err(ErrorFrame::for_request(request.id, codes::UNAUTHORIZED, Some("connection is closing".into())));
+        };
+        let id: Arc<str> = Arc::from(request.id.as_str());
+        listener.outbox.push(Outgoing::Frame(Frame::Subscribed { id: request.id }.encode()));
+        if !sessions.is_empty() {
+            let filter = (!request.filter.is_match_all()).then(|| request.filter.clone());
+            let batch = ReplayBatch { sub: id.clone(), ceiling: request.capture, filter, sessions };
+            listener.outbox.push(Outgoing::Replay(Box::new(batch)));
+        }
+        listener.subs.push(Subscription::new(id, request.filter, request.capture));
+        self.subscriptions.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
 
     /// Removes a subscription; `false` when there was none by that id.
     pub fn unsubscribe(&self, conn: ConnId, id: &str) -> bool {
-        let mut state = self.lock();
-        let Some(c) = state.conns.get_mut(&conn) else { return false };
-        let before = c.subs.len();
-        c.subs.retain(|s| &*s.id != id);
-        c.subs.len() != before
+        let mut fanout = lock(&self.fanout);
+        let Some(listener) = fanout.listeners.get_mut(&conn) else { return false };
+        let before = listener.subs.len();
+        listener.subs.retain(|s| &*s.id != id);
+        let removed = before - listener.subs.len();
+        self.subscriptions.fetch_sub(removed, Ordering::Relaxed);
+        removed > 0
     }
 
     /// Admits events to their session buffers and fans each one out, in
-    /// order, under one lock so a batch is never interleaved. Agent-scoped
-    /// and unpositioned events are live-only. Events from a socket claim
-    /// their session for that connection.
+    /// order, under the fan-out lock so a batch is never interleaved.
+    /// Agent-scoped and unpositioned events are live-only. Events from a
+    /// socket claim their session for that connection.
     pub fn ingest(&self, origin: Origin, events: Vec<Event>) -> IngestReport {
         let mut report = IngestReport::default();
-        let mut state = self.lock();
-        let state = &mut *state;
-        for event in events {
-            let event = Arc::new(event);
-            report.accepted += 1;
-            state.counters.events_received += 1;
-            if let (Some(session), Some(_), false) = (event.session(), event.seq(), event.is_agent_scoped()) {
-                match state.store.admit(session, event.clone()) {
-                    Admission::Stored => report.stored += 1,
-                    Admission::Duplicate => report.duplicates += 1,
-                    Admission::BeforeEvicted => {}
-                }
-                if let Origin::Socket(conn) = origin {
-                    state.claims.claim(conn, session);
+        let held: Vec<Arc<Held>> = events.iter().map(|e| Arc::new(Held::new(e))).collect();
+        let mut fanout = lock(&self.fanout);
+        {
+            let mut state = lock(&self.state);
+            let state = &mut *state;
+            for (event, held) in events.iter().zip(&held) {
+                report.accepted += 1;
+                if let (Some(session), Some(_), false) = (event.session(), event.seq(), event.is_agent_scoped()) {
+                    match state.store.admit(session, held.clone()) {
+                        Admission::Stored => report.stored += 1,
+                        Admission::Duplicate => report.duplicates += 1,
+                        Admission::BeforeEvicted => {}
+                    }
+                    if let Origin::Socket(conn) = origin {
+                        state.claims.claim(conn, session);
+                    }
                 }
             }
-            fan_out(&state.conns, &event, None, &mut state.counters);
+            state.counters.events_received += report.accepted as u64;
+            state.counters.events_stored += report.stored as u64;
+            state.counters.duplicates += report.duplicates as u64;
         }
-        state.counters.events_stored += report.stored as u64;
-        state.counters.duplicates += report.duplicates as u64;
+        let mut tally = Tally::default();
+        for (event, held) in events.iter().zip(&held) {
+            fan_out(&fanout.listeners, event, held, None, &mut tally);
+        }
+        self.settle(&mut fanout, tally);
         report
     }
 
+    /// Books a fan-out's backpressure outcome. A consumer that overflowed
+    /// leaves the registry at once (its writer is told to close), so it
+    /// costs no more matching and no longer counts as connected.
+    fn settle(&self, fanout: &mut Fanout, tally: Tally) {
+        if tally.dropped == 0 && tally.overflowed.is_empty() {
+            return;
+        }
+        let mut state = lock(&self.state);
+        state.counters.dropped_for_backpressure += tally.dropped;
+        state.counters.disconnected_for_backpressure += tally.overflowed.len() as u64;
+        for conn in tally.overflowed {
+            self.forget(fanout, &mut state, conn);
+        }
+    }
+
+    fn forget(&self, fanout: &mut Fanout, state: &mut State, conn: ConnId) {
+        if let Some(listener) = fanout.listeners.remove(&conn) {
+            self.subscriptions.fetch_sub(listener.subs.len(), Ordering::Relaxed);
+        }
+        if let Some(c) = state.conns.remove(&conn) {
+            c.outbox.close(CloseReason::PeerGone);
+        }
+        state.claims.release(conn);
+    }
+
     /// Routes a command from `sender` to the one claimant of its session,
-    /// or says why not (see [`route`](self::route)).
+    /// or says why not (see [`route`](self::route)). Subscribers other than
+    /// the target see the command (the audit trail).
     pub fn route(&self, sender: ConnId, command: Event) -> Result<ConnId, ErrorFrame> {
-        let mut state = self.lock();
-        let routed = route::route(&mut state, sender, Arc::new(command));
-        match routed {
-            Ok(_) => state.counters.commands_routed += 1,
-            Err(_) => state.counters.commands_refused += 1,
+        let command = Arc::new(command);
+        let mut fanout = lock(&self.fanout);
+        let routed = {
+            let mut state = lock(&self.state);
+            let routed = route::route(&state, sender, &command);
+            match routed {
+                Ok(_) => state.counters.commands_routed += 1,
+                Err(_) => state.counters.commands_refused += 1,
+            }
+            routed
+        };
+        if let Ok(target) = routed {
+            let mut tally = Tally::default();
+            fan_out(&fanout.listeners, &command, &Arc::new(Held::new(&command)), Some(target), &mut tally);
+            self.settle(&mut fanout, tally);
         }
         routed
     }
@@ -307,13 +453,13 @@ impl Hub {
     /// Counts a command refused before it reached routing (for example an
     /// unauthenticated sender whose command was also malformed).
     pub fn count_refused_command(&self) {
-        self.lock().counters.commands_refused += 1;
+        lock(&self.state).counters.commands_refused += 1;
     }
 
     /// One entry per live (connection, claimed session), with what that
     /// connection declared in its `hello` (AEP-0003 §4.1).
     pub fn roster(&self) -> Vec<RosterEntry> {
-        let state = self.lock();
+        let state = lock(&self.state);
         state
             .claims
             .pairs()
@@ -333,18 +479,16 @@ impl Hub {
 
     /// Forgets a connection, its subscriptions and its claims.
     pub fn detach(&self, conn: ConnId) {
-        let mut state = self.lock();
-        if let Some(c) = state.conns.remove(&conn) {
-            c.outbox.close(CloseReason::PeerGone);
-        }
-        state.claims.release(conn);
+        let mut fanout = lock(&self.fanout);
+        let mut state = lock(&self.state);
+        self.forget(&mut fanout, &mut state, conn);
     }
 
     /// Starts an orderly shutdown: every connection is told to close after
     /// what is already queued.
     pub fn shutdown(&self) {
         self.shutdown.send_replace(true);
-        for conn in self.lock().conns.values() {
+        for conn in lock(&self.state).conns.values() {
             conn.outbox.close(CloseReason::Shutdown);
         }
     }
@@ -370,15 +514,16 @@ impl Hub {
     }
 
     pub fn stats(&self) -> Stats {
-        let state = self.lock();
+        let state = lock(&self.state);
         let count = |b: Binding| state.conns.values().filter(|c| c.binding == b).count();
         Stats {
             sessions: state.store.session_count(),
             buffered_events: state.store.buffered(),
+            buffered_bytes: state.store.buffered_bytes(),
             tombstones: state.store.tombstone_count(),
             streams: count(Binding::Stream),
             sockets: count(Binding::Socket),
-            subscriptions: state.conns.values().map(|c| c.subs.len()).sum(),
+            subscriptions: self.subscriptions.load(Ordering::Relaxed),
             claims: state.claims.len(),
             counters: state.counters.clone(),
         }
@@ -386,7 +531,7 @@ impl Hub {
 
     /// Events held for one session.
     pub fn session_len(&self, session: &str) -> usize {
-        self.lock().store.session_len(session)
+        lock(&self.state).store.session_len(session)
     }
 }
 
@@ -399,16 +544,64 @@ impl Drop for TaskGuard {
     }
 }
 
-/// The replay a subscription asked for, filtered.
-fn replay(store: &SessionStore, from: Option<&ResumeFrom>, filter: &Filter) -> Vec<Replay> {
-    let keep = |e: &Event| filter.matches(e);
+/// The held events a resume asks for, unfiltered.
+fn replay(store: &SessionStore, from: Option<&ResumeFrom>) -> Vec<Replay> {
     match from {
         None => Vec::new(),
-        Some(ResumeFrom::All) => store.replay_all(keep),
+        Some(ResumeFrom::All) => store.replay_all(),
         Some(ResumeFrom::Positions(positions)) => positions
             .iter()
-            .filter_map(|p| store.replay_after(&p.session, p.at(), keep))
+            .filter_map(|p| store.replay_after(&p.session, p.at()))
             .filter(|r| r.exhausted_from.is_some() || !r.events.is_empty())
             .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(seq: u64) -> Event {
+        Event::parse(&format!(
+            r#"{{"aep":"0.1","id":"e{seq}","type":"progress.status","time":"2026-07-03T10:00:00Z","source":"aep://h/agent/a/session/s","agent":"a","session":"s","seq":{seq}}}"#
+        ))
+        .unwrap()
+    }
+
+    fn subscribe(id: &str) -> Subscribe {
+        match Frame::decode(&format!(r#"{{"type":"subscribe","id":"{id}","from":"all"}}"#)).unwrap() {
+            Frame::Subscribe(s) => s,
+            _ => unreachable!(),
+        }
+    }
+
+    /// A panic while a hub lock is held must not turn every later request
+    /// into a panic: the hub keeps answering.
+    #[test]
+    fn a_panic_under_a_lock_does_not_take_the_hub_down() {
+        let hub = Hub::new(&Config::default());
+        hub.ingest(Origin::Http, vec![event(0)]);
+        for poison in [0, 1] {
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let _fanout = hub.fanout.lock();
+                let _state = hub.state.lock();
+                panic!("a bug while holding the locks ({poison})");
+            }));
+        }
+        assert!(hub.state.is_poisoned());
+        assert_eq!(hub.stats().buffered_events, 1);
+        let report = hub.ingest(Origin::Http, vec![event(1)]);
+        assert_eq!(report.stored, 1);
+        let hello = match Frame::decode(r#"{"type":"hello","versions":["0.1"]}"#).unwrap() {
+            Frame::Hello(h) => h,
+            _ => unreachable!(),
+        };
+        let peer = Peer::from_hello(&hello);
+        let (conn, outbox) = hub.attach_socket(Access::Anonymous, peer, "{}".into());
+        assert!(hub.subscribe(conn, subscribe("a")).is_ok());
+        assert!(outbox.len() >= 2, "hello reply, subscribed and the replay are queued");
+        assert!(hub.roster().is_empty());
+        hub.detach(conn);
+        assert_eq!(hub.stats().sockets, 0);
     }
 }

@@ -6,7 +6,8 @@
 //!    (`no-route`, `ambiguous`: never guess, never broadcast);
 //! 4. a target that declared `control.accepts` without this type is
 //!    refused on its behalf (`unsupported`);
-//! 5. the exact bytes go to that one target.
+//! 5. the exact bytes go to that one target (subscribers other than the
+//!    target then see it, fanned out by the hub).
 //!
 //! Refusals are connection-scoped `error` frames for the sender only and
 //! never enter any session's history.
@@ -16,11 +17,10 @@ use std::sync::Arc;
 use aep_client::protocol::frame::{codes, ErrorFrame};
 use aep_client::Event;
 
-use super::fanout::fan_out;
 use super::{ConnId, State};
 use crate::outbox::{Outgoing, Pushed};
 
-pub(super) fn route(state: &mut State, sender: ConnId, command: Arc<Event>) -> Result<ConnId, ErrorFrame> {
+pub(super) fn route(state: &State, sender: ConnId, command: &Arc<Event>) -> Result<ConnId, ErrorFrame> {
     let refuse = |code: &str, detail: String| ErrorFrame::for_command(command.id(), code, Some(detail));
     let authenticated = state.conns.get(&sender).is_some_and(|c| c.access.may_command());
     if !authenticated {
@@ -42,7 +42,9 @@ pub(super) fn route(state: &mut State, sender: ConnId, command: Arc<Event>) -> R
             ))
         }
     };
-    let conn = state.conns.get(&target).expect("claims only name live connections");
+    let Some(conn) = state.conns.get(&target) else {
+        return Err(refuse(codes::NO_ROUTE, format!("the target of session `{session}` is disconnecting")));
+    };
     let declared = conn.peer.as_ref().and_then(|p| p.control.as_ref()).filter(|c| c.accepts.is_some());
     if let Some(control) = declared {
         if !control.accepts(command.ty()) {
@@ -58,8 +60,5 @@ pub(super) fn route(state: &mut State, sender: ConnId, command: Arc<Event>) -> R
             return Err(refuse(codes::NO_ROUTE, format!("the target of session `{session}` is disconnecting")));
         }
     }
-    // Subscribers see the command (the audit trail); the target already
-    // has it and must not receive it twice.
-    fan_out(&state.conns, &command, Some(target), &mut state.counters);
     Ok(target)
 }

@@ -10,6 +10,8 @@ pub struct Stats {
     pub sessions: usize,
     /// Events held across all replay buffers.
     pub buffered_events: usize,
+    /// What those events cost in memory (bytes and keys).
+    pub buffered_bytes: usize,
     /// Evicted sessions remembered for their high-water position.
     pub tombstones: usize,
     /// Live SSE streams.

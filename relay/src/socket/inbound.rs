@@ -8,6 +8,7 @@
 use aep_client::protocol::event::is_command_type;
 use aep_client::protocol::frame::{codes, ErrorFrame, Frame, FrameError};
 use aep_client::{Event, EventError};
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 use crate::auth::Access;
@@ -15,12 +16,30 @@ use crate::hub::{ConnId, Hub, Origin};
 use crate::ingest::single_line;
 use crate::outbox::{Outbox, Outgoing};
 
-/// The `error` code for an event that fails envelope validation.
-pub const INVALID_EVENT: &str = "invalid-event";
-/// The `error` code for a frame that is not a readable JSON object.
-pub const INVALID_FRAME: &str = "invalid-frame";
-/// The `error` code for a binary frame (reserved in 0.1).
-pub const BINARY_UNSUPPORTED: &str = "binary-unsupported";
+
+/// The largest inbound frame accepted, by frame type. Each reply is small
+/// or bounded by the request, so these bound what a peer can make the
+/// relay hold or echo per frame.
+#[derive(Clone, Copy, Debug)]
+pub struct FrameLimits {
+    /// `ping` and `pong` (a pong echoes the ping's `t`).
+    pub ping: usize,
+    /// Events and commands.
+    pub event: usize,
+    /// Every other frame (`subscribe`, `unsubscribe`, `roster_request`, …).
+    pub request: usize,
+}
+
+impl FrameLimits {
+    fn for_type(&self, ty: Option<&str>) -> (usize, &'static str) {
+        match ty {
+            Some("ping" | "pong") => (self.ping, "max-ping"),
+            // An event has a dotted type; frame types have none.
+            Some(t) if t.contains('.') => (self.event, "max-event"),
+            _ => (self.request, "max-request-frame"),
+        }
+    }
+}
 
 pub struct Inbound<'a> {
     pub hub: &'a Hub,
@@ -29,10 +48,27 @@ pub struct Inbound<'a> {
     pub access: Access,
     /// Whether this connection's role may request a roster.
     pub may_watch: bool,
+    pub limits: FrameLimits,
 }
 
 impl Inbound<'_> {
     pub fn text(&self, text: &str) {
+        let head = peek_head(text);
+        let (limit, name) = self.limits.for_type(head.ty.as_deref());
+        if text.len() > limit {
+            let kind = head.ty.as_deref().unwrap_or("frame");
+            let (id, cause) = if kind.contains('.') { (None, head.id) } else { (head.id, None) };
+            let refusal = ErrorFrame {
+                id,
+                cause,
+                ..ErrorFrame::new(
+                    codes::LIMIT_EXCEEDED,
+                    Some(format!("a `{kind}` frame of {} bytes; this relay takes at most {limit} ({name})", text.len())),
+                )
+            };
+            self.send(Frame::Error(refusal));
+            return;
+        }
         match Frame::decode(text) {
             Ok(Frame::Event(event)) => self.event(event),
             Ok(Frame::Subscribe(request)) => {
@@ -59,7 +95,7 @@ impl Inbound<'_> {
             Err(FrameError::Event(error)) => self.invalid_event(text, error),
             Err(error) => {
                 let refusal =
-                    error.refusal().unwrap_or_else(|| ErrorFrame::new(INVALID_FRAME, Some(error.to_string())));
+                    error.refusal().unwrap_or_else(|| ErrorFrame::new(codes::INVALID_FRAME, Some(error.to_string())));
                 self.send(Frame::Error(refusal));
             }
         }
@@ -67,7 +103,7 @@ impl Inbound<'_> {
 
     pub fn binary(&self) {
         self.send(Frame::Error(ErrorFrame::new(
-            BINARY_UNSUPPORTED,
+            codes::BINARY_UNSUPPORTED,
             Some("binary frames are reserved in AEP 0.1; send one JSON object per text frame".into()),
         )));
     }
@@ -91,7 +127,7 @@ impl Inbound<'_> {
         let (code, detail) = if is_command && !self.access.may_command() {
             (codes::UNAUTHORIZED, "control needs an authenticated connection".to_owned())
         } else {
-            (INVALID_EVENT, error.to_string())
+            (codes::INVALID_EVENT, error.to_string())
         };
         if is_command {
             self.hub.count_refused_command();
@@ -101,6 +137,29 @@ impl Inbound<'_> {
 
     fn send(&self, frame: Frame) {
         self.outbox.push(Outgoing::Frame(frame.encode()));
+    }
+}
+
+/// The `type` and `id` of a frame, read without building its tree, so a
+/// size limit can depend on the type before the frame is decoded.
+#[derive(Default)]
+struct Head {
+    ty: Option<String>,
+    id: Option<String>,
+}
+
+fn peek_head(text: &str) -> Head {
+    #[derive(serde::Deserialize)]
+    struct Raw<'a> {
+        #[serde(rename = "type", borrow, default)]
+        ty: Option<&'a RawValue>,
+        #[serde(borrow, default)]
+        id: Option<&'a RawValue>,
+    }
+    let as_string = |raw: Option<&RawValue>| raw.and_then(|r| serde_json::from_str::<String>(r.get()).ok());
+    match serde_json::from_str::<Raw>(text) {
+        Ok(raw) => Head { ty: as_string(raw.ty), id: as_string(raw.id) },
+        Err(_) => Head::default(),
     }
 }
 

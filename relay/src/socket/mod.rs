@@ -23,7 +23,7 @@ use crate::discovery;
 use crate::http::AppState;
 use crate::hub::Peer;
 use crate::outbox::{CloseReason, Outbox};
-use inbound::Inbound;
+use inbound::{FrameLimits, Inbound};
 
 pub async fn upgrade(State(app): State<AppState>, headers: HeaderMap, uri: Uri, ws: WebSocketUpgrade) -> Response {
     let access = match app.authorize(&headers, &uri) {
@@ -50,19 +50,43 @@ async fn run(socket: WebSocket, app: AppState, access: Access) {
     if app.hub.is_shutting_down() {
         outbox.close(CloseReason::Shutdown);
     }
-    let inbound = Inbound { hub: &app.hub, conn, outbox: &outbox, access, may_watch };
-    let writer = writer::run(sink, outbox.clone(), app.config.heartbeat, app.config.max_sessions);
+    let limits = FrameLimits {
+        ping: app.config.max_ping,
+        event: app.config.event_limit(),
+        request: app.config.max_request_frame,
+    };
+    let inbound = Inbound { hub: &app.hub, conn, outbox: &outbox, access, may_watch, limits };
+    let options = writer::WriterOptions {
+        heartbeat: app.config.heartbeat,
+        max_tracked: app.config.max_sessions,
+        close_grace: app.config.close_grace,
+    };
+    let writer = writer::run(sink, outbox.clone(), options);
+    tokio::pin!(writer);
     let reader = read_loop(&mut stream, &inbound, &outbox, app.config.idle_timeout);
-    tokio::select! {
-        _ = writer => {}
-        _ = reader => {}
+    let ended = tokio::select! {
+        _ = &mut writer => ReadEnd::Gone,
+        ended = reader => ended,
+    };
+    if let ReadEnd::TooBig = ended {
+        // Said with 1009 and the limit, not a reset; the writer bounds it.
+        outbox.close(CloseReason::TooBig { limit: app.config.max_body });
+        writer.await;
     }
     app.hub.detach(conn);
 }
 
+/// How the reading side ended.
+enum ReadEnd {
+    /// The peer closed or the connection broke.
+    Gone,
+    /// The peer sent a message over the size limit.
+    TooBig,
+}
+
 /// Reads until the peer goes away. A peer silent past the idle timeout is
 /// asked to close (the writer sends `closing`, then the close frame).
-async fn read_loop<S>(stream: &mut S, inbound: &Inbound<'_>, outbox: &Outbox, idle: std::time::Duration)
+async fn read_loop<S>(stream: &mut S, inbound: &Inbound<'_>, outbox: &Outbox, idle: std::time::Duration) -> ReadEnd
 where
     S: Stream<Item = Result<Message, axum::Error>> + Unpin,
 {
@@ -75,7 +99,8 @@ where
                     Some(Ok(Message::Text(text))) => inbound.text(text.as_str()),
                     Some(Ok(Message::Binary(_))) => inbound.binary(),
                     Some(Ok(Message::Ping(_) | Message::Pong(_))) => {}
-                    Some(Ok(Message::Close(_)) | Err(_)) | None => return,
+                    Some(Err(e)) if is_too_big(&e) => return ReadEnd::TooBig,
+                    Some(Ok(Message::Close(_)) | Err(_)) | None => return ReadEnd::Gone,
                 }
             }
             _ = sleep_until(deadline) => {
@@ -84,4 +109,12 @@ where
             }
         }
     }
+}
+
+/// Whether a read failed because the message exceeded the size limit.
+fn is_too_big(error: &axum::Error) -> bool {
+    use tokio_tungstenite::tungstenite::Error;
+    std::error::Error::source(error)
+        .and_then(|inner| inner.downcast_ref::<Error>())
+        .is_some_and(|e| matches!(e, Error::Capacity(_)))
 }

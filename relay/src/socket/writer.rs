@@ -2,12 +2,16 @@
 //! events (down-levelled to the subscription's ceiling), batched between
 //! flushes; a `ping` frame every heartbeat; and on a relay-initiated close,
 //! `closing` with the delivered positions followed by the close frame.
+//!
+//! A peer that stops reading fills its socket and blocks the writer. When
+//! the connection is cut (backpressure overflow, idle timeout), the
+//! blocked write is abandoned and `closing` gets a bounded grace period;
+//! then the writer returns and the socket is dropped either way.
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use aep_client::protocol::frame::{Closing, Frame, Position as FramePosition, ReplayExhausted};
-use aep_client::Event;
 use axum::extract::ws::{CloseFrame, Message, WebSocket};
 use futures_util::stream::SplitSink;
 use futures_util::SinkExt;
@@ -15,6 +19,7 @@ use tokio::time::{interval_at, Instant, MissedTickBehavior};
 
 use super::delivered::DeliveredPositions;
 use crate::outbox::{CloseReason, Next, Outbox, Outgoing, ReplayPiece};
+use crate::held::Held;
 use crate::wire::event_bytes;
 
 /// Items written between two flushes.
@@ -23,8 +28,26 @@ const MAX_BATCH: usize = 256;
 type Sink = SplitSink<WebSocket, Message>;
 type SendResult = Result<(), axum::Error>;
 
-pub async fn run(mut sink: Sink, outbox: Arc<Outbox>, heartbeat: Duration, max_tracked: usize) {
-    let mut delivered = DeliveredPositions::new(max_tracked);
+/// How the writer runs: heartbeat period, how many delivered positions it
+/// tracks for `closing`, and how long a cut connection gets to take it.
+pub struct WriterOptions {
+    pub heartbeat: Duration,
+    pub max_tracked: usize,
+    pub close_grace: Duration,
+}
+
+pub async fn run(mut sink: Sink, outbox: Arc<Outbox>, options: WriterOptions) {
+    let mut delivered = DeliveredPositions::new(options.max_tracked);
+    let cut = tokio::select! {
+        () = drain(&mut sink, &outbox, &mut delivered, options.heartbeat) => return,
+        reason = outbox.cut() => reason,
+    };
+    // The write in progress was abandoned; the peer may not be reading.
+    let _ = tokio::time::timeout(options.close_grace, close(&mut sink, cut, &delivered)).await;
+}
+
+/// Writes until the outbox closes or the peer is gone.
+async fn drain(sink: &mut Sink, outbox: &Outbox, delivered: &mut DeliveredPositions, heartbeat: Duration) {
     let mut ping = interval_at(Instant::now() + heartbeat, heartbeat);
     ping.set_missed_tick_behavior(MissedTickBehavior::Delay);
     loop {
@@ -43,12 +66,16 @@ pub async fn run(mut sink: Sink, outbox: Arc<Outbox>, heartbeat: Duration, max_t
         while let Some(item) = next.take() {
             match item {
                 Next::Send(out) => {
-                    if write(&mut sink, out, &mut delivered).await.is_err() {
+                    if write(sink, out, delivered).await.is_err() {
                         return;
                     }
                 }
+                Next::Close(reason) if !reason.drains_queue() => {
+                    // Cut: left to `run`, which bounds the close in time.
+                    std::future::pending::<()>().await;
+                }
                 Next::Close(reason) => {
-                    close(&mut sink, reason, &delivered).await;
+                    close(sink, reason, delivered).await;
                     return;
                 }
             }
@@ -68,10 +95,11 @@ async fn write(sink: &mut Sink, out: Outgoing, delivered: &mut DeliveredPosition
         Outgoing::Frame(text) => sink.feed(Message::Text(text.into())).await,
         Outgoing::Verbatim(bytes) => sink.feed(Message::Text((&*bytes).into())).await,
         Outgoing::Live(d) => {
-            for sub in &d.subs {
+            let Some(bytes) = event_bytes(&d.event, d.ceiling) else { return Ok(()) };
+            for sub in d.subs.iter() {
                 note(delivered, sub, &d.event);
             }
-            sink.feed(Message::Text((&*event_bytes(&d.event, d.ceiling)).into())).await
+            sink.feed(Message::Text((&*bytes).into())).await
         }
         Outgoing::Replay(batch) => {
             let (sub, ceiling) = (batch.sub.clone(), batch.ceiling);
@@ -83,8 +111,9 @@ async fn write(sink: &mut Sink, out: Outgoing, delivered: &mut DeliveredPosition
                     })
                     .encode(),
                     ReplayPiece::Event(e) => {
+                        let Some(bytes) = event_bytes(&e, ceiling) else { continue };
                         note(delivered, &sub, &e);
-                        event_bytes(&e, ceiling).to_string()
+                        bytes.to_string()
                     }
                 };
                 sink.feed(Message::Text(text.into())).await?;
@@ -94,7 +123,7 @@ async fn write(sink: &mut Sink, out: Outgoing, delivered: &mut DeliveredPosition
     }
 }
 
-fn note(delivered: &mut DeliveredPositions, sub: &Arc<str>, event: &Event) {
+fn note(delivered: &mut DeliveredPositions, sub: &Arc<str>, event: &Held) {
     if let (Some(session), Some(position)) = (event.session(), event.position()) {
         delivered.record(sub, session, position);
     }
@@ -102,16 +131,18 @@ fn note(delivered: &mut DeliveredPositions, sub: &Arc<str>, event: &Event) {
 
 /// `closing` then the close frame; nothing when the peer is already gone.
 async fn close(sink: &mut Sink, reason: CloseReason, delivered: &DeliveredPositions) {
-    let code = match reason {
+    let (code, why) = match reason {
         CloseReason::PeerGone => return,
-        CloseReason::Shutdown | CloseReason::IdleTimeout | CloseReason::Finished => 1001,
+        CloseReason::Shutdown | CloseReason::IdleTimeout | CloseReason::Finished => (1001, reason.as_str().to_owned()),
         // "Try again later": resume from the delivered positions.
-        CloseReason::Overflow => 1013,
+        CloseReason::Overflow => (1013, reason.as_str().to_owned()),
+        // "Message too big", naming the limit the peer ran into.
+        CloseReason::TooBig { limit } => (1009, format!("message larger than {limit} bytes (max-body)")),
     };
     let closing =
         Frame::Closing(Closing { reason: reason.as_str().to_owned(), delivered: delivered.entries() }).encode();
     let _ = sink.feed(Message::Text(closing.into())).await;
-    let _ = sink.send(Message::Close(Some(CloseFrame { code, reason: reason.as_str().into() }))).await;
+    let _ = sink.send(Message::Close(Some(CloseFrame { code, reason: why.into() }))).await;
 }
 
 fn now_ms() -> u64 {

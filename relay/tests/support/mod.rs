@@ -339,6 +339,19 @@ impl Ws {
         }
     }
 
+    /// The close frame's code and reason, skipping text frames; `None` if
+    /// the connection ended without one (an abrupt end, seen as 1006).
+    pub async fn recv_close_frame(&mut self, within: Duration) -> Option<(u16, String)> {
+        let deadline = tokio::time::Instant::now() + within;
+        loop {
+            match tokio::time::timeout_at(deadline, self.inner.next()).await.ok()? {
+                Some(Ok(Message::Close(Some(frame)))) => return Some((u16::from(frame.code), frame.reason.to_string())),
+                Some(Ok(Message::Close(None))) | Some(Err(_)) | None => return None,
+                Some(Ok(_)) => continue,
+            }
+        }
+    }
+
     /// The next text frame as JSON, answering relay `ping` frames as any
     /// live client does.
     pub async fn recv_json(&mut self) -> Value {

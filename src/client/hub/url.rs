@@ -9,7 +9,7 @@ use std::fmt;
 /// The relay's WebSocket endpoint when a URL names only the origin.
 pub const DEFAULT_SOCKET_PATH: &str = "/socket";
 /// The query parameter relays read the token from.
-pub const TOKEN_PARAM: &str = "access_token";
+pub use crate::protocol::TOKEN_PARAM;
 
 /// Why a relay URL cannot be used. Never carries the URL itself, which may
 /// hold a token.
