@@ -3,6 +3,7 @@
 //! Randomness and time are arguments, so building is deterministic under
 //! test and needs no OS entropy in the browser.
 
+use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use serde_json::{Map, Value};
 
 use super::event::{Capture, Event, EventError, Severity, CORE_ATTRIBUTES};
@@ -26,16 +27,13 @@ pub fn source_uri(host: &str, agent: &str, session: Option<&str>) -> String {
     s
 }
 
-fn encode(part: &str) -> String {
-    let mut out = String::with_capacity(part.len());
-    for b in part.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+/// RFC 3986's unreserved characters stay; everything else is escaped, so
+/// a name is safe in a URI path segment or a query value alike.
+const UNRESERVED: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.').remove(b'~');
+
+/// Percent-encodes all but the unreserved characters.
+pub fn encode(part: &str) -> String {
+    utf8_percent_encode(part, UNRESERVED).to_string()
 }
 
 /// Who is emitting: the `source` and `agent` every built event carries.

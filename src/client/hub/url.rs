@@ -6,6 +6,8 @@
 
 use std::fmt;
 
+use crate::protocol::ids::encode as percent_encode;
+
 /// The relay's WebSocket endpoint when a URL names only the origin.
 pub const DEFAULT_SOCKET_PATH: &str = "/socket";
 /// The query parameter relays read the token from.
@@ -135,18 +137,6 @@ impl Endpoint {
 pub fn relay_label(url: &str) -> Result<String, UrlError> {
     let p = parse(url)?;
     Ok(format!("{}://{}{}", p.scheme, p.authority, p.path))
-}
-
-fn percent_encode(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
 }
 
 #[cfg(test)]
