@@ -1,23 +1,21 @@
 //! The demo's only source of randomness: one seeded generator per agent,
 //! so `--demo-seed` replays the same ids (their random part), prompts and
-//! delays. Built on the engine's SplitMix64.
+//! delays.
 
-use std::collections::hash_map::RandomState;
-use std::hash::{BuildHasher, Hasher};
-
-use aep_client::client::Jitter;
+use rand::rngs::StdRng;
+use rand::{Rng as _, RngCore, SeedableRng};
 
 #[derive(Clone, Debug)]
-pub struct Rng(Jitter);
+pub struct Rng(StdRng);
 
 impl Rng {
     pub fn new(seed: u64) -> Rng {
-        Rng(Jitter::new(seed))
+        Rng(StdRng::seed_from_u64(seed))
     }
 
     /// A seed from the OS, for runs without `--demo-seed`.
     pub fn entropy() -> u64 {
-        RandomState::new().build_hasher().finish()
+        rand::random()
     }
 
     pub fn next_u64(&mut self) -> u64 {
@@ -26,7 +24,7 @@ impl Rng {
 
     /// Randomness for an event id (the engine takes 80 bits of it).
     pub fn id_bits(&mut self) -> u128 {
-        (u128::from(self.next_u64()) << 64) | u128::from(self.next_u64())
+        self.0.random()
     }
 
     /// Uniform in `lo..=hi` (`lo` when the range is empty).
@@ -34,7 +32,7 @@ impl Rng {
         if hi <= lo {
             return lo;
         }
-        lo + self.next_u64() % (hi - lo + 1)
+        self.0.random_range(lo..=hi)
     }
 
     /// Uniform in `0..n` (0 when `n` is 0).
@@ -42,7 +40,7 @@ impl Rng {
         if n == 0 {
             return 0;
         }
-        (self.next_u64() % n as u64) as usize
+        self.0.random_range(0..n)
     }
 
     /// A short lowercase token, for session ids that differ between runs.
