@@ -3,8 +3,23 @@
 
 // ----- initialisation ---------------------------------------------------------
 
-/** A WebAssembly module source for `init`. */
-export type InitInput = RequestInfo | URL | Response | BufferSource | WebAssembly.Module;
+/**
+ * The instance type of a global constructor when the environment declares
+ * one (the DOM library, or Node's types); otherwise `never`. It keeps these
+ * declarations free of any library beyond ES2022.
+ */
+type GlobalInstance<Name extends string> =
+  typeof globalThis extends Record<Name, abstract new (...args: never[]) => infer T> ? T : never;
+
+/** A compiled `WebAssembly.Module`, where the environment declares one. */
+export type WasmModule =
+  typeof globalThis extends { WebAssembly: { Module: abstract new (...args: never[]) => infer M } } ? M : never;
+
+/** The bytes of the `.wasm` file. */
+export type WasmBytes = ArrayBuffer | ArrayBufferView;
+
+/** A WebAssembly module source for `init`: a URL, a fetch response, the bytes, or a compiled module. */
+export type InitInput = string | GlobalInstance<'URL'> | GlobalInstance<'Request'> | GlobalInstance<'Response'> | WasmBytes | WasmModule;
 
 /**
  * Loads the engine. In browsers it fetches `aep_client_bg.wasm` next to
@@ -14,7 +29,7 @@ export type InitInput = RequestInfo | URL | Response | BufferSource | WebAssembl
 export default function init(input?: InitInput | { module_or_path: InitInput }): Promise<void>;
 
 /** Loads the engine synchronously from compiled bytes or a module. */
-export function initSync(module: BufferSource | WebAssembly.Module | { module: BufferSource | WebAssembly.Module }): void;
+export function initSync(module: WasmBytes | WasmModule | { module: WasmBytes | WasmModule }): void;
 
 // ----- the wire ---------------------------------------------------------------
 

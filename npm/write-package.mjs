@@ -29,10 +29,13 @@ if (!errors) {
   process.exit(1);
 }
 const errorsModule = './' + relative(pkgDir, errors).split('\\').join('/');
-const entry = readFileSync(join(npmDir, 'aep-client.js'), 'utf8').replace('./__ERRORS_MODULE__', errorsModule);
-writeFileSync(join(pkgDir, 'aep-client.js'), entry);
+for (const entry of ['aep-client.js', 'aep-client.node.js']) {
+  const text = readFileSync(join(npmDir, entry), 'utf8').replace('./__ERRORS_MODULE__', errorsModule);
+  writeFileSync(join(pkgDir, entry), text);
+}
 writeFileSync(join(pkgDir, 'aep-client.d.ts'), readFileSync(join(npmDir, 'aep-client.d.ts')));
 writeFileSync(join(pkgDir, 'README.md'), readFileSync(join(npmDir, 'README.md')));
+writeFileSync(join(pkgDir, 'LICENSE'), readFileSync(join(npmDir, '..', 'LICENSE')));
 for (const stale of ['.gitignore', 'aep_client.d.ts', 'aep_client_bg.wasm.d.ts']) {
   if (existsSync(join(pkgDir, stale))) rmSync(join(pkgDir, stale));
 }
@@ -48,11 +51,13 @@ const pkg = {
   module: './aep-client.js',
   types: './aep-client.d.ts',
   exports: {
-    '.': { types: './aep-client.d.ts', default: './aep-client.js' },
+    // Node gets the entry that reads the .wasm file; browsers and bundlers
+    // one without any Node built-in.
+    '.': { types: './aep-client.d.ts', node: './aep-client.node.js', browser: './aep-client.js', default: './aep-client.js' },
     './aep_client_bg.wasm': './aep_client_bg.wasm',
     './package.json': './package.json',
   },
-  files: ['aep-client.js', 'aep-client.d.ts', 'aep_client.js', 'aep_client_bg.wasm', 'snippets/', 'README.md', 'LICENSE*'],
+  files: ['aep-client.js', 'aep-client.node.js', 'aep-client.d.ts', 'aep_client.js', 'aep_client_bg.wasm', 'snippets/', 'README.md', 'LICENSE'],
   sideEffects: false,
   engines: { node: '>=20' },
   keywords: ['aep', 'agent-event-protocol', 'agents', 'approval', 'websocket', 'wasm'],

@@ -409,7 +409,8 @@ fn a_rejected_answer_carries_the_reason_and_detail() {
     let mut h = Harness::new(&["a"], None);
     h.connect_all(vec![vec![entry("s1", None)]]);
     h.relay(A, Frame::Event(permission("REQ1", "s1", 0)));
-    let id = h.respond("REQ1", Answer::option("maybe")).unwrap();
+    // Text the agent reads as it likes; here it refuses it.
+    let id = h.respond("REQ1", Answer::text("maybe")).unwrap();
     h.take_changes();
     h.relay(
         A,
@@ -447,6 +448,21 @@ fn answers_are_refused_for_unknown_requests_and_out_of_band_ones() {
     h.relay(A, Frame::Event(oob));
     assert_eq!(h.respond("REQ2", Answer::text("ok")).unwrap_err(), HubError::NotOverControl("REQ2".into()));
     assert!(commands_in(&h.take_sent(A)).is_empty());
+}
+
+#[test]
+fn an_answer_that_cannot_fit_the_request_is_refused_before_sending() {
+    let mut h = Harness::new(&["a"], None);
+    h.connect_all(vec![vec![entry("s1", None)]]);
+    h.relay(A, Frame::Event(permission("REQ1", "s1", 0)));
+    h.take_sent(A);
+    let err = h.respond("REQ1", Answer::option("maybe")).unwrap_err();
+    assert!(matches!(&err, HubError::InvalidAnswer(m) if m.detail().contains("maybe")), "{err:?}");
+    let values = Answer::values(json!({"n": 1}).as_object().unwrap().clone());
+    assert!(matches!(h.respond("REQ1", values), Err(HubError::InvalidAnswer(_))), "values answer forms only");
+    assert!(commands_in(&h.take_sent(A)).is_empty(), "nothing was sent");
+    assert!(h.hub.sender().is_empty(), "nothing is followed");
+    h.respond("REQ1", Answer::option("deny")).expect("an offered option goes out");
 }
 
 #[test]

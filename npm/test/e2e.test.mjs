@@ -81,16 +81,26 @@ test('a permission request is answered: accepted, answered, resolved', async () 
 test('a rejected answer surfaces as a NackError with the reason', async () => {
   const request = agent.ask('build-1', 'Push to main?');
   await waitFor(() => client.inbox().find((c) => c.id === request.id), 'the second request');
-  const err = await client.respond(request.id, { option: 'maybe' }).then(
-    () => assert.fail('an answer that is not an option must be rejected'),
+  // An option the card does not offer never leaves the client.
+  const local = await client.respond(request.id, { option: 'maybe' }).then(() => null, (e) => e);
+  assert.ok(local instanceof pkg.AepError && !(local instanceof pkg.NackError), `${local}`);
+  assert.equal(local.code, 'invalid-answer');
+  assert.match(local.message, /maybe/);
+  assert.ok(!agent.received.some((e) => e.type === 'control.attention.respond' && e.data?.answer?.option === 'maybe'));
+
+  // The agent stops taking answers to it: its refusal is a NackError.
+  agent.target.closeRequest(request.id);
+  const err = await client.respond(request.id, { option: 'allow' }).then(
+    () => assert.fail('an answer to a closed request must be rejected'),
     (e) => e,
   );
+  agent.target.registerRequest(request, 'deny');
   assert.ok(err instanceof pkg.NackError, `expected NackError, got ${err}`);
   assert.ok(err instanceof Error);
   assert.equal(err.kind, 'rejected');
   assert.equal(err.reason, 'invalid');
   assert.equal(err.synthesized, false);
-  assert.match(err.detail, /maybe/);
+  assert.match(err.detail, /no longer open/);
   assert.equal(err.ack.type, 'control.rejected');
   assert.equal(err.ack.cause, err.commandId);
   assert.ok(client.inbox().some((c) => c.id === request.id), 'the card stays open');

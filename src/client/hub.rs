@@ -26,7 +26,8 @@ use std::fmt;
 use serde_json::{Map, Value};
 
 use super::{Action, ClientError, ClientEvent, Config, ConfigError, Connection, State};
-use crate::control::answer::Answer;
+use crate::control::answer::request::check_shape;
+use crate::control::answer::{Answer, Mismatch};
 use crate::control::sender::{Address, CancelScope, Command, CommandError, CommandUpdate, ControlSender, RetryError};
 use crate::protocol::event::{is_vendor_command_type, Capture, Event};
 use crate::protocol::filter::Filter;
@@ -165,6 +166,9 @@ pub enum HubError {
     },
     /// A command with this id is already being followed.
     DuplicateCommand(String),
+    /// The answer does not fit the request (an option it does not offer,
+    /// values that fail its form): refused before anything is sent.
+    InvalidAnswer(Mismatch),
 }
 
 impl fmt::Display for HubError {
@@ -199,6 +203,7 @@ impl fmt::Display for HubError {
                 write!(f, "relay `{relay}`: {error}")
             }
             HubError::DuplicateCommand(id) => write!(f, "command `{id}` is already being followed"),
+            HubError::InvalidAnswer(m) => write!(f, "the answer does not fit the request: {}", m.detail()),
         }
     }
 }
@@ -419,8 +424,12 @@ impl Hub {
             .filter(|c| c.id() == request)
             .max_by_key(|c| c.needs_answer())
             .ok_or_else(|| HubError::UnknownRequest(request.to_owned()))?;
-        if card.request().is_some_and(|r| !r.accepts_control()) {
-            return Err(HubError::NotOverControl(request.to_owned()));
+        if let Some(r) = card.request() {
+            if !r.accepts_control() {
+                return Err(HubError::NotOverControl(request.to_owned()));
+            }
+            let form = (!r.fields.is_empty()).then_some(&r.fields[..]);
+            check_shape(&r.options, form, &answer).map_err(HubError::InvalidAnswer)?;
         }
         let session = card.session().name.to_string();
         let run = card.request().and_then(|r| r.run.clone());

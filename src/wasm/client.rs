@@ -42,6 +42,7 @@ fn code(e: &HubError) -> &'static str {
         HubError::Retry(_) => "already-decided",
         HubError::Roster { .. } => "no-roster",
         HubError::DuplicateCommand(_) => "duplicate-command",
+        HubError::InvalidAnswer(_) => "invalid-answer",
     }
 }
 

@@ -153,6 +153,15 @@ impl Agent {
         self.state.borrow().received.iter().any(|e| e.id() == id)
     }
 
+    pub fn received_any(&self) -> bool {
+        !self.state.borrow().received.is_empty()
+    }
+
+    /// Stops taking answers to `request`.
+    pub fn close_request(&self, request: &str) {
+        self.state.borrow_mut().target.close_request(request);
+    }
+
     pub fn close(&self) {
         let _ = self.ws.close();
     }
@@ -216,7 +225,9 @@ pub async fn answer_a_permission_request(session: &str) {
     agent.close();
 }
 
-/// An answer that is not an option is nacked `invalid`: a NackError.
+/// An option the request does not offer is refused before sending (an
+/// AepError); an answer to a request the agent closed is nacked
+/// `invalid`: a NackError.
 pub async fn a_rejected_answer_is_a_nack_error(session: &str) {
     let agent = Agent::connect(&format!("agent-{session}")).await;
     let request = agent.ask(session, "Delete the branch?");
@@ -228,7 +239,13 @@ pub async fn a_rejected_answer_is_a_nack_error(session: &str) {
     })
     .await;
     let err =
-        JsFuture::from(c.respond(&id, js_value(&json!({"option": "perhaps"})))).await.expect_err("must be rejected");
+        JsFuture::from(c.respond(&id, js_value(&json!({"option": "perhaps"})))).await.expect_err("must be refused");
+    assert_eq!(js::get(&err, "name").as_string().as_deref(), Some("AepError"));
+    assert_eq!(js::get(&err, "code").as_string().as_deref(), Some("invalid-answer"));
+    assert!(!agent.received_any(), "nothing reached the agent");
+    agent.close_request(&id);
+    let err =
+        JsFuture::from(c.respond(&id, js_value(&json!({"option": "allow"})))).await.expect_err("must be rejected");
     assert_eq!(js::get(&err, "name").as_string().as_deref(), Some("NackError"));
     assert!(err.is_instance_of::<js_sys::Error>());
     assert_eq!(js::get(&err, "kind").as_string().as_deref(), Some("rejected"));

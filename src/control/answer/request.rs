@@ -145,21 +145,10 @@ impl OpenRequest {
         if !self.respond_via.allows_control() {
             return Err(Mismatch::NotOverControl);
         }
-        if let Some(fields) = &self.fields {
-            return match answer {
-                Answer::Values { map } => match form::check_values(fields, map) {
-                    Ok(()) => Ok(Applied::as_sent(answer)),
-                    Err(errors) => Err(Mismatch::Form(errors)),
-                },
-                _ => Err(Mismatch::FormNeedsValues),
-            };
-        }
+        check_shape(&self.options, self.fields.as_deref(), answer)?;
         match answer {
-            Answer::Values { .. } => Err(Mismatch::ValuesNeedForm),
-            Answer::Option { id, .. } if self.options.iter().any(|o| &o.id == id) => Ok(Applied::as_sent(answer)),
-            Answer::Option { id, .. } if self.options.is_empty() => Err(Mismatch::NoOptionsOffered { option: id.clone() }),
-            Answer::Option { id, .. } => Err(Mismatch::NotAnOption { option: id.clone() }),
-            Answer::Text { text } => self.apply_text(text, answer),
+            Answer::Text { text } if self.fields.is_none() => self.apply_text(text, answer),
+            _ => Ok(Applied::as_sent(answer)),
         }
     }
 
@@ -186,6 +175,27 @@ impl OpenRequest {
             }),
             None => Err(Mismatch::UnmatchedPermissionText),
         }
+    }
+}
+
+/// Whether `answer` fits what a request offers: a form takes values that
+/// pass its fields' checks, otherwise an option must be one offered, and
+/// values are for forms only. Text is not judged here (how the agent reads
+/// it is its own, AEP-0008). The agent applies this before acting, and a
+/// sender before sending, so an answer that cannot fit never leaves.
+pub fn check_shape(options: &[Choice], fields: Option<&[FieldSpec]>, answer: &Answer) -> Result<(), Mismatch> {
+    if let Some(fields) = fields {
+        return match answer {
+            Answer::Values { map } => form::check_values(fields, map).map_err(Mismatch::Form),
+            _ => Err(Mismatch::FormNeedsValues),
+        };
+    }
+    match answer {
+        Answer::Values { .. } => Err(Mismatch::ValuesNeedForm),
+        Answer::Option { id, .. } if options.iter().any(|o| &o.id == id) => Ok(()),
+        Answer::Option { id, .. } if options.is_empty() => Err(Mismatch::NoOptionsOffered { option: id.clone() }),
+        Answer::Option { id, .. } => Err(Mismatch::NotAnOption { option: id.clone() }),
+        Answer::Text { .. } => Ok(()),
     }
 }
 
