@@ -63,28 +63,19 @@ pub enum AgentChange {
 }
 
 /// Why the agent did not emit something.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum AgentError {
+    #[error(transparent)]
     Build(BuildError),
+    #[error(transparent)]
     Seq(crate::control::target::SeqRegression),
+    #[error(transparent)]
     Request(crate::control::answer::RequestError),
+    #[error(transparent)]
     Send(ClientError),
+    #[error(transparent)]
     Target(TargetError),
 }
-
-impl std::fmt::Display for AgentError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            AgentError::Build(e) => e.fmt(f),
-            AgentError::Seq(e) => e.fmt(f),
-            AgentError::Request(e) => e.fmt(f),
-            AgentError::Send(e) => e.fmt(f),
-            AgentError::Target(e) => e.fmt(f),
-        }
-    }
-}
-
-impl std::error::Error for AgentError {}
 
 pub struct Agent {
     conn: Connection,
@@ -302,19 +293,10 @@ impl Agent {
 }
 
 /// Why an agent could not be set up.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum AgentSetupError {
+    #[error(transparent)]
     Target(TargetError),
+    #[error(transparent)]
     Config(ConfigError),
 }
-
-impl std::fmt::Display for AgentSetupError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            AgentSetupError::Target(e) => e.fmt(f),
-            AgentSetupError::Config(e) => e.fmt(f),
-        }
-    }
-}
-
-impl std::error::Error for AgentSetupError {}

@@ -1,7 +1,5 @@
 //! What a connection declares and how patient it is.
 
-use std::fmt;
-
 use super::backoff::Backoff;
 use super::positions::DEFAULT_MAX_SESSIONS;
 use crate::protocol::frame::{ControlCapability, HelloIdentity, Role};
@@ -90,21 +88,12 @@ impl Config {
 }
 
 /// A configuration the handshake would be refused for.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
     /// Emitters name their agent in `hello` (AEP-0003 §4 rule 3).
+    #[error("an emitter must name its agent in hello identity")]
     EmitterWithoutAgent,
     /// Only `consumer`, `emitter` and `both` are defined.
+    #[error("unknown role `{0}` (consumer, emitter or both)")]
     UnknownRole(String),
 }
-
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ConfigError::EmitterWithoutAgent => f.write_str("an emitter must name its agent in hello identity"),
-            ConfigError::UnknownRole(r) => write!(f, "unknown role `{r}` (consumer, emitter or both)"),
-        }
-    }
-}
-
-impl std::error::Error for ConfigError {}

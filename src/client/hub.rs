@@ -123,92 +123,72 @@ impl Target {
 }
 
 /// Why the hub did not do what it was asked.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum HubError {
+    #[error("no relay to connect to")]
     NoRelays,
+    #[error("{0} relays given; at most {MAX_RELAYS} are supported")]
     TooManyRelays(usize),
+    #[error("two relays are labelled `{0}`")]
     DuplicateLabel(String),
+    #[error("relay `{relay}`: {error}")]
     Config {
         relay: String,
         error: ConfigError,
     },
+    #[error("no relay labelled `{0}`")]
     UnknownRelay(String),
     /// No card for this request id is held.
+    #[error("no attention request `{0}` is known")]
     UnknownRequest(String),
     /// The request declared `respond_via` without `control`.
+    #[error("attention request `{0}` does not take answers over control (respond_via excludes it)")]
     NotOverControl(String),
     /// The session was never seen and several relays could carry it.
+    #[error("session `{0}` was not seen on any relay; name the relay to send the command through")]
     NoRoute(String),
     /// The relay the command would go through is not connected; the
     /// command was not sent.
+    #[error("relay `{relay}` is not connected ({}); the command was not sent", .state.name())]
     NotLive {
         relay: String,
         state: State,
     },
     /// The relay's socket is not draining; the command was not sent.
+    #[error("relay `{relay}` is not keeping up; the command was not sent")]
     Backpressure {
         relay: String,
     },
+    #[error(transparent)]
     Command(CommandError),
     /// `command` takes vendor types `x.{vendor}.control.{verb}`.
+    #[error("`{0}` is not a vendor command type x.{{vendor}}.control.{{verb}}")]
     NotVendorCommand(String),
+    #[error(transparent)]
     Build(BuildError),
+    #[error("no command `{0}` is being followed")]
     UnknownCommand(String),
+    #[error(transparent)]
     Retry(RetryError),
     /// The relay did not declare rosters, or this connection may not ask.
+    #[error("relay `{relay}`: {error}")]
     Roster {
         relay: String,
         error: ClientError,
     },
+    #[error("relay `{relay}`: {error}")]
     Subscribe {
         relay: String,
         error: ClientError,
     },
     /// A command with this id is already being followed.
+    #[error("command `{0}` is already being followed")]
     DuplicateCommand(String),
     /// The answer does not fit the request (an option it does not offer,
     /// values that fail its form): refused before anything is sent.
+    #[error("the answer does not fit the request: {}", .0.detail())]
     InvalidAnswer(Mismatch),
 }
-
-impl fmt::Display for HubError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            HubError::NoRelays => f.write_str("no relay to connect to"),
-            HubError::TooManyRelays(n) => write!(f, "{n} relays given; at most {MAX_RELAYS} are supported"),
-            HubError::DuplicateLabel(l) => write!(f, "two relays are labelled `{l}`"),
-            HubError::Config { relay, error } => write!(f, "relay `{relay}`: {error}"),
-            HubError::UnknownRelay(l) => write!(f, "no relay labelled `{l}`"),
-            HubError::UnknownRequest(id) => write!(f, "no attention request `{id}` is known"),
-            HubError::NotOverControl(id) => {
-                write!(f, "attention request `{id}` does not take answers over control (respond_via excludes it)")
-            }
-            HubError::NoRoute(s) => {
-                write!(f, "session `{s}` was not seen on any relay; name the relay to send the command through")
-            }
-            HubError::NotLive { relay, state } => {
-                write!(f, "relay `{relay}` is not connected ({}); the command was not sent", state.name())
-            }
-            HubError::Backpressure { relay } => {
-                write!(f, "relay `{relay}` is not keeping up; the command was not sent")
-            }
-            HubError::Command(e) => write!(f, "{e}"),
-            HubError::NotVendorCommand(t) => {
-                write!(f, "`{t}` is not a vendor command type x.{{vendor}}.control.{{verb}}")
-            }
-            HubError::Build(e) => write!(f, "{e}"),
-            HubError::UnknownCommand(id) => write!(f, "no command `{id}` is being followed"),
-            HubError::Retry(e) => write!(f, "{e}"),
-            HubError::Roster { relay, error } | HubError::Subscribe { relay, error } => {
-                write!(f, "relay `{relay}`: {error}")
-            }
-            HubError::DuplicateCommand(id) => write!(f, "command `{id}` is already being followed"),
-            HubError::InvalidAnswer(m) => write!(f, "the answer does not fit the request: {}", m.detail()),
-        }
-    }
-}
-
-impl std::error::Error for HubError {}
 
 /// What changed; read the current state through the hub's queries.
 // Events are the common variant; boxing them would cost an allocation each.

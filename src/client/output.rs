@@ -133,30 +133,21 @@ pub enum ClientEvent {
 }
 
 /// Why an application request was not carried out.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ClientError {
     /// Only a live connection sends this; the state is attached.
+    #[error("the connection is not live ({})", .0.name())]
     NotLive(State),
     /// The transmit queue is full: the driver is not draining it.
+    #[error("too many frames waiting to be sent")]
     Backpressure,
     /// [`super::MAX_SUBSCRIPTIONS`] are already open.
+    #[error("too many subscriptions")]
     TooManySubscriptions,
     /// The relay did not declare `roster`: a request would wait on silence.
+    #[error("the relay does not answer roster requests")]
     RosterNotDeclared,
     /// Rosters are watch-class; an `emitter` connection is refused them.
+    #[error("an emitter connection cannot request a roster")]
     RoleCannotWatch,
 }
-
-impl fmt::Display for ClientError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ClientError::NotLive(s) => write!(f, "the connection is not live ({})", s.name()),
-            ClientError::Backpressure => f.write_str("too many frames waiting to be sent"),
-            ClientError::TooManySubscriptions => f.write_str("too many subscriptions"),
-            ClientError::RosterNotDeclared => f.write_str("the relay does not answer roster requests"),
-            ClientError::RoleCannotWatch => f.write_str("an emitter connection cannot request a roster"),
-        }
-    }
-}
-
-impl std::error::Error for ClientError {}

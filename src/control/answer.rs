@@ -7,8 +7,6 @@
 //! * [`text`]: the AEP-0008 rule that typed text naming an option counts as
 //!   that option.
 
-use std::fmt;
-
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -75,27 +73,18 @@ impl Answer {
 }
 
 /// Why a wire `answer` object is not an [`Answer`].
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum AnswerError {
     /// Not an object, or a member of the wrong JSON type.
+    #[error("malformed answer: {0}")]
     Malformed(String),
     /// None of `option`, `text`, `values`.
+    #[error("the answer carries none of option, text or values")]
     Empty,
     /// `values` together with `option` or `text`: a form answer stands alone.
+    #[error("a form answer (values) cannot be combined with option or text")]
     ValuesCombined,
 }
-
-impl fmt::Display for AnswerError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            AnswerError::Malformed(m) => write!(f, "malformed answer: {m}"),
-            AnswerError::Empty => f.write_str("the answer carries none of option, text or values"),
-            AnswerError::ValuesCombined => f.write_str("a form answer (values) cannot be combined with option or text"),
-        }
-    }
-}
-
-impl std::error::Error for AnswerError {}
 
 /// The wire shape, kept private so only legal combinations escape.
 #[derive(Serialize, Deserialize)]

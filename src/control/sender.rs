@@ -10,7 +10,6 @@
 //! * [`state`]: the per-command record and its state enum.
 
 use std::collections::{HashMap, VecDeque};
-use std::fmt;
 use std::sync::Arc;
 
 use crate::control::ack::{self, Decision};
@@ -48,47 +47,29 @@ pub fn ack_window(declared: Option<u64>) -> u64 {
 }
 
 /// Why a command was not sent.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum SendError {
+    #[error(transparent)]
     Command(CommandError),
     /// The event is not a command type.
+    #[error("`{ty}` is not a command type")]
     NotACommand {
         ty: String,
     },
     /// A command with this id is already tracked; a retry is [`ControlSender::retry`].
+    #[error("command `{0}` is already being followed")]
     DuplicateId(String),
 }
 
-impl fmt::Display for SendError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            SendError::Command(e) => write!(f, "{e}"),
-            SendError::NotACommand { ty } => write!(f, "`{ty}` is not a command type"),
-            SendError::DuplicateId(id) => write!(f, "command `{id}` is already being followed"),
-        }
-    }
-}
-
-impl std::error::Error for SendError {}
-
 /// Why a retry did not happen.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum RetryError {
+    #[error("no command `{0}` is being followed")]
     Unknown(String),
     /// The target already decided; a retry would only elicit the same ack.
+    #[error("command `{0}` was already acknowledged")]
     AlreadyDecided(String),
 }
-
-impl fmt::Display for RetryError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            RetryError::Unknown(id) => write!(f, "no command `{id}` is being followed"),
-            RetryError::AlreadyDecided(id) => write!(f, "command `{id}` was already acknowledged"),
-        }
-    }
-}
-
-impl std::error::Error for RetryError {}
 
 /// Follows the commands one sender issues.
 #[derive(Debug)]

@@ -14,7 +14,6 @@
 //! * [`seq`]: the sequencer trait and a plain counter.
 //! * [`outcome`]: building the outcome events a command promises.
 
-use std::fmt;
 use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
@@ -94,27 +93,18 @@ impl Received {
     }
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum TargetError {
     /// Only commands are received here.
+    #[error("`{ty}` is not a command")]
     NotACommand { ty: String },
     /// `accepts` named something that is not a command type.
+    #[error("cannot accept `{0}`: not a command type")]
     NotACommandType(String),
     /// The ack could not be built (e.g. the agent's identity is invalid).
+    #[error(transparent)]
     Build(BuildError),
 }
-
-impl fmt::Display for TargetError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            TargetError::NotACommand { ty } => write!(f, "`{ty}` is not a command"),
-            TargetError::NotACommandType(t) => write!(f, "cannot accept `{t}`: not a command type"),
-            TargetError::Build(e) => write!(f, "{e}"),
-        }
-    }
-}
-
-impl std::error::Error for TargetError {}
 
 /// Receives commands for one agent.
 #[derive(Debug)]

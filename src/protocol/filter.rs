@@ -5,8 +5,6 @@
 //! dialect does not define is an error, never a silent match-all, so a
 //! subscription can narrow by mistake but never widen.
 
-use std::fmt;
-
 use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 
@@ -54,7 +52,8 @@ impl FilterErrorKind {
 }
 
 /// Why a filter was refused.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}: {}{detail}", .kind.code(), key_prefix(.key.as_deref()))]
 pub struct FilterError {
     pub kind: FilterErrorKind,
     /// The offending key, when one key is to blame.
@@ -72,16 +71,10 @@ impl FilterError {
     }
 }
 
-impl fmt::Display for FilterError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.key {
-            Some(k) => write!(f, "{}: `{k}`: {}", self.kind.code(), self.detail),
-            None => write!(f, "{}: {}", self.kind.code(), self.detail),
-        }
-    }
+/// "`key`: " when one key is to blame, so the message names it first.
+fn key_prefix(key: Option<&str>) -> String {
+    key.map(|k| format!("`{k}`: ")).unwrap_or_default()
 }
-
-impl std::error::Error for FilterError {}
 
 /// One `type` pattern: an exact type or a `prefix.*` family.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -81,27 +81,18 @@ impl FieldSpec {
 }
 
 /// Why a request's `fields` cannot be used as a form.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum FieldSpecError {
     /// Not an array of field objects with the required members.
+    #[error("malformed form fields: {0}")]
     Malformed(String),
     /// A `select` field without `choices` (the schema requires them).
+    #[error("select field `{field}` offers no choices")]
     SelectWithoutChoices { field: String },
     /// Two fields share an id, so a `values` key could not say which it answers.
+    #[error("field id `{field}` is used twice")]
     DuplicateField { field: String },
 }
-
-impl fmt::Display for FieldSpecError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            FieldSpecError::Malformed(m) => write!(f, "malformed form fields: {m}"),
-            FieldSpecError::SelectWithoutChoices { field } => write!(f, "select field `{field}` offers no choices"),
-            FieldSpecError::DuplicateField { field } => write!(f, "field id `{field}` is used twice"),
-        }
-    }
-}
-
-impl std::error::Error for FieldSpecError {}
 
 /// Parses the `fields` member of an `attention.requested` payload.
 pub fn parse_fields(fields: &Value) -> Result<Vec<FieldSpec>, FieldSpecError> {

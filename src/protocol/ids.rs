@@ -50,25 +50,16 @@ impl Identity {
 }
 
 /// Why a draft was not turned into an event.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum BuildError {
     /// An extension attribute that AEP-0001 §5.4 forbids, refused at the
     /// producing boundary rather than emitted.
+    #[error("extension attribute `{name}` refused: {reason}")]
     ExtensionRefused { name: String, reason: &'static str },
     /// The envelope would be invalid (e.g. a session event without `seq`).
+    #[error(transparent)]
     Invalid(EventError),
 }
-
-impl std::fmt::Display for BuildError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            BuildError::ExtensionRefused { name, reason } => write!(f, "extension attribute `{name}` refused: {reason}"),
-            BuildError::Invalid(e) => write!(f, "{e}"),
-        }
-    }
-}
-
-impl std::error::Error for BuildError {}
 
 /// An event under construction. Attributes are set by name; `build` stamps
 /// `aep`, `id`, `time`, `source` and `agent` and validates the result.

@@ -4,8 +4,6 @@
 //! The token only ever goes into the URL handed to the socket: labels and
 //! errors are built from the URL without its query, so neither can leak it.
 
-use std::fmt;
-
 use crate::protocol::ids::encode as percent_encode;
 
 /// The relay's WebSocket endpoint when a URL names only the origin.
@@ -15,29 +13,27 @@ pub use crate::protocol::TOKEN_PARAM;
 
 /// Why a relay URL cannot be used. Never carries the URL itself, which may
 /// hold a token.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum UrlError {
-    /// Only `ws`, `wss`, `http` and `https` are understood.
+    /// Only `ws`, `wss`, `http` and `https` are understood; an empty
+    /// scheme means the URL had none.
+    #[error("{}", scheme_message(.0))]
     Scheme(String),
+    #[error("the relay URL names no host")]
     NoHost,
     /// Spaces and control characters are refused rather than guessed at.
+    #[error("the relay URL contains spaces or control characters")]
     BadCharacter,
 }
 
-impl fmt::Display for UrlError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            UrlError::Scheme(s) if s.is_empty() => {
-                f.write_str("a relay URL needs a scheme (ws://, wss://, http:// or https://)")
-            }
-            UrlError::Scheme(s) => write!(f, "unsupported relay URL scheme `{s}` (ws, wss, http or https)"),
-            UrlError::NoHost => f.write_str("the relay URL names no host"),
-            UrlError::BadCharacter => f.write_str("the relay URL contains spaces or control characters"),
-        }
+/// A missing scheme and a wrong one call for different advice.
+fn scheme_message(scheme: &str) -> String {
+    if scheme.is_empty() {
+        "a relay URL needs a scheme (ws://, wss://, http:// or https://)".to_owned()
+    } else {
+        format!("unsupported relay URL scheme `{scheme}` (ws, wss, http or https)")
     }
 }
-
-impl std::error::Error for UrlError {}
 
 /// A relay URL split into what the socket needs.
 #[derive(Clone, Debug, PartialEq, Eq)]

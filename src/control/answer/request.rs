@@ -51,33 +51,24 @@ impl RespondVia {
 }
 
 /// Why an event cannot be registered as an open request.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum RequestError {
+    #[error("`{ty}` is not {ATTENTION_REQUESTED}")]
     NotARequest {
         ty: String,
     },
+    #[error("the request has no `kind`")]
     MissingKind,
+    #[error("unknown request kind `{0}`")]
     UnknownKind(String),
+    #[error("malformed options: {0}")]
     BadOptions(String),
+    #[error(transparent)]
     BadFields(FieldSpecError),
     /// The declared refusing option is not among the offered options.
+    #[error("refusing option `{0}` is not offered")]
     UnknownRefusingOption(String),
 }
-
-impl fmt::Display for RequestError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            RequestError::NotARequest { ty } => write!(f, "`{ty}` is not {ATTENTION_REQUESTED}"),
-            RequestError::MissingKind => f.write_str("the request has no `kind`"),
-            RequestError::UnknownKind(k) => write!(f, "unknown request kind `{k}`"),
-            RequestError::BadOptions(m) => write!(f, "malformed options: {m}"),
-            RequestError::BadFields(e) => write!(f, "{e}"),
-            RequestError::UnknownRefusingOption(id) => write!(f, "refusing option `{id}` is not offered"),
-        }
-    }
-}
-
-impl std::error::Error for RequestError {}
 
 /// An `attention.requested` event, read for answering.
 #[derive(Clone, Debug, PartialEq)]

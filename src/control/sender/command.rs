@@ -2,8 +2,6 @@
 //! `x.{vendor}.control.{verb}` commands, built into events by senders and
 //! read back from events by targets, so both sides share one reading.
 
-use std::fmt;
-
 use serde_json::{json, Map, Value};
 
 use crate::control::answer::{Answer, AnswerError};
@@ -83,40 +81,31 @@ pub enum Command {
 }
 
 /// Why a command could not be built or read.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum CommandError {
+    #[error("`{ty}` is not a command type")]
     NotACommand {
         ty: String,
     },
     /// A respond names its request in `subject`.
+    #[error("a respond command names the request it answers in `subject`")]
     MissingRequest,
+    #[error(transparent)]
     BadAnswer(AnswerError),
+    #[error("a cancel command needs `scope`")]
     MissingScope,
+    #[error("cancel scope must be \"run\" or \"session\", got {0}")]
     BadScope(String),
     /// `scope: "run"` needs the `run` attribute to say which run.
+    #[error("cancelling a run needs the `run` it cancels")]
     RunScopeWithoutRun,
+    #[error("`reason` must be a string")]
     BadReason,
+    #[error("`{0}` is not a vendor command type x.{{vendor}}.control.{{verb}}")]
     BadVendorType(String),
+    #[error(transparent)]
     Build(BuildError),
 }
-
-impl fmt::Display for CommandError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            CommandError::NotACommand { ty } => write!(f, "`{ty}` is not a command type"),
-            CommandError::MissingRequest => f.write_str("a respond command names the request it answers in `subject`"),
-            CommandError::BadAnswer(e) => write!(f, "{e}"),
-            CommandError::MissingScope => f.write_str("a cancel command needs `scope`"),
-            CommandError::BadScope(s) => write!(f, "cancel scope must be \"run\" or \"session\", got {s}"),
-            CommandError::RunScopeWithoutRun => f.write_str("cancelling a run needs the `run` it cancels"),
-            CommandError::BadReason => f.write_str("`reason` must be a string"),
-            CommandError::BadVendorType(t) => write!(f, "`{t}` is not a vendor command type x.{{vendor}}.control.{{verb}}"),
-            CommandError::Build(e) => write!(f, "{e}"),
-        }
-    }
-}
-
-impl std::error::Error for CommandError {}
 
 impl Command {
     /// The event type this command travels as.

@@ -70,20 +70,13 @@ impl SeqCounter {
 }
 
 /// A `seq` that would repeat or go below one already assigned.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("seq {seq} is at or below one already assigned in this epoch (next free: {next})")]
 pub struct SeqRegression {
     pub seq: u64,
     /// The lowest `seq` still free.
     pub next: u64,
 }
-
-impl std::fmt::Display for SeqRegression {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "seq {} is at or below one already assigned in this epoch (next free: {})", self.seq, self.next)
-    }
-}
-
-impl std::error::Error for SeqRegression {}
 
 impl Sequencer for SeqCounter {
     fn next_seq(&mut self, session: &str) -> u64 {

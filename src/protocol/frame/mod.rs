@@ -14,7 +14,6 @@ mod roster;
 mod subscribe;
 
 use std::borrow::Cow;
-use std::fmt;
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -69,15 +68,20 @@ pub enum Frame {
 }
 
 /// Why text could not be read as a frame.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum FrameError {
+    #[error("frame is not JSON: {0}")]
     NotJson(String),
+    #[error("frame is not a JSON object")]
     NotAnObject,
     /// An object whose `type` is absent or not a string.
+    #[error("frame has no string `type`")]
     NoType,
     /// A dotted `type` whose envelope is invalid.
+    #[error(transparent)]
     Event(EventError),
     /// A known frame type with members it cannot be read without.
+    #[error("malformed `{frame_type}` frame: {detail}")]
     Malformed {
         frame_type: String,
         /// The request id, when the frame carried a usable one.
@@ -102,20 +106,6 @@ impl FrameError {
         }
     }
 }
-
-impl fmt::Display for FrameError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            FrameError::NotJson(e) => write!(f, "frame is not JSON: {e}"),
-            FrameError::NotAnObject => f.write_str("frame is not a JSON object"),
-            FrameError::NoType => f.write_str("frame has no string `type`"),
-            FrameError::Event(e) => write!(f, "{e}"),
-            FrameError::Malformed { frame_type, detail, .. } => write!(f, "malformed `{frame_type}` frame: {detail}"),
-        }
-    }
-}
-
-impl std::error::Error for FrameError {}
 
 impl Frame {
     /// Reads one text frame. Unknown dotless types become
