@@ -3,9 +3,9 @@
 //! written before anything else, and what was queued kept across a drop.
 
 use aep_client::client::agent::{Agent, AgentChange, AgentConfig};
-use aep_client::client::{Action, Config, State};
+use aep_client::client::{Config, SocketAction, State};
 use aep_client::control::sender::{Address, Command};
-use aep_client::control::target::{Action as CommandAction, Received};
+use aep_client::control::target::{Action, Received};
 use aep_client::protocol::frame::{Capabilities, Frame, Hello, HelloIdentity, Role};
 use aep_client::protocol::ids::{Draft, Identity};
 use aep_client::{Capture, Event, UnixMs};
@@ -32,7 +32,7 @@ fn written(a: &mut Agent) -> Vec<Frame> {
 
 fn live(a: &mut Agent) -> Hello {
     a.connect(T0);
-    assert_eq!(a.poll_action(), Some(Action::Open));
+    assert_eq!(a.poll_action(), Some(SocketAction::Open));
     a.handle_open(T0);
     let Frame::Hello(hello) = written(a).remove(0) else { panic!("hello first") };
     let relay = Hello {
@@ -74,7 +74,7 @@ fn hello_declares_the_commands_and_a_command_is_acked_at_once() {
         AgentChange::Command { command, received: Received::Fresh { action, .. } } => Some((command, action)),
         _ => None,
     });
-    assert_eq!(command, Some((&pause, &CommandAction::Pause)));
+    assert_eq!(command, Some((&pause, &Action::Pause)));
 
     // The same command again: the recorded ack, byte for byte, nothing new.
     a.handle_text(&Frame::Event(pause).encode(), T0 + 9);
@@ -93,7 +93,7 @@ fn what_the_agent_says_while_cut_off_goes_out_after_the_reconnect() {
 
     let State::Reconnecting { at, .. } = *a.state() else { unreachable!() };
     a.handle_timeout(at);
-    assert_eq!(a.poll_action(), Some(Action::Open));
+    assert_eq!(a.poll_action(), Some(SocketAction::Open));
     a.handle_open(at);
     assert!(matches!(written(&mut a).as_slice(), [Frame::Hello(_)]), "only hello before the relay's");
     let relay = Hello { versions: vec!["0.1".into()], role: Some(Role::Both), identity: None, capabilities: Capabilities::default() };

@@ -3,7 +3,7 @@
 //! the relay "sends" is encoded by the same frame module a relay uses.
 
 use aep_client::client::{
-    Action, Backoff, ClientError, ClientEvent, Config, Connection, Refusal, ResumePolicy, State, SubState,
+    Backoff, ClientError, ClientEvent, Config, Connection, Refusal, ResumePolicy, SocketAction, State, SubState,
     AUTH_CLOSE_CODES, CLOSE_GAVE_UP, MAX_INBOX,
 };
 use aep_client::protocol::filter::Filter;
@@ -21,7 +21,7 @@ struct Harness {
     conn: Connection,
     now: UnixMs,
     sent: Vec<Frame>,
-    actions: Vec<Action>,
+    actions: Vec<SocketAction>,
 }
 
 impl Harness {
@@ -47,7 +47,7 @@ impl Harness {
         std::mem::take(&mut self.sent)
     }
 
-    fn take_actions(&mut self) -> Vec<Action> {
+    fn take_actions(&mut self) -> Vec<SocketAction> {
         self.flush();
         std::mem::take(&mut self.actions)
     }
@@ -62,7 +62,7 @@ impl Harness {
 
     fn connect(&mut self) {
         self.conn.connect(self.now);
-        assert_eq!(self.take_actions(), vec![Action::Open]);
+        assert_eq!(self.take_actions(), vec![SocketAction::Open]);
         self.conn.handle_open(self.now);
         self.flush();
     }
@@ -94,7 +94,7 @@ impl Harness {
         };
         assert_eq!(self.conn.poll_timeout(), Some(at));
         self.advance(at.since(self.now));
-        assert_eq!(self.take_actions(), vec![Action::Open]);
+        assert_eq!(self.take_actions(), vec![SocketAction::Open]);
         self.conn.handle_open(self.now);
         self.flush();
     }
@@ -150,7 +150,7 @@ fn hello_goes_first_and_subscriptions_wait_for_the_relays_hello() {
     assert!(h.take_sent().is_empty(), "nothing is written before a socket exists");
 
     h.conn.connect(h.now);
-    assert_eq!(h.take_actions(), vec![Action::Open]);
+    assert_eq!(h.take_actions(), vec![SocketAction::Open]);
     assert!(h.take_sent().is_empty(), "nothing is written before the socket opens");
     h.conn.handle_open(h.now);
     let sent = h.take_sent();
@@ -361,9 +361,9 @@ fn failing_schedule(config: Config, attempts: usize) -> Vec<(u32, u64)> {
         let State::Reconnecting { attempt, at } = *h.conn.state() else { panic!("{:?}", h.conn.state()) };
         delays.push((attempt, at.since(h.now)));
         h.advance(at.since(h.now));
-        let socket_actions: Vec<Action> =
-            h.take_actions().into_iter().filter(|a| *a != Action::CheckAuthorization).collect();
-        assert_eq!(socket_actions, vec![Action::Open]);
+        let socket_actions: Vec<SocketAction> =
+            h.take_actions().into_iter().filter(|a| *a != SocketAction::CheckAuthorization).collect();
+        assert_eq!(socket_actions, vec![SocketAction::Open]);
     }
     delays
 }
@@ -423,7 +423,7 @@ fn a_first_frame_that_is_not_hello_is_refused_without_retry() {
         matches!(&sent[..], [Frame::Error(e)] if e.code == codes::HELLO_REQUIRED),
         "answered hello-required: {sent:?}"
     );
-    assert!(matches!(h.take_actions()[..], [Action::Close { .. }]));
+    assert!(matches!(h.take_actions()[..], [SocketAction::Close { .. }]));
     assert_eq!(
         h.conn.state(),
         &State::Refused { reason: Refusal::PeerSkippedHello { frame_type: "session.started".into() } }
@@ -449,7 +449,7 @@ fn version_unsupported_is_refused_without_retry_either_way() {
     );
     h.closed(1000, "");
     h.advance(3_600_000);
-    assert!(!h.take_actions().contains(&Action::Open));
+    assert!(!h.take_actions().contains(&SocketAction::Open));
 
     // The relay selects a version we do not speak.
     let mut h = Harness::new(Config::consumer());
@@ -460,7 +460,7 @@ fn version_unsupported_is_refused_without_retry_either_way() {
     let [Frame::Error(e)] = &sent[..] else { panic!("{sent:?}") };
     assert_eq!(e.code, codes::VERSION_UNSUPPORTED);
     assert_eq!(e.versions, Some(vec!["0.1".to_string()]));
-    assert!(matches!(h.take_actions()[..], [Action::Close { .. }]));
+    assert!(matches!(h.take_actions()[..], [SocketAction::Close { .. }]));
     assert!(matches!(h.conn.state(), State::Refused { reason: Refusal::VersionUnsupported { .. } }));
     h.advance(3_600_000);
     assert!(h.take_actions().is_empty());
@@ -488,7 +488,7 @@ fn unauthorized_is_refused_without_retry_but_a_refused_request_is_not() {
     let (mut h, _) = live_consumer(false);
     h.relay(Frame::Error(ErrorFrame::new(codes::UNAUTHORIZED, Some("bad token".into()))));
     assert_eq!(h.conn.state(), &State::Refused { reason: Refusal::Unauthorized { detail: Some("bad token".into()) } });
-    assert!(h.take_actions().contains(&Action::Close { code: 1000, reason: "not authorized: bad token".into() }));
+    assert!(h.take_actions().contains(&SocketAction::Close { code: 1000, reason: "not authorized: bad token".into() }));
 
     // In-band refusals of one request or one command leave the connection up.
     let (mut h, id) = live_consumer(false);
@@ -536,7 +536,7 @@ fn pings_are_answered_and_a_missing_pong_drops_the_connection() {
     }
     assert_eq!(h.now.since(silent_from), 30_000 + 90_000, "dead one pong-timeout after the first unanswered ping");
     assert!(pings >= 3, "kept pinging while waiting ({pings})");
-    assert!(h.take_actions().iter().any(|a| matches!(a, Action::Close { code, .. } if *code == CLOSE_GAVE_UP)));
+    assert!(h.take_actions().iter().any(|a| matches!(a, SocketAction::Close { code, .. } if *code == CLOSE_GAVE_UP)));
     assert!(matches!(h.conn.state(), State::Reconnecting { .. }));
     assert!(h.events().iter().any(|e| matches!(e, ClientEvent::Disconnected { reason } if reason.contains("pong"))));
 }
@@ -549,7 +549,7 @@ fn a_handshake_that_never_completes_is_abandoned_and_retried() {
     h.connect();
     assert_eq!(h.conn.poll_timeout(), Some(h.now + 2_000));
     h.advance(2_000);
-    assert!(matches!(h.take_actions()[..], [Action::Close { code: CLOSE_GAVE_UP, .. }]));
+    assert!(matches!(h.take_actions()[..], [SocketAction::Close { code: CLOSE_GAVE_UP, .. }]));
     assert!(matches!(h.conn.state(), State::Reconnecting { attempt: 1, .. }));
 }
 
@@ -584,7 +584,7 @@ fn the_client_says_closing_with_its_positions_before_closing() {
     let sent = h.take_sent();
     let [Frame::Closing(c)] = &sent[..] else { panic!("{sent:?}") };
     assert_eq!(c.delivered, vec![Delivered { sub: id, position: Position::new("s1", 0, 5) }]);
-    assert_eq!(h.take_actions(), vec![Action::Close { code: 1000, reason: "client closing".into() }]);
+    assert_eq!(h.take_actions(), vec![SocketAction::Close { code: 1000, reason: "client closing".into() }]);
     h.closed(1000, "");
     assert_eq!(h.conn.state(), &State::Closed);
     h.advance(3_600_000);
@@ -675,7 +675,7 @@ fn an_application_that_falls_behind_costs_a_reconnect_not_an_event() {
         assert!(seq < 2 * MAX_INBOX as u64, "the inbox is bounded");
     }
     assert!(matches!(h.conn.state(), State::Reconnecting { .. }));
-    assert!(h.take_actions().iter().any(|a| matches!(a, Action::Close { code: CLOSE_GAVE_UP, .. })));
+    assert!(h.take_actions().iter().any(|a| matches!(a, SocketAction::Close { code: CLOSE_GAVE_UP, .. })));
     h.reconnect();
     h.relay(relay_hello(false, false));
     let sent = h.take_sent();
@@ -688,23 +688,23 @@ fn an_application_that_falls_behind_costs_a_reconnect_not_an_event() {
 fn a_socket_that_never_opens_asks_once_whether_the_token_is_refused() {
     let mut h = Harness::new(Config::consumer());
     h.conn.connect(h.now);
-    assert_eq!(h.take_actions(), vec![Action::Open]);
+    assert_eq!(h.take_actions(), vec![SocketAction::Open]);
     h.closed(1006, "");
-    assert_eq!(h.take_actions(), vec![Action::CheckAuthorization]);
+    assert_eq!(h.take_actions(), vec![SocketAction::CheckAuthorization]);
     assert!(matches!(h.conn.state(), State::Reconnecting { attempt: 1, .. }));
 
     // Further failures in the same run do not ask again.
     h.advance(60_000);
-    assert_eq!(h.take_actions(), vec![Action::Open]);
+    assert_eq!(h.take_actions(), vec![SocketAction::Open]);
     h.closed(1006, "");
     assert!(h.take_actions().is_empty());
 
     // No answer (relay down) lets the next failure ask again.
     h.conn.handle_authorization(None, h.now);
     h.advance(60_000);
-    assert_eq!(h.take_actions(), vec![Action::Open]);
+    assert_eq!(h.take_actions(), vec![SocketAction::Open]);
     h.closed(1006, "");
-    assert_eq!(h.take_actions(), vec![Action::CheckAuthorization]);
+    assert_eq!(h.take_actions(), vec![SocketAction::CheckAuthorization]);
 
     // An answer other than 401/403 leaves the schedule as it was, and
     // settles the question: a later 401 for it is not taken.
@@ -719,9 +719,9 @@ fn a_socket_that_never_opens_asks_once_whether_the_token_is_refused() {
     h.conn.close(h.now);
     h.take_actions();
     h.conn.connect(h.now);
-    assert_eq!(h.take_actions(), vec![Action::Open]);
+    assert_eq!(h.take_actions(), vec![SocketAction::Open]);
     h.closed(1006, "");
-    assert_eq!(h.take_actions(), vec![Action::CheckAuthorization]);
+    assert_eq!(h.take_actions(), vec![SocketAction::CheckAuthorization]);
     h.conn.handle_authorization(Some(401), h.now);
     match h.conn.state() {
         State::Refused { reason: Refusal::Unauthorized { detail: Some(d) } } => assert!(d.contains("401"), "{d}"),
@@ -733,14 +733,14 @@ fn a_socket_that_never_opens_asks_once_whether_the_token_is_refused() {
     // Connecting again is a new run: it asks again, and a 403 that lands
     // while the next socket is upgrading closes that socket.
     h.conn.connect(h.now);
-    assert_eq!(h.take_actions(), vec![Action::Open]);
+    assert_eq!(h.take_actions(), vec![SocketAction::Open]);
     h.closed(1006, "");
-    assert_eq!(h.take_actions(), vec![Action::CheckAuthorization]);
+    assert_eq!(h.take_actions(), vec![SocketAction::CheckAuthorization]);
     h.advance(60_000);
-    assert_eq!(h.take_actions(), vec![Action::Open]);
+    assert_eq!(h.take_actions(), vec![SocketAction::Open]);
     h.conn.handle_authorization(Some(403), h.now);
     assert!(matches!(h.conn.state(), State::Refused { reason: Refusal::Unauthorized { .. } }));
-    assert!(matches!(h.take_actions().as_slice(), [Action::Close { .. }]));
+    assert!(matches!(h.take_actions().as_slice(), [SocketAction::Close { .. }]));
 }
 
 #[test]

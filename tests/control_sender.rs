@@ -5,7 +5,7 @@
 use aep_client::control::ack::NackReason;
 use aep_client::control::answer::Answer;
 use aep_client::control::sender::{
-    ack_window, Address, CancelScope, Change, Command, CommandError, CommandState, ControlSender, RelayCode, RetryError, SendError,
+    ack_window, Address, CancelScope, CommandChange, Command, CommandError, CommandState, ControlSender, RelayCode, RetryError, SendError,
     DEFAULT_ACK_WINDOW_MS, MAX_ACK_WINDOW_MS, SETTLED_CAPACITY, UPDATE_QUEUE_CAPACITY,
 };
 use aep_client::protocol::event::Capture;
@@ -53,7 +53,7 @@ fn rejected(command: &str, reason: &str, detail: Option<&str>, at: UnixMs) -> Ev
     agent_event(Draft::new("control.rejected").cause(command).data(data), "ACK-REJ", 5, at)
 }
 
-fn updates(s: &mut ControlSender) -> Vec<Change> {
+fn updates(s: &mut ControlSender) -> Vec<CommandChange> {
     std::iter::from_fn(|| s.poll_update()).map(|u| u.change).collect()
 }
 
@@ -61,7 +61,7 @@ fn updates(s: &mut ControlSender) -> Vec<Change> {
 fn sent(s: &mut ControlSender, window: Option<u64>) -> String {
     let id = s.send(&to(), &allow(), window, 7, T0).unwrap();
     assert!(s.poll_transmit().is_some());
-    assert_eq!(updates(s), vec![Change::Sent]);
+    assert_eq!(updates(s), vec![CommandChange::Sent]);
     id
 }
 
@@ -223,7 +223,7 @@ fn accepted_then_outcome() {
     let c = s.get(&id).unwrap();
     assert_eq!(c.outcome().map(Event::id), Some("ANS1"), "the first domain event is the outcome");
     assert_eq!(c.outcome_latency_ms(), Some(200));
-    assert_eq!(updates(&mut s), vec![Change::Sent, Change::Accepted, Change::Outcome]);
+    assert_eq!(updates(&mut s), vec![CommandChange::Sent, CommandChange::Accepted, CommandChange::Outcome]);
     assert_eq!(s.poll_timeout(), None);
 }
 
@@ -252,7 +252,7 @@ fn rejected_with_each_registered_reason() {
             }
             other => panic!("{other:?}"),
         }
-        assert_eq!(updates(&mut s), vec![Change::Rejected]);
+        assert_eq!(updates(&mut s), vec![CommandChange::Rejected]);
     }
     let mut s = ControlSender::new(console());
     let id = sent(&mut s, None);
@@ -282,7 +282,7 @@ fn relay_error_frames_refuse_with_their_code() {
             }
             other => panic!("{other:?}"),
         }
-        assert_eq!(updates(&mut s), vec![Change::RelayRefused]);
+        assert_eq!(updates(&mut s), vec![CommandChange::RelayRefused]);
         assert_eq!(s.poll_timeout(), None, "a refused command no longer waits");
         assert_eq!(s.poll_transmit(), None);
     }
@@ -298,7 +298,7 @@ fn timeout_fires_exactly_at_the_window_and_is_never_sent() {
     assert_eq!(s.poll_update(), None);
     s.handle_timeout(T0 + 2_500);
     assert_eq!(s.get(&id).unwrap().state(), &CommandState::TimedOut);
-    assert_eq!(updates(&mut s), vec![Change::TimedOut]);
+    assert_eq!(updates(&mut s), vec![CommandChange::TimedOut]);
     assert_eq!(s.poll_transmit(), None, "a timeout is local, never transmitted");
     assert_eq!(s.poll_timeout(), None);
     s.handle_timeout(T0 + 9_999);
@@ -320,7 +320,7 @@ fn a_late_ack_after_timeout_still_records_the_decision() {
     s.handle_timeout(T0 + 1_000);
     assert!(s.handle_event(&accepted(&id, "ACK-LATE", T0 + 1_400), T0 + 1_400));
     assert!(matches!(s.get(&id).unwrap().state(), CommandState::Accepted { .. }));
-    assert_eq!(updates(&mut s), vec![Change::TimedOut, Change::Accepted]);
+    assert_eq!(updates(&mut s), vec![CommandChange::TimedOut, CommandChange::Accepted]);
 }
 
 #[test]
@@ -351,12 +351,12 @@ fn retry_sends_identical_bytes_and_restarts_the_window() {
     assert_eq!(
         updates(&mut s),
         vec![
-            Change::Sent,
-            Change::TimedOut,
-            Change::Retried,
-            Change::RelayRefused,
-            Change::Retried,
-            Change::Accepted
+            CommandChange::Sent,
+            CommandChange::TimedOut,
+            CommandChange::Retried,
+            CommandChange::RelayRefused,
+            CommandChange::Retried,
+            CommandChange::Accepted
         ]
     );
 }
@@ -369,7 +369,7 @@ fn a_byte_identical_reack_collapses_silently() {
     assert!(s.handle_event(&ack, T0 + 10));
     let replay = Event::parse(ack.raw()).unwrap();
     assert!(s.handle_event(&replay, T0 + 900));
-    assert_eq!(updates(&mut s), vec![Change::Accepted]);
+    assert_eq!(updates(&mut s), vec![CommandChange::Accepted]);
     assert_eq!(s.get(&id).unwrap().times().settled, Some(T0 + 10));
 }
 
@@ -382,7 +382,7 @@ fn a_second_distinct_ack_is_a_violation_and_changes_nothing() {
     let changes = updates(&mut s);
     assert_eq!(changes.len(), 2);
     assert!(
-        matches!(&changes[1], Change::Violation(v) if v.rule == "control.ack.second-decision"),
+        matches!(&changes[1], CommandChange::Violation(v) if v.rule == "control.ack.second-decision"),
         "{changes:?}"
     );
     assert!(matches!(s.get(&id).unwrap().state(), CommandState::Accepted { ack } if ack.id() == "ACK1"));
@@ -390,12 +390,12 @@ fn a_second_distinct_ack_is_a_violation_and_changes_nothing() {
     let same_id_other_bytes = accepted(&id, "ACK1", T0 + 30);
     s.handle_event(&same_id_other_bytes, T0 + 30);
     assert!(
-        matches!(updates(&mut s).as_slice(), [Change::Violation(_)]),
+        matches!(updates(&mut s).as_slice(), [CommandChange::Violation(_)]),
         "same id, different bytes is distinct"
     );
 
     assert!(s.handle_relay_error(&id, "no-route", None, T0 + 40));
-    assert!(matches!(updates(&mut s).as_slice(), [Change::Violation(v)] if v.rule == "control.relay-error.after-ack"));
+    assert!(matches!(updates(&mut s).as_slice(), [CommandChange::Violation(v)] if v.rule == "control.relay-error.after-ack"));
     assert!(matches!(s.get(&id).unwrap().state(), CommandState::Accepted { .. }));
 }
 
@@ -411,7 +411,7 @@ fn an_ack_from_another_session_does_not_settle() {
         .unwrap();
     assert!(s.handle_event(&stray, T0 + 5));
     assert!(s.get(&id).unwrap().state().is_pending());
-    assert!(matches!(updates(&mut s).as_slice(), [Change::Violation(v)] if v.rule == "control.ack.wrong-session"));
+    assert!(matches!(updates(&mut s).as_slice(), [CommandChange::Violation(v)] if v.rule == "control.ack.wrong-session"));
 }
 
 #[test]
@@ -487,7 +487,7 @@ fn the_update_queue_is_bounded() {
     let all = updates(&mut s);
     assert_eq!(all.len(), UPDATE_QUEUE_CAPACITY);
     assert!(
-        all.iter().all(|c| matches!(c, Change::Violation(_))),
+        all.iter().all(|c| matches!(c, CommandChange::Violation(_))),
         "the oldest (Accepted) was dropped"
     );
 }

@@ -3,9 +3,9 @@
 //! "sends" is encoded by the same frame module a relay uses.
 
 use aep_client::client::hub::{view, Hub, HubChange, HubConfig, HubError, RelaySpec, Target, MAX_CHANGES};
-use aep_client::client::{Action, Config, State};
+use aep_client::client::{Config, SocketAction, State};
 use aep_client::control::answer::Answer;
-use aep_client::control::sender::{CancelScope, Change, CommandState, RelayCode};
+use aep_client::control::sender::{CancelScope, CommandChange, CommandState, RelayCode};
 use aep_client::protocol::frame::{
     Capabilities, ControlCapability, ErrorFrame, Frame, Hello, HelloIdentity, ReplayCapability, Role, RosterEntry,
 };
@@ -23,7 +23,7 @@ struct Harness {
     now: UnixMs,
     /// Frames written, per relay.
     sent: Vec<Vec<Frame>>,
-    actions: Vec<(usize, Action)>,
+    actions: Vec<(usize, SocketAction)>,
     changes: Vec<HubChange>,
     random: u128,
 }
@@ -89,7 +89,7 @@ impl Harness {
         self.flush();
         let opens: Vec<_> = std::mem::take(&mut self.actions);
         assert_eq!(opens.len(), rosters.len());
-        assert!(opens.iter().all(|(_, a)| *a == Action::Open), "{opens:?}");
+        assert!(opens.iter().all(|(_, a)| *a == SocketAction::Open), "{opens:?}");
         for (relay, entries) in rosters.into_iter().enumerate() {
             self.hub.handle_open(relay, self.now);
             self.relay(relay, relay_hello());
@@ -109,7 +109,7 @@ impl Harness {
         out
     }
 
-    fn command_updates(&mut self) -> Vec<(String, Change)> {
+    fn command_updates(&mut self) -> Vec<(String, CommandChange)> {
         self.take_changes()
             .into_iter()
             .filter_map(|c| if let HubChange::Command(u) = c { Some((u.id, u.change)) } else { None })
@@ -187,7 +187,7 @@ fn every_relay_is_opened_greeted_subscribed_and_asked_for_its_roster() {
     let mut h = Harness::new(&["a", "b"], None);
     h.hub.connect(h.now);
     h.flush();
-    assert_eq!(h.actions, vec![(A, Action::Open), (B, Action::Open)]);
+    assert_eq!(h.actions, vec![(A, SocketAction::Open), (B, SocketAction::Open)]);
     h.hub.handle_open(B, h.now);
     let sent = h.take_sent(B);
     assert!(matches!(sent.as_slice(), [Frame::Hello(_)]), "hello first and alone: {sent:?}");
@@ -235,7 +235,7 @@ fn an_answer_goes_through_the_relay_the_request_came_from_with_the_declared_wind
     assert_eq!(cmd.data_field("answer"), Some(&json!({"option": "allow"})));
     assert_eq!(h.hub.sender().get(&id).unwrap().window_ms(), 2_500, "the roster's declared window wins");
     assert_eq!(h.hub.command_relay(&id), Some(B));
-    assert_eq!(h.command_updates(), vec![(id.clone(), Change::Sent)]);
+    assert_eq!(h.command_updates(), vec![(id.clone(), CommandChange::Sent)]);
     assert!(
         h.hub
             .store()
@@ -248,7 +248,7 @@ fn an_answer_goes_through_the_relay_the_request_came_from_with_the_declared_wind
     );
 
     h.relay(B, Frame::Event(ack("ACK1", "control.accepted", "s1", 4, &id, json!({}))));
-    assert_eq!(h.command_updates(), vec![(id.clone(), Change::Accepted)]);
+    assert_eq!(h.command_updates(), vec![(id.clone(), CommandChange::Accepted)]);
     let answered = agent_event(
         "ANS1",
         "attention.answered",
@@ -258,7 +258,7 @@ fn an_answer_goes_through_the_relay_the_request_came_from_with_the_declared_wind
         "data": {"answer": {"option": "allow"}, "by": "console", "via": "control"}}),
     );
     h.relay(B, Frame::Event(answered));
-    assert_eq!(h.command_updates(), vec![(id.clone(), Change::Outcome)]);
+    assert_eq!(h.command_updates(), vec![(id.clone(), CommandChange::Outcome)]);
     let resolved = agent_event(
         "RES1",
         "attention.resolved",
@@ -341,10 +341,10 @@ fn unseen_sessions_need_a_relay_when_there_are_several() {
     let mut one = Harness::new(&["only"], None);
     one.connect_all(vec![vec![]]);
     let id = one.hub.cancel(&Target::session("nobody"), CancelScope::Session, None, 1, one.now).unwrap();
-    assert_eq!(one.command_updates(), vec![(id.clone(), Change::Sent)]);
+    assert_eq!(one.command_updates(), vec![(id.clone(), CommandChange::Sent)]);
     assert_eq!(commands_in(&one.take_sent(0)).len(), 1);
     one.relay(0, Frame::Error(ErrorFrame::for_command(id.clone(), "no-route", Some("no emitter owns it".into()))));
-    assert_eq!(one.command_updates(), vec![(id.clone(), Change::RelayRefused)]);
+    assert_eq!(one.command_updates(), vec![(id.clone(), CommandChange::RelayRefused)]);
     let state = one.hub.sender().get(&id).unwrap().state().clone();
     assert_eq!(
         state,
@@ -385,12 +385,12 @@ fn silence_past_the_window_times_out_locally_and_sends_nothing() {
     h.advance(9_999);
     assert!(h.command_updates().is_empty());
     h.advance(1);
-    assert_eq!(h.command_updates(), vec![(id.clone(), Change::TimedOut)]);
+    assert_eq!(h.command_updates(), vec![(id.clone(), CommandChange::TimedOut)]);
     assert!(commands_in(&h.take_sent(A)).is_empty(), "a timeout is never sent");
 
     // A late ack still records what the target decided.
     h.relay(A, Frame::Event(ack("ACK9", "control.rejected", "s1", 1, &id, json!({"reason": "refused"}))));
-    assert_eq!(h.command_updates(), vec![(id.clone(), Change::Rejected)]);
+    assert_eq!(h.command_updates(), vec![(id.clone(), CommandChange::Rejected)]);
 }
 
 #[test]
@@ -423,7 +423,7 @@ fn a_rejected_answer_carries_the_reason_and_detail() {
             json!({"reason": "invalid", "detail": "not an option"}),
         )),
     );
-    assert_eq!(h.command_updates(), vec![(id.clone(), Change::Rejected)]);
+    assert_eq!(h.command_updates(), vec![(id.clone(), CommandChange::Rejected)]);
     let v = view::tracked(h.hub.sender().get(&id).unwrap(), Some("a"));
     assert_eq!(
         (v["state"].as_str(), v["reason"].as_str(), v["detail"].as_str()),

@@ -12,9 +12,9 @@
 
 use std::collections::VecDeque;
 
-use super::{Action, ClientError, ClientEvent, Config, ConfigError, Connection, Jitter, State};
+use super::{ClientError, ClientEvent, Config, ConfigError, Connection, Jitter, SocketAction, State};
 use crate::control::target::{
-    Action as CommandAction, ControlTarget, Received, SeqCounter, Sequencer, TargetError, Verdict,
+    Action, ControlTarget, Received, SeqCounter, Sequencer, TargetError, Verdict,
 };
 use crate::protocol::capture::downlevel;
 use crate::protocol::event::{Capture, Event};
@@ -46,7 +46,7 @@ pub struct AgentConfig {
 
 /// Decides a command that passed the protocol's checks (the agent stays
 /// sovereign: it may still refuse).
-pub type Decider = Box<dyn FnMut(&CommandAction) -> Verdict>;
+pub type Decider = Box<dyn FnMut(&Action) -> Verdict>;
 
 /// What happened, for the agent's code.
 #[derive(Clone, Debug, PartialEq)]
@@ -165,7 +165,7 @@ impl Agent {
         self.conn.poll_transmit()
     }
 
-    pub fn poll_action(&mut self) -> Option<Action> {
+    pub fn poll_action(&mut self) -> Option<SocketAction> {
         self.conn.poll_action()
     }
 

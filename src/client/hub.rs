@@ -25,7 +25,7 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
-use super::{Action, ClientError, ClientEvent, Config, ConfigError, Connection, State};
+use super::{ClientError, ClientEvent, Config, ConfigError, Connection, SocketAction, State};
 use crate::control::answer::request::check_shape;
 use crate::control::answer::{Answer, Mismatch};
 use crate::control::sender::{Address, CancelScope, Command, CommandError, CommandUpdate, ControlSender, RetryError};
@@ -345,7 +345,7 @@ impl Hub {
         }
     }
 
-    /// The answer to a relay's [`Action::CheckAuthorization`]; see
+    /// The answer to a relay's [`SocketAction::CheckAuthorization`]; see
     /// [`Connection::handle_authorization`].
     pub fn handle_authorization(&mut self, relay: RelayId, status: Option<u16>, now: UnixMs) {
         if let Some(r) = self.relays.get_mut(relay) {
@@ -373,7 +373,7 @@ impl Hub {
     }
 
     /// The next socket operation: open or close one relay's socket.
-    pub fn poll_action(&mut self) -> Option<(RelayId, Action)> {
+    pub fn poll_action(&mut self) -> Option<(RelayId, SocketAction)> {
         self.relays.iter_mut().enumerate().find_map(|(id, r)| r.conn.poll_action().map(|a| (id, a)))
     }
 

@@ -33,7 +33,7 @@ use std::collections::VecDeque;
 pub use backoff::{Backoff, Jitter};
 pub use outbox::{MAX_QUEUED_EVENTS, MAX_QUEUED_EVENT_BYTES, MAX_SOCKET_FRAMES};
 pub use config::{Config, ConfigError, ResumePolicy};
-pub use output::{Action, ClientError, ClientEvent, Refusal, State};
+pub use output::{ClientError, ClientEvent, Refusal, SocketAction, State};
 pub use positions::{PositionMap, DEFAULT_MAX_SESSIONS};
 pub use subscription::SubState;
 
@@ -84,10 +84,10 @@ pub struct Connection {
     /// subscriptions.
     delivered: PositionMap,
     outbox: Outbox,
-    actions: VecDeque<Action>,
+    actions: VecDeque<SocketAction>,
     inbox: VecDeque<ClientEvent>,
     dropped_notices: u64,
-    /// Where [`Action::CheckAuthorization`] stands in this run of failures.
+    /// Where [`SocketAction::CheckAuthorization`] stands in this run of failures.
     authorization: AuthorizationCheck,
 }
 
@@ -177,7 +177,7 @@ impl Connection {
         }
     }
 
-    /// The socket asked for by [`Action::Open`] is open: say hello first.
+    /// The socket asked for by [`SocketAction::Open`] is open: say hello first.
     pub fn handle_open(&mut self, _now: UnixMs) {
         let Phase::Connecting { due } = self.phase else { return };
         self.enter(Phase::Handshaking { due });
@@ -231,11 +231,11 @@ impl Connection {
         self.drop_socket(now, why);
         if never_opened && self.authorization == AuthorizationCheck::NotAsked {
             self.authorization = AuthorizationCheck::Asked;
-            self.actions.push_back(Action::CheckAuthorization);
+            self.actions.push_back(SocketAction::CheckAuthorization);
         }
     }
 
-    /// The answer to [`Action::CheckAuthorization`]: the HTTP status the
+    /// The answer to [`SocketAction::CheckAuthorization`]: the HTTP status the
     /// relay gave a request carrying this connection's credentials, or
     /// `None` when the request got no answer (the next failure asks again).
     /// 401 and 403 refuse the connection for good (retrying cannot fix a
@@ -365,7 +365,7 @@ impl Connection {
             self.send(&Frame::Closing(Closing { reason: "client closing".into(), delivered }));
         }
         if had_socket {
-            self.actions.push_back(Action::Close { code: CLOSE_NORMAL, reason: "client closing".into() });
+            self.actions.push_back(SocketAction::Close { code: CLOSE_NORMAL, reason: "client closing".into() });
         }
         self.forget_socket();
         self.enter(Phase::Closed);
@@ -392,7 +392,7 @@ impl Connection {
     }
 
     /// The next socket operation for the driver.
-    pub fn poll_action(&mut self) -> Option<Action> {
+    pub fn poll_action(&mut self) -> Option<SocketAction> {
         self.actions.pop_front()
     }
 
@@ -656,13 +656,13 @@ impl Connection {
     fn start_connect(&mut self, now: UnixMs) {
         self.outbox.drop_socket(self.config.role.is_emitter());
         self.forget_socket();
-        self.actions.push_back(Action::Open);
+        self.actions.push_back(SocketAction::Open);
         self.enter(Phase::Connecting { due: now + self.config.handshake_timeout_ms });
     }
 
     /// We decided the socket is dead: close it and schedule a reconnect.
     fn give_up(&mut self, now: UnixMs, why: String) {
-        self.actions.push_back(Action::Close { code: CLOSE_GAVE_UP, reason: why.clone() });
+        self.actions.push_back(SocketAction::Close { code: CLOSE_GAVE_UP, reason: why.clone() });
         self.drop_socket(now, why);
     }
 
@@ -699,7 +699,7 @@ impl Connection {
                 }
                 None => CLOSE_NORMAL,
             };
-            self.actions.push_back(Action::Close { code, reason: reason.to_string() });
+            self.actions.push_back(SocketAction::Close { code, reason: reason.to_string() });
         }
         self.enter(Phase::Refused { reason });
     }

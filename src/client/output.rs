@@ -78,7 +78,7 @@ fn suffix(detail: Option<&str>) -> String {
 
 /// Something only the driver can do.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Action {
+pub enum SocketAction {
     /// Open a new socket to the relay and report it with `handle_open`
     /// (or `handle_closed` when it fails).
     Open,

@@ -23,7 +23,7 @@ pub mod command;
 pub mod state;
 
 pub use command::{Address, CancelScope, Command, CommandError};
-pub use state::{Change, CommandState, CommandUpdate, RelayCode, Times, TrackedCommand};
+pub use state::{CommandChange, CommandState, CommandUpdate, RelayCode, Times, TrackedCommand};
 
 /// The ack window when the target declared none (AEP-0004 §3).
 pub const DEFAULT_ACK_WINDOW_MS: u64 = 10_000;
@@ -154,7 +154,7 @@ impl ControlSender {
         };
         self.commands.insert(id.clone(), tracked);
         self.order.push_back(id.clone());
-        self.update(id, Change::Sent);
+        self.update(id, CommandChange::Sent);
         Ok(())
     }
 
@@ -176,7 +176,7 @@ impl ControlSender {
         c.times.last_sent = now;
         c.times.settled = None;
         self.transmit.push_back(c.command.raw_arc().clone());
-        self.update(id.to_owned(), Change::Retried);
+        self.update(id.to_owned(), CommandChange::Retried);
         Ok(())
     }
 
@@ -207,7 +207,7 @@ impl ControlSender {
         if c.outcome.is_none() {
             c.outcome = Some(event.clone());
             c.times.outcome = Some(now);
-            self.update(id, Change::Outcome);
+            self.update(id, CommandChange::Outcome);
         }
         true
     }
@@ -225,7 +225,7 @@ impl ControlSender {
                     c.command.session().map_or("(none)".into(), quote)
                 ),
             );
-            self.update(id, Change::Violation(v));
+            self.update(id, CommandChange::Violation(v));
             return true;
         }
         if let Some(recorded) = c.state.ack() {
@@ -238,13 +238,13 @@ impl ControlSender {
                         recorded.id()
                     ),
                 );
-                self.update(id, Change::Violation(v));
+                self.update(id, CommandChange::Violation(v));
             }
             return true;
         }
         let was_pending = c.state.is_pending();
         let (state, change) = match decision {
-            Decision::Accepted => (CommandState::Accepted { ack: event.clone() }, Change::Accepted),
+            Decision::Accepted => (CommandState::Accepted { ack: event.clone() }, CommandChange::Accepted),
             Decision::Rejected {
                 reason,
                 raw_reason,
@@ -256,7 +256,7 @@ impl ControlSender {
                     raw_reason,
                     detail,
                 },
-                Change::Rejected,
+                CommandChange::Rejected,
             ),
         };
         c.state = state;
@@ -280,7 +280,7 @@ impl ControlSender {
                 "control.relay-error.after-ack",
                 format!("relay refused ({code}) a command its target already acknowledged"),
             );
-            self.update(id, Change::Violation(v));
+            self.update(id, CommandChange::Violation(v));
             return true;
         }
         if c.state.is_pending() {
@@ -291,7 +291,7 @@ impl ControlSender {
             detail: detail.map(str::to_owned),
         };
         c.times.settled = Some(now);
-        self.update(id, Change::RelayRefused);
+        self.update(id, CommandChange::RelayRefused);
         self.evict();
         true
     }
@@ -311,7 +311,7 @@ impl ControlSender {
         }
         self.settled += expired.len();
         for id in expired {
-            self.update(id, Change::TimedOut);
+            self.update(id, CommandChange::TimedOut);
         }
         self.evict();
     }
@@ -353,7 +353,7 @@ impl ControlSender {
         self.commands.is_empty()
     }
 
-    fn update(&mut self, id: String, change: Change) {
+    fn update(&mut self, id: String, change: CommandChange) {
         if self.updates.len() >= UPDATE_QUEUE_CAPACITY {
             self.updates.pop_front();
         }

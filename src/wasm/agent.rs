@@ -13,7 +13,7 @@ use super::options::string_member;
 use super::target::{ask_decider, invalid, out, received_to_js, TargetOps, TargetOptions};
 use crate::client::agent::{Agent, AgentChange, AgentConfig};
 use crate::client::hub::{view, Endpoint, RelayId};
-use crate::client::{Action, Config, State};
+use crate::client::{Config, SocketAction, State};
 use crate::protocol::event::Event;
 use crate::time::UnixMs;
 
@@ -40,7 +40,7 @@ impl Core for Agent {
     fn poll_transmit(&mut self) -> Option<(RelayId, String)> {
         Agent::poll_transmit(self).map(|t| (0, t))
     }
-    fn poll_action(&mut self) -> Option<(RelayId, Action)> {
+    fn poll_action(&mut self) -> Option<(RelayId, SocketAction)> {
         Agent::poll_action(self).map(|a| (0, a))
     }
     fn poll_change(&mut self) -> Option<AgentChange> {

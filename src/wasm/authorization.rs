@@ -1,4 +1,4 @@
-//! The driver's answer to [`Action::CheckAuthorization`](crate::client::Action::CheckAuthorization).
+//! The driver's answer to [`SocketAction::CheckAuthorization`](crate::client::SocketAction::CheckAuthorization).
 //! A browser cannot see why a WebSocket upgrade failed (a 401 looks like
 //! any network error), so the relay's HTTP binding is asked once, with the
 //! token in an `Authorization` header, never in a URL.

@@ -16,7 +16,7 @@ use gloo_timers::callback::Timeout;
 use super::{authorization, js};
 use super::socket::{Socket, SocketEvent};
 use crate::client::hub::{Endpoint, Hub, HubChange, RelayId};
-use crate::client::Action;
+use crate::client::SocketAction;
 use crate::time::UnixMs;
 
 /// Work to run once the driver is released.
@@ -32,7 +32,7 @@ pub trait Core: 'static {
     fn handle_authorization(&mut self, relay: RelayId, status: Option<u16>, now: UnixMs);
     fn handle_timeout(&mut self, now: UnixMs);
     fn poll_transmit(&mut self) -> Option<(RelayId, String)>;
-    fn poll_action(&mut self) -> Option<(RelayId, Action)>;
+    fn poll_action(&mut self) -> Option<(RelayId, SocketAction)>;
     fn poll_change(&mut self) -> Option<Self::Change>;
     fn poll_timeout(&self) -> Option<UnixMs>;
 }
@@ -60,7 +60,7 @@ impl Core for Hub {
     fn poll_transmit(&mut self) -> Option<(RelayId, String)> {
         Hub::poll_transmit(self)
     }
-    fn poll_action(&mut self) -> Option<(RelayId, Action)> {
+    fn poll_action(&mut self) -> Option<(RelayId, SocketAction)> {
         Hub::poll_action(self)
     }
     fn poll_change(&mut self) -> Option<HubChange> {
@@ -147,10 +147,10 @@ impl<H: Handler> Driver<H> {
         self.arm_timer();
     }
 
-    fn act(&mut self, relay: RelayId, action: Action) {
+    fn act(&mut self, relay: RelayId, action: SocketAction) {
         let Some(slot) = self.sockets.get_mut(relay) else { return };
         match action {
-            Action::Open => {
+            SocketAction::Open => {
                 if let Some(old) = slot.socket.take() {
                     old.close(1000, "reconnecting");
                 }
@@ -163,12 +163,12 @@ impl<H: Handler> Driver<H> {
                     Err(why) => self.hub.handle_closed(relay, js::now(), 1006, why),
                 }
             }
-            Action::Close { code, reason } => {
+            SocketAction::Close { code, reason } => {
                 if let Some(s) = slot.socket.take() {
                     s.close(code, &reason);
                 }
             }
-            Action::CheckAuthorization => {
+            SocketAction::CheckAuthorization => {
                 let me = self.me.clone();
                 let endpoint = &slot.endpoint;
                 authorization::check(&endpoint.check, endpoint.token.as_deref(), move |status| {

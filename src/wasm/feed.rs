@@ -13,7 +13,7 @@ use super::driver::{Deferred, Handler};
 use super::js::{self, Nack};
 use crate::client::hub::{view, Hub, HubChange, RelayId};
 use crate::client::State;
-use crate::control::sender::{Change, CommandState};
+use crate::control::sender::{CommandChange, CommandState};
 use crate::store::{self, CardRef, SessionKey};
 
 /// Command promises kept while waiting for an ack or an outcome; beyond
@@ -342,7 +342,7 @@ impl JsFeed {
         }
     }
 
-    fn on_command(&mut self, hub: &Hub, id: &str, change: Change) {
+    fn on_command(&mut self, hub: &Hub, id: &str, change: CommandChange) {
         let Some(tracked) = hub.sender().get(id) else { return };
         let relay = hub.command_relay(id).and_then(|r| hub.label(r)).map(str::to_owned);
         let listened = self.has(Kind::Command).then(|| view::tracked(tracked, relay.as_deref()));
@@ -353,7 +353,7 @@ impl JsFeed {
             v["change"] = json!(change_name(&change));
             self.emit(Kind::Command, vec![js::to_js(&v)]);
         }
-        if let Change::Violation(violation) = &change {
+        if let CommandChange::Violation(violation) = &change {
             let v = json!({ "origin": "control", "rule": violation.rule, "detail": violation.detail, "commandId": id });
             self.emit(Kind::Violation, vec![js::to_js(&v)]);
             return;
@@ -437,16 +437,16 @@ impl JsFeed {
     }
 }
 
-fn change_name(c: &Change) -> &'static str {
+fn change_name(c: &CommandChange) -> &'static str {
     match c {
-        Change::Sent => "sent",
-        Change::Retried => "retried",
-        Change::Accepted => "accepted",
-        Change::Rejected => "rejected",
-        Change::RelayRefused => "relay-refused",
-        Change::TimedOut => "timeout",
-        Change::Outcome => "outcome",
-        Change::Violation(_) => "violation",
+        CommandChange::Sent => "sent",
+        CommandChange::Retried => "retried",
+        CommandChange::Accepted => "accepted",
+        CommandChange::Rejected => "rejected",
+        CommandChange::RelayRefused => "relay-refused",
+        CommandChange::TimedOut => "timeout",
+        CommandChange::Outcome => "outcome",
+        CommandChange::Violation(_) => "violation",
     }
 }
 

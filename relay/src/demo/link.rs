@@ -5,7 +5,7 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use aep_client::client::{Action, ClientEvent, Connection, State};
+use aep_client::client::{ClientEvent, Connection, SocketAction, State};
 use aep_client::UnixMs;
 use futures_util::{SinkExt, StreamExt};
 use tokio::net::TcpStream;
@@ -117,11 +117,11 @@ impl Link {
             while let Some(action) = self.conn.poll_action() {
                 busy = true;
                 match action {
-                    Action::Open => self.open().await,
-                    Action::Close { code, reason } => self.shut(code, reason).await,
+                    SocketAction::Open => self.open().await,
+                    SocketAction::Close { code, reason } => self.shut(code, reason).await,
                     // `open` sees the upgrade's HTTP status and reports a
                     // 401/403 as an authorization close itself.
-                    Action::CheckAuthorization => {}
+                    SocketAction::CheckAuthorization => {}
                 }
             }
             while let Some(text) = self.conn.poll_transmit() {

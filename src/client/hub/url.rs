@@ -97,7 +97,7 @@ pub fn socket_url(url: &str, token: Option<&str>) -> Result<String, UrlError> {
 }
 
 /// Where a driver asks whether the relay takes the token, for
-/// [`Action::CheckAuthorization`](crate::client::Action::CheckAuthorization):
+/// [`SocketAction::CheckAuthorization`](crate::client::SocketAction::CheckAuthorization):
 /// the HTTP binding's `GET …/events` beside the socket (`/socket` replaced),
 /// which answers 401 to a token the relay refuses. No query: the token goes
 /// in an `Authorization` header.

@@ -161,11 +161,11 @@ impl TrackedCommand {
 #[derive(Clone, Debug, PartialEq)]
 pub struct CommandUpdate {
     pub id: String,
-    pub change: Change,
+    pub change: CommandChange,
 }
 
 #[derive(Clone, Debug, PartialEq)]
-pub enum Change {
+pub enum CommandChange {
     Sent,
     Retried,
     Accepted,
