@@ -4,7 +4,7 @@
 // Run: node --test npm/test/package.test.mjs
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, existsSync } from 'node:fs';
+import { readFileSync, existsSync, writeFileSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { pathToFileURL, fileURLToPath } from 'node:url';
 
@@ -29,8 +29,11 @@ test('the tarball ships its licence and both entries', () => {
   }
 });
 
-test('Node resolves the Node entry; browsers and bundlers one without Node built-ins', () => {
-  const resolved = fileURLToPath(import.meta.resolve('aep-client', pathToFileURL(join(installed.dir, 'load.mjs')).href));
+test('Node resolves the Node entry; browsers and bundlers one without Node built-ins', async () => {
+  // Resolved from inside the consumer's own directory, as its code would.
+  writeFileSync(join(installed.dir, 'where.mjs'), "export const entry = import.meta.resolve('aep-client');\n");
+  const { entry } = await import(pathToFileURL(join(installed.dir, 'where.mjs')).href);
+  const resolved = fileURLToPath(entry);
   assert.equal(resolved, join(root, 'aep-client.node.js'));
   const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
   const dot = manifest.exports['.'];
