@@ -8,6 +8,7 @@ use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::answer::send;
+use super::steady::Steady;
 use crate::model::card::CardView;
 use crate::model::form::{Draft, Errors, Input, OTHER};
 use crate::web::bridge::Console;
@@ -243,6 +244,7 @@ fn Field(
 #[component]
 pub fn FormAnswer(card: RwSignal<CardView>, error: RwSignal<Option<String>>) -> impl IntoView {
     let console = expect_context::<Console>();
+    let steady = Steady::here();
     let (card_id, fields) = card.with_untracked(|c| (c.id.clone(), c.fields.clone()));
     let draft = RwSignal::new(Draft::new(&fields));
     let errors = RwSignal::new(Errors::new());
@@ -265,7 +267,7 @@ pub fn FormAnswer(card: RwSignal<CardView>, error: RwSignal<Option<String>>) -> 
             }
             Ok(values) => {
                 errors.set(Errors::new());
-                send(console, card, Answer::values(values), error);
+                send(console, card, Answer::values(values), error, steady);
             }
         }
     };
@@ -281,7 +283,7 @@ pub fn FormAnswer(card: RwSignal<CardView>, error: RwSignal<Option<String>>) -> 
                     {move || format!("{} problem{} to fix before this can be sent.", count(), if count() == 1 { "" } else { "s" })}
                 </p>
             </Show>
-            <button type="submit" class="primary" disabled=busy>"Send answer"</button>
+            <button type="submit" class="primary" disabled=busy aria-disabled=move || steady.settling().then_some("true")>"Send answer"</button>
         </form>
     }
 }

@@ -31,6 +31,40 @@ fn focus(el: &HtmlElement) {
     el.scroll_into_view_with_scroll_into_view_options(&opts);
 }
 
+/// After an answer is sent from inside `card`: the focus moves on to the
+/// next waiting card (the previous one at the end of the list, the inbox
+/// itself when none is left), so it never drops to the page body when the
+/// answered card's buttons are disabled or the card leaves. Only when the
+/// focus was in that card: an answer never steals it from elsewhere.
+pub fn focus_after_answer(card: &str) {
+    let Some(here) = document().get_element_by_id(card) else { return };
+    let inside = document()
+        .active_element()
+        .is_some_and(|a| here.contains(Some(&a)));
+    if !inside {
+        return;
+    }
+    let all = cards();
+    let at = all.iter().position(|c| c.is_same_node(Some(&here)));
+    let next = at.and_then(|i| all.get(i + 1).or_else(|| i.checked_sub(1).and_then(|p| all.get(p))));
+    match next {
+        // Without scrolling: the confirmation stays where the person acted.
+        Some(el) => {
+            let opts = web_sys::FocusOptions::new();
+            opts.set_prevent_scroll(true);
+            let _ = el.focus_with_options(&opts);
+        }
+        None => {
+            if let Some(main) = document()
+                .get_element_by_id("main")
+                .and_then(|m| m.dyn_into::<HtmlElement>().ok())
+            {
+                let _ = main.focus();
+            }
+        }
+    }
+}
+
 fn step(delta: i32) {
     let all = cards();
     if all.is_empty() {

@@ -217,7 +217,7 @@ fn VendorForm(lane: Signal<Option<Lane>>, ty: String) -> impl IntoView {
     let area_id = format!("vendor-{slug}");
     view! {
         <form class="vendor" data-verb=ty.clone() on:submit=submit>
-            <h3>{words::verb(&ty)} <span class="mono type">{ty.clone()}</span></h3>
+            <h3>{words::verb(&ty)} " " <span class="mono type">{ty.clone()}</span></h3>
             <div class="mode" role="radiogroup" aria-label="Payload format">
                 <label class="check">
                     <input type="radio" name=format!("mode-{slug}") value="text"
