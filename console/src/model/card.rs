@@ -225,6 +225,28 @@ fn value_words(v: &Value) -> String {
     }
 }
 
+/// A select's choice ids as the labels the person picked from; anything
+/// else (numbers, booleans, an `other` answer's free text) as it is.
+fn labelled(field: Option<&FieldSpec>, v: &Value) -> Value {
+    let Some(f) = field.filter(|f| !f.choices.is_empty()) else { return v.clone() };
+    let label = |id: &str| {
+        f.choices
+            .iter()
+            .find(|c| c.id == id)
+            .map_or_else(|| id.to_owned(), |c| c.label.clone())
+    };
+    match v {
+        Value::String(id) => Value::String(label(id)),
+        Value::Array(items) => Value::Array(
+            items
+                .iter()
+                .map(|i| i.as_str().map_or_else(|| i.clone(), |id| Value::String(label(id))))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
 fn answer_view(a: &store::Answer, options: &[Choice], fields: &[FieldSpec]) -> AnswerView {
     let label = |id: &str| {
         options
@@ -249,11 +271,9 @@ fn answer_view(a: &store::Answer, options: &[Choice], fields: &[FieldSpec]) -> A
         .map(|m| {
             m.iter()
                 .map(|(k, v)| {
-                    let name = fields
-                        .iter()
-                        .find(|f| &f.id == k)
-                        .map_or_else(|| k.clone(), |f| f.label.clone());
-                    (name, value_words(v))
+                    let field = fields.iter().find(|f| &f.id == k);
+                    let name = field.map_or_else(|| k.clone(), |f| f.label.clone());
+                    (name, value_words(&labelled(field, v)))
                 })
                 .collect()
         })

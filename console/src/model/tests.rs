@@ -396,3 +396,31 @@ fn the_inbox_puts_the_most_severe_first_then_the_soonest_to_expire_then_the_olde
     let order: Vec<String> = r.hub.store().inbox().iter().map(|c| c.id().to_owned()).collect();
     assert_eq!(order, ["CRIT", "SOONER", "LATER", "REQ1", "CALM"]);
 }
+
+#[test]
+fn form_values_read_as_the_choices_labels_and_other_text_as_typed() {
+    let mut r = with_session();
+    r.event(json!({
+        "id": "FORM1", "type": "attention.requested", "seq": 3, "run": "r1", "capture": "redacted",
+        "data": { "kind": "form", "prompt": "Rollout",
+                  "fields": [
+                      {"id": "env", "type": "select", "label": "Environment",
+                       "choices": [{"id": "staging", "label": "Staging"}, {"id": "production", "label": "Production"}]},
+                      {"id": "regions", "type": "select", "label": "Regions", "multi": true,
+                       "choices": [{"id": "us-east-1", "label": "US East"}, {"id": "eu-west-1", "label": "EU (Ireland)"}]},
+                      {"id": "notify", "type": "select", "label": "Announce in", "other": true,
+                       "choices": [{"id": "ops", "label": "#ops"}]},
+                      {"id": "canary", "type": "boolean", "label": "Canary"}
+                  ] }
+    }));
+    r.event(json!({ "id": "FA1", "type": "attention.answered", "seq": 4, "subject": "FORM1", "capture": "redacted",
+                    "data": { "answer": { "values": { "env": "staging", "regions": ["us-east-1", "eu-west-1"],
+                                                      "notify": "#payments-release", "canary": true } },
+                              "by": "ops", "via": "control" } }));
+    let values = r.card("FORM1").answer.unwrap().values;
+    let get = |k: &str| values.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str()).unwrap_or("");
+    assert_eq!(get("Environment"), "Staging");
+    assert_eq!(get("Regions"), "US East, EU (Ireland)");
+    assert_eq!(get("Announce in"), "#payments-release", "free text is kept as typed");
+    assert_eq!(get("Canary"), "yes");
+}

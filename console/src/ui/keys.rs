@@ -145,6 +145,30 @@ pub fn Keys() -> impl IntoView {
 #[component]
 pub fn KeyHelp() -> impl IntoView {
     let help = expect_context::<RwSignal<bool, LocalStorage>>();
+    // Opening moves the focus to the list's Close button; closing gives it
+    // back to whatever had it before (the page itself only if that is gone).
+    let close_ref = NodeRef::<leptos::html::Button>::new();
+    let before = StoredValue::new_local(None::<HtmlElement>);
+    Effect::new(move |was_open: Option<bool>| {
+        let open = help.get();
+        if open && was_open != Some(true) {
+            before.set_value(document().active_element().and_then(|e| e.dyn_into::<HtmlElement>().ok()));
+            request_animation_frame(move || {
+                if let Some(b) = close_ref.get_untracked() {
+                    let _ = b.focus();
+                }
+            });
+        } else if !open && was_open == Some(true) {
+            let back = before
+                .get_value()
+                .filter(|e| e.is_connected())
+                .or_else(|| document().get_element_by_id("main").and_then(|m| m.dyn_into::<HtmlElement>().ok()));
+            if let Some(el) = back {
+                let _ = el.focus();
+            }
+        }
+        open
+    });
     view! {
         <Show when=move || help.get()>
             <aside class="key-help" role="dialog" aria-label="Keyboard shortcuts">
@@ -156,7 +180,7 @@ pub fn KeyHelp() -> impl IntoView {
                     <div><dt><kbd>"Esc"</kbd></dt><dd>"leave a text box"</dd></div>
                     <div><dt><kbd>"?"</kbd></dt><dd>"show or hide this list"</dd></div>
                 </dl>
-                <button type="button" on:click=move |_| help.set(false)>"Close"</button>
+                <button type="button" node_ref=close_ref on:click=move |_| help.set(false)>"Close"</button>
             </aside>
         </Show>
     }

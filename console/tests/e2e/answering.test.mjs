@@ -196,6 +196,11 @@ try {
       check(after === qs[1].id, `once the answered card is gone the focus is still on the next one, not the page (${after})`);
       await page.keyboard.press('j');
       check((await focused()) === qs[2].id, `j continues from there (${await focused()})`);
+      // The key list takes the focus, and gives it back when it closes.
+      await page.keyboard.press('?');
+      await until(() => page.evaluate(() => document.activeElement.textContent === 'Close'), 'the key list has the focus', 2_000);
+      await page.keyboard.press('Escape');
+      await until(async () => (await focused()) === qs[2].id, 'closing the key list gives the focus back to the card', 2_000);
     } finally {
       agent.drop();
       await ctx.close();
@@ -236,6 +241,47 @@ try {
       }
     });
   }
+
+  await step('two answers, one applied: the row says the later one was refused and which the agent applied', async () => {
+    // The agent hears both answers but acknowledges neither in time (a
+    // half-dead connection), then applies the first and refuses the second.
+    const agent = new TestAgent({ relay, agent: 'e2e-two-answers', ackWindowMs: 1500, ignore: 2 });
+    await agent.connect();
+    agent.start('Two answers');
+    const { ctx, page } = await open(DESKTOP);
+    try {
+      const q = agent.ask('Two answers: drop the stale feature flags?');
+      const c = card(page, q.data.prompt);
+      await c.waitFor({ timeout: 10_000 });
+      await sleep(700);
+      await c.locator('button.option[data-option="deny"]').click();
+      await c.locator('.cmd[data-phase="timeout"]').waitFor({ timeout: 15_000 });
+      await c.locator('button.option[data-option="allow"]').click();
+      await until(() => agent.commands.length === 2, 'the agent heard both answers', 5_000);
+      const [deny, allow] = agent.commands;
+      agent.emit('control.accepted', {}, { cause: deny.id });
+      agent.emit('attention.answered', { answer: { option: 'deny' }, by: deny.agent, via: 'control' }, { subject: q.id, cause: deny.id, run: 'run-e2e' });
+      agent.emit('attention.resolved', { resolution: 'answered' }, { subject: q.id, cause: deny.id, run: 'run-e2e' });
+      agent.emit('control.rejected', { reason: 'invalid', detail: 'already answered' }, { cause: allow.id });
+      const row = page.locator(`main article.settled[data-request="${q.id}"]`).first();
+      await until(async () => (await row.getAttribute('data-overruled')) === 'true', 'the row knows an answer was overruled', 10_000);
+      const words = await row.locator('.outcome').textContent();
+      check(words.includes('Your later answer \u201cAllow\u201d was refused: the agent applied \u201cDeny\u201d'), `said plainly: ${words}`);
+      check(await row.locator('.cmd[data-phase="rejected"]').first().isVisible(), 'the refusal is shown, not folded away');
+      const colours = await row.locator('.outcome').evaluate((e) => {
+        const probe = document.createElement('span');
+        probe.style.color = 'var(--ok)';
+        document.body.append(probe);
+        const ok = getComputedStyle(probe).color;
+        probe.remove();
+        return { ok, outcome: getComputedStyle(e).color };
+      });
+      check(colours.outcome !== colours.ok, `not shown in the colour of success: ${JSON.stringify(colours)}`);
+    } finally {
+      agent.drop();
+      await ctx.close();
+    }
+  });
 
   await step('offline: no relay shown live, one banner, answers refused; back online it reconnects', async () => {
     const agent = new TestAgent({ relay, agent: 'e2e-offline' });

@@ -401,7 +401,8 @@ try {
     await until(async () => (await settled(page, id).getAttribute('data-status')) === 'resolved', 'the form settles', 10_000);
     await page.goto(`${relay.base}/#/history`);
     const values = await page.locator(`main .history article.settled[data-request="${id}"] dl.values`).textContent();
-    for (const v of ['v2.14.0', 'staging', 'us-east-1, eu-west-1', '#payments-release']) {
+    // Choices by the labels they were picked by, not their ids.
+    for (const v of ['v2.14.0', 'Staging', 'US East (N. Virginia), EU (Ireland)', '#payments-release']) {
       check(values.includes(v), `the history shows the applied values, ${v} among them: ${values}`);
     }
     await page.goto(`${relay.base}/#/`);
@@ -437,6 +438,12 @@ try {
     buildBotSession = page.url();
     const cancel = page.locator('button[data-verb="cancel-run"]');
     await cancel.waitFor({ timeout: 15_000 });
+    await cancel.click();
+    await page.locator('.confirm[role="alertdialog"]').waitFor();
+    await until(() => page.evaluate(() => document.activeElement.id === 'cancel-reason'), 'the question takes the focus', 2_000);
+    await page.click('button[data-confirm="no"]');
+    await until(() => page.evaluate(() => document.activeElement.getAttribute('data-verb') === 'cancel-run'),
+      'keeping going gives the focus back to the button that asked', 2_000);
     await cancel.click();
     await page.locator('.confirm[role="alertdialog"]').waitFor();
     check((await page.locator('li.event[data-type="run.cancelled"]').count()) === 0, 'nothing is cancelled before confirming');
