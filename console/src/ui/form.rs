@@ -10,7 +10,7 @@ use wasm_bindgen::JsCast;
 use super::answer::send;
 use super::steady::Steady;
 use crate::model::card::CardView;
-use crate::model::form::{Draft, Errors, Input, OTHER};
+use crate::model::form::{marked_required, Draft, Errors, Input, OTHER};
 use crate::web::bridge::Console;
 
 fn dom_id(card: &str, field: &str) -> String {
@@ -59,11 +59,12 @@ fn Field(
         }
     };
     let required = spec.required;
+    let marked = marked_required(&spec);
     let label = spec.label.clone();
     let label_view = view! {
         <span class="field-label">
             {label.clone()}
-            {required.then(|| view! { <span class="req">" (required)"</span> })}
+            {marked.then(|| view! { <span class="req">" (required)"</span> })}
         </span>
     };
     let control = match (spec.ty, spec.multi) {
