@@ -18,30 +18,38 @@ pub enum Readiness {
     Ready,
 }
 
-/// Where a card was last seen and since when it has been there.
+/// Where a card was last seen and since when it has been there, in view.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Steadiness {
     /// Its top edge in page coordinates, once measured.
     top: Option<f64>,
-    /// When it was drawn or last moved (milliseconds, any monotonic clock).
+    /// Some of it is inside the viewport. Out of view nothing can be
+    /// clicked, so that alone does not make a card wait; coming into view
+    /// does.
+    visible: bool,
+    /// When it was drawn, last moved or last came into view
+    /// (milliseconds, any monotonic clock).
     still_since: f64,
 }
 
 impl Steadiness {
     /// A card drawn at `now`: it has not been seen yet.
     pub fn drawn(now: f64) -> Steadiness {
-        Steadiness { top: None, still_since: now }
+        Steadiness { top: None, visible: false, still_since: now }
     }
 
-    /// Notes the card's top edge at `now`; a move restarts the wait.
-    /// Returns true when it moved.
-    pub fn observe(&mut self, top: f64, now: f64) -> bool {
+    /// Notes the card's top edge (page coordinates) and whether any of it
+    /// is in view at `now`; a move, or coming into view (scrolled to), restarts the
+    /// wait. Returns true when it moved or came into view.
+    pub fn observe(&mut self, top: f64, visible: bool, now: f64) -> bool {
         let moved = self.top.is_some_and(|t| (t - top).abs() > SAME_PLACE_PX);
-        if moved {
+        let appeared = visible && !self.visible && self.top.is_some();
+        if moved || appeared {
             self.still_since = now;
         }
         self.top = Some(top);
-        moved
+        self.visible = visible;
+        moved || appeared
     }
 
     pub fn readiness(&self, now: f64) -> Readiness {
@@ -66,7 +74,7 @@ mod tests {
     #[test]
     fn a_drawn_card_waits_before_its_buttons_act() {
         let mut s = Steadiness::drawn(1_000.0);
-        s.observe(120.0, 1_016.0);
+        s.observe(120.0, true, 1_016.0);
         assert_eq!(s.readiness(1_150.0), Readiness::Settling);
         assert_eq!(s.ready_in(1_150.0), Some(250.0));
         assert_eq!(s.readiness(1_400.0), Readiness::Ready);
@@ -77,21 +85,32 @@ mod tests {
     fn a_card_sliding_into_a_freed_slot_starts_over() {
         // Seen for a second below the card that was answered...
         let mut s = Steadiness::drawn(0.0);
-        s.observe(600.0, 10.0);
+        s.observe(600.0, true, 10.0);
         assert_eq!(s.readiness(1_000.0), Readiness::Ready);
         // ...then the card above settles 40 ms after a click and this one
         // moves up into its place: the second click, 150 ms after the
         // first, finds it settling.
-        assert!(s.observe(120.0, 1_040.0));
+        assert!(s.observe(120.0, true, 1_040.0));
         assert_eq!(s.readiness(1_150.0), Readiness::Settling);
         assert_eq!(s.readiness(1_440.0), Readiness::Ready);
     }
 
     #[test]
+    fn a_card_scrolled_into_view_waits_before_its_buttons_act() {
+        // Drawn below the fold long ago...
+        let mut s = Steadiness::drawn(0.0);
+        s.observe(2_000.0, false, 10.0);
+        // ...then a flick brings it under the finger.
+        assert!(s.observe(2_000.0, true, 5_000.0));
+        assert_eq!(s.readiness(5_100.0), Readiness::Settling);
+        assert_eq!(s.readiness(5_400.0), Readiness::Ready);
+    }
+
+    #[test]
     fn staying_put_keeps_a_card_ready() {
         let mut s = Steadiness::drawn(0.0);
-        s.observe(300.0, 5.0);
-        assert!(!s.observe(300.2, 800.0));
+        s.observe(300.0, true, 5.0);
+        assert!(!s.observe(300.2, true, 800.0));
         assert_eq!(s.readiness(801.0), Readiness::Ready);
     }
 }

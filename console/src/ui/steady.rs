@@ -9,7 +9,7 @@ use wasm_bindgen::JsCast;
 
 use crate::model::steady::{Readiness, Steadiness};
 use crate::web::bridge::Console;
-use crate::web::platform::{after, perf_now};
+use crate::web::platform::{after, perf_now, window};
 
 /// Whether the card around a component takes answers now.
 #[derive(Clone, Copy)]
@@ -44,6 +44,7 @@ pub fn watch_card(dom_id: String) -> Steady {
         console.notices.track();
         console.relays.track();
         console.online.track();
+        console.scrolled.track();
         let dom_id = dom_id.clone();
         request_animation_frame(move || measure(dom_id, state, ready));
     });
@@ -59,11 +60,17 @@ fn measure(dom_id: Rc<str>, state: StoredValue<Steadiness, LocalStorage>, ready:
     else {
         return;
     };
-    // Page coordinates: the user's own scrolling is not a move.
+    // Page coordinates: the user's own scrolling is not a move, but it
+    // can bring a card into view, and that restarts the wait.
     let top = page_top(&el);
+    let win = window();
+    let scroll = win.scroll_y().unwrap_or(0.0);
+    let height = win.inner_height().ok().and_then(|h| h.as_f64()).unwrap_or(0.0);
+    let on_screen = top - scroll;
+    let visible = on_screen < height && on_screen + f64::from(el.offset_height()) > 0.0;
     let now = perf_now();
     let Some(s) = state.try_update_value(|s| {
-        s.observe(top, now);
+        s.observe(top, visible, now);
         *s
     }) else {
         return;

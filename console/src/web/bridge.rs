@@ -245,6 +245,9 @@ pub struct Console {
     pub now: RwSignal<UnixMs>,
     pub online: RwSignal<bool>,
     pub notify: RwSignal<bool>,
+    /// Bumped (once a frame at most) while the page scrolls, so cards can
+    /// tell when they come into view.
+    pub scrolled: RwSignal<u64>,
 }
 
 fn set_if_changed<T: PartialEq + Send + Sync + 'static>(signal: RwSignal<T>, value: T) {
@@ -279,6 +282,7 @@ impl Console {
             now: RwSignal::new(now()),
             online: RwSignal::new(super::platform::online()),
             notify: RwSignal::new(false),
+            scrolled: RwSignal::new(0),
         }
     }
 
@@ -289,6 +293,19 @@ impl Console {
             self.schedule();
         });
         let win = super::platform::window();
+        let pending = std::rc::Rc::new(Cell::new(false));
+        let on_scroll = Closure::<dyn FnMut()>::new(move || {
+            if pending.replace(true) {
+                return;
+            }
+            let pending = pending.clone();
+            leptos::prelude::request_animation_frame(move || {
+                pending.set(false);
+                self.scrolled.update(|n| *n += 1);
+            });
+        });
+        let _ = win.add_event_listener_with_callback("scroll", on_scroll.as_ref().unchecked_ref());
+        on_scroll.forget();
         for name in ["online", "offline"] {
             let cb = Closure::<dyn FnMut()>::new(move || {
                 let online = super::platform::online();

@@ -136,6 +136,34 @@ try {
     }
   });
 
+  await step('a card scrolled into view waits before its buttons act', async () => {
+    const agent = new TestAgent({ relay, agent: 'e2e-scrolled' });
+    await agent.connect();
+    agent.start('Scrolled');
+    const { ctx, page } = await open(DESKTOP);
+    try {
+      const qs = [];
+      for (let i = 1; i <= 8; i++) qs.push(agent.ask(`Scrolled: question ${i}?`));
+      const last = card(page, qs[7].data.prompt);
+      await last.waitFor({ timeout: 10_000 });
+      await sleep(1_000);
+      const below = await last.evaluate((e) => e.getBoundingClientRect().top > window.innerHeight);
+      check(below, 'the last card starts out of view');
+      // A flick brings it under the pointer, and the pointer clicks soon after.
+      await last.evaluate((e) => window.scrollBy(0, e.getBoundingClientRect().top - 40));
+      await sleep(120);
+      const box = await last.locator('button.option[data-option="allow"]').boundingBox();
+      await page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
+      await sleep(600);
+      check(agent.commands.length === 0, `nothing answered 120 ms after it came into view: ${JSON.stringify(agent.commands.map((c) => c.subject))}`);
+      await page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
+      await until(() => agent.commands.length === 1 && agent.commands[0].subject === qs[7].id, 'once seen, it answers', 5_000);
+    } finally {
+      agent.drop();
+      await ctx.close();
+    }
+  });
+
   await step('typed text on a permission: the button says it sends a refusal', async () => {
     const agent = new TestAgent({ relay, agent: 'e2e-typed' });
     await agent.connect();
