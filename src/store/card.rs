@@ -368,10 +368,13 @@ impl Card {
         Some(self.answered_at()?.since(self.requested_at()?))
     }
 
-    /// Sort key of the inbox: most severe first, then oldest first.
-    pub(crate) fn inbox_key(&self) -> (std::cmp::Reverse<Severity>, UnixMs, u64) {
+    /// Sort key of the inbox: most severe first; among equals, the one
+    /// that expires soonest (it is lost if nobody answers in time), then
+    /// the oldest. A request that never expires comes after any that do.
+    pub(crate) fn inbox_key(&self) -> (std::cmp::Reverse<Severity>, UnixMs, UnixMs, u64) {
         let when = self.request.as_ref().map_or(self.first_seen, |r| r.at.unwrap_or(r.received_at));
-        (std::cmp::Reverse(self.severity()), when, self.arrival)
+        let expires = self.request.as_ref().and_then(|r| r.expires_at).unwrap_or(UnixMs(u64::MAX));
+        (std::cmp::Reverse(self.severity()), expires, when, self.arrival)
     }
 
     fn link_command(&mut self, id: &str) -> bool {

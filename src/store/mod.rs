@@ -260,7 +260,7 @@ impl Store {
         self.sessions.values().flat_map(Session::cards)
     }
 
-    /// Cards waiting on a person: most severe first, then oldest first.
+    /// Cards waiting on a person: most severe first, then soonest to expire, then oldest.
     pub fn inbox(&self) -> Vec<&Card> {
         let mut cards: Vec<&Card> = self.cards().filter(|c| c.needs_answer()).collect();
         cards.sort_unstable_by_key(|c| c.inbox_key());

@@ -232,7 +232,7 @@ impl AepClient {
         })
     }
 
-    /// Cards waiting on a person: most severe first, then oldest.
+    /// Cards waiting on a person: most severe first, then soonest to expire, then oldest.
     pub fn inbox(&self) -> JsValue {
         js::to_js(&view::inbox(self.driver.borrow().hub.store()))
     }

@@ -122,6 +122,21 @@ impl<H: Handler> Driver<H> {
         })
     }
 
+    /// The browser says the device has no network: every open socket is
+    /// closed and reported closed now, not after a ping goes unanswered,
+    /// so what the hub says about its connections (and whether it takes a
+    /// command) is true while the device is offline. The hub reconnects
+    /// by itself, as after any other close.
+    pub fn drop_sockets(&mut self, reason: &str) {
+        let now = js::now();
+        for relay in 0..self.sockets.len() {
+            if let Some(socket) = self.sockets[relay].socket.take() {
+                socket.close(1000, reason);
+                self.hub.handle_closed(relay, now, 1006, reason);
+            }
+        }
+    }
+
     /// Carries out what the hub asks and hands its changes to the handler.
     fn drive(&mut self) {
         loop {

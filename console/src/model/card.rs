@@ -112,6 +112,10 @@ pub struct CardView {
     pub answer: Option<AnswerView>,
     pub close: Option<CloseView>,
     pub commands: Vec<CommandView>,
+    /// This console's answers the agent refused while another answer was
+    /// the one applied (what each asked, in words): a card that reads
+    /// "Answered" must not hide that a later answer did not count.
+    pub overruled: Vec<String>,
 }
 
 impl CardView {
@@ -144,6 +148,19 @@ impl CardView {
     /// The outcome in one line, for the history.
     pub fn outcome_words(&self) -> String {
         let mut parts = Vec::new();
+        if let (Some(a), false) = (&self.answer, self.overruled.is_empty()) {
+            let refused = self
+                .overruled
+                .iter()
+                .map(|w| format!("\u{201c}{w}\u{201d}"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let (one, verb) = if self.overruled.len() == 1 { ("answer", "was") } else { ("answers", "were") };
+            parts.push(format!(
+                "Your later {one} {refused} {verb} refused: the agent applied \u{201c}{}\u{201d}",
+                a.summary
+            ));
+        }
         if let Some(a) = &self.answer {
             let mut s = format!("Answered: {}", a.summary);
             if let Some(by) = &a.by {
@@ -162,6 +179,19 @@ impl CardView {
         }
         parts.join(" \u{b7} ")
     }
+}
+
+/// Answers of this console's refused by the agent, other than the one
+/// that produced the applied answer.
+fn overruled(applied: Option<&store::Answer>, commands: &[CommandView]) -> Vec<String> {
+    let Some(applied) = applied else { return Vec::new() };
+    commands
+        .iter()
+        .filter(|c| c.mine && c.ty == "control.attention.respond")
+        .filter(|c| applied.cause.as_deref() != Some(c.id.as_str()))
+        .filter(|c| matches!(c.phase, command::Phase::Rejected { .. }))
+        .map(|c| c.what.clone())
+        .collect()
 }
 
 const PERMISSIVE: &[&str] = &[
@@ -195,6 +225,28 @@ fn value_words(v: &Value) -> String {
     }
 }
 
+/// A select's choice ids as the labels the person picked from; anything
+/// else (numbers, booleans, an `other` answer's free text) as it is.
+fn labelled(field: Option<&FieldSpec>, v: &Value) -> Value {
+    let Some(f) = field.filter(|f| !f.choices.is_empty()) else { return v.clone() };
+    let label = |id: &str| {
+        f.choices
+            .iter()
+            .find(|c| c.id == id)
+            .map_or_else(|| id.to_owned(), |c| c.label.clone())
+    };
+    match v {
+        Value::String(id) => Value::String(label(id)),
+        Value::Array(items) => Value::Array(
+            items
+                .iter()
+                .map(|i| i.as_str().map_or_else(|| i.clone(), |id| Value::String(label(id))))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
 fn answer_view(a: &store::Answer, options: &[Choice], fields: &[FieldSpec]) -> AnswerView {
     let label = |id: &str| {
         options
@@ -219,11 +271,9 @@ fn answer_view(a: &store::Answer, options: &[Choice], fields: &[FieldSpec]) -> A
         .map(|m| {
             m.iter()
                 .map(|(k, v)| {
-                    let name = fields
-                        .iter()
-                        .find(|f| &f.id == k)
-                        .map_or_else(|| k.clone(), |f| f.label.clone());
-                    (name, value_words(v))
+                    let field = fields.iter().find(|f| &f.id == k);
+                    let name = field.map_or_else(|| k.clone(), |f| f.label.clone());
+                    (name, value_words(&labelled(field, v)))
                 })
                 .collect()
         })
@@ -328,12 +378,14 @@ pub fn view(hub: &Hub, c: &Card) -> CardView {
             permissive: is_permissive(&o.id),
         })
         .collect();
-    let commands = c
+    let commands: Vec<CommandView> = c
         .commands()
         .iter()
         .filter_map(|id| command::view(hub, id, session, &choices))
         .collect();
+    let overruled = overruled(c.answer(), &commands);
     CardView {
+        overruled,
         key: c.key().clone(),
         id: c.id().to_owned(),
         kind,

@@ -30,6 +30,13 @@ pub struct Draft {
     pub other: BTreeMap<String, String>,
 }
 
+/// Whether a field is marked "(required)". A checkbox always answers
+/// (ticked or not), and AEP-0006 has no "must be true": marking it would
+/// read as "must be ticked", which the form never says.
+pub fn marked_required(spec: &FieldSpec) -> bool {
+    spec.required && spec.ty != FieldType::Boolean
+}
+
 /// Field id → the messages to show next to it.
 pub type Errors = BTreeMap<String, Vec<String>>;
 
@@ -201,5 +208,21 @@ mod tests {
             .insert("replicas".into(), Input::Number("three".into()));
         let e = d.values(&fields).unwrap_err();
         assert!(e["replicas"][0].contains("must be a number"), "{e:?}");
+    }
+
+    #[test]
+    fn a_required_checkbox_is_not_marked_as_if_it_had_to_be_ticked() {
+        let fields = parse_fields(&json!([
+            {"id": "anonymise", "type": "boolean", "label": "Anonymise", "required": true},
+            {"id": "format", "type": "string", "label": "Format", "required": true},
+            {"id": "note", "type": "string", "label": "Note"}
+        ]))
+        .unwrap();
+        let marks: Vec<bool> = fields.iter().map(marked_required).collect();
+        assert_eq!(marks, [false, true, false]);
+        // And unticked, it answers: false is a value.
+        let mut d = Draft::new(&fields);
+        d.inputs.insert("format".into(), Input::Text("csv".into()));
+        assert_eq!(d.values(&fields).unwrap()["anonymise"], json!(false));
     }
 }

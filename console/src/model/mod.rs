@@ -6,9 +6,12 @@ pub mod card;
 pub mod clock;
 pub mod command;
 pub mod form;
+pub mod reply;
 pub mod session;
+pub mod slots;
 pub mod setup;
 pub mod status;
+pub mod steady;
 pub mod timeline;
 pub mod words;
 

@@ -20,6 +20,10 @@ impl RelayView {
     pub fn is_live(&self) -> bool {
         self.token == "live"
     }
+
+    pub fn is_refused(&self) -> bool {
+        self.token == "refused"
+    }
 }
 
 /// The engine's state name, with the handshake shown as connecting.
@@ -39,4 +43,108 @@ pub fn relays(hub: &Hub) -> Vec<RelayView> {
             RelayView { id, label: hub.label(id).unwrap_or_default().to_owned(), token: token(&state), words, detail }
         })
         .collect()
+}
+
+/// Whether answers can go anywhere, said once, from the connections'
+/// states. The browser's own online flag only adds the likely reason: a
+/// relay that is live is live, whatever the flag says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reach {
+    /// At least one relay is live: nothing to warn about.
+    Live,
+    /// Relays are configured and none is live.
+    NoneLive { device_offline: bool },
+    /// Every relay refused the connection (a wrong token, say): each
+    /// refusal is its own banner, with the fix; nothing is being waited for.
+    Refused,
+    /// No relay is configured (the connect screen).
+    Unconfigured,
+}
+
+pub fn reach(relays: &[RelayView], device_online: bool) -> Reach {
+    if relays.is_empty() {
+        Reach::Unconfigured
+    } else if relays.iter().any(RelayView::is_live) {
+        Reach::Live
+    } else if relays.iter().all(RelayView::is_refused) {
+        Reach::Refused
+    } else {
+        Reach::NoneLive { device_offline: !device_online }
+    }
+}
+
+impl Reach {
+    /// The one banner about reaching the agents, if any.
+    pub fn banner(self) -> Option<&'static str> {
+        match self {
+            Reach::NoneLive { device_offline: true } => Some(
+                "This device is offline, so no relay is connected. Answers and commands are refused, \
+                 never queued; the console reconnects by itself when the network is back.",
+            ),
+            Reach::NoneLive { device_offline: false } => Some(
+                "No relay is connected. Answers and commands are refused, never queued, until one is.",
+            ),
+            Reach::Live | Reach::Refused | Reach::Unconfigured => None,
+        }
+    }
+
+    /// What the empty inbox says, if anything: never that it waits for a
+    /// connection that was refused.
+    pub fn empty_inbox(self) -> Option<&'static str> {
+        match self {
+            Reach::Live => Some("Nothing is waiting for an answer."),
+            Reach::NoneLive { .. } => Some("Nothing to show yet: waiting for a relay connection."),
+            Reach::Refused | Reach::Unconfigured => None,
+        }
+    }
+}
+
+/// A refused relay's banner, said once: who refused and why.
+pub fn refused_banner(r: &RelayView) -> String {
+    match &r.detail {
+        Some(why) => format!("Relay {} refused the connection. {why}", r.label),
+        None => format!("Relay {} refused the connection ({}).", r.label, r.words),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn relay(token: &'static str) -> RelayView {
+        RelayView { id: 0, label: "r".into(), token, words: token.into(), detail: None }
+    }
+
+    #[test]
+    fn a_live_relay_is_live_whatever_the_browser_flag_says() {
+        assert_eq!(reach(&[relay("live")], false), Reach::Live);
+        assert_eq!(reach(&[relay("live")], false).banner(), None);
+    }
+
+    #[test]
+    fn offline_is_said_once_and_as_the_reason_no_relay_is_connected() {
+        let r = reach(&[relay("reconnecting")], false);
+        assert_eq!(r, Reach::NoneLive { device_offline: true });
+        let words = r.banner().unwrap();
+        assert!(words.contains("offline") && words.contains("never queued"), "{words}");
+        let online = reach(&[relay("reconnecting")], true).banner().unwrap();
+        assert!(!online.contains("offline"), "{online}");
+        assert_eq!(reach(&[], false).banner(), None);
+    }
+
+    #[test]
+    fn a_refused_token_is_said_once_and_nothing_claims_to_wait_for_a_connection() {
+        let mut r = relay("refused");
+        r.words = "refused: wrong token".into();
+        r.detail = Some("The relay did not accept this token.".into());
+        let all = [r.clone()];
+        assert_eq!(reach(&all, true), Reach::Refused);
+        assert_eq!(reach(&all, true).banner(), None, "no second banner besides the refusal");
+        assert_eq!(reach(&all, true).empty_inbox(), None);
+        let words = refused_banner(&r);
+        assert_eq!(words.matches("refused").count(), 1, "{words}");
+        assert!(words.contains("did not accept this token"), "{words}");
+        // With another relay still trying, the console does wait.
+        assert!(matches!(reach(&[r, relay("reconnecting")], true), Reach::NoneLive { .. }));
+    }
 }

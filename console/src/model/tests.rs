@@ -347,3 +347,80 @@ fn lanes_offer_only_declared_verbs_and_timelines_link_causes() {
     let commands = session::commands(&r.hub, s);
     assert_eq!(commands[0].what, "Allow");
 }
+
+#[test]
+fn a_later_answer_refused_after_an_earlier_one_applied_is_said_plainly() {
+    let mut r = with_session();
+    r.roster(&["control.attention.respond"]);
+    // Deny goes out on a half-dead connection and is not acknowledged in
+    // time; the operator then answers Allow.
+    let deny = r.respond("REQ1", Answer::option("deny"));
+    r.now = r.now + 2_001;
+    r.hub.handle_timeout(r.now);
+    r.drain();
+    let allow = r.respond("REQ1", Answer::option("allow"));
+    // Back online: the agent had applied Deny, and refuses Allow.
+    r.event(json!({ "id": "K1", "type": "control.accepted", "seq": 3, "cause": deny, "data": {} }));
+    r.event(json!({ "id": "K2", "type": "attention.answered", "seq": 4, "subject": "REQ1", "cause": deny,
+                    "data": { "answer": { "option": "deny" }, "by": "aep-console", "via": "control" } }));
+    r.event(json!({ "id": "K3", "type": "attention.resolved", "seq": 5, "subject": "REQ1", "cause": deny,
+                    "data": { "resolution": "answered" } }));
+    r.event(json!({ "id": "K4", "type": "control.rejected", "seq": 6, "cause": allow,
+                    "data": { "reason": "invalid", "detail": "already answered" } }));
+    let v = r.card("REQ1");
+    assert_eq!(v.overruled, vec!["Allow".to_owned()], "{:?}", v.commands);
+    let words = v.outcome_words();
+    assert!(
+        words.starts_with("Your later answer \u{201c}Allow\u{201d} was refused: the agent applied \u{201c}Deny\u{201d}"),
+        "{words}"
+    );
+}
+
+#[test]
+fn the_inbox_puts_the_most_severe_first_then_the_soonest_to_expire_then_the_oldest() {
+    let mut r = with_session();
+    let ask = |r: &mut Relay, id: &str, seq: u64, severity: &str, expires: Option<&str>| {
+        let mut data = json!({ "kind": "permission", "prompt": id,
+                               "options": [{"id": "allow", "label": "Allow"}, {"id": "deny", "label": "Deny"}] });
+        if let Some(at) = expires {
+            data["expires_at"] = json!(at);
+        }
+        r.event(json!({ "id": id, "type": "attention.requested", "seq": seq, "run": "r1",
+                        "severity": severity, "capture": "redacted", "data": data }));
+    };
+    // REQ1 (warning, no expiry) is already waiting.
+    ask(&mut r, "LATER", 3, "warning", Some("2026-07-03T10:30:00Z"));
+    ask(&mut r, "SOONER", 4, "warning", Some("2026-07-03T10:20:00Z"));
+    ask(&mut r, "CRIT", 5, "critical", None);
+    ask(&mut r, "CALM", 6, "info", Some("2026-07-03T10:16:00Z"));
+    let order: Vec<String> = r.hub.store().inbox().iter().map(|c| c.id().to_owned()).collect();
+    assert_eq!(order, ["CRIT", "SOONER", "LATER", "REQ1", "CALM"]);
+}
+
+#[test]
+fn form_values_read_as_the_choices_labels_and_other_text_as_typed() {
+    let mut r = with_session();
+    r.event(json!({
+        "id": "FORM1", "type": "attention.requested", "seq": 3, "run": "r1", "capture": "redacted",
+        "data": { "kind": "form", "prompt": "Rollout",
+                  "fields": [
+                      {"id": "env", "type": "select", "label": "Environment",
+                       "choices": [{"id": "staging", "label": "Staging"}, {"id": "production", "label": "Production"}]},
+                      {"id": "regions", "type": "select", "label": "Regions", "multi": true,
+                       "choices": [{"id": "us-east-1", "label": "US East"}, {"id": "eu-west-1", "label": "EU (Ireland)"}]},
+                      {"id": "notify", "type": "select", "label": "Announce in", "other": true,
+                       "choices": [{"id": "ops", "label": "#ops"}]},
+                      {"id": "canary", "type": "boolean", "label": "Canary"}
+                  ] }
+    }));
+    r.event(json!({ "id": "FA1", "type": "attention.answered", "seq": 4, "subject": "FORM1", "capture": "redacted",
+                    "data": { "answer": { "values": { "env": "staging", "regions": ["us-east-1", "eu-west-1"],
+                                                      "notify": "#payments-release", "canary": true } },
+                              "by": "ops", "via": "control" } }));
+    let values = r.card("FORM1").answer.unwrap().values;
+    let get = |k: &str| values.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str()).unwrap_or("");
+    assert_eq!(get("Environment"), "Staging");
+    assert_eq!(get("Regions"), "US East, EU (Ireland)");
+    assert_eq!(get("Announce in"), "#payments-release", "free text is kept as typed");
+    assert_eq!(get("Canary"), "yes");
+}

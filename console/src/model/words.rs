@@ -123,10 +123,47 @@ pub fn not_sent(e: &HubError) -> String {
     }
 }
 
+/// `1 run`, `3 runs`, `0 events`: a count with its noun agreeing.
+pub fn count(n: usize, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{n} {many}")
+    }
+}
+
+/// The sessions list's run summary: `1 run: 1 finished, 0 failed, 0 cancelled`.
+pub fn runs_summary(total: usize, finished: usize, failed: usize, cancelled: usize) -> String {
+    format!("{}: {finished} finished, {failed} failed, {cancelled} cancelled", count(total, "run", "runs"))
+}
+
+/// The document title: the waiting count first, so a tab strip or a task
+/// switcher shows it.
+pub fn page_title(waiting: usize) -> String {
+    match waiting {
+        0 => "AEP console".to_owned(),
+        n => format!("({n}) AEP console"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use aep_client::UnixMs;
+
+    #[test]
+    fn counts_agree_with_their_nouns() {
+        assert_eq!(runs_summary(1, 1, 0, 0), "1 run: 1 finished, 0 failed, 0 cancelled");
+        assert_eq!(runs_summary(2, 1, 1, 0), "2 runs: 1 finished, 1 failed, 0 cancelled");
+        assert_eq!(count(0, "event", "events"), "0 events");
+        assert_eq!(count(1, "event", "events"), "1 event");
+    }
+
+    #[test]
+    fn the_title_leads_with_what_waits() {
+        assert_eq!(page_title(0), "AEP console");
+        assert_eq!(page_title(7), "(7) AEP console");
+    }
 
     #[test]
     fn every_outcome_has_words() {

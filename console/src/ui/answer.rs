@@ -1,26 +1,34 @@
 //! How a card is answered: option buttons, a text reply, a form, or a
 //! note that the answer belongs to the agent's own interface.
 
-use aep_client::control::answer::{match_text, Answer, TextMatch};
-use aep_client::protocol::form::Choice;
+use aep_client::control::answer::Answer;
 use leptos::ev::SubmitEvent;
 use leptos::prelude::*;
 
 use super::form::FormAnswer;
+use super::steady::Steady;
 use crate::model::card::{Answering, CardView, OptionView};
+use crate::model::reply;
 use crate::web::bridge::Console;
 
 /// Sends `answer` for the card; a refusal to send is shown, never queued.
+/// A card still settling into place takes nothing: the click was aimed at
+/// whatever was there before.
 pub fn send(
     console: Console,
     card: RwSignal<CardView>,
     answer: Answer,
     error: RwSignal<Option<String>>,
+    steady: Steady,
 ) -> bool {
+    if !steady.ready() {
+        return false;
+    }
     let key = card.with_untracked(|c| c.key.clone());
     match console.respond(&key, answer) {
         Ok(_) => {
             error.set(None);
+            super::keys::focus_after_answer(&format!("card-{}", key.request));
             true
         }
         Err(e) => {
@@ -40,6 +48,7 @@ fn OptionButtons(
     error: RwSignal<Option<String>>,
 ) -> impl IntoView {
     let console = expect_context::<Console>();
+    let steady = Steady::here();
     let busy = move || card.with(|c| c.in_flight());
     view! {
         <div class="options" role="group" aria-label="Answer with an option">
@@ -59,8 +68,9 @@ fn OptionButtons(
                             data-option=o.id.clone()
                             aria-label=aria
                             disabled=busy
+                            aria-disabled=move || steady.settling().then_some("true")
                             on:click=move |_| {
-                                send(console, card, Answer::option(id.clone()), error);
+                                send(console, card, Answer::option(id.clone()), error, steady);
                             }
                         >
                             <kbd aria-hidden="true">{(i + 1).to_string()}</kbd>
@@ -74,27 +84,10 @@ fn OptionButtons(
     }
 }
 
-/// What typed text will count as, per AEP-0008.
-fn text_meaning(text: &str, choices: &[Choice], permission: bool) -> Option<String> {
-    if text.trim().is_empty() || choices.is_empty() {
-        return None;
-    }
-    Some(match match_text(text, choices) {
-        TextMatch::Option(c) => format!("The agent reads this as \u{201c}{}\u{201d}.", c.label),
-        TextMatch::Ambiguous(_) => {
-            "This names more than one option; the agent may refuse it.".to_owned()
-        }
-        TextMatch::Unmatched if permission => {
-            "This names no option, so it counts as a refusal, with your text as the reason."
-                .to_owned()
-        }
-        TextMatch::Unmatched => "This names no option; it is sent as guidance text.".to_owned(),
-    })
-}
-
 #[component]
 fn TextReply(card: RwSignal<CardView>, error: RwSignal<Option<String>>) -> impl IntoView {
     let console = expect_context::<Console>();
+    let steady = Steady::here();
     let text = RwSignal::new(String::new());
     let (id, agent, choices, permission) = card.with_untracked(|c| {
         (
@@ -115,12 +108,11 @@ fn TextReply(card: RwSignal<CardView>, error: RwSignal<Option<String>>) -> impl 
             error.set(Some("Type a reply first.".into()));
             return;
         }
-        if send(console, card, Answer::text(t), error) {
+        if send(console, card, Answer::text(t), error, steady) {
             text.set(String::new());
         }
     };
-    let choices_for_meaning = choices.clone();
-    let meaning = move || text.with(|t| text_meaning(t, &choices_for_meaning, permission));
+    let meaning = Memo::new(move |_| text.with(|t| reply::meaning(t, &choices, permission)));
     let standing_note = if permission {
         Some("A reply that names no option counts as a refusal, with your text as the reason.")
     } else if has_options {
@@ -146,10 +138,18 @@ fn TextReply(card: RwSignal<CardView>, error: RwSignal<Option<String>>) -> impl 
                     on:input=move |ev| text.set(event_target_value(&ev))
                     disabled=busy
                 />
-                <button type="submit" class="send" disabled=busy>"Send reply"</button>
+                <button
+                    type="submit"
+                    class="send"
+                    class:refusal=move || meaning.with(|m| m.is_refusal())
+                    disabled=busy
+                    aria-disabled=move || steady.settling().then_some("true")
+                >
+                    {move || meaning.with(|m| m.button())}
+                </button>
             </div>
             <p class="hint" id=note_id aria-live="polite">
-                {move || meaning().or(standing_note.map(str::to_owned)).unwrap_or_default()}
+                {move || meaning.with(|m| m.hint(has_options)).or(standing_note.map(str::to_owned)).unwrap_or_default()}
             </p>
         </form>
     }

@@ -7,6 +7,7 @@ use leptos::prelude::*;
 use super::answer::AnswerArea;
 use super::command::CommandList;
 use super::route::Route;
+use super::steady::watch_card;
 use crate::model::card::CardView;
 use crate::model::clock;
 use crate::model::command::Phase;
@@ -80,10 +81,12 @@ pub fn CardItem(card: ArcRwSignal<CardView>) -> impl IntoView {
     let title_id = format!("card-title-{}", c.id);
     let raised = c.raised_at;
     let severity = c.severity.as_str();
+    let steady = watch_card(format!("card-{}", c.id));
     view! {
         <article
             class="card"
             id=format!("card-{}", c.id)
+            data-steady=move || if steady.settling() { "settling" } else { "ready" }
             tabindex="-1"
             data-request=c.id.clone()
             data-kind=c.kind.clone()
@@ -110,17 +113,11 @@ pub fn CardItem(card: ArcRwSignal<CardView>) -> impl IntoView {
 
 /// A card that left the inbox: what happened to it.
 #[component]
-pub fn SettledCard(card: CardView, #[prop(optional)] compact: bool) -> impl IntoView {
+pub fn SettledCard(card: CardView) -> impl IntoView {
     let status = format!("{:?}", card.status).to_lowercase();
     let outcome = card.outcome_words();
     let commands = card.commands.clone();
     let when = card.settled_at();
-    // Anything short of done stays open: a refusal is read, not unfolded.
-    let trouble = card
-        .commands
-        .iter()
-        .any(|c| !matches!(c.phase, Phase::Done(_)));
-    let session_href = Route::Session(card.key.session.clone()).href();
     let head = view! {
         <header class="card-head">
             <span class=format!("sev sev-{}", card.severity.as_str())>{card.severity.as_str()}</span>
@@ -128,32 +125,8 @@ pub fn SettledCard(card: CardView, #[prop(optional)] compact: bool) -> impl Into
             <span class="age" title=clock::time_of_day(when)>{clock::time_of_day(when)}</span>
         </header>
     };
-    if compact {
-        return view! {
-            <article class="settled compact" data-request=card.id.clone() data-status=status data-kind=card.kind.clone()>
-                {head}
-                <p class="compact-line">
-                    <span class="agent">{card.agent.clone()}</span>
-                    " \u{b7} "
-                    <a href=session_href>{card.session_label.clone().unwrap_or_else(|| card.session.clone())}</a>
-                </p>
-                <blockquote class="prompt clamp">{card.prompt.clone().unwrap_or_default()}</blockquote>
-                <p class="outcome" data-outcome=card.close.as_ref().map(|c| c.token).unwrap_or("answered")>{outcome}</p>
-                <Show when=move || !commands.is_empty()>
-                    <details class="what-happened" open=trouble>
-                        <summary>"What happened"</summary>
-                        <CommandList commands=Signal::derive({
-                            let commands = card.commands.clone();
-                            move || commands.clone()
-                        }) />
-                    </details>
-                </Show>
-            </article>
-        }
-        .into_any();
-    }
     view! {
-        <article class="settled" data-request=card.id.clone() data-status=status data-kind=card.kind.clone()>
+        <article class="settled" data-request=card.id.clone() data-status=status data-kind=card.kind.clone() data-overruled=(!card.overruled.is_empty()).to_string()>
             {head}
             <Provenance card=card.clone() />
             <AgentText card=card.clone() />
@@ -169,5 +142,52 @@ pub fn SettledCard(card: CardView, #[prop(optional)] compact: bool) -> impl Into
             <CommandList commands=Signal::derive(move || commands.clone()) />
         </article>
     }
-    .into_any()
+}
+
+/// Where a card settled in the inbox: one line saying what happened, the
+/// commands' life folded away unless something went wrong.
+#[component]
+pub fn SettledRow(card: CardView) -> impl IntoView {
+    let status = format!("{:?}", card.status).to_lowercase();
+    let outcome = card.outcome_words();
+    // Anything short of done stays open, and nothing is cut short: a
+    // refusal is read, not unfolded.
+    let trouble = !card.overruled.is_empty()
+        || card
+            .commands
+            .iter()
+            .any(|c| !matches!(c.phase, Phase::Done(_)));
+    let commands = card.commands.clone();
+    let has_commands = !commands.is_empty();
+    let session_href = Route::Session(card.key.session.clone()).href();
+    view! {
+        <article
+            class="settled row"
+            class:trouble=trouble
+            data-request=card.id.clone()
+            data-status=status
+            data-kind=card.kind.clone()
+            data-overruled=(!card.overruled.is_empty()).to_string()
+        >
+            <p class="row-line">
+                <span class="outcome" data-outcome=card.close.as_ref().map(|c| c.token).unwrap_or("answered") title=outcome.clone()>
+                    {outcome.clone()}
+                </span>
+                <span class="row-what">
+                    <a href=session_href>{card.agent.clone()}</a>
+                    ": "
+                    <span class="row-prompt">{card.prompt.clone().unwrap_or_default()}</span>
+                </span>
+            </p>
+            <Show when=move || has_commands>
+                <details class="what-happened" open=trouble>
+                    <summary>"What happened"</summary>
+                    <CommandList commands=Signal::derive({
+                        let commands = commands.clone();
+                        move || commands.clone()
+                    }) />
+                </details>
+            </Show>
+        </article>
+    }
 }

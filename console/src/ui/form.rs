@@ -8,8 +8,9 @@ use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::answer::send;
+use super::steady::Steady;
 use crate::model::card::CardView;
-use crate::model::form::{Draft, Errors, Input, OTHER};
+use crate::model::form::{marked_required, Draft, Errors, Input, OTHER};
 use crate::web::bridge::Console;
 
 fn dom_id(card: &str, field: &str) -> String {
@@ -58,11 +59,12 @@ fn Field(
         }
     };
     let required = spec.required;
+    let marked = marked_required(&spec);
     let label = spec.label.clone();
     let label_view = view! {
         <span class="field-label">
             {label.clone()}
-            {required.then(|| view! { <span class="req">" (required)"</span> })}
+            {marked.then(|| view! { <span class="req">" (required)"</span> })}
         </span>
     };
     let control = match (spec.ty, spec.multi) {
@@ -243,6 +245,7 @@ fn Field(
 #[component]
 pub fn FormAnswer(card: RwSignal<CardView>, error: RwSignal<Option<String>>) -> impl IntoView {
     let console = expect_context::<Console>();
+    let steady = Steady::here();
     let (card_id, fields) = card.with_untracked(|c| (c.id.clone(), c.fields.clone()));
     let draft = RwSignal::new(Draft::new(&fields));
     let errors = RwSignal::new(Errors::new());
@@ -265,7 +268,7 @@ pub fn FormAnswer(card: RwSignal<CardView>, error: RwSignal<Option<String>>) -> 
             }
             Ok(values) => {
                 errors.set(Errors::new());
-                send(console, card, Answer::values(values), error);
+                send(console, card, Answer::values(values), error, steady);
             }
         }
     };
@@ -281,7 +284,7 @@ pub fn FormAnswer(card: RwSignal<CardView>, error: RwSignal<Option<String>>) -> 
                     {move || format!("{} problem{} to fix before this can be sent.", count(), if count() == 1 { "" } else { "s" })}
                 </p>
             </Show>
-            <button type="submit" class="primary" disabled=busy>"Send answer"</button>
+            <button type="submit" class="primary" disabled=busy aria-disabled=move || steady.settling().then_some("true")>"Send answer"</button>
         </form>
     }
 }

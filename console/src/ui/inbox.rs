@@ -1,61 +1,62 @@
-//! The inbox: pending cards, most severe then oldest first, in pages so a
-//! thousand requests still render at once; above them, what just settled.
+//! The inbox: pending cards, most severe, soonest-expiring, oldest first,
+//! in pages so a thousand requests still render at once. A card answered
+//! (or settled while in view) folds into a one-line row in its own place,
+//! so the confirmation is where the person acted.
 
 use leptos::prelude::*;
 
-use super::card::{CardItem, SettledCard};
-use crate::web::bridge::Console;
+use super::card::{CardItem, SettledRow};
+use crate::model::status;
+use crate::web::bridge::{Console, Row};
 
 /// Cards rendered per page.
 const PAGE: usize = 40;
-/// Settled cards kept above the inbox.
-const RECENT_SHOWN: usize = 4;
 
 #[component]
 pub fn Inbox() -> impl IntoView {
     let console = expect_context::<Console>();
     let shown = RwSignal::new(PAGE);
+    // Rows up to the `shown`-th waiting card, with the rows between them.
     let visible = move || {
-        console
-            .inbox
-            .with(|all| all.iter().take(shown.get()).cloned().collect::<Vec<_>>())
+        console.rows.with(|all| {
+            let limit = shown.get();
+            let mut waiting = 0;
+            all.iter()
+                .take_while(|r| {
+                    if matches!(r, Row::Waiting(_)) {
+                        waiting += 1;
+                    }
+                    waiting <= limit
+                })
+                .cloned()
+                .collect::<Vec<_>>()
+        })
     };
     let total = move || console.inbox.with(Vec::len);
+    let any_rows = move || console.rows.with(|r| !r.is_empty());
     view! {
         <section class="inbox" aria-labelledby="inbox-title">
             <h1 id="inbox-title" class="view-title">
                 "Waiting for you"
                 <span class="count">{total}</span>
             </h1>
-            <Show when=move || console.recent.with(|r| !r.is_empty())>
-                <section class="recent" aria-label="Just settled">
-                    <h2>"Just settled"</h2>
-                    <ul class="settled-list">
-                        <For
-                            each=move || console.recent.with(|r| r.iter().take(RECENT_SHOWN).cloned().collect::<Vec<_>>())
-                            key=|c| (c.id.clone(), c.status, c.commands.len())
-                            let:c
-                        >
-                            <li><SettledCard card=c compact=true /></li>
-                        </For>
-                    </ul>
-                </section>
-            </Show>
-            <Show
-                when=move || { total() > 0 }
-                fallback=move || view! {
-                    <p class="empty">
-                        {move || if console.relays.with(|r| r.iter().any(|x| x.is_live())) {
-                            "Nothing is waiting for an answer."
-                        } else {
-                            "Nothing to show yet: waiting for a relay connection."
-                        }}
-                    </p>
-                }
-            >
+            {move || {
+                let reach = console.relays.with(|r| status::reach(r, console.online.get()));
+                (total() == 0).then(|| reach.empty_inbox()).flatten().map(|words| view! { <p class="empty">{words}</p> })
+            }}
+            <Show when=any_rows>
                 <ol class="cards" aria-label="Pending requests">
-                    <For each=visible key=|r| r.clone() let:r>
-                        {move || console.card(&r).map(|c| view! { <li><CardItem card=c /></li> })}
+                    <For
+                        each=visible
+                        key=row_key
+                        let:row
+                    >
+                        {match row {
+                            Row::Waiting(r) => {
+                                view! { {move || console.card(&r).map(|c| view! { <li><CardItem card=c /></li> })} }.into_any()
+                            }
+                            Row::Settled(c) => view! { <li class="settled-slot"><SettledRow card=c /></li> }.into_any(),
+                        }}
                     </For>
                 </ol>
                 <Show when=move || { total() > shown.get() }>
@@ -65,5 +66,17 @@ pub fn Inbox() -> impl IntoView {
                 </Show>
             </Show>
         </section>
+    }
+}
+
+/// A waiting card keeps its element while it waits; a row is redrawn when
+/// what it says changes.
+fn row_key(row: &Row) -> String {
+    match row {
+        Row::Waiting(r) => format!("w|{}", r.request),
+        Row::Settled(c) => {
+            let phases: Vec<&str> = c.commands.iter().map(|x| x.phase.token()).collect();
+            format!("s|{}|{:?}|{}|{}", c.id, c.status, phases.join(","), c.overruled.len())
+        }
     }
 }

@@ -31,6 +31,40 @@ fn focus(el: &HtmlElement) {
     el.scroll_into_view_with_scroll_into_view_options(&opts);
 }
 
+/// After an answer is sent from inside `card`: the focus moves on to the
+/// next waiting card (the previous one at the end of the list, the inbox
+/// itself when none is left), so it never drops to the page body when the
+/// answered card's buttons are disabled or the card leaves. Only when the
+/// focus was in that card: an answer never steals it from elsewhere.
+pub fn focus_after_answer(card: &str) {
+    let Some(here) = document().get_element_by_id(card) else { return };
+    let inside = document()
+        .active_element()
+        .is_some_and(|a| here.contains(Some(&a)));
+    if !inside {
+        return;
+    }
+    let all = cards();
+    let at = all.iter().position(|c| c.is_same_node(Some(&here)));
+    let next = at.and_then(|i| all.get(i + 1).or_else(|| i.checked_sub(1).and_then(|p| all.get(p))));
+    match next {
+        // Without scrolling: the confirmation stays where the person acted.
+        Some(el) => {
+            let opts = web_sys::FocusOptions::new();
+            opts.set_prevent_scroll(true);
+            let _ = el.focus_with_options(&opts);
+        }
+        None => {
+            if let Some(main) = document()
+                .get_element_by_id("main")
+                .and_then(|m| m.dyn_into::<HtmlElement>().ok())
+            {
+                let _ = main.focus();
+            }
+        }
+    }
+}
+
 fn step(delta: i32) {
     let all = cards();
     if all.is_empty() {
@@ -111,6 +145,30 @@ pub fn Keys() -> impl IntoView {
 #[component]
 pub fn KeyHelp() -> impl IntoView {
     let help = expect_context::<RwSignal<bool, LocalStorage>>();
+    // Opening moves the focus to the list's Close button; closing gives it
+    // back to whatever had it before (the page itself only if that is gone).
+    let close_ref = NodeRef::<leptos::html::Button>::new();
+    let before = StoredValue::new_local(None::<HtmlElement>);
+    Effect::new(move |was_open: Option<bool>| {
+        let open = help.get();
+        if open && was_open != Some(true) {
+            before.set_value(document().active_element().and_then(|e| e.dyn_into::<HtmlElement>().ok()));
+            request_animation_frame(move || {
+                if let Some(b) = close_ref.get_untracked() {
+                    let _ = b.focus();
+                }
+            });
+        } else if !open && was_open == Some(true) {
+            let back = before
+                .get_value()
+                .filter(|e| e.is_connected())
+                .or_else(|| document().get_element_by_id("main").and_then(|m| m.dyn_into::<HtmlElement>().ok()));
+            if let Some(el) = back {
+                let _ = el.focus();
+            }
+        }
+        open
+    });
     view! {
         <Show when=move || help.get()>
             <aside class="key-help" role="dialog" aria-label="Keyboard shortcuts">
@@ -122,7 +180,7 @@ pub fn KeyHelp() -> impl IntoView {
                     <div><dt><kbd>"Esc"</kbd></dt><dd>"leave a text box"</dd></div>
                     <div><dt><kbd>"?"</kbd></dt><dd>"show or hide this list"</dd></div>
                 </dl>
-                <button type="button" on:click=move |_| help.set(false)>"Close"</button>
+                <button type="button" node_ref=close_ref on:click=move |_| help.set(false)>"Close"</button>
             </aside>
         </Show>
     }

@@ -15,6 +15,7 @@ mod route;
 mod session;
 mod sessions;
 mod shell;
+mod steady;
 
 use crate::web::storage;
 

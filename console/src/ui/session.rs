@@ -73,6 +73,32 @@ fn Controls(lane: Signal<Option<Lane>>) -> impl IntoView {
         };
         done(r);
     };
+    // The question takes the focus when it opens (its reason field), and
+    // gives it back to the button that asked when it closes.
+    let opener = StoredValue::new(None::<&'static str>);
+    Effect::new(move |was_open: Option<bool>| {
+        let open = confirm.with(Option::is_some);
+        if open && was_open != Some(true) {
+            opener.set_value(confirm.with_untracked(|c| match c {
+                Some(Confirm::CancelRun(_)) => Some("cancel-run"),
+                Some(Confirm::CancelSession) => Some("cancel-session"),
+                None => None,
+            }));
+            request_animation_frame(|| {
+                focus_selector("#cancel-reason");
+            });
+        } else if !open && was_open == Some(true) {
+            if let Some(verb) = opener.get_value() {
+                // The run may be gone with its button: the session's, then the page.
+                request_animation_frame(move || {
+                    let _ = focus_selector(&format!("button[data-verb=\"{verb}\"]"))
+                        || focus_selector("button[data-verb=\"cancel-session\"]")
+                        || focus_selector("#main");
+                });
+            }
+        }
+        open
+    });
     view! {
         <section class="controls" aria-label="Session controls">
             {move || {
@@ -217,7 +243,7 @@ fn VendorForm(lane: Signal<Option<Lane>>, ty: String) -> impl IntoView {
     let area_id = format!("vendor-{slug}");
     view! {
         <form class="vendor" data-verb=ty.clone() on:submit=submit>
-            <h3>{words::verb(&ty)} <span class="mono type">{ty.clone()}</span></h3>
+            <h3>{words::verb(&ty)} " " <span class="mono type">{ty.clone()}</span></h3>
             <div class="mode" role="radiogroup" aria-label="Payload format">
                 <label class="check">
                     <input type="radio" name=format!("mode-{slug}") value="text"
@@ -383,5 +409,18 @@ pub fn SessionView(key: SessionKey) -> impl IntoView {
                 <Audit commands=commands />
             </Show>
         </section>
+    }
+}
+
+/// Focuses the first element matching `selector`; false when none does.
+fn focus_selector(selector: &str) -> bool {
+    match document()
+        .query_selector(selector)
+        .ok()
+        .flatten()
+        .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
+    {
+        Some(el) => el.focus().is_ok(),
+        None => false,
     }
 }

@@ -3,7 +3,7 @@
 use leptos::prelude::*;
 
 use super::route::Route;
-use crate::model::clock;
+use crate::model::{clock, words};
 use crate::model::session::Lane;
 use crate::web::bridge::Console;
 
@@ -30,7 +30,7 @@ pub fn LaneSummary(lane: Lane) -> impl IntoView {
             <p class="lane-meta">
                 <span class="mono">{lane.name.clone()}</span>
                 {lane.relay.clone().map(|r| format!(" \u{b7} via {r}"))}
-                {format!(" \u{b7} {} events", lane.events)}
+                {format!(" \u{b7} {}", words::count(lane.events, "event", "events"))}
                 {move || format!(" \u{b7} updated {}", clock::ago(console.now.get(), updated))}
             </p>
             <p class="lane-runs">
@@ -38,7 +38,7 @@ pub fn LaneSummary(lane: Lane) -> impl IntoView {
                     Some(r) => format!("Running {r}"),
                     None => "No run in progress".to_owned(),
                 }}
-                {format!(" \u{b7} {} runs: {finished} finished, {failed} failed, {cancelled} cancelled", lane.runs.len())}
+                {format!(" \u{b7} {}", words::runs_summary(lane.runs.len(), finished, failed, cancelled))}
             </p>
             {(!lane.verbs.listed && lane.state != "ended").then(|| view! {
                 <p class="hint offline-agent">"Its agent is not connected to any relay right now."</p>

@@ -9,6 +9,7 @@ use super::route::Route;
 use super::session::SessionView;
 use super::sessions::Sessions;
 use crate::model::setup::RelayInput;
+use crate::model::status;
 use crate::web::bridge::Console;
 use crate::web::{notify, storage};
 
@@ -63,6 +64,18 @@ fn Nav() -> impl IntoView {
 fn Tools() -> impl IntoView {
     let console = expect_context::<Console>();
     let help = expect_context::<RwSignal<bool, LocalStorage>>();
+    // The browser said no: the button says so, and where to change it.
+    let refused = RwSignal::new(false);
+    // Forgetting wipes the kept token: asked first, the safe choice focused.
+    let confirm_forget = RwSignal::new(false);
+    let keep_ref = NodeRef::<leptos::html::Button>::new();
+    Effect::new(move |_| {
+        if confirm_forget.get() {
+            if let Some(b) = keep_ref.get() {
+                let _ = b.focus();
+            }
+        }
+    });
     let toggle_notify = move |_| {
         if console.notify.get_untracked() {
             console.notify.set(false);
@@ -72,6 +85,7 @@ fn Tools() -> impl IntoView {
         leptos::task::spawn_local(async move {
             let ok = notify::ask().await;
             console.notify.set(ok);
+            refused.set(!ok);
             storage::set_notify_wanted(ok);
         });
     };
@@ -80,6 +94,7 @@ fn Tools() -> impl IntoView {
     };
     let form = use_context::<RwSignal<Vec<RelayInput>>>();
     let forget = move |_| {
+        confirm_forget.set(false);
         storage::forget();
         // Nor kept in the connect screen's fields.
         if let Some(form) = form {
@@ -97,14 +112,40 @@ fn Tools() -> impl IntoView {
                     on:click=toggle_notify
                     title="Notify me about new requests while this tab is in the background"
                 >
-                    {move || if console.notify.get() { "Notifications on" } else { "Notify me" }}
+                    {move || if console.notify.get() {
+                        "Notifications on"
+                    } else if refused.get() {
+                        "Notifications blocked"
+                    } else {
+                        "Notify me"
+                    }}
                 </button>
+                <Show when=move || refused.get() && !console.notify.get()>
+                    <span class="hint notify-refused" role="status">
+                        "This browser refused notifications. Allow them for this site in the browser's settings, then try again."
+                    </span>
+                </Show>
             </Show>
             <button type="button" class="quiet keys-button" aria-label="Keyboard shortcuts" on:click=move |_| help.update(|h| *h = !*h)>
                 "?"
             </button>
             <button type="button" class="quiet" on:click=leave title="Disconnect and change relays">"Relays"</button>
-            <button type="button" class="quiet" on:click=forget title="Disconnect and forget relays and tokens">"Forget"</button>
+            <button
+                type="button"
+                class="quiet"
+                aria-expanded=move || if confirm_forget.get() { "true" } else { "false" }
+                on:click=move |_| confirm_forget.set(true)
+                title="Disconnect and forget relays and tokens"
+            >
+                "Forget"
+            </button>
+            <Show when=move || confirm_forget.get()>
+                <div class="confirm forget" role="alertdialog" aria-labelledby="forget-q">
+                    <p id="forget-q">"Forget the relays and tokens kept in this browser? You will need the token again to reconnect."</p>
+                    <button type="button" class="danger" data-confirm="forget" on:click=forget>"Forget them"</button>
+                    <button type="button" node_ref=keep_ref on:click=move |_| confirm_forget.set(false)>"Keep them"</button>
+                </div>
+            </Show>
         </div>
     }
 }
@@ -112,31 +153,27 @@ fn Tools() -> impl IntoView {
 #[component]
 fn Banners() -> impl IntoView {
     let console = expect_context::<Console>();
-    let none_live = move || {
-        console
-            .relays
-            .with(|r| !r.is_empty() && !r.iter().any(|x| x.is_live()))
-    };
+    let reach = move || console.relays.with(|r| status::reach(r, console.online.get()));
     view! {
         <div class="banners" aria-live="polite">
-            <Show when=move || !console.online.get()>
-                <p class="banner offline" role="status">
-                    "You are offline. Nothing is sent while offline, and the console reconnects by itself."
+            {move || reach().banner().map(|words| view! {
+                <p
+                    class="banner offline"
+                    role="status"
+                    data-banner="no-relay"
+                    data-device-offline=matches!(reach(), status::Reach::NoneLive { device_offline: true }).to_string()
+                >
+                    {words}
                 </p>
-            </Show>
-            <Show when=move || console.online.get() && none_live()>
-                <p class="banner offline" role="status" data-banner="no-relay">
-                    "No relay is connected. Answers and commands are refused, never queued, until one is."
-                </p>
-            </Show>
+            })}
             <For
                 each=move || console.relays.with(|r| r.iter().filter(|x| x.token == "refused").cloned().collect::<Vec<_>>())
                 key=|r| (r.id, r.words.clone())
                 let:r
             >
                 <p class="banner offline" role="alert" data-banner="refused">
-                    <span>{format!("Relay {} refused the connection ({}). {}", r.label, r.words, r.detail.clone().unwrap_or_default())}</span>
-                    <button type="button" on:click=move |_| console.disconnect()>"Change relays"</button>
+                    <span>{status::refused_banner(&r)}</span>
+                    <button type="button" on:click=move |_| console.disconnect()>"Enter another token"</button>
                 </p>
             </For>
             <For each=move || console.notices.get() key=|n| n.id let:n>
@@ -157,6 +194,11 @@ pub fn Shell() -> impl IntoView {
     let help = RwSignal::new_local(false);
     provide_context(help);
     let menu = RwSignal::new(false);
+    let console = expect_context::<Console>();
+    Effect::new(move |_| {
+        let waiting = console.inbox.with(Vec::len);
+        document().set_title(&crate::model::words::page_title(waiting));
+    });
     view! {
         <a class="skip" href="#main" on:click=move |ev| {
             ev.prevent_default();

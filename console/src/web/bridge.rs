@@ -9,7 +9,7 @@
 //! requests) become a handful of flushes.
 
 use std::cell::{Cell, RefCell};
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use aep_client::client::hub::{Hub, HubChange, HubError, Target};
@@ -30,14 +30,13 @@ use crate::model::card::{self, CardView};
 use crate::model::command::{self, CommandView};
 use crate::model::session::{self, Lane};
 use crate::model::setup::{self, RelayInput, Setup};
+use crate::model::slots::{self, Slot};
 use crate::model::status::{self, RelayView};
 use crate::model::timeline::{self, Item};
 use crate::model::words;
 
 /// Settled cards kept in the history view.
 pub const MAX_HISTORY: usize = 200;
-/// How long a card stays in "just settled" after leaving the inbox.
-pub const RECENT_MS: u64 = 30_000;
 /// A card pending at least this long on this page was there to be seen.
 const SEEN_PENDING_MS: u64 = 2_000;
 /// Rosters are refreshed this often while live, so a departed agent's
@@ -75,6 +74,14 @@ pub struct Notice {
     /// `trimmed`, `error`, `closing`.
     pub kind: &'static str,
     pub text: String,
+}
+
+/// One line of the inbox list.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Row {
+    Waiting(CardRef),
+    /// Where a card settled: what happened to it, in one line.
+    Settled(CardView),
 }
 
 /// One session, in full, for its detail view.
@@ -212,8 +219,8 @@ struct Inner {
     pending: HashMap<CardRef, UnixMs>,
     /// Pending cards by request id, to find the card a command answers.
     by_request: HashMap<Arc<str>, CardRef>,
-    /// Cards that left the inbox, when (this browser's clock).
-    left: VecDeque<(UnixMs, CardRef)>,
+    /// The inbox list as drawn: waiting cards, and rows where cards settled.
+    rows: Vec<Slot<CardRef>>,
     flushed: bool,
     dropped: u64,
     last_roster: UnixMs,
@@ -224,10 +231,11 @@ struct Inner {
 pub struct Console {
     pub active: RwSignal<bool>,
     pub relays: RwSignal<Vec<RelayView>>,
-    /// Pending cards, most severe then oldest first.
+    /// Pending cards, most severe, then soonest to expire, then oldest first.
     pub inbox: RwSignal<Vec<CardRef>>,
-    /// Cards that left the inbox in the last [`RECENT_MS`].
-    pub recent: RwSignal<Vec<CardView>>,
+    /// The inbox list: waiting cards in order, and a one-line row where a
+    /// card settled, for [`slots::ROW_MS`].
+    pub rows: RwSignal<Vec<Row>>,
     pub history: RwSignal<Vec<CardView>>,
     pub lanes: RwSignal<Vec<Lane>>,
     pub notices: RwSignal<Vec<Notice>>,
@@ -237,6 +245,9 @@ pub struct Console {
     pub now: RwSignal<UnixMs>,
     pub online: RwSignal<bool>,
     pub notify: RwSignal<bool>,
+    /// Bumped (once a frame at most) while the page scrolls, so cards can
+    /// tell when they come into view.
+    pub scrolled: RwSignal<u64>,
 }
 
 fn set_if_changed<T: PartialEq + Send + Sync + 'static>(signal: RwSignal<T>, value: T) {
@@ -263,7 +274,7 @@ impl Console {
             active: RwSignal::new(false),
             relays: RwSignal::new(Vec::new()),
             inbox: RwSignal::new(Vec::new()),
-            recent: RwSignal::new(Vec::new()),
+            rows: RwSignal::new(Vec::new()),
             history: RwSignal::new(Vec::new()),
             lanes: RwSignal::new(Vec::new()),
             notices: RwSignal::new(Vec::new()),
@@ -271,6 +282,7 @@ impl Console {
             now: RwSignal::new(now()),
             online: RwSignal::new(super::platform::online()),
             notify: RwSignal::new(false),
+            scrolled: RwSignal::new(0),
         }
     }
 
@@ -281,9 +293,27 @@ impl Console {
             self.schedule();
         });
         let win = super::platform::window();
+        let pending = std::rc::Rc::new(Cell::new(false));
+        let on_scroll = Closure::<dyn FnMut()>::new(move || {
+            if pending.replace(true) {
+                return;
+            }
+            let pending = pending.clone();
+            leptos::prelude::request_animation_frame(move || {
+                pending.set(false);
+                self.scrolled.update(|n| *n += 1);
+            });
+        });
+        let _ = win.add_event_listener_with_callback("scroll", on_scroll.as_ref().unchecked_ref());
+        on_scroll.forget();
         for name in ["online", "offline"] {
-            let cb =
-                Closure::<dyn FnMut()>::new(move || self.online.set(super::platform::online()));
+            let cb = Closure::<dyn FnMut()>::new(move || {
+                let online = super::platform::online();
+                if !online {
+                    self.went_offline();
+                }
+                self.online.set(online);
+            });
             let _ = win.add_event_listener_with_callback(name, cb.as_ref().unchecked_ref());
             cb.forget();
         }
@@ -317,7 +347,7 @@ impl Console {
                 cards: HashMap::new(),
                 pending: HashMap::new(),
                 by_request: HashMap::new(),
-                left: VecDeque::new(),
+                rows: Vec::new(),
                 flushed: false,
                 dropped: 0,
                 last_roster: now(),
@@ -329,6 +359,15 @@ impl Console {
         Ok(())
     }
 
+    /// The device lost its network: the connections are closed now, so
+    /// the relay chips, the banner and the answer buttons all say so.
+    fn went_offline(self) {
+        if let Some(d) = shared() {
+            driver::with(&d, |d| d.drop_sockets("this device went offline"));
+        }
+        self.schedule();
+    }
+
     /// Closes every relay and forgets the state.
     pub fn disconnect(self) {
         let old = INNER.with(|cell| cell.borrow_mut().take());
@@ -338,7 +377,7 @@ impl Console {
         self.active.set(false);
         self.relays.set(Vec::new());
         self.inbox.set(Vec::new());
-        self.recent.set(Vec::new());
+        self.rows.set(Vec::new());
         self.history.set(Vec::new());
         self.lanes.set(Vec::new());
         self.notices.set(Vec::new());
@@ -444,7 +483,11 @@ impl Console {
                 cards.insert(r);
             }
         }
-        if full || !cards.is_empty() {
+        let rows_expire = inner
+            .rows
+            .iter()
+            .any(|r| matches!(r, Slot::Settled(_, t) if at.0.saturating_sub(*t) >= slots::ROW_MS));
+        if full || !cards.is_empty() || rows_expire {
             self.refresh_cards(inner, hub, &cards, full, at);
         }
         if full || t.store || !t.commands.is_empty() {
@@ -512,39 +555,40 @@ impl Console {
             .filter(|(k, _)| !alive.contains_key(*k))
             .map(|(k, t)| (k.clone(), *t))
             .collect();
+        let mut confirm: HashSet<CardRef> = HashSet::new();
         for (r, since) in gone {
             inner.cards.remove(&r);
             inner.by_request.remove(&r.request);
-            // "Just settled" is for what a person could have seen waiting
-            // (not requests that opened and closed within one catch-up),
-            // and for what they answered themselves.
+            // A row is left for what a person could have seen waiting (not
+            // requests that opened and closed within one catch-up), and for
+            // what they answered themselves.
             let answered_here = store
                 .card(&r)
                 .is_some_and(|c| c.commands().iter().any(|id| hub.sender().get(id).is_some()));
             if answered_here || at.since(since) >= SEEN_PENDING_MS {
-                inner.left.push_back((at, r));
+                confirm.insert(r);
             }
         }
         inner.pending = alive;
-        while inner.left.len() > 32 {
-            inner.left.pop_front();
-        }
-        inner.left.retain(|(t, _)| at.since(*t) < RECENT_MS);
+        inner.rows = slots::arrange(&inner.rows, &order, at.0, |r| confirm.contains(r));
+        let rows: Vec<Row> = inner
+            .rows
+            .iter()
+            .filter_map(|slot| match slot {
+                Slot::Waiting(r) => Some(Row::Waiting(r.clone())),
+                Slot::Settled(r, _) => store
+                    .card(r)
+                    .filter(|c| !c.needs_answer())
+                    .map(|c| Row::Settled(card::view(hub, c))),
+            })
+            .collect();
+        later(move || set_if_changed(self.rows, rows));
         later(move || set_if_changed(self.inbox, order));
 
         if !fresh.is_empty() {
             later(move || notify::new_requests(&fresh));
         }
 
-        let recent: Vec<CardView> = inner
-            .left
-            .iter()
-            .rev()
-            .filter_map(|(_, r)| store.card(r))
-            .filter(|c| !c.needs_answer())
-            .map(|c| card::view(hub, c))
-            .collect();
-        later(move || set_if_changed(self.recent, recent));
 
         let settled_changed = full
             || changed

@@ -137,7 +137,7 @@ try {
     const wrong = await ctx.newPage();
     await wrong.goto(`${relay.base}/#token=not-the-token`);
     await wrong.locator('.chip[data-state="refused"]', { hasText: 'wrong token' }).waitFor({ timeout: 15_000 });
-    await wrong.locator('[data-banner="refused"] button', { hasText: 'Change relays' }).click();
+    await wrong.locator('[data-banner="refused"] button', { hasText: 'Enter another token' }).click();
     await wrong.locator('#relay-token-0').waitFor();
     check(!wrong.url().includes('not-the-token'), 'the wrong token was scrubbed too');
     await ctx.close();
@@ -159,6 +159,12 @@ try {
     await p.reload();
     await p.locator('.chip[data-state="live"]').waitFor({ timeout: 15_000 });
     await p.click('button:text-is("Forget")');
+    const ask = p.locator('.confirm.forget[role="alertdialog"]');
+    await ask.waitFor();
+    check(await p.evaluate(() => document.activeElement.textContent === 'Keep them'), 'the question has the focus, on the safe answer');
+    const still = await p.evaluate(() => localStorage.getItem('aep-console.relays'));
+    check(still && still.includes(token), 'nothing is wiped before the question is answered');
+    await ask.locator('button[data-confirm="forget"]').click();
     await p.locator('#relay-token-0').waitFor();
     const after = await p.evaluate(() => [sessionStorage.getItem('aep-console.relays'), localStorage.getItem('aep-console.relays')]);
     check(after[0] === null && after[1] === null, `nothing kept after Forget: ${after}`);
@@ -232,6 +238,20 @@ try {
     check((await countdown.textContent()) !== first, 'the countdown moves');
     const focused = await page.evaluate(() => document.activeElement && document.activeElement.className);
     check(!String(focused).includes('option'), 'no answer button holds the focus by default');
+    // Most severe first; among equals, the soonest to expire, then the oldest.
+    const rank = { debug: 0, info: 1, notice: 2, warning: 3, error: 4, critical: 5 };
+    const order = await page.$$eval('main ol.cards article.card', (els) => els.map((e) => ({
+      sev: e.getAttribute('data-severity'),
+      expires: Number(e.querySelector('.expires')?.getAttribute('data-expires') ?? Infinity),
+    })));
+    for (let i = 1; i < order.length; i++) {
+      const [a, b] = [order[i - 1], order[i]];
+      check(rank[a.sev] > rank[b.sev] || (rank[a.sev] === rank[b.sev] && a.expires <= b.expires),
+        `card ${i} is out of order: ${JSON.stringify(order)}`);
+    }
+    check(order.some((o) => rank[o.sev] >= rank.error), `destructive requests are raised above routine ones: ${JSON.stringify(order)}`);
+    const badges = await page.$$eval('main ol.cards .sev', (els) => [...new Set(els.map((e) => e.textContent.trim().toLowerCase()))]);
+    check(badges.length >= 2, `severities are named on the cards: ${badges}`);
     await shot(page, 'inbox-1280x800');
   });
 
@@ -381,7 +401,8 @@ try {
     await until(async () => (await settled(page, id).getAttribute('data-status')) === 'resolved', 'the form settles', 10_000);
     await page.goto(`${relay.base}/#/history`);
     const values = await page.locator(`main .history article.settled[data-request="${id}"] dl.values`).textContent();
-    for (const v of ['v2.14.0', 'staging', 'us-east-1, eu-west-1', '#payments-release']) {
+    // Choices by the labels they were picked by, not their ids.
+    for (const v of ['v2.14.0', 'Staging', 'US East (N. Virginia), EU (Ireland)', '#payments-release']) {
       check(values.includes(v), `the history shows the applied values, ${v} among them: ${values}`);
     }
     await page.goto(`${relay.base}/#/`);
@@ -419,6 +440,12 @@ try {
     await cancel.waitFor({ timeout: 15_000 });
     await cancel.click();
     await page.locator('.confirm[role="alertdialog"]').waitFor();
+    await until(() => page.evaluate(() => document.activeElement.id === 'cancel-reason'), 'the question takes the focus', 2_000);
+    await page.click('button[data-confirm="no"]');
+    await until(() => page.evaluate(() => document.activeElement.getAttribute('data-verb') === 'cancel-run'),
+      'keeping going gives the focus back to the button that asked', 2_000);
+    await cancel.click();
+    await page.locator('.confirm[role="alertdialog"]').waitFor();
     check((await page.locator('li.event[data-type="run.cancelled"]').count()) === 0, 'nothing is cancelled before confirming');
     await page.fill('#cancel-reason', 'end-to-end test');
     await page.click('button[data-confirm="yes"]');
@@ -448,6 +475,8 @@ try {
     await page.locator('[data-session-state="active"]').waitFor({ timeout: 10_000 });
     const vendor = page.locator('form.vendor[data-verb="x.demo.control.instruct"]');
     await vendor.waitFor();
+    const heading = (await vendor.locator('h3').textContent()).trim();
+    check(heading === 'instruct (demo) x.demo.control.instruct', `the verb and its type are apart: ${heading}`);
     await vendor.locator('textarea').fill('Group the causes by service.');
     await vendor.locator('button[type="submit"]').click();
     await vendor.locator('.cmd[data-phase="done"]').waitFor({ timeout: 10_000 });

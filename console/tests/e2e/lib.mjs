@@ -214,15 +214,56 @@ export class TestAgent {
     this.emit('run.started', { trigger: 'user', prompt: 'end-to-end test' }, { run: 'run-e2e' });
   }
 
-  ask(prompt, options = [['allow', 'Allow'], ['deny', 'Deny']]) {
+  ask(prompt, options = [['allow', 'Allow'], ['deny', 'Deny']], { severity = 'warning', data = {} } = {}) {
     return this.emit('attention.requested', {
-      kind: 'permission', prompt, options: options.map(([id, label]) => ({ id, label })), respond_via: ['control'],
-    }, { run: 'run-e2e', severity: 'warning' });
+      kind: 'permission', prompt, options: options.map(([id, label]) => ({ id, label })), respond_via: ['control'], ...data,
+    }, { run: 'run-e2e', severity });
   }
 
   /** Goes away without a word, like a process that died. */
   drop() {
     this.closed = true;
     try { this.ws.close(); } catch {}
+  }
+}
+
+/** Throws `message` unless `cond`. */
+export function check(cond, message) {
+  if (!cond) throw new Error(message);
+}
+
+/** Polls `fn` until it returns something truthy, or fails naming `message`. */
+export async function until(fn, message, timeout = 10_000, every = 100) {
+  const deadline = Date.now() + timeout;
+  let last;
+  while (Date.now() < deadline) {
+    try {
+      last = await fn();
+      if (last) return last;
+    } catch (e) {
+      last = e;
+    }
+    await sleep(every);
+  }
+  throw new Error(`${message} (waited ${timeout} ms; last: ${last})`);
+}
+
+/** Named steps that keep going after a failure and count what failed. */
+export class Steps {
+  constructor() {
+    this.failed = 0;
+    this.passed = 0;
+  }
+
+  async step(name, fn) {
+    const t0 = Date.now();
+    try {
+      await fn();
+      this.passed++;
+      console.log(`ok    ${name} (${Date.now() - t0} ms)`);
+    } catch (e) {
+      this.failed++;
+      console.log(`FAIL  ${name} (${Date.now() - t0} ms)\n      ${String(e && e.stack || e).split('\n').join('\n      ')}`);
+    }
   }
 }

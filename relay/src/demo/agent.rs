@@ -586,7 +586,11 @@ impl Agent {
         }
         let via = if matches!(ask.lifetime, Lifetime::OutOfBand { .. }) { "oob" } else { "control" };
         data.insert("respond_via".into(), json!([via]));
-        let draft = Draft::new("attention.requested").run(run).capture(Capture::Redacted).data(Value::Object(data));
+        let draft = Draft::new("attention.requested")
+            .run(run)
+            .severity(ask.severity)
+            .capture(Capture::Redacted)
+            .data(Value::Object(data));
         let Some(event) = self.emit(draft, now) else { return };
         if let Err(e) = self.target.register_request(&event, ask.refusing) {
             tracing::error!("demo {}: request {} not registered: {e}", self.persona.name, event.id());

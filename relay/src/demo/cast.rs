@@ -4,6 +4,7 @@
 
 use aep_client::control::answer::AttentionKind;
 use aep_client::control::sender::command::{CANCEL, PAUSE, RESPOND, RESUME};
+use aep_client::Severity;
 use serde_json::{json, Value};
 
 /// The vendor command one agent declares (AEP-0004 §5, `x.{vendor}.control.{verb}`).
@@ -35,6 +36,9 @@ pub struct Ask {
     /// `fields` of a form.
     pub form: Option<fn() -> Value>,
     pub lifetime: Lifetime,
+    /// How much is at stake: destructive or irreversible asks are raised
+    /// above routine ones, so a console can put them first.
+    pub severity: Severity,
     /// What the agent reports doing once the request is settled.
     pub then: &'static str,
 }
@@ -48,7 +52,8 @@ impl Ask {
         refusing: &'static str,
         then: &'static str,
     ) -> Ask {
-        Ask { kind, prompt, options, refusing: Some(refusing), form: None, lifetime: Lifetime::UntilAnswered, then }
+        let lifetime = Lifetime::UntilAnswered;
+        Ask { kind, prompt, options, refusing: Some(refusing), form: None, lifetime, severity: Severity::Info, then }
     }
 
     /// Allow or deny; text that names neither denies.
@@ -58,16 +63,23 @@ impl Ask {
 
     const fn input(prompt: &'static str, then: &'static str) -> Ask {
         let lifetime = Lifetime::UntilAnswered;
-        Ask { kind: AttentionKind::Input, prompt, options: &[], refusing: None, form: None, lifetime, then }
+        let severity = Severity::Info;
+        Ask { kind: AttentionKind::Input, prompt, options: &[], refusing: None, form: None, lifetime, severity, then }
     }
 
     const fn form(prompt: &'static str, fields: fn() -> Value, then: &'static str) -> Ask {
         let lifetime = Lifetime::UntilAnswered;
-        Ask { kind: AttentionKind::Form, prompt, options: &[], refusing: None, form: Some(fields), lifetime, then }
+        let severity = Severity::Info;
+        Ask { kind: AttentionKind::Form, prompt, options: &[], refusing: None, form: Some(fields), lifetime, severity, then }
     }
 
     const fn lasting(mut self, lifetime: Lifetime) -> Ask {
         self.lifetime = lifetime;
+        self
+    }
+
+    const fn graded(mut self, severity: Severity) -> Ask {
+        self.severity = severity;
         self
     }
 }
@@ -155,17 +167,20 @@ pub const BUILD_BOT: Persona = Persona {
         Ask::permission(
             "Write <img src=x onerror=alert(1)> and <script>alert(1)</script> into docs/sanitiser-check.html to test the docs sanitiser?",
             "Writing the sanitiser check page",
-        ),
-        Ask::permission("Run `rm -rf build/` to clear stale artifacts?", "Cleaning build/ and rebuilding"),
+        )
+        .graded(Severity::Notice),
+        Ask::permission("Run `rm -rf build/` to clear stale artifacts?", "Cleaning build/ and rebuilding").graded(Severity::Warning),
         Ask::permission(
             "Run `cargo test -p payments-api -- --include-ignored`? It takes about 6 minutes.",
             "Running the full test suite",
-        ),
-        Ask::permission("Run `git push --force-with-lease origin fix/flaky-checkout-tests`?", "Pushing the branch"),
+        )
+        .graded(Severity::Info),
+        Ask::permission("Run `git push --force-with-lease origin fix/flaky-checkout-tests`?", "Pushing the branch").graded(Severity::Warning),
         Ask::permission(
             "Run `docker compose down -v`? This deletes the local Postgres volume.",
             "Recreating the local database",
-        ),
+        )
+        .graded(Severity::Error),
     ],
     tools: &[
         Tool { name: "Bash", args: "cargo build -p payments-api" },
@@ -192,17 +207,19 @@ pub const DEPLOY_AGENT: Persona = Persona {
             "Deploy payments-api: confirm the rollout settings",
             release_form,
             "Rolling out with the confirmed settings",
-        ),
+        )
+        .graded(Severity::Warning),
         Ask::choice(
             AttentionKind::Review,
             "Review the migration plan: add nullable `refunds.reason`, then backfill 1.2M rows in batches of 10k.",
             REVIEW,
             "request_changes",
             "Applying the review outcome to the migration plan",
-        ),
+        )
+        .graded(Severity::Notice),
         Ask::input("Paste the change ticket for this release (e.g. CHG-1234).", "Linking the change ticket"),
-        Ask::form("Export settings for the finance data request", export_form, "Starting the export"),
-        Ask::permission("Roll staging back to v2.13.2 while the migration is reviewed?", "Rolling staging back"),
+        Ask::form("Export settings for the finance data request", export_form, "Starting the export").graded(Severity::Notice),
+        Ask::permission("Roll staging back to v2.13.2 while the migration is reviewed?", "Rolling staging back").graded(Severity::Warning),
     ],
     tools: &[
         Tool { name: "kubectl", args: "rollout status deploy/payments-api -n staging" },
@@ -232,7 +249,8 @@ pub const RESEARCH_AGENT: Persona = Persona {
             "Download 1.2 GB of raw logs from s3://incident-archive/2026-q3/? I will skip them if nobody answers in time.",
             "Fetching the raw logs",
         )
-        .lasting(Lifetime::Expires { after_ms: 45_000 }),
+        .lasting(Lifetime::Expires { after_ms: 45_000 })
+        .graded(Severity::Notice),
         Ask::input("Anything to leave out of the brief (customer names, internal hostnames)?", "Redacting as asked"),
     ],
     tools: &[
@@ -262,7 +280,8 @@ pub const GUARDIAN: Persona = Persona {
             "reject",
             "Recording the decision",
         )
-        .lasting(Lifetime::Expires { after_ms: 120_000 }),
+        .lasting(Lifetime::Expires { after_ms: 120_000 })
+        .graded(Severity::Critical),
         Ask::choice(
             AttentionKind::Permission,
             "Rotate the Stripe API key used by payments-api now?",
@@ -270,7 +289,8 @@ pub const GUARDIAN: Persona = Persona {
             "reject",
             "Recording the decision",
         )
-        .lasting(Lifetime::Expires { after_ms: 120_000 }),
+        .lasting(Lifetime::Expires { after_ms: 120_000 })
+        .graded(Severity::Error),
     ],
     tools: &[
         Tool { name: "iam", args: "list-pending-grants --env production" },
@@ -297,7 +317,8 @@ pub const CI_WATCHER: Persona = Persona {
             "reject",
             "Deployment approved in GitHub; watching the rollout",
         )
-        .lasting(Lifetime::OutOfBand { after_ms: (25_000, 50_000), by: "octocat" }),
+        .lasting(Lifetime::OutOfBand { after_ms: (25_000, 50_000), by: "octocat" })
+        .graded(Severity::Warning),
         Ask::choice(
             AttentionKind::Review,
             "A code owner must approve PR #482 on GitHub before it can merge.",
@@ -305,7 +326,8 @@ pub const CI_WATCHER: Persona = Persona {
             "request_changes",
             "Code owner review recorded in GitHub",
         )
-        .lasting(Lifetime::OutOfBand { after_ms: (25_000, 50_000), by: "payments-owners" }),
+        .lasting(Lifetime::OutOfBand { after_ms: (25_000, 50_000), by: "payments-owners" })
+        .graded(Severity::Notice),
     ],
     tools: &[
         Tool { name: "gh", args: "pr checks 482" },
@@ -344,6 +366,26 @@ mod tests {
                 }
                 assert_eq!(a.form.is_some(), a.kind == AttentionKind::Form);
             }
+        }
+    }
+
+    #[test]
+    fn destructive_and_irreversible_asks_carry_a_severity_to_match() {
+        let asks: Vec<&Ask> = CAST.iter().flat_map(|p| p.asks.iter()).collect();
+        let of = |needle: &str| {
+            asks.iter().find(|a| a.prompt.contains(needle)).unwrap_or_else(|| panic!("no ask about {needle}")).severity
+        };
+        assert_eq!(of("write access to the production database"), Severity::Critical);
+        assert_eq!(of("docker compose down -v"), Severity::Error);
+        assert_eq!(of("Rotate the Stripe API key"), Severity::Error);
+        assert_eq!(of("rm -rf build/"), Severity::Warning);
+        assert_eq!(of("git push --force-with-lease"), Severity::Warning);
+        assert_eq!(of("production deployment in GitHub Actions"), Severity::Warning);
+        assert_eq!(of("confirm the rollout settings"), Severity::Warning);
+        assert_eq!(of("Which incident tracker project"), Severity::Info);
+        // Every level a console has to tell apart is in use.
+        for level in [Severity::Info, Severity::Notice, Severity::Warning, Severity::Error, Severity::Critical] {
+            assert!(asks.iter().any(|a| a.severity == level), "{level:?}");
         }
     }
 

@@ -362,7 +362,7 @@ pub fn status(relay: &str, state: &State) -> Value {
     .done()
 }
 
-/// Cards waiting on a person, most severe then oldest first.
+/// Cards waiting on a person, most severe, then soonest to expire, then oldest first.
 pub fn inbox(store: &Store) -> Value {
     Value::Array(store.inbox().into_iter().map(card).collect())
 }

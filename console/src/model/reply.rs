@@ -1,0 +1,112 @@
+//! What typed text will count as, said before it is sent: on the send
+//! button itself, not only in a hint. The matching is the engine's own
+//! AEP-0008 rule ([`match_text`]); this only names its outcome.
+
+use aep_client::control::answer::{match_text, TextMatch};
+use aep_client::protocol::form::Choice;
+
+/// The meaning of a reply as typed so far.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ReplyMeaning {
+    /// Nothing typed yet.
+    Empty,
+    /// The text names exactly one option: it counts as that option.
+    Option { label: String },
+    /// The text names several options: the agent may refuse it.
+    Ambiguous,
+    /// On a permission request, text naming no option is a refusal with
+    /// the text as its reason.
+    Refusal,
+    /// Elsewhere, text naming no option (or a request with no options) is
+    /// sent as the reply itself.
+    Words,
+}
+
+/// What `text` will count as on a request offering `choices`.
+pub fn meaning(text: &str, choices: &[Choice], permission: bool) -> ReplyMeaning {
+    if text.trim().is_empty() {
+        return ReplyMeaning::Empty;
+    }
+    if choices.is_empty() {
+        return ReplyMeaning::Words;
+    }
+    match match_text(text, choices) {
+        TextMatch::Option(c) => ReplyMeaning::Option { label: c.label.clone() },
+        TextMatch::Ambiguous(_) => ReplyMeaning::Ambiguous,
+        TextMatch::Unmatched if permission => ReplyMeaning::Refusal,
+        TextMatch::Unmatched => ReplyMeaning::Words,
+    }
+}
+
+impl ReplyMeaning {
+    /// The send button's words: what pressing it will do.
+    pub fn button(&self) -> String {
+        match self {
+            ReplyMeaning::Option { label } => format!("Send as \u{201c}{label}\u{201d}"),
+            ReplyMeaning::Refusal => "Send as refusal".to_owned(),
+            ReplyMeaning::Empty | ReplyMeaning::Ambiguous | ReplyMeaning::Words => {
+                "Send reply".to_owned()
+            }
+        }
+    }
+
+    /// A sentence under the box, when there is more to say than the button.
+    pub fn hint(&self, has_options: bool) -> Option<String> {
+        match self {
+            ReplyMeaning::Empty => None,
+            ReplyMeaning::Option { label } => {
+                Some(format!("The agent reads this as \u{201c}{label}\u{201d}."))
+            }
+            ReplyMeaning::Ambiguous => {
+                Some("This names more than one option; the agent may refuse it.".to_owned())
+            }
+            ReplyMeaning::Refusal => Some(
+                "This names no option, so it counts as a refusal, with your text as the reason."
+                    .to_owned(),
+            ),
+            ReplyMeaning::Words if has_options => {
+                Some("This names no option; it is sent as guidance text.".to_owned())
+            }
+            ReplyMeaning::Words => None,
+        }
+    }
+
+    /// The button warns: the reply does the opposite of what it may read as.
+    pub fn is_refusal(&self) -> bool {
+        matches!(self, ReplyMeaning::Refusal)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn allow_deny() -> Vec<Choice> {
+        [("allow", "Allow"), ("deny", "Deny")]
+            .iter()
+            .map(|(id, label)| Choice { id: (*id).into(), label: (*label).into() })
+            .collect()
+    }
+
+    #[test]
+    fn a_yes_on_a_permission_that_names_no_option_is_sent_as_a_refusal() {
+        let m = meaning("yes, go ahead", &allow_deny(), true);
+        assert_eq!(m, ReplyMeaning::Refusal);
+        assert_eq!(m.button(), "Send as refusal");
+    }
+
+    #[test]
+    fn text_naming_an_option_says_which() {
+        let m = meaning("  ALLOW ", &allow_deny(), true);
+        assert_eq!(m, ReplyMeaning::Option { label: "Allow".into() });
+        assert_eq!(m.button(), "Send as \u{201c}Allow\u{201d}");
+    }
+
+    #[test]
+    fn elsewhere_unmatched_text_is_a_plain_reply() {
+        assert_eq!(meaning("use staging", &allow_deny(), false), ReplyMeaning::Words);
+        assert_eq!(meaning("OPS and SEC", &[], false).button(), "Send reply");
+        assert_eq!(meaning("   ", &allow_deny(), true), ReplyMeaning::Empty);
+        assert_eq!(ReplyMeaning::Empty.button(), "Send reply");
+    }
+}

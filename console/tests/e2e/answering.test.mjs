@@ -1,0 +1,425 @@
+// End-to-end: answering safely. The release console in headless Chromium
+// against a relay without demo agents, fed by test agents so every
+// request arrives on cue. Desktop 1280×800 and phone 390×844.
+//
+// Run with scripts/test-console (after console.test.mjs).
+
+import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { ROOT, Relay, Steps, TestAgent, browser, check, freePort, sleep, until } from './lib.mjs';
+
+mkdirSync(`${ROOT}target/console-e2e`, { recursive: true });
+
+const token = `e2e-${randomBytes(12).toString('hex')}`;
+const chromium = await browser();
+const steps = new Steps();
+const pageErrors = [];
+
+// Each check gets a relay of its own, so no request left by another is
+// in the way. E2E_STATIC_DIR serves another build (an older one, to see
+// a check fail).
+let relay;
+async function step(name, fn) {
+  // E2E_ONLY=words runs only the checks whose names contain them.
+  if (process.env.E2E_ONLY && !name.includes(process.env.E2E_ONLY)) return;
+  await steps.step(name, async () => {
+    relay = new Relay({ port: await freePort(), token, demo: false, staticDir: process.env.E2E_STATIC_DIR || 'dist' });
+    await relay.start();
+    try {
+      await fn();
+    } finally {
+      await relay.stop();
+    }
+  });
+}
+
+const DESKTOP = { viewport: { width: 1280, height: 800 } };
+const PHONE = { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 };
+
+async function open(kind) {
+  const ctx = await chromium.newContext(kind);
+  const page = await ctx.newPage();
+  page.on('pageerror', (e) => pageErrors.push(String(e)));
+  await page.goto(`${relay.base}/#token=${encodeURIComponent(token)}`);
+  await page.locator('.chip[data-state="live"]').waitFor({ timeout: 15_000 });
+  return { ctx, page };
+}
+
+const card = (page, text) => page.locator('main article.card', { hasText: text }).first();
+
+async function inboxIds(page) {
+  return page.$$eval('main ol.cards article.card', (els) => els.map((e) => e.getAttribute('data-request')));
+}
+
+/**
+ * Two requests, one above the other; a double click (or a double tap) on
+ * the first one's Deny. The first answers the first request; the second
+ * lands where the next card has just moved to, and must not answer it.
+ */
+async function doubleHit(kind, name, hit) {
+  const agent = new TestAgent({ relay, agent: `e2e-double-${name}` });
+  await agent.connect();
+  agent.start(`Double ${name}`);
+  const { ctx, page } = await open(kind);
+  try {
+    const q1 = agent.ask(`Double ${name}: delete the first scratch volume?`);
+    const q2 = agent.ask(`Double ${name}: delete the second scratch volume?`);
+    const first = card(page, q1.data.prompt);
+    await first.waitFor({ timeout: 10_000 });
+    await card(page, q2.data.prompt).waitFor({ timeout: 10_000 });
+    const ids = await inboxIds(page);
+    check(ids.indexOf(q1.id) === 0 && ids.indexOf(q2.id) === 1, `the older request is first: ${ids}`);
+    // The first card at the top of the view, so the second one's buttons
+    // are in view after it moves up; then long enough for anyone to have
+    // read the first card.
+    await first.evaluate((e) => window.scrollBy(0, e.getBoundingClientRect().top - 8));
+    await sleep(1_000);
+    const box = await first.locator('button.option[data-option="deny"]').boundingBox();
+    const x = box.x + box.width / 2;
+    const y = box.y + box.height / 2;
+    const t0 = Date.now();
+    await hit(page, x, y);
+    await sleep(150);
+    // The second half lands on the freed slot...
+    await hit(page, x, y);
+    // ...or on the next card's Deny, wherever it has just moved to.
+    const moved = await card(page, q2.data.prompt).locator('button.option[data-option="deny"]').boundingBox();
+    await hit(page, moved.x + moved.width / 2, moved.y + moved.height / 2);
+    const spent = Date.now() - t0;
+    if (process.env.E2E_DEBUG) console.log({ name, y, moved, spent, commands: agent.commands.map((c) => c.subject), q1: q1.id, q2: q2.id });
+    check(spent < 380, `the clicks came within a double click's time (${spent} ms)`);
+    await sleep(1_500);
+    const subjects = agent.commands.map((c) => c.subject);
+    check(subjects.length === 1 && subjects[0] === q1.id,
+      `one answer, to the first request only: ${JSON.stringify(subjects)} (first ${q1.id}, second ${q2.id}; hit at ${y}, then ${moved.y + moved.height / 2})`);
+    check((await inboxIds(page)).includes(q2.id), 'the second request still waits');
+    // Once it has been still long enough, the second card answers as usual.
+    await card(page, q2.data.prompt).locator('button.option[data-option="deny"]').click({ timeout: 5_000 });
+    await until(() => agent.commands.length === 2, 'the second card answers once it has been seen', 5_000);
+  } finally {
+    agent.drop();
+    await ctx.close();
+  }
+}
+
+try {
+  await step('desktop: a double click on Deny answers only the card that was clicked', async () => {
+    await doubleHit(DESKTOP, 'click', (page, x, y) => page.mouse.click(x, y));
+  });
+
+  await step('phone: a double tap on Deny answers only the card that was tapped', async () => {
+    await doubleHit(PHONE, 'tap', (page, x, y) => page.touchscreen.tap(x, y));
+  });
+
+  await step('a just-arrived card does not take a click meant for what was there', async () => {
+    const agent = new TestAgent({ relay, agent: 'e2e-arrival' });
+    await agent.connect();
+    agent.start('Arrivals');
+    const { ctx, page } = await open(DESKTOP);
+    try {
+      const low = agent.ask('Arrival: rotate the staging log files?', undefined, { severity: 'info' });
+      const lowCard = card(page, low.data.prompt);
+      await lowCard.waitFor({ timeout: 10_000 });
+      await sleep(1_000);
+      const box = await lowCard.locator('button.option[data-option="allow"]').boundingBox();
+      // A more severe request is raised; it is drawn above, where the
+      // pointer is, and is clicked at once.
+      const high = agent.ask('Arrival: drop the production replica?', undefined, { severity: 'critical' });
+      await card(page, high.data.prompt).waitFor({ timeout: 10_000 });
+      await page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
+      await sleep(800);
+      const subjects = agent.commands.map((c) => c.subject);
+      check(!subjects.includes(high.id), `the card that had just arrived was not answered: ${JSON.stringify(subjects)}`);
+    } finally {
+      agent.drop();
+      await ctx.close();
+    }
+  });
+
+  await step('a card scrolled into view waits before its buttons act', async () => {
+    const agent = new TestAgent({ relay, agent: 'e2e-scrolled' });
+    await agent.connect();
+    agent.start('Scrolled');
+    const { ctx, page } = await open(DESKTOP);
+    try {
+      const qs = [];
+      for (let i = 1; i <= 8; i++) qs.push(agent.ask(`Scrolled: question ${i}?`));
+      const last = card(page, qs[7].data.prompt);
+      await last.waitFor({ timeout: 10_000 });
+      await sleep(1_000);
+      const below = await last.evaluate((e) => e.getBoundingClientRect().top > window.innerHeight);
+      check(below, 'the last card starts out of view');
+      // A flick brings it under the pointer, and the pointer clicks soon after.
+      await last.evaluate((e) => window.scrollBy(0, e.getBoundingClientRect().top - 40));
+      await sleep(120);
+      const box = await last.locator('button.option[data-option="allow"]').boundingBox();
+      await page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
+      await sleep(600);
+      check(agent.commands.length === 0, `nothing answered 120 ms after it came into view: ${JSON.stringify(agent.commands.map((c) => c.subject))}`);
+      await page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
+      await until(() => agent.commands.length === 1 && agent.commands[0].subject === qs[7].id, 'once seen, it answers', 5_000);
+    } finally {
+      agent.drop();
+      await ctx.close();
+    }
+  });
+
+  await step('typed text on a permission: the button says it sends a refusal', async () => {
+    const agent = new TestAgent({ relay, agent: 'e2e-typed' });
+    await agent.connect();
+    agent.start('Typed replies');
+    const { ctx, page } = await open(DESKTOP);
+    try {
+      const q = agent.ask('Typed: push the release branch?');
+      const c = card(page, q.data.prompt);
+      await c.waitFor({ timeout: 10_000 });
+      const box = c.locator('form.reply input[name="reply"]');
+      const send = c.locator('form.reply button.send');
+      await box.fill('yes, go ahead');
+      const refusal = (await send.textContent()).trim();
+      check(refusal === 'Send as refusal', `text naming no option: the button says so (${refusal})`);
+      await box.fill('allow');
+      const allow = (await send.textContent()).trim();
+      check(allow === 'Send as \u201cAllow\u201d', `text naming an option: the button names it (${allow})`);
+      await box.fill('');
+      const empty = (await send.textContent()).trim();
+      check(empty === 'Send reply', `nothing typed: a plain label (${empty})`);
+      await box.fill('yes, go ahead');
+      await send.click();
+      await until(() => agent.commands.length === 1, 'the reply was sent', 5_000);
+      const answer = agent.commands[0].data.answer;
+      check(answer.text === 'yes, go ahead', `the typed text went as typed: ${JSON.stringify(answer)}`);
+    } finally {
+      agent.drop();
+      await ctx.close();
+    }
+  });
+
+  await step('keyboard: after an answer the focus moves to the next waiting card, and j/k go on from there', async () => {
+    const agent = new TestAgent({ relay, agent: 'e2e-keys' });
+    await agent.connect();
+    agent.start('Keyboard answers');
+    const { ctx, page } = await open(DESKTOP);
+    try {
+      const qs = ['one', 'two', 'three'].map((n) => agent.ask(`Keys: question ${n}?`));
+      await card(page, 'Keys: question three?').waitFor({ timeout: 10_000 });
+      await sleep(1_000);
+      const focused = () => page.evaluate(() => {
+        const a = document.activeElement;
+        const c = a && a.closest('article.card');
+        return c ? c.getAttribute('data-request') : (a ? a.tagName : null);
+      });
+      await page.locator('body').click({ position: { x: 5, y: 5 } });
+      await page.keyboard.press('j');
+      check((await focused()) === qs[0].id, `j focuses the first card (${await focused()})`);
+      check(JSON.stringify(await inboxIds(page)) === JSON.stringify(qs.map((q) => q.id)), 'the three wait in order');
+      await page.keyboard.press('2');
+      check((await page.evaluate(() => document.activeElement.getAttribute('data-option'))) === 'deny', '2 goes to Deny');
+      await page.keyboard.press('Enter');
+      await until(() => agent.commands.length === 1, 'Enter answered', 5_000);
+      await until(async () => (await focused()) === qs[1].id, 'the focus is on the next waiting card', 3_000);
+      await until(async () => !(await inboxIds(page)).includes(qs[0].id), 'the answered card left', 5_000);
+      await sleep(300);
+      const after = await focused();
+      check(after === qs[1].id, `once the answered card is gone the focus is still on the next one, not the page (${after})`);
+      await page.keyboard.press('j');
+      check((await focused()) === qs[2].id, `j continues from there (${await focused()})`);
+      // The key list takes the focus, and gives it back when it closes.
+      await page.keyboard.press('?');
+      await until(() => page.evaluate(() => document.activeElement.textContent === 'Close'), 'the key list has the focus', 2_000);
+      await page.keyboard.press('Escape');
+      await until(async () => (await focused()) === qs[2].id, 'closing the key list gives the focus back to the card', 2_000);
+    } finally {
+      agent.drop();
+      await ctx.close();
+    }
+  });
+
+  for (const [kind, size] of [[DESKTOP, '1280x800'], [PHONE, '390x844']]) {
+    await step(`${size}: an answered card folds into a one-line row in its place; the queue stays in view`, async () => {
+      const agent = new TestAgent({ relay, agent: `e2e-fold-${size}` });
+      await agent.connect();
+      agent.start('Folding');
+      const { ctx, page } = await open(kind);
+      try {
+        const qs = ['one', 'two', 'three'].map((n) => agent.ask(`Fold ${size}: question ${n}?`));
+        await card(page, qs[2].data.prompt).waitFor({ timeout: 10_000 });
+        await sleep(1_000);
+        const act = (c) => (kind === PHONE ? c.tap() : c.click());
+        const first = card(page, qs[0].data.prompt);
+        const was = await first.boundingBox();
+        await act(first.locator('button.option[data-option="allow"]'));
+        const row = page.locator(`main ol.cards article.settled[data-request="${qs[0].id}"]`);
+        await row.waitFor({ timeout: 5_000 });
+        await until(async () => (await row.locator('.outcome').textContent()).includes('Answered: Allow'), 'the row says what was answered', 5_000);
+        const box = await row.boundingBox();
+        check(Math.abs(box.y - was.y) < 30, `the row is where the card was (${box.y} vs ${was.y})`);
+        check(box.height <= 60, `the row is one line (${box.height} px)`);
+        check((await page.locator('main section.recent').count()) === 0, 'no separate list of settled cards at the top');
+        await sleep(700);
+        await act(card(page, qs[1].data.prompt).locator('button.option[data-option="deny"]'));
+        await page.locator(`main ol.cards article.settled[data-request="${qs[1].id}"]`).waitFor({ timeout: 5_000 });
+        const next = await card(page, qs[2].data.prompt).boundingBox();
+        const height = kind.viewport.height;
+        check(next.y + 80 < height, `the next waiting card is still in view under two rows (top at ${next.y} of ${height})`);
+        if (kind === PHONE) await page.screenshot({ path: `${ROOT}target/console-e2e/inbox-rows-390x844.png` });
+      } finally {
+        agent.drop();
+        await ctx.close();
+      }
+    });
+  }
+
+  await step('two answers, one applied: the row says the later one was refused and which the agent applied', async () => {
+    // The agent hears both answers but acknowledges neither in time (a
+    // half-dead connection), then applies the first and refuses the second.
+    const agent = new TestAgent({ relay, agent: 'e2e-two-answers', ackWindowMs: 1500, ignore: 2 });
+    await agent.connect();
+    agent.start('Two answers');
+    const { ctx, page } = await open(DESKTOP);
+    try {
+      const q = agent.ask('Two answers: drop the stale feature flags?');
+      const c = card(page, q.data.prompt);
+      await c.waitFor({ timeout: 10_000 });
+      await sleep(700);
+      await c.locator('button.option[data-option="deny"]').click();
+      await c.locator('.cmd[data-phase="timeout"]').waitFor({ timeout: 15_000 });
+      await c.locator('button.option[data-option="allow"]').click();
+      await until(() => agent.commands.length === 2, 'the agent heard both answers', 5_000);
+      const [deny, allow] = agent.commands;
+      agent.emit('control.accepted', {}, { cause: deny.id });
+      agent.emit('attention.answered', { answer: { option: 'deny' }, by: deny.agent, via: 'control' }, { subject: q.id, cause: deny.id, run: 'run-e2e' });
+      agent.emit('attention.resolved', { resolution: 'answered' }, { subject: q.id, cause: deny.id, run: 'run-e2e' });
+      agent.emit('control.rejected', { reason: 'invalid', detail: 'already answered' }, { cause: allow.id });
+      const row = page.locator(`main article.settled[data-request="${q.id}"]`).first();
+      await until(async () => (await row.getAttribute('data-overruled')) === 'true', 'the row knows an answer was overruled', 10_000);
+      const words = await row.locator('.outcome').textContent();
+      check(words.includes('Your later answer \u201cAllow\u201d was refused: the agent applied \u201cDeny\u201d'), `said plainly: ${words}`);
+      check(await row.locator('.cmd[data-phase="rejected"]').first().isVisible(), 'the refusal is shown, not folded away');
+      const colours = await row.locator('.outcome').evaluate((e) => {
+        const probe = document.createElement('span');
+        probe.style.color = 'var(--ok)';
+        document.body.append(probe);
+        const ok = getComputedStyle(probe).color;
+        probe.remove();
+        return { ok, outcome: getComputedStyle(e).color };
+      });
+      check(colours.outcome !== colours.ok, `not shown in the colour of success: ${JSON.stringify(colours)}`);
+    } finally {
+      agent.drop();
+      await ctx.close();
+    }
+  });
+
+  await step('offline: no relay shown live, one banner, answers refused; back online it reconnects', async () => {
+    const agent = new TestAgent({ relay, agent: 'e2e-offline' });
+    await agent.connect();
+    agent.start('Offline');
+    const { ctx, page } = await open(DESKTOP);
+    try {
+      const q = agent.ask('Offline: restart the queue workers?');
+      const c = card(page, q.data.prompt);
+      await c.waitFor({ timeout: 10_000 });
+      await ctx.setOffline(true);
+      await until(async () => (await page.locator('.chip[data-state="live"]').count()) === 0,
+        'no relay is shown live while the device is offline', 5_000);
+      const banners = (await page.locator('.banners .banner').allTextContents()).map((t) => t.trim());
+      check(banners.length === 1 && banners[0].includes('offline') && banners[0].includes('refused'),
+        `one banner, saying the device is offline and answers are refused: ${JSON.stringify(banners)}`);
+      await c.locator('button.option[data-option="allow"]').click({ timeout: 5_000 });
+      const err = await c.locator('.send-error').textContent({ timeout: 3_000 });
+      check(err.includes('not connected') && err.includes('Nothing was queued'), `the answer is refused in words: ${err}`);
+      check((await c.locator('.cmd').count()) === 0, 'no answer shows as sent');
+      await ctx.setOffline(false);
+      await page.locator('.chip[data-state="live"]').waitFor({ timeout: 30_000 });
+      await until(async () => (await page.locator('.banners .banner').count()) === 0, 'the banner goes once a relay is live', 5_000);
+      check(agent.commands.length === 0, 'nothing reached the agent from the offline attempt');
+    } finally {
+      agent.drop();
+      await ctx.close();
+    }
+  });
+
+  for (const [kind, size] of [[DESKTOP, '1280x800'], [PHONE, '390x844']]) {
+    await step(`${size}: the tabs stay in view while scrolling; the title counts what waits`, async () => {
+      const agent = new TestAgent({ relay, agent: `e2e-long-${size}` });
+      await agent.connect();
+      agent.start('A long queue');
+      const { ctx, page } = await open(kind);
+      try {
+        for (let i = 0; i < 12; i++) agent.ask(`Long queue: question ${i + 1}?`);
+        await card(page, 'Long queue: question 12?').waitFor({ timeout: 10_000 });
+        const waiting = (await inboxIds(page)).length;
+        await sleep(500);
+        const title = await page.title();
+        await page.evaluate(() => window.scrollTo(0, document.documentElement.scrollHeight));
+        await sleep(300);
+        const at = await page.evaluate(() => {
+          const nav = document.querySelector('nav.tabs');
+          const r = nav.getBoundingClientRect();
+          const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+          return { top: r.top, scrolled: window.scrollY, onTop: !!hit && nav.contains(hit) };
+        });
+        check(at.scrolled > 200, `the page did scroll (${at.scrolled})`);
+        check(at.top >= 0 && at.top <= 1 && at.onTop, `the tabs are at the top of the view: ${JSON.stringify(at)}`);
+        check(title.startsWith(`(${waiting}) `), `the title starts with the waiting count, (${waiting}): ${title}`);
+      } finally {
+        agent.drop();
+        await ctx.close();
+      }
+    });
+  }
+
+  await step('notifications refused by the browser: the button says so, and where to change it', async () => {
+    const ctx = await chromium.newContext(DESKTOP);
+    const page = await ctx.newPage();
+    page.on('pageerror', (e) => pageErrors.push(String(e)));
+    await page.addInitScript(() => {
+      const Fake = function () {};
+      Fake.permission = 'default';
+      Fake.requestPermission = async () => { Fake.permission = 'denied'; return 'denied'; };
+      window.Notification = Fake;
+    });
+    try {
+      await page.goto(`${relay.base}/#token=${encodeURIComponent(token)}`);
+      await page.locator('.chip[data-state="live"]').waitFor({ timeout: 15_000 });
+      await page.click('button[aria-pressed]');
+      await page.locator('button[aria-pressed="false"]', { hasText: 'Notifications blocked' }).waitFor({ timeout: 3_000 });
+      const why = await page.locator('.notify-refused').textContent({ timeout: 3_000 });
+      check(why.includes('refused') && why.includes('settings'), `it says why and where: ${why}`);
+    } finally {
+      await ctx.close();
+    }
+  });
+
+  await step('phone: a wrong token is said once, with the fix, and nothing claims to wait for a connection', async () => {
+    const ctx = await chromium.newContext(PHONE);
+    const page = await ctx.newPage();
+    page.on('pageerror', (e) => pageErrors.push(String(e)));
+    try {
+      await page.goto(`${relay.base}/#token=not-the-token`);
+      await page.locator('.chip[data-state="refused"]').waitFor({ timeout: 15_000 });
+      await sleep(300);
+      const banners = (await page.locator('.banners .banner').allTextContents()).map((t) => t.trim());
+      check(banners.length === 1, `one banner: ${JSON.stringify(banners)}`);
+      check((banners[0].match(/refused/g) || []).length === 1 && banners[0].includes('token'), `said once, naming the token: ${banners[0]}`);
+      const text = await page.locator('body').textContent();
+      check(!text.includes('waiting for a relay connection'), 'nothing claims to wait for a connection that was refused');
+      const { sw, iw } = await page.evaluate(() => ({ sw: document.documentElement.scrollWidth, iw: window.innerWidth }));
+      check(sw <= iw, `it fits the phone (${sw} > ${iw})`);
+      await page.locator('[data-banner="refused"] button', { hasText: 'Enter another token' }).tap();
+      await page.locator('#relay-token-0').waitFor({ timeout: 3_000 });
+    } finally {
+      await ctx.close();
+    }
+  });
+
+  await steps.step('no page errors', async () => {
+    check(pageErrors.length === 0, `page errors: ${pageErrors.join(' | ')}`);
+  });
+} finally {
+  await chromium.close().catch(() => {});
+}
+
+console.log(`\n${steps.passed} passed, ${steps.failed} failed`);
+if (steps.failed) process.exit(1);
