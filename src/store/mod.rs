@@ -34,6 +34,7 @@ pub mod card;
 pub mod changes;
 pub mod command;
 pub mod config;
+pub mod evictions;
 mod hash;
 pub mod rules;
 pub mod run;
@@ -46,6 +47,7 @@ pub use card::{Answer, AnswerVia, AttentionKind, Card, CardStatus, Channel, Clos
 pub use changes::{CardRef, Change, CommandRef};
 pub use command::{AckRecord, Command, CommandStatus, Issued, Outcome, OutcomeLink};
 pub use config::{Arrival, StoreConfig};
+pub use evictions::Evictions;
 pub use rules::{Rule, StreamViolation};
 pub use run::{Run, RunEnd, RunEnding, RunStatus};
 pub use session::{Session, SessionEnd, SessionKey, SessionStart, SessionState};
@@ -116,6 +118,9 @@ pub struct Store {
     next_session: SessionId,
     agents: Agents,
     unattached: VecDeque<Delivery>,
+    /// What went with sessions already dropped, and unattached events
+    /// dropped; the live collections count the rest.
+    evicted: Evictions,
     interned: FastSet<Arc<str>>,
     outbox: Outbox,
     arrival: u64,
@@ -139,6 +144,7 @@ impl Store {
             next_session: 0,
             agents: Agents::new(config.max_agents, config.max_agent_events),
             unattached: VecDeque::new(),
+            evicted: Evictions::default(),
             interned: FastSet::default(),
             outbox: Outbox::new(config.max_changes, config.max_violations),
             arrival: 0,
@@ -324,6 +330,20 @@ impl Store {
         c
     }
 
+    /// What the bounds dropped so far, by kind (see [`Evictions`]). All
+    /// zero means the store holds every event it folded.
+    pub fn evictions(&self) -> Evictions {
+        let mut e = self.evicted;
+        for s in self.sessions.values() {
+            e += s.evictions(false);
+        }
+        e += self.agents.evictions();
+        e.seen_ids = self.seen.forgotten;
+        e.changes = self.outbox.dropped();
+        e.violations = self.outbox.unlisted_violations();
+        e
+    }
+
     fn intern(&mut self, s: &str) -> Arc<str> {
         if let Some(known) = self.interned.get(s) {
             return known.clone();
@@ -435,10 +455,12 @@ impl Store {
 
     fn park(&mut self, entry: Delivery) {
         if self.config.max_unattached == 0 {
+            self.evicted.unattached += 1;
             return;
         }
         if self.unattached.len() >= self.config.max_unattached {
             self.unattached.pop_front();
+            self.evicted.unattached += 1;
         }
         self.unattached.push_back(entry);
     }
@@ -454,6 +476,7 @@ impl Store {
         let Some((touched, id)) = victim else { return };
         self.recency.remove(&(touched, id));
         let Some(gone) = self.sessions.remove(&id) else { return };
+        self.evicted += gone.evictions(true);
         let key = gone.key().clone();
         if let Some(m) = self.by_source.get_mut(&key.source) {
             m.remove(&key.name);

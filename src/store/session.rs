@@ -10,6 +10,7 @@ use super::card::{self, Card, Cards, SessionEndMark};
 use super::changes::{Change, CommandRef, Outbox};
 use super::command::{self, Command, Control};
 use super::config::{Arrival, StoreConfig};
+use super::evictions::Evictions;
 use super::rules::{Rule, StreamViolation};
 use super::run::{Run, Runs};
 use super::timeline::{Delivery, Entry, Position, Timeline};
@@ -185,6 +186,20 @@ impl Session {
     }
     pub(crate) fn run_count(&self) -> usize {
         self.runs.len()
+    }
+
+    /// What this session's bounds dropped; `whole` counts everything it
+    /// still holds as well, for a session being dropped.
+    pub(crate) fn evictions(&self, whole: bool) -> Evictions {
+        let held = |n: usize| if whole { n as u64 } else { 0 };
+        Evictions {
+            sessions: u64::from(whole),
+            events: self.timeline.dropped() + held(self.timeline.len()),
+            runs: self.runs.dropped + held(self.runs.len()),
+            cards: self.cards.dropped + held(self.cards.len()),
+            commands: self.control.dropped + held(self.control.len()),
+            ..Evictions::default()
+        }
     }
     pub(crate) fn has_card(&self, id: &str) -> bool {
         self.cards.contains(id)
