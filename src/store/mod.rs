@@ -26,7 +26,7 @@
 //! The store never reads a clock: `now` is the caller's, used for receipt
 //! times only. Ordering comes from `(epoch, seq)` and arrival, never `time`.
 
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 pub mod agent;
@@ -36,6 +36,7 @@ pub mod command;
 pub mod config;
 pub mod evictions;
 mod hash;
+mod recency;
 pub mod rules;
 pub mod run;
 mod seen;
@@ -56,6 +57,7 @@ pub use timeline::{Delivery, Entry, Position, Timeline};
 use agent::Agents;
 use changes::Outbox;
 use hash::{FastMap, FastSet};
+use recency::{Recency, SessionId};
 use seen::{SeenIds, Sighting};
 
 use crate::protocol::event::Event;
@@ -104,7 +106,6 @@ pub struct Counts {
     pub dropped_changes: u64,
 }
 
-type SessionId = u64;
 
 /// The fold. See the module documentation.
 pub struct Store {
@@ -113,8 +114,8 @@ pub struct Store {
     sessions: FastMap<SessionId, Session>,
     by_source: FastMap<Arc<str>, FastMap<Arc<str>, SessionId>>,
     by_name: FastMap<Arc<str>, Vec<SessionId>>,
-    /// `(last arrival, session)`, oldest first: who to drop when full.
-    recency: BTreeSet<(u64, SessionId)>,
+    /// Who to drop when full.
+    recency: Recency,
     next_session: SessionId,
     agents: Agents,
     unattached: VecDeque<Delivery>,
@@ -140,7 +141,7 @@ impl Store {
             sessions: FastMap::default(),
             by_source: FastMap::default(),
             by_name: FastMap::default(),
-            recency: BTreeSet::new(),
+            recency: Recency::default(),
             next_session: 0,
             agents: Agents::new(config.max_agents, config.max_agent_events),
             unattached: VecDeque::new(),
@@ -362,12 +363,9 @@ impl Store {
     /// Runs `fold` on a session and keeps the recency index current.
     fn with_session(&mut self, id: SessionId, fold: impl FnOnce(&mut Session, &mut Outbox)) {
         let Some(s) = self.sessions.get_mut(&id) else { return };
-        let before = s.touched;
+        let before = s.mark();
         fold(s, &mut self.outbox);
-        if s.touched != before {
-            self.recency.remove(&(before, id));
-            self.recency.insert((s.touched, id));
-        }
+        self.recency.moved(id, before, s.mark());
     }
 
     /// Creates the session for an owner event's `(source, session)`,
@@ -383,7 +381,7 @@ impl Store {
         claimants.push(id);
         let sole = claimants.len() == 1;
         let session = Session::new(key.clone(), e.agent(), &self.config, entry.received_at);
-        self.recency.insert((session.touched, id));
+        self.recency.insert(id, session.mark());
         self.sessions.insert(id, session);
         if sole {
             self.adopt(id, |waiting| waiting.event.session() == Some(&key.name));
@@ -471,10 +469,7 @@ impl Store {
         if self.sessions.len() < self.config.max_sessions.max(1) {
             return;
         }
-        let idle = |id: &SessionId| self.sessions.get(id).is_some_and(|s| s.pending_count() == 0);
-        let victim = self.recency.iter().find(|(_, id)| idle(id)).or_else(|| self.recency.first()).copied();
-        let Some((touched, id)) = victim else { return };
-        self.recency.remove(&(touched, id));
+        let Some(id) = self.recency.pop_victim() else { return };
         let Some(gone) = self.sessions.remove(&id) else { return };
         self.evicted += gone.evictions(true);
         let key = gone.key().clone();

@@ -14,9 +14,9 @@
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{HashMap, VecDeque};
-use std::hash::{BuildHasherDefault, Hash, Hasher};
+use std::hash::{BuildHasher, BuildHasherDefault, Hash, Hasher};
 
-use super::hash::{Prehashed, Words};
+use super::hash::Prehashed;
 
 use crate::protocol::event::Event;
 
@@ -88,7 +88,7 @@ fn digest(source: &str, id: &str) -> u128 {
 /// fingerprint of an event already sharing its `(source, id)`, so a fast
 /// non-keyed hash is enough.
 fn fingerprint(e: &Event) -> u64 {
-    let mut h = Words::default();
+    let mut h = foldhash::fast::FixedState::default().build_hasher();
     e.aep().hash(&mut h);
     e.ty().hash(&mut h);
     e.subject().hash(&mut h);
