@@ -9,7 +9,7 @@
 use std::cmp::Ordering;
 use std::fmt;
 use std::borrow::Cow;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, LazyLock, OnceLock};
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -152,14 +152,19 @@ pub struct Event {
     capture: Option<Capture>,
     /// Where the `data` member's value sits in `raw`.
     data_span: Option<Text>,
-    data: OnceLock<Option<Map<String, Value>>>,
-    extensions: Map<String, Value>,
+    data: OnceLock<Option<Box<Map<String, Value>>>>,
+    /// Extension attributes, when there are any (rare).
+    extensions: Option<Box<Map<String, Value>>>,
 }
 
+/// What [`Event::extensions`] lends when an event has none.
+static NO_EXTENSIONS: LazyLock<Map<String, Value>> = LazyLock::new(Map::new);
+
 /// Where an attribute's text lives: a byte span of the event's `raw`, or
-/// of its `unescaped` texts when the top bit of `at` is set.
+/// of its `unescaped` texts when the top bit of `at` is set. The store's
+/// entries keep these spans with the bytes instead of copies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Text {
+pub(crate) struct Text {
     at: u32,
     len: u32,
 }
@@ -167,7 +172,7 @@ struct Text {
 impl Text {
     const UNESCAPED: u32 = 1 << 31;
 
-    fn slice<'a>(self, raw: &'a str, unescaped: &'a str) -> &'a str {
+    pub(crate) fn slice<'a>(self, raw: &'a str, unescaped: &'a str) -> &'a str {
         let (from, at) = if self.at & Text::UNESCAPED == 0 { (raw, self.at) } else { (unescaped, self.at & !Text::UNESCAPED) };
         &from[at as usize..(at + self.len) as usize]
     }
@@ -253,11 +258,14 @@ impl Event {
             capture: env.capture.and_then(as_str).and_then(|s| Capture::parse(&s)),
             data_span: env.data.map(|d| Text { at: (d.get().as_ptr() as usize - base) as u32, len: d.get().len() as u32 }),
             data: OnceLock::new(),
-            extensions: env
-                .extensions
-                .iter()
-                .map(|(name, v)| (name.to_string(), serde_json::from_str(v.get()).unwrap_or(Value::Null)))
-                .collect(),
+            extensions: (!env.extensions.is_empty()).then(|| {
+                Box::new(
+                    env.extensions
+                        .iter()
+                        .map(|(name, v)| (name.to_string(), serde_json::from_str(v.get()).unwrap_or(Value::Null)))
+                        .collect(),
+                )
+            }),
             unescaped: unescaped.into_boxed_str(),
             raw: Arc::from(text),
         }
@@ -265,6 +273,12 @@ impl Event {
 
     fn text(&self, t: Text) -> &str {
         t.slice(&self.raw, &self.unescaped)
+    }
+
+    /// The spans of `id` and `cause`, and the texts they may point into
+    /// besides `raw`: what a stored entry needs to read them again.
+    pub(crate) fn id_cause_spans(&self) -> (Text, Option<Text>, &str) {
+        (self.id, self.cause, &self.unescaped)
     }
 
     fn text_opt(&self, t: Option<Text>) -> Option<&str> {
@@ -357,7 +371,7 @@ impl Event {
     pub fn data(&self) -> Option<&Map<String, Value>> {
         self.data
             .get_or_init(|| self.data_span.and_then(|span| serde_json::from_str(span.slice(&self.raw, "")).ok()))
-            .as_ref()
+            .as_deref()
     }
     /// The payload's exact bytes, when present.
     pub fn data_raw(&self) -> Option<&str> {
@@ -369,7 +383,7 @@ impl Event {
     }
     /// Extension attributes (AEP-0001 §5.4), carried untouched.
     pub fn extensions(&self) -> &Map<String, Value> {
-        &self.extensions
+        self.extensions.as_deref().unwrap_or(&NO_EXTENSIONS)
     }
 
     /// A context attribute or extension attribute as a JSON value, with the
@@ -396,7 +410,7 @@ impl Event {
             "severity" => s(self.severity().as_str()),
             "capture" => s(self.capture().as_str()),
             "data" => self.data().cloned().map(Value::Object),
-            other => self.extensions.get(other).cloned(),
+            other => self.extensions().get(other).cloned(),
         }
     }
 
@@ -466,7 +480,7 @@ impl Event {
         }
         text.push('}');
         let mut ev = Event::parse(&text).expect("a valid event with a valid level and an object payload stays valid");
-        ev.data = OnceLock::from(data);
+        ev.data = OnceLock::from(data.map(Box::new));
         ev
     }
 

@@ -177,20 +177,25 @@ pub fn event(value: &Value) -> Vec<Violation> {
 /// category, or `x.{vendor}.{category}.{rest}`.
 pub fn check_type_name(t: &str) -> Result<(), (&'static str, &'static str)> {
     let token = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
-    let parts: Vec<&str> = t.split('.').collect();
-    if parts[0] == "x" {
+    // How many parts follow, and whether all are tokens.
+    let tail = |parts: std::str::Split<'_, char>| parts.fold((0, true), |(n, ok), p| (n + 1, ok && token(p)));
+    let mut parts = t.split('.');
+    let first = parts.next().unwrap_or_default();
+    if first == "x" {
         let vendor_ok = parts
-            .get(1)
+            .next()
             .is_some_and(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-'));
-        if parts.len() < 4 || !vendor_ok || !parts[2..].iter().all(|p| token(p)) {
+        let (rest, tokens) = tail(parts);
+        if rest < 2 || !vendor_ok || !tokens {
             return Err(("envelope.type", "vendor types are x.{vendor}.{category}.{rest}"));
         }
         return Ok(());
     }
-    if parts.len() < 2 || !parts.iter().all(|p| token(p)) {
+    let (rest, tokens) = tail(parts);
+    if rest < 1 || !token(first) || !tokens {
         return Err(("envelope.type", "types are lowercase {category}.{rest}"));
     }
-    if !CATEGORIES.contains(&parts[0]) {
+    if !CATEGORIES.contains(&first) {
         return Err(("envelope.category", "category is not one of the thirteen registered categories"));
     }
     Ok(())
@@ -217,9 +222,11 @@ fn is_extension_raw(v: &RawValue) -> bool {
 
 /// W3C `traceparent`: `vv-{32 hex}-{16 hex}-ff`, lowercase.
 pub fn is_traceparent(s: &str) -> bool {
-    let parts: Vec<&str> = s.split('-').collect();
-    let hex = |p: &str, n: usize| p.len() == n && p.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
-    parts.len() == 4 && hex(parts[0], 2) && hex(parts[1], 32) && hex(parts[2], 16) && hex(parts[3], 2)
+    let hex = |p: Option<&str>, n: usize| {
+        p.is_some_and(|p| p.len() == n && p.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)))
+    };
+    let mut parts = s.split('-');
+    hex(parts.next(), 2) && hex(parts.next(), 32) && hex(parts.next(), 16) && hex(parts.next(), 2) && parts.next().is_none()
 }
 
 /// An absolute URI: a scheme, a colon, and no whitespace or control bytes.

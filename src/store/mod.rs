@@ -119,6 +119,9 @@ pub struct Store {
     next_session: SessionId,
     agents: Agents,
     unattached: VecDeque<Delivery>,
+    /// How many unattached events address each session name: an owner
+    /// event looks its name up here instead of scanning the queue.
+    unattached_names: FastMap<Arc<str>, usize>,
     /// What went with sessions already dropped, and unattached events
     /// dropped; the live collections count the rest.
     evicted: Evictions,
@@ -145,6 +148,7 @@ impl Store {
             next_session: 0,
             agents: Agents::new(config.max_agents, config.max_agent_events),
             unattached: VecDeque::new(),
+            unattached_names: FastMap::default(),
             evicted: Evictions::default(),
             interned: FastSet::default(),
             outbox: Outbox::new(config.max_changes, config.max_violations),
@@ -383,7 +387,7 @@ impl Store {
         let session = Session::new(key.clone(), e.agent(), &self.config, entry.received_at);
         self.recency.insert(id, session.mark());
         self.sessions.insert(id, session);
-        if sole {
+        if sole && self.unattached_names.contains_key(&key.name) {
             self.adopt(id, |waiting| waiting.event.session() == Some(&key.name));
         }
         id
@@ -422,10 +426,7 @@ impl Store {
     /// to: the command its `cause` names (an ack or outcome), or hops of
     /// the attention request it belongs to.
     fn adopt_referenced(&mut self, id: SessionId, e: &Event) {
-        if self.unattached.is_empty() {
-            return;
-        }
-        let Some(name) = e.session() else { return };
+        let Some(name) = e.session().filter(|n| self.unattached_names.contains_key(*n)) else { return };
         let card = match e.ty() {
             card::REQUESTED => Some(e.id()),
             card::ANSWERED | card::RESOLVED | card::TIMEOUT => e.subject(),
@@ -445,6 +446,9 @@ impl Store {
         }
         let (taken, kept): (VecDeque<Delivery>, VecDeque<Delivery>) = self.unattached.drain(..).partition(|w| wanted(w));
         self.unattached = kept;
+        for entry in &taken {
+            self.unpark_name(entry);
+        }
         for entry in taken {
             let ty = self.intern(entry.event.ty());
             self.with_session(id, |s, out| s.fold_foreign(entry, ty, true, out));
@@ -457,10 +461,30 @@ impl Store {
             return;
         }
         if self.unattached.len() >= self.config.max_unattached {
-            self.unattached.pop_front();
+            if let Some(gone) = self.unattached.pop_front() {
+                self.unpark_name(&gone);
+            }
             self.evicted.unattached += 1;
         }
+        let name = entry.event.session().unwrap_or_default();
+        match self.unattached_names.get_mut(name) {
+            Some(n) => *n += 1,
+            None => {
+                self.unattached_names.insert(Arc::from(name), 1);
+            }
+        }
         self.unattached.push_back(entry);
+    }
+
+    /// Counts out an event leaving the unattached queue.
+    fn unpark_name(&mut self, entry: &Delivery) {
+        let name = entry.event.session().unwrap_or_default();
+        if let Some(n) = self.unattached_names.get_mut(name) {
+            *n -= 1;
+            if *n == 0 {
+                self.unattached_names.remove(name);
+            }
+        }
     }
 
     /// Drops the least recently updated session when full, preferring one
