@@ -471,3 +471,68 @@ fn an_outcome_naming_the_ack_may_arrive_before_the_ack() {
     assert_eq!(chain.outcome().map(|o| (o.event_id.as_str(), o.link)), Some(("OUT", OutcomeLink::Ack)));
     assert_eq!(chain.outcome().unwrap().time, UnixMs(T0 + 20).to_rfc3339(), "time read back from the kept bytes");
 }
+
+// --- evictions: what a bounded fold let go of ---
+
+/// `n` sessions of two events each, from `n` emitters.
+fn many_sessions(n: u32) -> Vec<Event> {
+    (0..n)
+        .flat_map(|k| {
+            let who = owner(k);
+            [build(at("session.started", 0), &who, "S", 0), build(at("progress.status", 1), &who, "P", 1)]
+        })
+        .collect()
+}
+
+#[test]
+fn an_unbounded_store_holds_more_sessions_than_the_default_bound_and_evicts_nothing() {
+    let n = StoreConfig::default().max_sessions as u32 + 88;
+    let mut store = Store::new(StoreConfig::unbounded());
+    for e in many_sessions(n) {
+        assert_eq!(put(&mut store, e), Applied::New);
+    }
+    let counts = store.counts();
+    assert_eq!((counts.sessions, counts.events), (n as usize, 2 * n as usize));
+    assert!(!store.evictions().any(), "{:?}", store.evictions());
+}
+
+#[test]
+fn the_default_bounds_report_the_sessions_they_drop() {
+    let n = StoreConfig::default().max_sessions as u32 + 88;
+    let mut store = Store::default();
+    for e in many_sessions(n) {
+        put(&mut store, e);
+    }
+    let evicted = store.evictions();
+    assert_eq!(evicted.sessions, 88);
+    assert_eq!(evicted.events, 2 * 88);
+    assert_eq!(store.counts().sessions + evicted.sessions as usize, n as usize);
+}
+
+#[test]
+fn every_bound_counts_what_it_drops() {
+    let mut store = Store::new(small());
+    let a = owner(1);
+    // Lane of 5: two of seven events dropped. The dedupe memory of 4 forgets all but the last 4 keys.
+    for s in 0..7 {
+        put(&mut store, build(at("progress.status", s), &a, &format!("E{s}"), s));
+    }
+    // Two more sessions fill the bound of 3; a fourth drops the oldest idle one (a1, holding 5 events).
+    for n in 2..=4 {
+        put(&mut store, build(at("progress.status", 0), &owner(n), "E", n as u64));
+    }
+    // Three agents with three heartbeats each: one agent forgotten, and each keeps two events.
+    for n in 0..3 {
+        for k in 0..3 {
+            let d = Draft::new("agent.heartbeat");
+            put(&mut store, build(d, &Identity::new(format!("aep://h/agent/g{n}"), format!("g{n}")), &format!("H{n}{k}"), 50 + k));
+        }
+    }
+    let e = store.evictions();
+    assert_eq!(e.sessions, 1);
+    assert_eq!(e.events, 2 + 5);
+    assert_eq!(e.seen_ids, 7 + 3 + 9 - 4);
+    assert_eq!(e.agents, 1);
+    assert_eq!(e.agent_events, 3 + 2);
+    assert!(e.any());
+}

@@ -8,9 +8,11 @@
 use std::fmt;
 
 use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::event::{is_agent_scoped_type, is_foreign_emitter_type, Capture, Severity, CORE_ATTRIBUTES};
+use super::envelope::{as_str, as_u64, is_integer, kind as raw_kind, Envelope};
+use super::event::{is_agent_scoped_type, is_foreign_emitter_type, Capture, Severity};
 use super::AEP_VERSION;
 
 pub mod payload;
@@ -43,102 +45,99 @@ pub const CATEGORIES: [&str; 13] = [
     "assessment", "message", "control",
 ];
 
-/// Envelope rules (AEP-0001 §5–§8, AEP-0004 §2.2). Returns every violation.
+/// Envelope rules (AEP-0001 §5–§8, AEP-0004 §2.2) for an event already
+/// held as a JSON value. Returns every violation.
 pub fn envelope(obj: &Map<String, Value>) -> Vec<Violation> {
+    let text = serde_json::to_string(obj).unwrap_or_default();
+    match Envelope::parse(&text) {
+        Ok(env) => check_envelope(&env),
+        Err(e) => vec![Violation::new("envelope.object", e.to_string())],
+    }
+}
+
+/// Envelope rules (AEP-0001 §5–§8, AEP-0004 §2.2) on the members as read
+/// from the wire. Returns every violation.
+pub fn check_envelope(env: &Envelope<'_>) -> Vec<Violation> {
     let mut out = Vec::new();
     let mut bad = |rule: &'static str, detail: String| out.push(Violation::new(rule, detail));
+    let member = |key: &str| env.core(key).flatten();
 
     for key in ["aep", "id", "type", "time", "source", "agent"] {
-        if !obj.contains_key(key) {
+        if member(key).is_none() {
             bad("envelope.required", format!("`{key}` is required"));
         }
     }
-    match obj.get("aep") {
-        Some(Value::String(v)) if v == AEP_VERSION => {}
-        Some(v) => bad("envelope.aep-version", format!("`aep` must be \"{AEP_VERSION}\", got {v}")),
-        None => {}
+    if let Some(v) = env.aep {
+        if as_str(v).as_deref() != Some(AEP_VERSION) {
+            bad("envelope.aep-version", format!("`aep` must be \"{AEP_VERSION}\", got {v}"));
+        }
     }
     for key in ["id", "subject", "time", "source", "agent", "session", "run", "step", "cause"] {
-        match obj.get(key) {
-            Some(Value::String(s)) if !s.is_empty() => {}
-            Some(Value::String(_)) => bad("envelope.string", format!("`{key}` must not be empty")),
-            Some(v) => bad("envelope.string", format!("`{key}` must be a string, got {}", kind(v))),
+        match member(key).map(|v| (v, as_str(v))) {
+            Some((_, Some(s))) if !s.is_empty() => {}
+            Some((_, Some(_))) => bad("envelope.string", format!("`{key}` must not be empty")),
+            Some((v, None)) => bad("envelope.string", format!("`{key}` must be a string, got {}", raw_kind(v))),
             None => {}
         }
     }
-    let ty = match obj.get("type") {
-        Some(Value::String(t)) => {
-            if let Err(why) = check_type_name(t) {
+    let ty = match env.ty.map(|v| (v, as_str(v))) {
+        Some((_, Some(t))) => {
+            if let Err(why) = check_type_name(&t) {
                 bad(why.0, format!("type `{t}`: {}", why.1));
             }
-            Some(t.as_str())
+            Some(t)
         }
-        Some(v) => {
-            bad("envelope.type", format!("`type` must be a string, got {}", kind(v)));
+        Some((v, None)) => {
+            bad("envelope.type", format!("`type` must be a string, got {}", raw_kind(v)));
             None
         }
         None => None,
     };
-    if let Some(Value::String(t)) = obj.get("time") {
-        if crate::time::UnixMs::parse_rfc3339(t).is_none() && !t.is_empty() {
+    if let Some(t) = env.time.and_then(as_str) {
+        if crate::time::UnixMs::parse_rfc3339(&t).is_none() && !t.is_empty() {
             bad("envelope.time", format!("`time` is not an RFC 3339 date-time: {t}"));
         }
     }
-    if let Some(Value::String(s)) = obj.get("source") {
-        if !s.is_empty() && !is_uri(s) {
+    if let Some(s) = env.source.and_then(as_str) {
+        if !s.is_empty() && !is_uri(&s) {
             bad("envelope.source", format!("`source` is not a URI: {s}"));
         }
     }
-    for key in ["seq", "epoch"] {
-        match obj.get(key) {
-            None => {}
-            Some(v) if v.as_u64().is_some() => {}
-            Some(v) => bad(
-                if key == "seq" { "envelope.seq" } else { "envelope.epoch" },
-                format!("`{key}` must be an integer >= 0, got {v}"),
-            ),
+    for (key, rule, value) in [("seq", "envelope.seq", env.seq), ("epoch", "envelope.epoch", env.epoch)] {
+        if let Some(v) = value.filter(|v| as_u64(v).is_none()) {
+            bad(rule, format!("`{key}` must be an integer >= 0, got {v}"));
         }
     }
-    match obj.get("severity") {
-        None => {}
-        Some(Value::String(s)) if Severity::parse(s).is_some() => {}
-        Some(v) => bad("envelope.severity", format!("unknown severity {v}")),
+    if let Some(v) = env.severity.filter(|v| as_str(v).and_then(|s| Severity::parse(&s)).is_none()) {
+        bad("envelope.severity", format!("unknown severity {v}"));
     }
-    match obj.get("capture") {
-        None => {}
-        Some(Value::String(s)) if Capture::parse(s).is_some() => {}
-        Some(v) => bad("envelope.capture", format!("unknown capture level {v}")),
+    if let Some(v) = env.capture.filter(|v| as_str(v).and_then(|s| Capture::parse(&s)).is_none()) {
+        bad("envelope.capture", format!("unknown capture level {v}"));
     }
-    match obj.get("traceparent") {
-        None => {}
-        Some(Value::String(s)) if is_traceparent(s) => {}
-        Some(v) => bad("envelope.traceparent", format!("malformed traceparent {v}")),
+    if let Some(v) = env.traceparent.filter(|v| !as_str(v).is_some_and(|s| is_traceparent(&s))) {
+        bad("envelope.traceparent", format!("malformed traceparent {v}"));
     }
-    match obj.get("data") {
-        None | Some(Value::Object(_)) => {}
-        Some(v) => bad("envelope.data", format!("`data` must be an object, got {}", kind(v))),
+    if let Some(v) = env.data.filter(|v| raw_kind(v) != "object") {
+        bad("envelope.data", format!("`data` must be an object, got {}", raw_kind(v)));
     }
-    for (name, value) in obj {
-        if CORE_ATTRIBUTES.contains(&name.as_str()) {
-            continue;
-        }
+    for (name, value) in &env.extensions {
         if !is_extension_name(name) {
             bad("envelope.extension-name", format!("attribute name `{name}` is not [a-z0-9]{{1,20}}"));
         }
-        if !is_extension_value(value) {
+        if !is_extension_raw(value) {
             bad("envelope.extension-value", format!("extension `{name}` must be a string, integer or boolean"));
         }
     }
 
     if let Some(t) = ty {
-        let has = |k: &str| obj.contains_key(k);
-        if is_agent_scoped_type(t) {
+        let has = |k: &str| member(k).is_some();
+        if is_agent_scoped_type(&t) {
             for k in ["session", "run", "step", "seq"] {
                 if has(k) {
                     bad("envelope.scope.agent", format!("agent-scoped `{t}` must omit `{k}`"));
                 }
             }
-        } else if is_foreign_emitter_type(t) {
+        } else if is_foreign_emitter_type(&t) {
             if !has("session") {
                 bad("envelope.scope.foreign", format!("`{t}` must carry `session`"));
             }
@@ -178,20 +177,25 @@ pub fn event(value: &Value) -> Vec<Violation> {
 /// category, or `x.{vendor}.{category}.{rest}`.
 pub fn check_type_name(t: &str) -> Result<(), (&'static str, &'static str)> {
     let token = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
-    let parts: Vec<&str> = t.split('.').collect();
-    if parts[0] == "x" {
+    // How many parts follow, and whether all are tokens.
+    let tail = |parts: std::str::Split<'_, char>| parts.fold((0, true), |(n, ok), p| (n + 1, ok && token(p)));
+    let mut parts = t.split('.');
+    let first = parts.next().unwrap_or_default();
+    if first == "x" {
         let vendor_ok = parts
-            .get(1)
+            .next()
             .is_some_and(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-'));
-        if parts.len() < 4 || !vendor_ok || !parts[2..].iter().all(|p| token(p)) {
+        let (rest, tokens) = tail(parts);
+        if rest < 2 || !vendor_ok || !tokens {
             return Err(("envelope.type", "vendor types are x.{vendor}.{category}.{rest}"));
         }
         return Ok(());
     }
-    if parts.len() < 2 || !parts.iter().all(|p| token(p)) {
+    let (rest, tokens) = tail(parts);
+    if rest < 1 || !token(first) || !tokens {
         return Err(("envelope.type", "types are lowercase {category}.{rest}"));
     }
-    if !CATEGORIES.contains(&parts[0]) {
+    if !CATEGORIES.contains(&first) {
         return Err(("envelope.category", "category is not one of the thirteen registered categories"));
     }
     Ok(())
@@ -211,11 +215,18 @@ pub fn is_extension_value(v: &Value) -> bool {
     }
 }
 
+/// [`is_extension_value`] for a value as read from the wire.
+fn is_extension_raw(v: &RawValue) -> bool {
+    matches!(raw_kind(v), "string" | "boolean") || is_integer(v)
+}
+
 /// W3C `traceparent`: `vv-{32 hex}-{16 hex}-ff`, lowercase.
 pub fn is_traceparent(s: &str) -> bool {
-    let parts: Vec<&str> = s.split('-').collect();
-    let hex = |p: &str, n: usize| p.len() == n && p.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
-    parts.len() == 4 && hex(parts[0], 2) && hex(parts[1], 32) && hex(parts[2], 16) && hex(parts[3], 2)
+    let hex = |p: Option<&str>, n: usize| {
+        p.is_some_and(|p| p.len() == n && p.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)))
+    };
+    let mut parts = s.split('-');
+    hex(parts.next(), 2) && hex(parts.next(), 32) && hex(parts.next(), 16) && hex(parts.next(), 2) && parts.next().is_none()
 }
 
 /// An absolute URI: a scheme, a colon, and no whitespace or control bytes.

@@ -414,6 +414,8 @@ impl Card {
 pub(crate) struct Cards {
     map: FastMap<Arc<str>, Card>,
     capacity: usize,
+    /// Cards dropped to stay within the capacity.
+    pub(crate) dropped: u64,
     /// How many cards need an answer, kept current on every change: the
     /// session bound consults it for every session on each eviction.
     waiting: usize,
@@ -428,7 +430,7 @@ enum Touch {
 
 impl Cards {
     pub(crate) fn new(capacity: usize) -> Cards {
-        Cards { map: FastMap::default(), capacity, waiting: 0 }
+        Cards { map: FastMap::default(), capacity, dropped: 0, waiting: 0 }
     }
 
     pub(crate) fn get(&self, id: &str) -> Option<&Card> {
@@ -583,6 +585,7 @@ impl Cards {
         if let Some(id) = victim {
             if let Some(card) = self.map.remove(&id) {
                 self.track(card.needs_answer(), false);
+                self.dropped += 1;
                 out.push(Change::CardEvicted(card.key));
             }
         }

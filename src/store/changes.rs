@@ -109,4 +109,9 @@ impl Outbox {
     pub(crate) fn violations(&self) -> u64 {
         self.violations
     }
+
+    /// Violations counted but no longer (or never) kept in the recent list.
+    pub(crate) fn unlisted_violations(&self) -> u64 {
+        self.violations - self.recent.len() as u64
+    }
 }

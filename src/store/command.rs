@@ -188,11 +188,13 @@ pub(crate) struct Control {
     /// ack id → command id, so an outcome caused by the ack finds its chain.
     ack_of: FastMap<Arc<str>, Arc<str>>,
     capacity: usize,
+    /// Chains forgotten to stay within the capacity.
+    pub(crate) dropped: u64,
 }
 
 impl Control {
     pub(crate) fn new(capacity: usize) -> Control {
-        Control { chains: FastMap::default(), ack_of: FastMap::default(), capacity }
+        Control { chains: FastMap::default(), ack_of: FastMap::default(), capacity, dropped: 0 }
     }
 
     pub(crate) fn get(&self, id: &str) -> Option<&Command> {
@@ -312,6 +314,7 @@ impl Control {
         let victim = self.chains.values().min_by_key(|c| (!c.settled(), c.arrival)).map(|c| c.id.clone());
         if let Some(id) = victim {
             if let Some(gone) = self.chains.remove(&id) {
+                self.dropped += 1;
                 if let Some(a) = gone.ack {
                     self.ack_of.remove(a.event_id.as_str());
                 }

@@ -66,6 +66,26 @@ impl Default for StoreConfig {
 }
 
 impl StoreConfig {
+    /// No bounds at all: a fold of everything it is given, for a finite
+    /// stream whose state must be complete (`projectState`). Memory grows
+    /// with the stream.
+    pub fn unbounded() -> StoreConfig {
+        StoreConfig {
+            arrival: Arrival::MayBackfill,
+            max_seen_ids: usize::MAX,
+            max_sessions: usize::MAX,
+            max_timeline_per_session: usize::MAX,
+            max_runs_per_session: usize::MAX,
+            max_cards_per_session: usize::MAX,
+            max_commands_per_session: usize::MAX,
+            max_agents: usize::MAX,
+            max_agent_events: usize::MAX,
+            max_unattached: usize::MAX,
+            max_changes: usize::MAX,
+            max_violations: usize::MAX,
+        }
+    }
+
     /// For checking one emitter's log offline: emission order, and bounds
     /// wide enough that rules spanning a whole log are still checked.
     pub fn validator() -> StoreConfig {

@@ -97,11 +97,13 @@ impl Run {
 pub(crate) struct Runs {
     map: FastMap<Arc<str>, Run>,
     capacity: usize,
+    /// Runs forgotten to stay within the capacity.
+    pub(crate) dropped: u64,
 }
 
 impl Runs {
     pub(crate) fn new(capacity: usize) -> Runs {
-        Runs { map: FastMap::default(), capacity }
+        Runs { map: FastMap::default(), capacity, dropped: 0 }
     }
 
     pub(crate) fn get(&self, name: &str) -> Option<&Run> {
@@ -178,6 +180,7 @@ impl Runs {
         let victim = self.map.values().min_by_key(|r| (r.end.is_none(), r.touched)).map(|r| r.name.clone());
         if let Some(name) = victim {
             self.map.remove(&name);
+            self.dropped += 1;
         }
     }
 }

@@ -14,9 +14,9 @@
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{HashMap, VecDeque};
-use std::hash::{BuildHasherDefault, Hash, Hasher};
+use std::hash::{BuildHasher, BuildHasherDefault, Hash, Hasher};
 
-use super::hash::{Prehashed, Words};
+use super::hash::Prehashed;
 
 use crate::protocol::event::Event;
 
@@ -33,13 +33,15 @@ pub(crate) enum Sighting {
 /// The last `capacity` keys seen, oldest forgotten first.
 pub(crate) struct SeenIds {
     capacity: usize,
+    /// Keys forgotten (or never remembered) to stay within the capacity.
+    pub(crate) forgotten: u64,
     order: VecDeque<u128>,
     prints: HashMap<u128, u64, BuildHasherDefault<Prehashed>>,
 }
 
 impl SeenIds {
     pub(crate) fn new(capacity: usize) -> SeenIds {
-        SeenIds { capacity, order: VecDeque::new(), prints: HashMap::default() }
+        SeenIds { capacity, forgotten: 0, order: VecDeque::new(), prints: HashMap::default() }
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -54,11 +56,13 @@ impl SeenIds {
             return if seen == print { Sighting::Again } else { Sighting::Collision };
         }
         if self.capacity == 0 {
+            self.forgotten += 1;
             return Sighting::First;
         }
         if self.order.len() >= self.capacity {
             if let Some(oldest) = self.order.pop_front() {
                 self.prints.remove(&oldest);
+                self.forgotten += 1;
             }
         }
         self.order.push_back(key);
@@ -84,7 +88,7 @@ fn digest(source: &str, id: &str) -> u128 {
 /// fingerprint of an event already sharing its `(source, id)`, so a fast
 /// non-keyed hash is enough.
 fn fingerprint(e: &Event) -> u64 {
-    let mut h = Words::default();
+    let mut h = foldhash::fast::FixedState::default().build_hasher();
     e.aep().hash(&mut h);
     e.ty().hash(&mut h);
     e.subject().hash(&mut h);

@@ -1,16 +1,18 @@
 //! Pure helpers: the same validation, matching and folding the client
 //! uses, for code that holds events already (logs, tests, other transports).
 
+use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use wasm_bindgen::prelude::*;
 
 use super::js::{self, aep_error};
+use super::options::{json_member, optional};
 use crate::client::hub::view;
 use crate::protocol::event::Event;
 use crate::protocol::filter::Filter;
 use crate::protocol::validate;
-use crate::store::Store;
+use crate::store::{Store, StoreConfig};
 
 /// Rejected inputs reported individually by `projectState`; the rest are
 /// only counted.
@@ -64,11 +66,18 @@ fn read_filter(filter: &JsValue) -> Result<Filter, Value> {
 
 /// Folds a whole stream (an array of events or JSON texts, or one JSONL
 /// string) through a fresh store and returns what it amounts to:
-/// `{ sessions, inbox, violations, counts, rejected }`.
+/// `{ sessions, inbox, violations, counts, evicted, rejected }`.
+///
+/// The fold holds everything it is given unless `options.limits` bounds
+/// it; `evicted` then counts what the bounds dropped.
 #[wasm_bindgen(js_name = projectState)]
-pub fn project_state(events: JsValue) -> Result<JsValue, JsValue> {
+pub fn project_state(events: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
     let now = js::now();
-    let mut store = Store::default();
+    let config = match optional(options) {
+        None => StoreConfig::unbounded(),
+        Some(o) => limits(json_member(&o, "limits")?)?,
+    };
+    let mut store = Store::new(config);
     let mut rejected = Vec::new();
     let mut rejected_count = 0u64;
     let mut fold = |index: usize, text: Result<&str, String>, store: &mut Store| {
@@ -87,6 +96,7 @@ pub fn project_state(events: JsValue) -> Result<JsValue, JsValue> {
         }
     };
     if let Some(jsonl) = events.as_string() {
+        reserve_heap(jsonl.len());
         for (i, line) in jsonl.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
             fold(i, Ok(line), &mut store);
         }
@@ -95,6 +105,7 @@ pub fn project_state(events: JsValue) -> Result<JsValue, JsValue> {
         // element by element is the fallback when some element cannot be
         // stringified, so that only that element is rejected.
         let whole = js_sys::JSON::stringify(&events).ok().and_then(|s| s.as_string());
+        reserve_heap(whole.as_ref().map_or(0, String::len));
         match whole.as_deref().map(serde_json::from_str::<Vec<&RawValue>>) {
             Some(Ok(items)) => {
                 for (i, item) in items.into_iter().enumerate() {
@@ -122,4 +133,51 @@ pub fn project_state(events: JsValue) -> Result<JsValue, JsValue> {
     let mut out = view::projection(&store);
     out["rejected"] = json!({ "count": rejected_count, "first": rejected });
     Ok(js::to_js(&out))
+}
+
+/// Grows the heap once, before folding `bytes` of JSON, to about what the
+/// store will hold (three times its input). Left to grow as the fold
+/// allocates, the heap grows by one 64 KiB step at a time, and a host that
+/// copies the whole memory on each step (Node 20 here: about half a
+/// millisecond per step at 200 MiB) turns a large stream quadratic. The
+/// block is freed at once and the allocator reuses it; if it cannot be had,
+/// the fold grows as before.
+fn reserve_heap(bytes: usize) {
+    let _ = Vec::<u8>::new().try_reserve_exact(bytes.saturating_mul(3));
+}
+
+/// `projectState`'s `limits`: any of the store's bounds, by their
+/// camelCase names; a bound not named stays unlimited.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct Limits {
+    max_sessions: Option<usize>,
+    max_timeline_per_session: Option<usize>,
+    max_runs_per_session: Option<usize>,
+    max_cards_per_session: Option<usize>,
+    max_commands_per_session: Option<usize>,
+    max_agents: Option<usize>,
+    max_agent_events: Option<usize>,
+    max_unattached: Option<usize>,
+    max_seen_ids: Option<usize>,
+    max_violations: Option<usize>,
+}
+
+fn limits(value: Option<Value>) -> Result<StoreConfig, JsValue> {
+    let mut c = StoreConfig::unbounded();
+    let Some(value) = value else { return Ok(c) };
+    let l: Limits = serde_json::from_value(value)
+        .map_err(|e| aep_error("invalid-argument", format!("projectState options.limits: {e}")))?;
+    let set = |bound: &mut usize, limit: Option<usize>| *bound = limit.unwrap_or(*bound);
+    set(&mut c.max_sessions, l.max_sessions);
+    set(&mut c.max_timeline_per_session, l.max_timeline_per_session);
+    set(&mut c.max_runs_per_session, l.max_runs_per_session);
+    set(&mut c.max_cards_per_session, l.max_cards_per_session);
+    set(&mut c.max_commands_per_session, l.max_commands_per_session);
+    set(&mut c.max_agents, l.max_agents);
+    set(&mut c.max_agent_events, l.max_agent_events);
+    set(&mut c.max_unattached, l.max_unattached);
+    set(&mut c.max_seen_ids, l.max_seen_ids);
+    set(&mut c.max_violations, l.max_violations);
+    Ok(c)
 }
