@@ -7,7 +7,8 @@
 //! and cancel, unknown vendor types, agent heartbeats, and about 5 %
 //! redeliveries. Sessions interleave at random, as on a shared relay.
 //!
-//! Run: `cargo run --release --example bench_store`
+//! Run: `cargo run --release --example bench_store` (`AEP_BENCH_EVENTS=n`
+//! folds a shorter stream, e.g. under a profiler).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::collections::VecDeque;
@@ -210,8 +211,9 @@ fn generate(rng: &mut Rng) -> Vec<String> {
         })
         .collect();
     let mut live: Vec<usize> = (0..SESSIONS).collect();
-    let mut stream: Vec<String> = Vec::with_capacity(EVENTS);
-    while stream.len() < EVENTS && !live.is_empty() {
+    let mut stream: Vec<String> = Vec::with_capacity(events());
+    let events = events();
+    while stream.len() < events && !live.is_empty() {
         let at = rng.below(live.len() as u64) as usize;
         match scripts[live[at]].pop_front() {
             Some(e) => stream.push(e),
@@ -234,8 +236,13 @@ fn generate(rng: &mut Rng) -> Vec<String> {
             );
         }
     }
-    stream.truncate(EVENTS);
+    stream.truncate(events);
     stream
+}
+
+/// How many events to fold: `EVENTS` unless `AEP_BENCH_EVENTS` says.
+fn events() -> usize {
+    std::env::var("AEP_BENCH_EVENTS").ok().and_then(|n| n.parse().ok()).unwrap_or(EVENTS)
 }
 
 /// CPU time this thread has run, in ns (Linux); the machine may be shared,

@@ -12,11 +12,11 @@ use std::borrow::Cow;
 use std::sync::{Arc, LazyLock, OnceLock};
 
 use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::envelope::{self, as_str, as_u64, Envelope};
+use super::envelope::{self, as_u64, Decoded, Envelope, Texts};
 use super::validate::{self, Violation};
+use crate::time::UnixMs;
 
 /// Severity, totally ordered (AEP-0001 §8.1). Absent means `info`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -150,6 +150,8 @@ pub struct Event {
     traceparent: Option<Text>,
     severity: Option<Severity>,
     capture: Option<Capture>,
+    /// `time` read as a point in time, when it parses.
+    at: Option<UnixMs>,
     /// Where the `data` member's value sits in `raw`.
     data_span: Option<Text>,
     data: OnceLock<Option<Box<Map<String, Value>>>>,
@@ -196,11 +198,12 @@ impl Event {
             return Err(EventError::Malformed(format!("an event of {} bytes is too large", text.len())));
         }
         let env = Envelope::parse(text).map_err(|e| EventError::Malformed(e.to_string()))?;
-        let violations = validate::check_envelope(&env);
+        let texts = Texts::of(&env);
+        let (violations, at) = validate::check_decoded(&env, &texts);
         if !violations.is_empty() {
             return Err(EventError::Invalid(violations));
         }
-        Ok(Event::from_envelope(text, &env))
+        Ok(Event::from_envelope(text, &env, texts, at))
     }
 
     /// Like [`Event::parse`] for bytes that may not be UTF-8.
@@ -220,12 +223,12 @@ impl Event {
 
     /// Files the members of `env`, validated and read from `text`, as
     /// spans of the event's own copy of `text`.
-    fn from_envelope(text: &str, env: &Envelope<'_>) -> Event {
+    fn from_envelope(text: &str, env: &Envelope<'_>, texts: Texts<'_>, at: Option<UnixMs>) -> Event {
         let base = text.as_ptr() as usize;
         let mut unescaped = String::new();
         // Validation guarantees the shapes read below.
-        let mut span = |v: Option<&RawValue>| -> Option<Text> {
-            match as_str(v?)? {
+        let mut span = |v: Decoded<'_>| -> Option<Text> {
+            match v?? {
                 Cow::Borrowed(s) => Some(Text { at: (s.as_ptr() as usize - base) as u32, len: s.len() as u32 }),
                 Cow::Owned(s) => {
                     let at = unescaped.len() as u32 | Text::UNESCAPED;
@@ -235,10 +238,12 @@ impl Event {
             }
         };
         let empty = Text { at: 0, len: 0 };
-        let (aep, id, ty, time) = (span(env.aep), span(env.id), span(env.ty), span(env.time));
-        let (source, agent) = (span(env.source), span(env.agent));
-        let (subject, session, run, step) = (span(env.subject), span(env.session), span(env.run), span(env.step));
-        let (cause, traceparent) = (span(env.cause), span(env.traceparent));
+        let Texts { aep, id, ty, subject, time, source, agent, session, run, step, cause, traceparent, severity, capture } =
+            texts;
+        let (aep, id, ty, time) = (span(aep), span(id), span(ty), span(time));
+        let (source, agent) = (span(source), span(agent));
+        let (subject, session, run, step) = (span(subject), span(session), span(run), span(step));
+        let (cause, traceparent) = (span(cause), span(traceparent));
         Event {
             aep: aep.unwrap_or(empty),
             id: id.unwrap_or(empty),
@@ -254,8 +259,9 @@ impl Event {
             epoch: env.epoch.and_then(as_u64),
             cause,
             traceparent,
-            severity: env.severity.and_then(as_str).and_then(|s| Severity::parse(&s)),
-            capture: env.capture.and_then(as_str).and_then(|s| Capture::parse(&s)),
+            severity: severity.flatten().and_then(|s| Severity::parse(&s)),
+            capture: capture.flatten().and_then(|s| Capture::parse(&s)),
+            at,
             data_span: env.data.map(|d| Text { at: (d.get().as_ptr() as usize - base) as u32, len: d.get().len() as u32 }),
             data: OnceLock::new(),
             extensions: (!env.extensions.is_empty()).then(|| {
@@ -316,6 +322,11 @@ impl Event {
     /// RFC 3339 display time; never an ordering authority (AEP-0001 §7.3).
     pub fn time(&self) -> &str {
         self.text(self.time)
+    }
+    /// [`time`](Event::time) as a point in time, when it parses (read
+    /// once, with the envelope).
+    pub fn at(&self) -> Option<UnixMs> {
+        self.at
     }
     pub fn source(&self) -> &str {
         self.text(self.source)
@@ -526,7 +537,13 @@ pub fn is_agent_scoped_type(ty: &str) -> bool {
 pub const CORE_COMMANDS: [&str; 4] = ["control.attention.respond", "control.cancel", "control.pause", "control.resume"];
 
 pub fn is_command_type(ty: &str) -> bool {
-    CORE_COMMANDS.contains(&ty) || is_vendor_command_type(ty)
+    // Asked of every event several times: most types rule themselves out
+    // by their first bytes.
+    match ty.as_bytes().first() {
+        Some(b'c') => ty.starts_with("control.") && CORE_COMMANDS.contains(&ty),
+        Some(b'x') => is_vendor_command_type(ty),
+        _ => false,
+    }
 }
 
 /// `x.{vendor}.control.{verb…}`.

@@ -11,9 +11,10 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::envelope::{as_str, as_u64, is_integer, kind as raw_kind, Envelope};
+use super::envelope::{as_u64, is_integer, kind as raw_kind, Decoded, Envelope, Texts};
 use super::event::{is_agent_scoped_type, is_foreign_emitter_type, Capture, Severity};
 use super::AEP_VERSION;
+use crate::time::UnixMs;
 
 pub mod payload;
 pub mod stream;
@@ -58,48 +59,68 @@ pub fn envelope(obj: &Map<String, Value>) -> Vec<Violation> {
 /// Envelope rules (AEP-0001 §5–§8, AEP-0004 §2.2) on the members as read
 /// from the wire. Returns every violation.
 pub fn check_envelope(env: &Envelope<'_>) -> Vec<Violation> {
+    check_decoded(env, &Texts::of(env)).0
+}
+
+/// [`check_envelope`] on texts decoded already (see [`Texts`]). Also
+/// returns the `time` it read, when it parses: the event keeps it rather
+/// than parse it again.
+pub(crate) fn check_decoded(env: &Envelope<'_>, t: &Texts<'_>) -> (Vec<Violation>, Option<UnixMs>) {
     let mut out = Vec::new();
     let mut bad = |rule: &'static str, detail: String| out.push(Violation::new(rule, detail));
-    let member = |key: &str| env.core(key).flatten();
 
-    for key in ["aep", "id", "type", "time", "source", "agent"] {
-        if member(key).is_none() {
+    let required = [("aep", env.aep), ("id", env.id), ("type", env.ty), ("time", env.time), ("source", env.source), ("agent", env.agent)];
+    for (key, value) in required {
+        if value.is_none() {
             bad("envelope.required", format!("`{key}` is required"));
         }
     }
-    if let Some(v) = env.aep {
-        if as_str(v).as_deref() != Some(AEP_VERSION) {
+    if let (Some(v), Some(text)) = (env.aep, &t.aep) {
+        if text.as_deref() != Some(AEP_VERSION) {
             bad("envelope.aep-version", format!("`aep` must be \"{AEP_VERSION}\", got {v}"));
         }
     }
-    for key in ["id", "subject", "time", "source", "agent", "session", "run", "step", "cause"] {
-        match member(key).map(|v| (v, as_str(v))) {
-            Some((_, Some(s))) if !s.is_empty() => {}
-            Some((_, Some(_))) => bad("envelope.string", format!("`{key}` must not be empty")),
-            Some((v, None)) => bad("envelope.string", format!("`{key}` must be a string, got {}", raw_kind(v))),
-            None => {}
+    let strings = [
+        ("id", env.id, &t.id),
+        ("subject", env.subject, &t.subject),
+        ("time", env.time, &t.time),
+        ("source", env.source, &t.source),
+        ("agent", env.agent, &t.agent),
+        ("session", env.session, &t.session),
+        ("run", env.run, &t.run),
+        ("step", env.step, &t.step),
+        ("cause", env.cause, &t.cause),
+    ];
+    for (key, value, text) in strings {
+        match (value, text) {
+            (Some(_), Some(Some(s))) if !s.is_empty() => {}
+            (Some(_), Some(Some(_))) => bad("envelope.string", format!("`{key}` must not be empty")),
+            (Some(v), _) => bad("envelope.string", format!("`{key}` must be a string, got {}", raw_kind(v))),
+            (None, _) => {}
         }
     }
-    let ty = match env.ty.map(|v| (v, as_str(v))) {
-        Some((_, Some(t))) => {
-            if let Err(why) = check_type_name(&t) {
-                bad(why.0, format!("type `{t}`: {}", why.1));
+    let ty = match (env.ty, &t.ty) {
+        (Some(_), Some(Some(ty))) => {
+            if let Err(why) = check_type_name(ty) {
+                bad(why.0, format!("type `{ty}`: {}", why.1));
             }
-            Some(t)
+            Some(ty.as_ref())
         }
-        Some((v, None)) => {
+        (Some(v), _) => {
             bad("envelope.type", format!("`type` must be a string, got {}", raw_kind(v)));
             None
         }
-        None => None,
+        (None, _) => None,
     };
-    if let Some(t) = env.time.and_then(as_str) {
-        if crate::time::UnixMs::parse_rfc3339(&t).is_none() && !t.is_empty() {
-            bad("envelope.time", format!("`time` is not an RFC 3339 date-time: {t}"));
+    let mut at = None;
+    if let Some(Some(time)) = &t.time {
+        at = UnixMs::parse_rfc3339(time);
+        if at.is_none() && !time.is_empty() {
+            bad("envelope.time", format!("`time` is not an RFC 3339 date-time: {time}"));
         }
     }
-    if let Some(s) = env.source.and_then(as_str) {
-        if !s.is_empty() && !is_uri(&s) {
+    if let Some(Some(s)) = &t.source {
+        if !s.is_empty() && !is_uri(s) {
             bad("envelope.source", format!("`source` is not a URI: {s}"));
         }
     }
@@ -108,13 +129,13 @@ pub fn check_envelope(env: &Envelope<'_>) -> Vec<Violation> {
             bad(rule, format!("`{key}` must be an integer >= 0, got {v}"));
         }
     }
-    if let Some(v) = env.severity.filter(|v| as_str(v).and_then(|s| Severity::parse(&s)).is_none()) {
+    if let Some(v) = env.severity.filter(|_| decoded(&t.severity).and_then(Severity::parse).is_none()) {
         bad("envelope.severity", format!("unknown severity {v}"));
     }
-    if let Some(v) = env.capture.filter(|v| as_str(v).and_then(|s| Capture::parse(&s)).is_none()) {
+    if let Some(v) = env.capture.filter(|_| decoded(&t.capture).and_then(Capture::parse).is_none()) {
         bad("envelope.capture", format!("unknown capture level {v}"));
     }
-    if let Some(v) = env.traceparent.filter(|v| !as_str(v).is_some_and(|s| is_traceparent(&s))) {
+    if let Some(v) = env.traceparent.filter(|_| !decoded(&t.traceparent).is_some_and(is_traceparent)) {
         bad("envelope.traceparent", format!("malformed traceparent {v}"));
     }
     if let Some(v) = env.data.filter(|v| raw_kind(v) != "object") {
@@ -130,29 +151,32 @@ pub fn check_envelope(env: &Envelope<'_>) -> Vec<Violation> {
     }
 
     if let Some(t) = ty {
-        let has = |k: &str| member(k).is_some();
-        if is_agent_scoped_type(&t) {
-            for k in ["session", "run", "step", "seq"] {
-                if has(k) {
-                    bad("envelope.scope.agent", format!("agent-scoped `{t}` must omit `{k}`"));
-                }
+        if is_agent_scoped_type(t) {
+            let scoped = [("session", env.session), ("run", env.run), ("step", env.step), ("seq", env.seq)];
+            for (k, _) in scoped.into_iter().filter(|(_, v)| v.is_some()) {
+                bad("envelope.scope.agent", format!("agent-scoped `{t}` must omit `{k}`"));
             }
-        } else if is_foreign_emitter_type(&t) {
-            if !has("session") {
+        } else if is_foreign_emitter_type(t) {
+            if env.session.is_none() {
                 bad("envelope.scope.foreign", format!("`{t}` must carry `session`"));
             }
-            if has("seq") {
+            if env.seq.is_some() {
                 bad("envelope.scope.foreign", format!("`{t}` is foreign-emitter and must omit `seq`"));
             }
         } else {
-            for k in ["session", "seq"] {
-                if !has(k) {
+            for (k, v) in [("session", env.session), ("seq", env.seq)] {
+                if v.is_none() {
                     bad("envelope.scope.session", format!("session-scoped `{t}` must carry `{k}`"));
                 }
             }
         }
     }
-    out
+    (out, at)
+}
+
+/// The text of a decoded member, when it is a string.
+fn decoded<'s>(d: &'s Decoded<'_>) -> Option<&'s str> {
+    d.as_ref().and_then(|x| x.as_deref())
 }
 
 /// Every rule that applies to one event on its own: the envelope, then
@@ -233,10 +257,13 @@ pub fn is_traceparent(s: &str) -> bool {
 pub fn is_uri(s: &str) -> bool {
     let Some((scheme, rest)) = s.split_once(':') else { return false };
     let mut sb = scheme.bytes();
+    let excluded = |c: char| c.is_whitespace() || c.is_control() || matches!(c, '<' | '>' | '"' | '{' | '}' | '|' | '\\' | '^' | '`');
+    // ASCII (nearly every source) is judged byte by byte; the rest char by char.
+    let clean = if s.is_ascii() { !s.bytes().any(|b| excluded(char::from(b))) } else { !s.chars().any(excluded) };
     sb.next().is_some_and(|b| b.is_ascii_alphabetic())
         && sb.all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'-' || b == b'.')
         && !rest.is_empty()
-        && !s.chars().any(|c| c.is_whitespace() || c.is_control() || matches!(c, '<' | '>' | '"' | '{' | '}' | '|' | '\\' | '^' | '`'))
+        && clean
 }
 
 pub(crate) fn kind(v: &Value) -> &'static str {

@@ -106,7 +106,7 @@ impl Request {
             subject: e.subject().map(str::to_owned),
             relay: entry.relay.clone(),
             time: e.time().to_owned(),
-            at: UnixMs::parse_rfc3339(e.time()),
+            at: e.at(),
             position: e.position(),
             received_at: entry.received_at,
         }
@@ -176,7 +176,7 @@ impl Answer {
             cause: e.cause().map(str::to_owned),
             capture: e.capture(),
             time: e.time().to_owned(),
-            at: UnixMs::parse_rfc3339(e.time()),
+            at: e.at(),
         }
     }
 }
@@ -227,7 +227,7 @@ impl Close {
             event_id: e.id().to_owned(),
             cause: e.cause().map(str::to_owned),
             time: e.time().to_owned(),
-            at: UnixMs::parse_rfc3339(e.time()),
+            at: e.at(),
             position: e.position(),
         }
     }
@@ -623,7 +623,7 @@ fn abandon_if_open(card: &mut Card, end: SessionEndMark, end_event: &str, out: &
 }
 
 fn emit(out: &mut Outbox, key: &CardRef, touch: Touch) {
-    out.push(match touch {
+    out.note(|| match touch {
         Touch::Opened => Change::CardOpened(key.clone()),
         Touch::Updated => Change::CardUpdated(key.clone()),
         Touch::Closed => Change::CardClosed(key.clone()),

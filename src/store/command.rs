@@ -74,7 +74,7 @@ impl Outcome {
             ty: e.ty().to_owned(),
             link,
             time: e.time().to_owned(),
-            at: UnixMs::parse_rfc3339(e.time()),
+            at: e.at(),
             position: e.position(),
             received_at: d.received_at,
         }
@@ -228,7 +228,7 @@ impl Control {
                 subject: e.subject().map(str::to_owned),
                 cause: e.cause().map(str::to_owned),
                 time: e.time().to_owned(),
-                at: UnixMs::parse_rfc3339(e.time()),
+                at: e.at(),
                 relay: entry.relay.clone(),
                 received_at: entry.received_at,
             });
@@ -265,7 +265,7 @@ impl Control {
                     event_id: e.id().to_owned(),
                     decision: parsed.decision,
                     time: e.time().to_owned(),
-                    at: UnixMs::parse_rfc3339(e.time()),
+                    at: e.at(),
                     position: e.position(),
                     received_at: entry.received_at,
                 });

@@ -17,6 +17,17 @@ pub enum Arrival {
     EmissionOrder,
 }
 
+/// Whether the store queues [`Change`](super::Change)s for a driver.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum ChangeFeed {
+    /// Queued for [`Store::poll_change`](super::Store::poll_change).
+    #[default]
+    Queued,
+    /// Nobody polls (a one-shot fold, `projectState`): changes are not
+    /// built at all. Violations are still counted and listed.
+    Off,
+}
+
 /// Bounds and mode of a [`Store`](super::Store).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StoreConfig {
@@ -44,6 +55,7 @@ pub struct StoreConfig {
     pub max_changes: usize,
     /// Most recent violations kept for [`Store::violations`](super::Store::violations).
     pub max_violations: usize,
+    pub changes: ChangeFeed,
 }
 
 impl Default for StoreConfig {
@@ -61,6 +73,7 @@ impl Default for StoreConfig {
             max_unattached: 256,
             max_changes: 4_096,
             max_violations: 256,
+            changes: ChangeFeed::Queued,
         }
     }
 }
@@ -83,6 +96,7 @@ impl StoreConfig {
             max_unattached: usize::MAX,
             max_changes: usize::MAX,
             max_violations: usize::MAX,
+            changes: ChangeFeed::Queued,
         }
     }
 
@@ -102,6 +116,7 @@ impl StoreConfig {
             max_unattached: 1 << 12,
             max_changes: 1 << 16,
             max_violations: 0,
+            changes: ChangeFeed::Queued,
         }
     }
 }

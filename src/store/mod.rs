@@ -47,7 +47,7 @@ pub use agent::Agent;
 pub use card::{Answer, AnswerVia, AttentionKind, Card, CardStatus, Channel, Close, Closure, Request, Resolution, Routed};
 pub use changes::{CardRef, Change, CommandRef};
 pub use command::{AckRecord, Command, CommandStatus, Issued, Outcome, OutcomeLink};
-pub use config::{Arrival, StoreConfig};
+pub use config::{Arrival, ChangeFeed, StoreConfig};
 pub use evictions::Evictions;
 pub use rules::{Rule, StreamViolation};
 pub use run::{Run, RunEnd, RunEnding, RunStatus};
@@ -151,7 +151,7 @@ impl Store {
             unattached_names: FastMap::default(),
             evicted: Evictions::default(),
             interned: FastSet::default(),
-            outbox: Outbox::new(config.max_changes, config.max_violations),
+            outbox: Outbox::new(config.max_changes, config.max_violations, config.changes),
             arrival: 0,
             version: 0,
             config,
@@ -206,7 +206,7 @@ impl Store {
             self.with_session(id, |s, out| s.fold_owner(entry, ty, arrival, out));
         } else if entry.event.is_agent_scoped() {
             let source = self.agents.fold(entry, ty);
-            self.outbox.push(Change::AgentUpdated(source));
+            self.outbox.note(|| Change::AgentUpdated(source));
         } else if entry.event.session().is_none() {
             // Only agent-scoped events may lack a session; kept, never dropped.
             self.park(entry);
@@ -366,10 +366,13 @@ impl Store {
 
     /// Runs `fold` on a session and keeps the recency index current.
     fn with_session(&mut self, id: SessionId, fold: impl FnOnce(&mut Session, &mut Outbox)) {
+        let bounded = self.bounded_sessions();
         let Some(s) = self.sessions.get_mut(&id) else { return };
         let before = s.mark();
         fold(s, &mut self.outbox);
-        self.recency.moved(id, before, s.mark());
+        if bounded {
+            self.recency.moved(id, before, s.mark());
+        }
     }
 
     /// Creates the session for an owner event's `(source, session)`,
@@ -385,7 +388,9 @@ impl Store {
         claimants.push(id);
         let sole = claimants.len() == 1;
         let session = Session::new(key.clone(), e.agent(), &self.config, entry.received_at);
-        self.recency.insert(id, session.mark());
+        if self.bounded_sessions() {
+            self.recency.insert(id, session.mark());
+        }
         self.sessions.insert(id, session);
         if sole && self.unattached_names.contains_key(&key.name) {
             self.adopt(id, |waiting| waiting.event.session() == Some(&key.name));
@@ -485,6 +490,12 @@ impl Store {
                 self.unattached_names.remove(name);
             }
         }
+    }
+
+    /// Whether the session bound can ever be reached: only then is the
+    /// recency index (who to drop) kept.
+    fn bounded_sessions(&self) -> bool {
+        self.config.max_sessions != usize::MAX
     }
 
     /// Drops the least recently updated session when full, preferring one

@@ -322,7 +322,7 @@ impl Session {
             Some(p) => self.timeline.insert_at(p, kept),
             None => self.timeline.insert_after(self.high_water, kept),
         }
-        out.push(Change::SessionUpdated(self.key.clone()));
+        out.note(|| Change::SessionUpdated(self.key.clone()));
     }
 
     /// Folds a seq-less event another party emitted about this session.
@@ -337,7 +337,7 @@ impl Session {
         self.cards.fold_foreign(&self.key, &entry, out);
         self.touch(&entry);
         self.timeline.insert_after(anchor, Entry::keep(entry, ty));
-        out.push(Change::SessionUpdated(self.key.clone()));
+        out.note(|| Change::SessionUpdated(self.key.clone()));
     }
 
     fn touch(&mut self, entry: &Delivery) {
@@ -348,7 +348,7 @@ impl Session {
     /// Reports a chain change and tracks pause state from pause/resume
     /// outcomes.
     fn chain_changed(&mut self, id: &Arc<str>, out: &mut Outbox) {
-        out.push(Change::CommandUpdated(CommandRef { session: self.key.clone(), id: id.clone() }));
+        out.note(|| Change::CommandUpdated(CommandRef { session: self.key.clone(), id: id.clone() }));
         let Some(chain) = self.control.get(id) else { return };
         let Some(outcome) = chain.outcome() else { return };
         let rejected = matches!(chain.ack().map(|a| &a.decision), Some(ack::Decision::Rejected { .. }));

@@ -66,7 +66,7 @@ impl Entry {
             ty,
             cause,
             position: e.position(),
-            at: UnixMs::parse_rfc3339(e.time()),
+            at: e.at(),
             relay: d.relay,
             received_at: d.received_at,
             arrival: d.arrival,
