@@ -4,7 +4,8 @@
 use aep_client::control::ack::{Decision, NackReason};
 use aep_client::protocol::ids::{Draft, Identity};
 use aep_client::store::{
-    Applied, Arrival, CardStatus, Change, CommandStatus, OutcomeLink, Rule, SessionKey, SessionState, Store, StoreConfig,
+    Applied, Arrival, CardStatus, Change, ChangeFeed, CommandStatus, Counts, OutcomeLink, Rule, SessionKey, SessionState, Store,
+    StoreConfig,
 };
 use aep_client::{Event, Severity, UnixMs};
 use serde_json::json;
@@ -535,4 +536,44 @@ fn every_bound_counts_what_it_drops() {
     assert_eq!(e.agents, 1);
     assert_eq!(e.agent_events, 3 + 2);
     assert!(e.any());
+}
+
+// --- the change feed ---
+
+#[test]
+fn a_store_without_a_change_feed_folds_to_the_same_state_and_violations() {
+    let a = owner(1);
+    let mc = console("mc");
+    let stream = vec![
+        request(&a, "Q", 0, 0, Severity::Warning),
+        build(Draft::new("control.pause").session("s"), &mc, "CMD", 1),
+        build(at("control.accepted", 1).cause("CMD"), &a, "ACK1", 2),
+        build(at("control.rejected", 2).cause("CMD").data(json!({"reason": "refused"})), &a, "ACK2", 3),
+        build(at("progress.status", 3).cause("ACK1"), &a, "OUT", 4),
+        build(at("run.failed", 4).run("r").data(json!({"reason": "error"})), &a, "F1", 5),
+        build(at("run.finished", 5).run("r"), &a, "F2", 6),
+        build(at("session.ended", 6), &a, "END", 7),
+    ];
+    let fold = |changes: ChangeFeed| {
+        let mut store = Store::new(StoreConfig { changes, ..StoreConfig::unbounded() });
+        for e in &stream {
+            put(&mut store, e.clone());
+        }
+        store
+    };
+    let (mut queued, mut off) = (fold(ChangeFeed::Queued), fold(ChangeFeed::Off));
+    let listed = |s: &Store| s.violations().map(|v| (v.rule, v.event_id.clone(), v.detail.clone())).collect::<Vec<_>>();
+    assert_eq!(listed(&off), listed(&queued));
+    assert_eq!(
+        listed(&off).into_iter().map(|v| v.0).collect::<Vec<_>>(),
+        [Rule::AckConflict, Rule::RunTerminalRepeated, Rule::PendingAtSessionEnd]
+    );
+    assert_eq!(off.counts(), Counts { dropped_changes: 0, ..queued.counts() });
+    assert_eq!(off.evictions(), queued.evictions());
+    let chain = |s: &Store| s.session(&a.source, "s").unwrap().command("CMD").unwrap().status();
+    assert_eq!((chain(&off), chain(&queued)), (CommandStatus::Completed, CommandStatus::Completed));
+    let card = |s: &Store| s.session(&a.source, "s").unwrap().card("Q").unwrap().status();
+    assert_eq!((card(&off), card(&queued)), (CardStatus::Abandoned, CardStatus::Abandoned));
+    assert!(queued.poll_change().is_some());
+    assert_eq!((off.poll_change(), off.pending_changes(), off.dropped_changes()), (None, 0, 0));
 }

@@ -245,12 +245,29 @@ pub fn kind(v: &RawValue) -> &'static str {
 pub fn as_str(v: &RawValue) -> Option<Cow<'_, str>> {
     let raw = v.get();
     let inner = raw.strip_prefix('"')?.strip_suffix('"')?;
-    // Attribute texts are short: a plain byte loop beats a memchr call.
-    if inner.bytes().any(|b| b == b'\\') {
+    if has_backslash(inner.as_bytes()) {
         serde_json::from_str::<String>(raw).ok().map(Cow::Owned)
     } else {
         Some(Cow::Borrowed(inner))
     }
+}
+
+/// Whether `bytes` hold a `\\`, eight bytes at a time: every attribute
+/// text is checked on every event, and they are too short for a memchr
+/// call to pay off.
+fn has_backslash(bytes: &[u8]) -> bool {
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
+    const SLASHES: u64 = u64::from_ne_bytes([b'\\'; 8]);
+    let mut words = bytes.chunks_exact(8);
+    for word in &mut words {
+        let x = u64::from_ne_bytes(word.try_into().unwrap_or_default()) ^ SLASHES;
+        // A zero byte in `x` is a backslash in the text.
+        if x.wrapping_sub(ONES) & !x & HIGHS != 0 {
+            return true;
+        }
+    }
+    words.remainder().contains(&b'\\')
 }
 
 /// A non-negative integer value (what `Value::as_u64` accepts: no
@@ -293,6 +310,21 @@ mod tests {
         assert_eq!(ext, [("zeta", "2"), ("alpha", "true")]);
         assert!(Envelope::parse("[1]").is_err());
         assert!(Envelope::parse("{} x").is_err());
+    }
+
+    #[test]
+    fn escapes_are_found_wherever_they_sit() {
+        for n in 0..20 {
+            let plain = "a".repeat(n);
+            assert!(!has_backslash(plain.as_bytes()));
+            for at in 0..n {
+                let mut t = plain.clone().into_bytes();
+                t[at] = b'\\';
+                assert!(has_backslash(&t), "{n} {at}");
+            }
+        }
+        // Bytes next to a backslash in value (0x5b, 0x5d, 0xdc) are not one.
+        assert!(!has_backslash("[]]\u{dc}[[]]]]".as_bytes()));
     }
 
     #[test]

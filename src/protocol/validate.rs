@@ -200,26 +200,27 @@ pub fn event(value: &Value) -> Vec<Violation> {
 /// Type grammar (AEP-0001 §6): `{category}.{rest}` with a registered
 /// category, or `x.{vendor}.{category}.{rest}`.
 pub fn check_type_name(t: &str) -> Result<(), (&'static str, &'static str)> {
-    let token = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+    // Byte by byte: every event's type is checked.
+    let token = |s: &[u8]| !s.is_empty() && s.iter().all(|&b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
     // How many parts follow, and whether all are tokens.
-    let tail = |parts: std::str::Split<'_, char>| parts.fold((0, true), |(n, ok), p| (n + 1, ok && token(p)));
-    let mut parts = t.split('.');
+    let tail = |parts: &mut dyn Iterator<Item = &[u8]>| parts.fold((0, true), |(n, ok), p| (n + 1, ok && token(p)));
+    let mut parts = t.as_bytes().split(|&b| b == b'.');
     let first = parts.next().unwrap_or_default();
-    if first == "x" {
+    if first == b"x" {
         let vendor_ok = parts
             .next()
-            .is_some_and(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-'));
-        let (rest, tokens) = tail(parts);
+            .is_some_and(|v| !v.is_empty() && v.iter().all(|&b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-'));
+        let (rest, tokens) = tail(&mut parts);
         if rest < 2 || !vendor_ok || !tokens {
             return Err(("envelope.type", "vendor types are x.{vendor}.{category}.{rest}"));
         }
         return Ok(());
     }
-    let (rest, tokens) = tail(parts);
+    let (rest, tokens) = tail(&mut parts);
     if rest < 1 || !token(first) || !tokens {
         return Err(("envelope.type", "types are lowercase {category}.{rest}"));
     }
-    if !CATEGORIES.contains(&first) {
+    if !CATEGORIES.iter().any(|c| c.as_bytes() == first) {
         return Err(("envelope.category", "category is not one of the thirteen registered categories"));
     }
     Ok(())
@@ -255,13 +256,18 @@ pub fn is_traceparent(s: &str) -> bool {
 
 /// An absolute URI: a scheme, a colon, and no whitespace or control bytes.
 pub fn is_uri(s: &str) -> bool {
-    let Some((scheme, rest)) = s.split_once(':') else { return false };
-    let mut sb = scheme.bytes();
     let excluded = |c: char| c.is_whitespace() || c.is_control() || matches!(c, '<' | '>' | '"' | '{' | '}' | '|' | '\\' | '^' | '`');
-    // ASCII (nearly every source) is judged byte by byte; the rest char by char.
-    let clean = if s.is_ascii() { !s.bytes().any(|b| excluded(char::from(b))) } else { !s.chars().any(excluded) };
-    sb.next().is_some_and(|b| b.is_ascii_alphabetic())
-        && sb.all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'-' || b == b'.')
+    // ASCII (nearly every source) is judged byte by byte, with what the
+    // char tests say of ASCII; the rest char by char.
+    let clean = if s.is_ascii() {
+        !s.bytes().any(|b| b <= b' ' || b == 0x7f || matches!(b, b'<' | b'>' | b'"' | b'{' | b'}' | b'|' | b'\\' | b'^' | b'`'))
+    } else {
+        !s.chars().any(excluded)
+    };
+    let Some(colon) = s.bytes().position(|b| b == b':') else { return false };
+    let (scheme, rest) = (&s.as_bytes()[..colon], &s[colon + 1..]);
+    scheme.first().is_some_and(|b| b.is_ascii_alphabetic())
+        && scheme[1..].iter().all(|&b| b.is_ascii_alphanumeric() || b == b'+' || b == b'-' || b == b'.')
         && !rest.is_empty()
         && clean
 }
@@ -297,6 +303,12 @@ mod tests {
         assert!(is_traceparent("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"));
         assert!(!is_traceparent("00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01"));
         assert!(is_uri("aep://h/agent/a"));
+        for b in 0u8..128 {
+            let c = char::from(b);
+            let by_char = !(c.is_whitespace() || c.is_control() || "<>\"{}|\\^`".contains(c));
+            assert_eq!(is_uri(&format!("aep://h/{c}x")), by_char, "byte {b:#x}");
+        }
+        assert!(!is_uri("aep://h/\u{a0}x") && is_uri("aep://h/é"));
         assert!(!is_uri("not a uri"));
         assert!(!is_uri("relative/path"));
         assert!(is_extension_name("acmeregion"));
