@@ -531,12 +531,13 @@ export interface StoreLimits {
 }
 
 /**
- * Folds a stream (events, JSON texts, or one JSONL string) into state. The
- * fold holds the whole stream unless `options.limits` bounds it; `evicted`
- * says what the bounds dropped, `rejected` which inputs were not events.
+ * Folds a stream (events, JSON texts, or one JSONL text as a string or as
+ * UTF-8 bytes) into state. The fold holds the whole stream unless
+ * `options.limits` bounds it; `evicted` says what the bounds dropped,
+ * `rejected` which inputs (by index, or line) were not events.
  */
 export function projectState(
-  events: ReadonlyArray<AepEvent | string> | string,
+  events: ReadonlyArray<AepEvent | string> | string | Uint8Array,
   options?: { limits?: StoreLimits },
 ): Projection;
 

@@ -95,6 +95,38 @@ fn project_state_folds_arrays_and_jsonl_alike() {
     assert!(project_state(JsValue::from_f64(3.0), JsValue::UNDEFINED).is_err());
 }
 
+#[wasm_bindgen_test]
+fn project_state_reads_jsonl_bytes_as_it_reads_the_string() {
+    let stream = [
+        ev("S1", "session.started", 0, json!({})),
+        ev("P1", "progress.status", 1, json!({"data": {"phase": "\u{e9}t\u{e9}"}})),
+        ev("P1", "progress.status", 1, json!({"data": {"phase": "\u{e9}t\u{e9}"}})),
+    ];
+    let jsonl: String = stream.iter().map(|e| format!("{e}\r\n")).collect();
+    let text = json(&project_state(JsValue::from_str(&jsonl), JsValue::UNDEFINED).unwrap());
+    let bytes = json(&project_state(js_sys::Uint8Array::from(jsonl.as_bytes()).into(), JsValue::UNDEFINED).unwrap());
+    // Receipt times are the clock's; everything else is the same.
+    let unclocked = |mut v: serde_json::Value| {
+        for s in v["sessions"].as_array_mut().unwrap() {
+            s.as_object_mut().unwrap().retain(|k, _| k != "firstSeen" && k != "updatedAt");
+        }
+        v
+    };
+    assert_eq!(unclocked(bytes.clone()), unclocked(text));
+    assert_eq!(bytes["counts"]["events"], 2);
+
+    // A line that is not UTF-8 is rejected alone, by its line number.
+    let mut broken = jsonl.clone().into_bytes();
+    let second = jsonl.find("\r\n").unwrap() + 2;
+    let at = second + jsonl[second..].find('\u{e9}').unwrap();
+    broken[at] = 0xff;
+    let out = json(&project_state(js_sys::Uint8Array::from(&broken[..]).into(), JsValue::UNDEFINED).unwrap());
+    assert_eq!(out["rejected"]["count"], 1, "{out}");
+    assert_eq!(out["rejected"]["first"][0]["index"], 1);
+    assert!(out["rejected"]["first"][0]["error"].as_str().unwrap().contains("UTF-8"));
+    assert_eq!(out["counts"]["events"], 2, "the redelivery on the next line stands in: {out}");
+}
+
 /// More sessions than the store's default bound, from as many emitters.
 fn sessions_stream(n: usize) -> String {
     (0..n)

@@ -5,6 +5,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
 
 use super::js::{self, aep_error};
 use super::options::{json_member, optional};
@@ -12,7 +13,7 @@ use crate::client::hub::view;
 use crate::protocol::event::Event;
 use crate::protocol::filter::Filter;
 use crate::protocol::validate;
-use crate::store::{Store, StoreConfig};
+use crate::store::{ChangeFeed, Store, StoreConfig};
 
 /// Rejected inputs reported individually by `projectState`; the rest are
 /// only counted.
@@ -65,7 +66,8 @@ fn read_filter(filter: &JsValue) -> Result<Filter, Value> {
 }
 
 /// Folds a whole stream (an array of events or JSON texts, or one JSONL
-/// string) through a fresh store and returns what it amounts to:
+/// text as a string or UTF-8 bytes) through a fresh store and returns what
+/// it amounts to:
 /// `{ sessions, inbox, violations, counts, evicted, rejected }`.
 ///
 /// The fold holds everything it is given unless `options.limits` bounds
@@ -73,10 +75,12 @@ fn read_filter(filter: &JsValue) -> Result<Filter, Value> {
 #[wasm_bindgen(js_name = projectState)]
 pub fn project_state(events: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
     let now = js::now();
-    let config = match optional(options) {
+    let mut config = match optional(options) {
         None => StoreConfig::unbounded(),
         Some(o) => limits(json_member(&o, "limits")?)?,
     };
+    // Only the end state is returned: nobody reads a change feed.
+    config.changes = ChangeFeed::Off;
     let mut store = Store::new(config);
     let mut rejected = Vec::new();
     let mut rejected_count = 0u64;
@@ -84,8 +88,6 @@ pub fn project_state(events: JsValue, options: JsValue) -> Result<JsValue, JsVal
         match text.and_then(|t| Event::parse(t).map_err(|e| e.to_string())) {
             Ok(e) => {
                 store.apply(e, None, now);
-                // Nobody reads this store's change feed.
-                while store.poll_change().is_some() {}
             }
             Err(err) => {
                 rejected_count += 1;
@@ -95,11 +97,26 @@ pub fn project_state(events: JsValue, options: JsValue) -> Result<JsValue, JsVal
             }
         }
     };
-    if let Some(jsonl) = events.as_string() {
-        reserve_heap(jsonl.len());
-        for (i, line) in jsonl.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-            fold(i, Ok(line), &mut store);
+    if let Some(bytes) = events.dyn_ref::<js_sys::Uint8Array>() {
+        // JSONL as UTF-8 bytes: one copy into the module, where a string
+        // is copied a character at a time.
+        let bytes = bytes.to_vec();
+        match std::str::from_utf8(&bytes) {
+            Ok(jsonl) => fold_jsonl(jsonl, &mut fold, &mut store),
+            Err(_) => {
+                // Only the lines that are not UTF-8 are rejected.
+                let lines = bytes.split(|b| *b == b'\n').map(|l| l.strip_suffix(b"\r").unwrap_or(l));
+                for (i, line) in lines.enumerate() {
+                    match std::str::from_utf8(line) {
+                        Ok(l) if l.trim().is_empty() => {}
+                        Ok(l) => fold(i, Ok(l), &mut store),
+                        Err(e) => fold(i, Err(format!("malformed event: not UTF-8 ({e})")), &mut store),
+                    }
+                }
+            }
         }
+    } else if let Some(jsonl) = events.as_string() {
+        fold_jsonl(&jsonl, &mut fold, &mut store);
     } else if js_sys::Array::is_array(&events) {
         // One `JSON.stringify` for the whole array crosses the boundary once;
         // element by element is the fallback when some element cannot be
@@ -110,9 +127,9 @@ pub fn project_state(events: JsValue, options: JsValue) -> Result<JsValue, JsVal
             Some(Ok(items)) => {
                 for (i, item) in items.into_iter().enumerate() {
                     // A string element is an event's JSON text.
-                    match serde_json::from_str::<String>(item.get()) {
-                        Ok(text) => fold(i, Ok(&text), &mut store),
-                        Err(_) => fold(i, Ok(item.get()), &mut store),
+                    match item.get().starts_with('"').then(|| serde_json::from_str::<String>(item.get())) {
+                        Some(Ok(text)) => fold(i, Ok(&text), &mut store),
+                        _ => fold(i, Ok(item.get()), &mut store),
                     }
                 }
             }
@@ -127,12 +144,20 @@ pub fn project_state(events: JsValue, options: JsValue) -> Result<JsValue, JsVal
     } else {
         return Err(aep_error(
             "invalid-argument",
-            "projectState(events): expected an array of events or a JSONL string",
+            "projectState(events): expected an array of events, or JSONL as a string or a Uint8Array",
         ));
     }
     let mut out = view::projection(&store);
     out["rejected"] = json!({ "count": rejected_count, "first": rejected });
     Ok(js::to_js(&out))
+}
+
+/// Folds each non-blank line of a JSONL text; rejects carry line numbers.
+fn fold_jsonl(jsonl: &str, fold: &mut impl FnMut(usize, Result<&str, String>, &mut Store), store: &mut Store) {
+    reserve_heap(jsonl.len());
+    for (i, line) in jsonl.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        fold(i, Ok(line), store);
+    }
 }
 
 /// Grows the heap once, before folding `bytes` of JSON, to about what the
