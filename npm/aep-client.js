@@ -1,21 +1,10 @@
 // Entry point of the aep-client package: the engine's bindings, the error
 // classes, and an `init` that also works in Node (where `fetch` cannot
 // read the .wasm file next to this module).
-import wasmInit, { projectState as projectStateInEngine } from './aep_client.js';
+import wasmInit from './aep_client.js';
 
 export * from './aep_client.js';
 export { NackError, AepError } from './__ERRORS_MODULE__';
-
-const utf8 = new TextEncoder();
-
-/**
- * Folds a stream into state (see the declarations). A JSONL string crosses
- * into the engine as UTF-8 bytes that `TextEncoder` encodes natively: the
- * generated binding would copy it a character at a time.
- */
-export function projectState(events, options) {
-  return projectStateInEngine(typeof events === 'string' ? utf8.encode(events) : events, options);
-}
 
 const isNode = typeof process !== 'undefined' && process.versions != null && process.versions.node != null
   && typeof window === 'undefined';

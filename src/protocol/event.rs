@@ -174,6 +174,9 @@ pub(crate) struct Text {
 impl Text {
     const UNESCAPED: u32 = 1 << 31;
 
+    /// Inlined: every attribute accessor goes through here, and the
+    /// size-optimised npm build would otherwise call it each time.
+    #[inline]
     pub(crate) fn slice<'a>(self, raw: &'a str, unescaped: &'a str) -> &'a str {
         let (from, at) = if self.at & Text::UNESCAPED == 0 { (raw, self.at) } else { (unescaped, self.at & !Text::UNESCAPED) };
         &from[at as usize..(at + self.len) as usize]
@@ -277,6 +280,7 @@ impl Event {
         }
     }
 
+    #[inline]
     fn text(&self, t: Text) -> &str {
         t.slice(&self.raw, &self.unescaped)
     }
@@ -287,11 +291,13 @@ impl Event {
         (self.id, self.cause, &self.unescaped)
     }
 
+    #[inline]
     fn text_opt(&self, t: Option<Text>) -> Option<&str> {
         t.map(|t| self.text(t))
     }
 
     /// The exact bytes this event was parsed from (or serialised to).
+    #[inline]
     pub fn raw(&self) -> &str {
         &self.raw
     }
@@ -306,20 +312,25 @@ impl Event {
         serde_json::from_str(&self.raw).unwrap_or(Value::Null)
     }
 
+    #[inline]
     pub fn aep(&self) -> &str {
         self.text(self.aep)
     }
+    #[inline]
     pub fn id(&self) -> &str {
         self.text(self.id)
     }
     /// The event type, e.g. `attention.requested` (the `type` attribute).
+    #[inline]
     pub fn ty(&self) -> &str {
         self.text(self.ty)
     }
+    #[inline]
     pub fn subject(&self) -> Option<&str> {
         self.text_opt(self.subject)
     }
     /// RFC 3339 display time; never an ordering authority (AEP-0001 §7.3).
+    #[inline]
     pub fn time(&self) -> &str {
         self.text(self.time)
     }
@@ -328,25 +339,32 @@ impl Event {
     pub fn at(&self) -> Option<UnixMs> {
         self.at
     }
+    #[inline]
     pub fn source(&self) -> &str {
         self.text(self.source)
     }
+    #[inline]
     pub fn agent(&self) -> &str {
         self.text(self.agent)
     }
+    #[inline]
     pub fn session(&self) -> Option<&str> {
         self.text_opt(self.session)
     }
+    #[inline]
     pub fn run(&self) -> Option<&str> {
         self.text_opt(self.run)
     }
+    #[inline]
     pub fn step(&self) -> Option<&str> {
         self.text_opt(self.step)
     }
+    #[inline]
     pub fn seq(&self) -> Option<u64> {
         self.seq
     }
     /// Restart generation; `0` when absent.
+    #[inline]
     pub fn epoch(&self) -> u64 {
         self.epoch.unwrap_or(0)
     }
@@ -355,9 +373,11 @@ impl Event {
         self.epoch
     }
     /// The session position `(epoch, seq)` when the event carries `seq`.
+    #[inline]
     pub fn position(&self) -> Option<(u64, u64)> {
         self.seq.map(|s| (self.epoch(), s))
     }
+    #[inline]
     pub fn cause(&self) -> Option<&str> {
         self.text_opt(self.cause)
     }

@@ -98,30 +98,14 @@ pub fn project_state(events: JsValue, options: JsValue) -> Result<JsValue, JsVal
         }
     };
     if let Some(bytes) = events.dyn_ref::<js_sys::Uint8Array>() {
-        // JSONL as UTF-8 bytes: one copy into the module, where a string
-        // is copied a character at a time.
-        let bytes = bytes.to_vec();
-        match std::str::from_utf8(&bytes) {
-            Ok(jsonl) => fold_jsonl(jsonl, &mut fold, &mut store),
-            Err(_) => {
-                // Only the lines that are not UTF-8 are rejected.
-                let lines = bytes.split(|b| *b == b'\n').map(|l| l.strip_suffix(b"\r").unwrap_or(l));
-                for (i, line) in lines.enumerate() {
-                    match std::str::from_utf8(line) {
-                        Ok(l) if l.trim().is_empty() => {}
-                        Ok(l) => fold(i, Ok(l), &mut store),
-                        Err(e) => fold(i, Err(format!("malformed event: not UTF-8 ({e})")), &mut store),
-                    }
-                }
-            }
-        }
-    } else if let Some(jsonl) = events.as_string() {
-        fold_jsonl(&jsonl, &mut fold, &mut store);
+        fold_jsonl_bytes(&bytes.to_vec(), &mut fold, &mut store);
+    } else if events.is_string() {
+        fold_jsonl_bytes(&js::string_bytes(&events), &mut fold, &mut store);
     } else if js_sys::Array::is_array(&events) {
         // One `JSON.stringify` for the whole array crosses the boundary once;
         // element by element is the fallback when some element cannot be
         // stringified, so that only that element is rejected.
-        let whole = js_sys::JSON::stringify(&events).ok().and_then(|s| s.as_string());
+        let whole = js_sys::JSON::stringify(&events).ok().and_then(|s| String::from_utf8(js::string_bytes(&s)).ok());
         reserve_heap(whole.as_ref().map_or(0, String::len));
         match whole.as_deref().map(serde_json::from_str::<Vec<&RawValue>>) {
             Some(Ok(items)) => {
@@ -150,6 +134,24 @@ pub fn project_state(events: JsValue, options: JsValue) -> Result<JsValue, JsVal
     let mut out = view::projection(&store);
     out["rejected"] = json!({ "count": rejected_count, "first": rejected });
     Ok(js::to_js(&out))
+}
+
+/// Folds JSONL given as bytes: as text when it is all UTF-8, else line by
+/// line, rejecting only the lines that are not.
+fn fold_jsonl_bytes(bytes: &[u8], fold: &mut impl FnMut(usize, Result<&str, String>, &mut Store), store: &mut Store) {
+    match std::str::from_utf8(bytes) {
+        Ok(jsonl) => fold_jsonl(jsonl, fold, store),
+        Err(_) => {
+            let lines = bytes.split(|b| *b == b'\n').map(|l| l.strip_suffix(b"\r").unwrap_or(l));
+            for (i, line) in lines.enumerate() {
+                match std::str::from_utf8(line) {
+                    Ok(l) if l.trim().is_empty() => {}
+                    Ok(l) => fold(i, Ok(l), store),
+                    Err(e) => fold(i, Err(format!("malformed event: not UTF-8 ({e})")), store),
+                }
+            }
+        }
+    }
 }
 
 /// Folds each non-blank line of a JSONL text; rejects carry line numbers.
