@@ -257,12 +257,21 @@ pub fn is_traceparent(s: &str) -> bool {
 /// An absolute URI: a scheme, a colon, and no whitespace or control bytes.
 pub fn is_uri(s: &str) -> bool {
     let excluded = |c: char| c.is_whitespace() || c.is_control() || matches!(c, '<' | '>' | '"' | '{' | '}' | '|' | '\\' | '^' | '`');
-    // ASCII (nearly every source) is judged byte by byte, with what the
-    // char tests say of ASCII; the rest char by char.
-    let clean = if s.is_ascii() {
-        !s.bytes().any(|b| b <= b' ' || b == 0x7f || matches!(b, b'<' | b'>' | b'"' | b'{' | b'}' | b'|' | b'\\' | b'^' | b'`'))
-    } else {
-        !s.chars().any(excluded)
+    // Every event's source is checked: ASCII (nearly every source) by a
+    // table of what the char tests say of each ASCII byte, the rest char
+    // by char.
+    const EXCLUDED_ASCII: [bool; 128] = {
+        let mut t = [false; 128];
+        let mut b = 0;
+        while b < 128 {
+            t[b] = b <= 0x20 || b == 0x7f || matches!(b as u8, b'<' | b'>' | b'"' | b'{' | b'}' | b'|' | b'\\' | b'^' | b'`');
+            b += 1;
+        }
+        t
+    };
+    let clean = match s.bytes().try_fold((), |(), b| if b < 0x80 { (!EXCLUDED_ASCII[usize::from(b)]).then_some(()) } else { None }) {
+        Some(()) => true,
+        None => !s.is_ascii() && !s.chars().any(excluded),
     };
     let Some(colon) = s.bytes().position(|b| b == b':') else { return false };
     let (scheme, rest) = (&s.as_bytes()[..colon], &s[colon + 1..]);
