@@ -1,13 +1,14 @@
 //! Folds a generated 100 000-event stream through the store and reports
 //! throughput and the store's peak heap.
 //!
-//! The stream mixes 640 sessions from 40 agents: runs ending every way,
+//! The stream mixes 1 024 sessions from 40 agents: runs ending every way,
 //! tool calls, attention arcs (options and forms; answered, timed out,
 //! routed), commands from several consoles with acks and outcomes, pause
 //! and cancel, unknown vendor types, agent heartbeats, and about 5 %
 //! redeliveries. Sessions interleave at random, as on a shared relay.
 //!
-//! Run: `cargo run --release --example bench_store`
+//! Run: `cargo run --release --example bench_store` (`AEP_BENCH_EVENTS=n`
+//! folds a shorter stream, e.g. under a profiler).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::collections::VecDeque;
@@ -44,7 +45,7 @@ unsafe impl GlobalAlloc for Counting {
 static ALLOC: Counting = Counting;
 
 const EVENTS: usize = 100_000;
-const SESSIONS: usize = 640;
+const SESSIONS: usize = 1_024;
 const AGENTS: usize = 40;
 const T0: u64 = 1_783_000_000_000;
 
@@ -210,8 +211,9 @@ fn generate(rng: &mut Rng) -> Vec<String> {
         })
         .collect();
     let mut live: Vec<usize> = (0..SESSIONS).collect();
-    let mut stream: Vec<String> = Vec::with_capacity(EVENTS);
-    while stream.len() < EVENTS && !live.is_empty() {
+    let mut stream: Vec<String> = Vec::with_capacity(events());
+    let events = events();
+    while stream.len() < events && !live.is_empty() {
         let at = rng.below(live.len() as u64) as usize;
         match scripts[live[at]].pop_front() {
             Some(e) => stream.push(e),
@@ -234,8 +236,13 @@ fn generate(rng: &mut Rng) -> Vec<String> {
             );
         }
     }
-    stream.truncate(EVENTS);
+    stream.truncate(events);
     stream
+}
+
+/// How many events to fold: `EVENTS` unless `AEP_BENCH_EVENTS` says.
+fn events() -> usize {
+    std::env::var("AEP_BENCH_EVENTS").ok().and_then(|n| n.parse().ok()).unwrap_or(EVENTS)
 }
 
 /// CPU time this thread has run, in ns (Linux); the machine may be shared,
@@ -324,6 +331,7 @@ fn run(name: &str, config: StoreConfig, lines: &[String]) {
     println!("  parse + fold : {}", rates(lines.len(), with_parse, with_parse_cpu));
     println!("  fold only    : {}", rates(lines.len(), fold_only, fold_only_cpu));
     println!("  peak heap    : {:.1} MiB (held at end {:.1} MiB)", mib(peak), mib(held));
+    println!("  per event    : {:.0} bytes of peak heap per retained event", peak as f64 / counts.events.max(1) as f64);
     println!("  applied      : {new} new, {dup} duplicate, {collision} collision");
     println!(
         "  held         : {} sessions, {} events, {} runs, {} cards ({} pending, inbox {inbox}), {} commands, {} agents, {} unattached, {} ids",
@@ -343,7 +351,5 @@ fn main() {
         lines.iter().filter_map(|l| l.split("\"session\":\"").nth(1)?.split('"').next()).collect();
     println!("stream: {} events, {:.1} MiB of JSON, {} sessions", lines.len(), mib(bytes), sessions.len());
     run("default bounds", StoreConfig::default(), &lines);
-    let roomy =
-        StoreConfig { max_sessions: 1_024, max_timeline_per_session: 1_024, max_seen_ids: 200_000, ..StoreConfig::default() };
-    run("room for every session and event", roomy, &lines);
+    run("unbounded (every session and event held)", StoreConfig::unbounded(), &lines);
 }

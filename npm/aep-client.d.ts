@@ -512,11 +512,49 @@ export interface Projection {
     unattached: number;
     violations: number;
   };
+  /** What `limits` made the fold drop; all zero when it holds everything. */
+  evicted: Evictions;
   rejected: { count: number; first: { index: number; error: string }[] };
 }
 
-/** Folds a stream (events, JSON texts, or one JSONL string) into state. */
-export function projectState(events: ReadonlyArray<AepEvent | string> | string): Projection;
+export interface Evictions {
+  sessions: number;
+  events: number;
+  runs: number;
+  cards: number;
+  commands: number;
+  agents: number;
+  agentEvents: number;
+  unattached: number;
+  seenIds: number;
+  changes: number;
+  violations: number;
+}
+
+/** Bounds for `projectState`; a bound not given is unlimited. */
+export interface StoreLimits {
+  maxSessions?: number;
+  maxTimelinePerSession?: number;
+  maxRunsPerSession?: number;
+  maxCardsPerSession?: number;
+  maxCommandsPerSession?: number;
+  maxAgents?: number;
+  maxAgentEvents?: number;
+  maxUnattached?: number;
+  maxSeenIds?: number;
+  maxViolations?: number;
+}
+
+/**
+ * Folds a stream (events, JSON texts, or one JSONL text as a string or as
+ * UTF-8 bytes) into state. The fold holds the whole stream unless
+ * `options.limits` bounds it; `evicted` says what the bounds dropped,
+ * `rejected` which inputs (by index, or line) were not events.
+ */
+export function projectState(
+  events: ReadonlyArray<AepEvent | string> | string | Uint8Array,
+  options?: { limits?: StoreLimits },
+): Projection;
 
 // ----- the agent side ---------------------------------------------------------
 

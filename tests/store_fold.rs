@@ -4,7 +4,8 @@
 use aep_client::control::ack::{Decision, NackReason};
 use aep_client::protocol::ids::{Draft, Identity};
 use aep_client::store::{
-    Applied, Arrival, CardStatus, Change, CommandStatus, OutcomeLink, Rule, SessionKey, SessionState, Store, StoreConfig,
+    Applied, Arrival, CardStatus, Change, ChangeFeed, CommandStatus, Counts, OutcomeLink, Rule, SessionKey, SessionState, Store,
+    StoreConfig,
 };
 use aep_client::{Event, Severity, UnixMs};
 use serde_json::json;
@@ -470,4 +471,109 @@ fn an_outcome_naming_the_ack_may_arrive_before_the_ack() {
     let chain = store.session(&a.source, "s").unwrap().command("CMD").unwrap();
     assert_eq!(chain.outcome().map(|o| (o.event_id.as_str(), o.link)), Some(("OUT", OutcomeLink::Ack)));
     assert_eq!(chain.outcome().unwrap().time, UnixMs(T0 + 20).to_rfc3339(), "time read back from the kept bytes");
+}
+
+// --- evictions: what a bounded fold let go of ---
+
+/// `n` sessions of two events each, from `n` emitters.
+fn many_sessions(n: u32) -> Vec<Event> {
+    (0..n)
+        .flat_map(|k| {
+            let who = owner(k);
+            [build(at("session.started", 0), &who, "S", 0), build(at("progress.status", 1), &who, "P", 1)]
+        })
+        .collect()
+}
+
+#[test]
+fn an_unbounded_store_holds_more_sessions_than_the_default_bound_and_evicts_nothing() {
+    let n = StoreConfig::default().max_sessions as u32 + 88;
+    let mut store = Store::new(StoreConfig::unbounded());
+    for e in many_sessions(n) {
+        assert_eq!(put(&mut store, e), Applied::New);
+    }
+    let counts = store.counts();
+    assert_eq!((counts.sessions, counts.events), (n as usize, 2 * n as usize));
+    assert!(!store.evictions().any(), "{:?}", store.evictions());
+}
+
+#[test]
+fn the_default_bounds_report_the_sessions_they_drop() {
+    let n = StoreConfig::default().max_sessions as u32 + 88;
+    let mut store = Store::default();
+    for e in many_sessions(n) {
+        put(&mut store, e);
+    }
+    let evicted = store.evictions();
+    assert_eq!(evicted.sessions, 88);
+    assert_eq!(evicted.events, 2 * 88);
+    assert_eq!(store.counts().sessions + evicted.sessions as usize, n as usize);
+}
+
+#[test]
+fn every_bound_counts_what_it_drops() {
+    let mut store = Store::new(small());
+    let a = owner(1);
+    // Lane of 5: two of seven events dropped. The dedupe memory of 4 forgets all but the last 4 keys.
+    for s in 0..7 {
+        put(&mut store, build(at("progress.status", s), &a, &format!("E{s}"), s));
+    }
+    // Two more sessions fill the bound of 3; a fourth drops the oldest idle one (a1, holding 5 events).
+    for n in 2..=4 {
+        put(&mut store, build(at("progress.status", 0), &owner(n), "E", n as u64));
+    }
+    // Three agents with three heartbeats each: one agent forgotten, and each keeps two events.
+    for n in 0..3 {
+        for k in 0..3 {
+            let d = Draft::new("agent.heartbeat");
+            put(&mut store, build(d, &Identity::new(format!("aep://h/agent/g{n}"), format!("g{n}")), &format!("H{n}{k}"), 50 + k));
+        }
+    }
+    let e = store.evictions();
+    assert_eq!(e.sessions, 1);
+    assert_eq!(e.events, 2 + 5);
+    assert_eq!(e.seen_ids, 7 + 3 + 9 - 4);
+    assert_eq!(e.agents, 1);
+    assert_eq!(e.agent_events, 3 + 2);
+    assert!(e.any());
+}
+
+// --- the change feed ---
+
+#[test]
+fn a_store_without_a_change_feed_folds_to_the_same_state_and_violations() {
+    let a = owner(1);
+    let mc = console("mc");
+    let stream = vec![
+        request(&a, "Q", 0, 0, Severity::Warning),
+        build(Draft::new("control.pause").session("s"), &mc, "CMD", 1),
+        build(at("control.accepted", 1).cause("CMD"), &a, "ACK1", 2),
+        build(at("control.rejected", 2).cause("CMD").data(json!({"reason": "refused"})), &a, "ACK2", 3),
+        build(at("progress.status", 3).cause("ACK1"), &a, "OUT", 4),
+        build(at("run.failed", 4).run("r").data(json!({"reason": "error"})), &a, "F1", 5),
+        build(at("run.finished", 5).run("r"), &a, "F2", 6),
+        build(at("session.ended", 6), &a, "END", 7),
+    ];
+    let fold = |changes: ChangeFeed| {
+        let mut store = Store::new(StoreConfig { changes, ..StoreConfig::unbounded() });
+        for e in &stream {
+            put(&mut store, e.clone());
+        }
+        store
+    };
+    let (mut queued, mut off) = (fold(ChangeFeed::Queued), fold(ChangeFeed::Off));
+    let listed = |s: &Store| s.violations().map(|v| (v.rule, v.event_id.clone(), v.detail.clone())).collect::<Vec<_>>();
+    assert_eq!(listed(&off), listed(&queued));
+    assert_eq!(
+        listed(&off).into_iter().map(|v| v.0).collect::<Vec<_>>(),
+        [Rule::AckConflict, Rule::RunTerminalRepeated, Rule::PendingAtSessionEnd]
+    );
+    assert_eq!(off.counts(), Counts { dropped_changes: 0, ..queued.counts() });
+    assert_eq!(off.evictions(), queued.evictions());
+    let chain = |s: &Store| s.session(&a.source, "s").unwrap().command("CMD").unwrap().status();
+    assert_eq!((chain(&off), chain(&queued)), (CommandStatus::Completed, CommandStatus::Completed));
+    let card = |s: &Store| s.session(&a.source, "s").unwrap().card("Q").unwrap().status();
+    assert_eq!((card(&off), card(&queued)), (CardStatus::Abandoned, CardStatus::Abandoned));
+    assert!(queued.poll_change().is_some());
+    assert_eq!((off.poll_change(), off.pending_changes(), off.dropped_changes()), (None, 0, 0));
 }

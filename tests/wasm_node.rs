@@ -65,13 +65,13 @@ fn project_state_folds_arrays_and_jsonl_alike() {
         ev("P1", "progress.status", 1, json!({"data": {"phase": "x"}})),
         ev("P1", "progress.status", 1, json!({"data": {"phase": "x"}})),
     ];
-    let array = json(&project_state(js_value(&json!(stream))).unwrap());
+    let array = json(&project_state(js_value(&json!(stream)), JsValue::UNDEFINED).unwrap());
     assert_eq!(array["counts"]["events"], 2, "the redelivery is folded once: {array}");
     assert_eq!(array["counts"]["pending"], 1);
     assert_eq!(array["inbox"][0]["prompt"], "ok?");
     assert_eq!(array["rejected"]["count"], 0);
     let jsonl: String = stream.iter().map(|e| format!("{e}\n")).collect::<String>() + "{\"aep\":\"0.1\"}\n";
-    let lines = json(&project_state(JsValue::from_str(&jsonl)).unwrap());
+    let lines = json(&project_state(JsValue::from_str(&jsonl), JsValue::UNDEFINED).unwrap());
     assert_eq!(lines["counts"], array["counts"]);
     assert_eq!(lines["rejected"]["count"], 1);
     assert_eq!(lines["rejected"]["first"][0]["index"], 3);
@@ -83,7 +83,7 @@ fn project_state_folds_arrays_and_jsonl_alike() {
     mixed.push(&js_value(&stream[1]));
     mixed.push(&js_sys::BigInt::from(7u32).into());
     mixed.push(&JsValue::from_str(&stream[2].to_string()));
-    let mixed = json(&project_state(mixed.into()).unwrap());
+    let mixed = json(&project_state(mixed.into(), JsValue::UNDEFINED).unwrap());
     assert_eq!(mixed["counts"], array["counts"]);
     assert_eq!(mixed["rejected"]["count"], 1);
     assert_eq!(mixed["rejected"]["first"][0]["index"], 2);
@@ -91,8 +91,69 @@ fn project_state_folds_arrays_and_jsonl_alike() {
     for e in &stream {
         texts.push(&JsValue::from_str(&e.to_string()));
     }
-    assert_eq!(json(&project_state(texts.into()).unwrap())["counts"], array["counts"]);
-    assert!(project_state(JsValue::from_f64(3.0)).is_err());
+    assert_eq!(json(&project_state(texts.into(), JsValue::UNDEFINED).unwrap())["counts"], array["counts"]);
+    assert!(project_state(JsValue::from_f64(3.0), JsValue::UNDEFINED).is_err());
+}
+
+#[wasm_bindgen_test]
+fn project_state_reads_jsonl_bytes_as_it_reads_the_string() {
+    let stream = [
+        ev("S1", "session.started", 0, json!({})),
+        ev("P1", "progress.status", 1, json!({"data": {"phase": "\u{e9}t\u{e9}"}})),
+        ev("P1", "progress.status", 1, json!({"data": {"phase": "\u{e9}t\u{e9}"}})),
+    ];
+    let jsonl: String = stream.iter().map(|e| format!("{e}\r\n")).collect();
+    let text = json(&project_state(JsValue::from_str(&jsonl), JsValue::UNDEFINED).unwrap());
+    let bytes = json(&project_state(js_sys::Uint8Array::from(jsonl.as_bytes()).into(), JsValue::UNDEFINED).unwrap());
+    // Receipt times are the clock's; everything else is the same.
+    let unclocked = |mut v: serde_json::Value| {
+        for s in v["sessions"].as_array_mut().unwrap() {
+            s.as_object_mut().unwrap().retain(|k, _| k != "firstSeen" && k != "updatedAt");
+        }
+        v
+    };
+    assert_eq!(unclocked(bytes.clone()), unclocked(text));
+    assert_eq!(bytes["counts"]["events"], 2);
+
+    // A line that is not UTF-8 is rejected alone, by its line number.
+    let mut broken = jsonl.clone().into_bytes();
+    let second = jsonl.find("\r\n").unwrap() + 2;
+    let at = second + jsonl[second..].find('\u{e9}').unwrap();
+    broken[at] = 0xff;
+    let out = json(&project_state(js_sys::Uint8Array::from(&broken[..]).into(), JsValue::UNDEFINED).unwrap());
+    assert_eq!(out["rejected"]["count"], 1, "{out}");
+    assert_eq!(out["rejected"]["first"][0]["index"], 1);
+    assert!(out["rejected"]["first"][0]["error"].as_str().unwrap().contains("UTF-8"));
+    assert_eq!(out["counts"]["events"], 2, "the redelivery on the next line stands in: {out}");
+}
+
+/// More sessions than the store's default bound, from as many emitters.
+fn sessions_stream(n: usize) -> String {
+    (0..n)
+        .map(|k| {
+            let mut e = ev(&format!("E{k}"), "session.started", 0, json!({}));
+            e["source"] = json!(format!("aep://h/agent/a{k}"));
+            format!("{e}\n")
+        })
+        .collect()
+}
+
+#[wasm_bindgen_test]
+fn project_state_holds_every_session_unless_limited_and_reports_evictions() {
+    let n = aep_client::store::StoreConfig::default().max_sessions + 40;
+    let all = json(&project_state(JsValue::from_str(&sessions_stream(n)), JsValue::UNDEFINED).unwrap());
+    assert_eq!(all["counts"]["sessions"], n);
+    assert_eq!(all["sessions"].as_array().unwrap().len(), n);
+    assert_eq!(all["evicted"]["sessions"], 0);
+
+    let limited = js_value(&json!({"limits": {"maxSessions": 10}}));
+    let some = json(&project_state(JsValue::from_str(&sessions_stream(n)), limited).unwrap());
+    assert_eq!(some["counts"]["sessions"], 10);
+    assert_eq!(some["evicted"]["sessions"], n - 10);
+    assert_eq!(some["evicted"]["events"], n - 10);
+
+    let unknown = js_value(&json!({"limits": {"maxSesions": 10}}));
+    assert!(project_state(JsValue::from_str("").into(), unknown).is_err(), "a misspelt bound is refused");
 }
 
 #[wasm_bindgen_test]

@@ -8,12 +8,15 @@
 
 use std::cmp::Ordering;
 use std::fmt;
-use std::sync::Arc;
+use std::borrow::Cow;
+use std::sync::{Arc, LazyLock, OnceLock};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::envelope::{self, as_u64, Decoded, Envelope, Texts};
 use super::validate::{self, Violation};
+use crate::time::UnixMs;
 
 /// Severity, totally ordered (AEP-0001 §8.1). Absent means `info`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -123,27 +126,61 @@ impl std::error::Error for EventError {}
 ///
 /// Cloning is cheap for the bytes (shared); typed accessors apply the
 /// spec defaults (`epoch` 0, `severity` info, `capture` metadata).
+/// Attribute texts are spans of the bytes, so reading an event allocates
+/// only for what carried escapes; `data` is parsed on first use, since
+/// most events are filed by their context attributes alone.
 #[derive(Clone, Debug)]
 pub struct Event {
     raw: Arc<str>,
-    aep: String,
-    id: String,
-    ty: String,
-    subject: Option<String>,
-    time: String,
-    source: String,
-    agent: String,
-    session: Option<String>,
-    run: Option<String>,
-    step: Option<String>,
+    /// Attribute texts that carried escapes, unescaped (usually empty).
+    unescaped: Box<str>,
+    aep: Text,
+    id: Text,
+    ty: Text,
+    subject: Option<Text>,
+    time: Text,
+    source: Text,
+    agent: Text,
+    session: Option<Text>,
+    run: Option<Text>,
+    step: Option<Text>,
     seq: Option<u64>,
     epoch: Option<u64>,
-    cause: Option<String>,
-    traceparent: Option<String>,
+    cause: Option<Text>,
+    traceparent: Option<Text>,
     severity: Option<Severity>,
     capture: Option<Capture>,
-    data: Option<Map<String, Value>>,
-    extensions: Map<String, Value>,
+    /// `time` read as a point in time, when it parses.
+    at: Option<UnixMs>,
+    /// Where the `data` member's value sits in `raw`.
+    data_span: Option<Text>,
+    data: OnceLock<Option<Box<Map<String, Value>>>>,
+    /// Extension attributes, when there are any (rare).
+    extensions: Option<Box<Map<String, Value>>>,
+}
+
+/// What [`Event::extensions`] lends when an event has none.
+static NO_EXTENSIONS: LazyLock<Map<String, Value>> = LazyLock::new(Map::new);
+
+/// Where an attribute's text lives: a byte span of the event's `raw`, or
+/// of its `unescaped` texts when the top bit of `at` is set. The store's
+/// entries keep these spans with the bytes instead of copies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Text {
+    at: u32,
+    len: u32,
+}
+
+impl Text {
+    const UNESCAPED: u32 = 1 << 31;
+
+    /// Inlined: every attribute accessor goes through here, and the
+    /// size-optimised npm build would otherwise call it each time.
+    #[inline]
+    pub(crate) fn slice<'a>(self, raw: &'a str, unescaped: &'a str) -> &'a str {
+        let (from, at) = if self.at & Text::UNESCAPED == 0 { (raw, self.at) } else { (unescaped, self.at & !Text::UNESCAPED) };
+        &from[at as usize..(at + self.len) as usize]
+    }
 }
 
 /// Two events are equal when their wire bytes are equal.
@@ -160,8 +197,16 @@ impl Event {
     /// types must be carried, and payload checks live in
     /// [`validate::payload`].
     pub fn parse(text: &str) -> Result<Event, EventError> {
-        let value: Value = serde_json::from_str(text).map_err(|e| EventError::Malformed(e.to_string()))?;
-        Event::from_parts(Arc::from(text), value)
+        if text.len() >= Text::UNESCAPED as usize {
+            return Err(EventError::Malformed(format!("an event of {} bytes is too large", text.len())));
+        }
+        let env = Envelope::parse(text).map_err(|e| EventError::Malformed(e.to_string()))?;
+        let texts = Texts::of(&env);
+        let (violations, at) = validate::check_decoded(&env, &texts);
+        if !violations.is_empty() {
+            return Err(EventError::Invalid(violations));
+        }
+        Ok(Event::from_envelope(text, &env, texts, at))
     }
 
     /// Like [`Event::parse`] for bytes that may not be UTF-8.
@@ -172,79 +217,87 @@ impl Event {
 
     /// Validates a JSON value and serialises it as the event's bytes.
     pub fn from_value(value: Value) -> Result<Event, EventError> {
+        if !value.is_object() {
+            return Err(EventError::Malformed("an event is a JSON object".into()));
+        }
         let raw = serde_json::to_string(&value).map_err(|e| EventError::Malformed(e.to_string()))?;
-        Event::from_parts(Arc::from(raw), value)
+        Event::parse(&raw)
     }
 
-    fn from_parts(raw: Arc<str>, value: Value) -> Result<Event, EventError> {
-        let Value::Object(obj) = value else {
-            return Err(EventError::Malformed("an event is a JSON object".into()));
-        };
-        let violations = validate::envelope(&obj);
-        if !violations.is_empty() {
-            return Err(EventError::Invalid(violations));
-        }
-        // Validation guarantees the shapes below; absent optionals stay None.
-        // One pass moves each member where it belongs (no lookups, and
-        // extensions keep their order).
-        let mut e = Event {
-            raw,
-            aep: String::new(),
-            id: String::new(),
-            ty: String::new(),
-            subject: None,
-            time: String::new(),
-            source: String::new(),
-            agent: String::new(),
-            session: None,
-            run: None,
-            step: None,
-            seq: None,
-            epoch: None,
-            cause: None,
-            traceparent: None,
-            severity: None,
-            capture: None,
-            data: None,
-            extensions: Map::new(),
-        };
-        for (key, value) in obj {
-            let text = |v: Value| match v {
-                Value::String(s) => Some(s),
-                _ => None,
-            };
-            match key.as_str() {
-                "aep" => e.aep = text(value).unwrap_or_default(),
-                "id" => e.id = text(value).unwrap_or_default(),
-                "type" => e.ty = text(value).unwrap_or_default(),
-                "subject" => e.subject = text(value),
-                "time" => e.time = text(value).unwrap_or_default(),
-                "source" => e.source = text(value).unwrap_or_default(),
-                "agent" => e.agent = text(value).unwrap_or_default(),
-                "session" => e.session = text(value),
-                "run" => e.run = text(value),
-                "step" => e.step = text(value),
-                "cause" => e.cause = text(value),
-                "traceparent" => e.traceparent = text(value),
-                "severity" => e.severity = text(value).and_then(|s| Severity::parse(&s)),
-                "capture" => e.capture = text(value).and_then(|s| Capture::parse(&s)),
-                "seq" => e.seq = value.as_u64(),
-                "epoch" => e.epoch = value.as_u64(),
-                "data" => {
-                    e.data = match value {
-                        Value::Object(m) => Some(m),
-                        _ => None,
-                    }
-                }
-                _ => {
-                    e.extensions.insert(key, value);
+    /// Files the members of `env`, validated and read from `text`, as
+    /// spans of the event's own copy of `text`.
+    fn from_envelope(text: &str, env: &Envelope<'_>, texts: Texts<'_>, at: Option<UnixMs>) -> Event {
+        let base = text.as_ptr() as usize;
+        let mut unescaped = String::new();
+        // Validation guarantees the shapes read below.
+        let mut span = |v: Decoded<'_>| -> Option<Text> {
+            match v?? {
+                Cow::Borrowed(s) => Some(Text { at: (s.as_ptr() as usize - base) as u32, len: s.len() as u32 }),
+                Cow::Owned(s) => {
+                    let at = unescaped.len() as u32 | Text::UNESCAPED;
+                    unescaped.push_str(&s);
+                    Some(Text { at, len: s.len() as u32 })
                 }
             }
+        };
+        let empty = Text { at: 0, len: 0 };
+        let Texts { aep, id, ty, subject, time, source, agent, session, run, step, cause, traceparent, severity, capture } =
+            texts;
+        let (aep, id, ty, time) = (span(aep), span(id), span(ty), span(time));
+        let (source, agent) = (span(source), span(agent));
+        let (subject, session, run, step) = (span(subject), span(session), span(run), span(step));
+        let (cause, traceparent) = (span(cause), span(traceparent));
+        Event {
+            aep: aep.unwrap_or(empty),
+            id: id.unwrap_or(empty),
+            ty: ty.unwrap_or(empty),
+            subject,
+            time: time.unwrap_or(empty),
+            source: source.unwrap_or(empty),
+            agent: agent.unwrap_or(empty),
+            session,
+            run,
+            step,
+            seq: env.seq.and_then(as_u64),
+            epoch: env.epoch.and_then(as_u64),
+            cause,
+            traceparent,
+            severity: severity.flatten().and_then(|s| Severity::parse(&s)),
+            capture: capture.flatten().and_then(|s| Capture::parse(&s)),
+            at,
+            data_span: env.data.map(|d| Text { at: (d.get().as_ptr() as usize - base) as u32, len: d.get().len() as u32 }),
+            data: OnceLock::new(),
+            extensions: (!env.extensions.is_empty()).then(|| {
+                Box::new(
+                    env.extensions
+                        .iter()
+                        .map(|(name, v)| (name.to_string(), serde_json::from_str(v.get()).unwrap_or(Value::Null)))
+                        .collect(),
+                )
+            }),
+            unescaped: unescaped.into_boxed_str(),
+            raw: Arc::from(text),
         }
-        Ok(e)
+    }
+
+    #[inline]
+    fn text(&self, t: Text) -> &str {
+        t.slice(&self.raw, &self.unescaped)
+    }
+
+    /// The spans of `id` and `cause`, and the texts they may point into
+    /// besides `raw`: what a stored entry needs to read them again.
+    pub(crate) fn id_cause_spans(&self) -> (Text, Option<Text>, &str) {
+        (self.id, self.cause, &self.unescaped)
+    }
+
+    #[inline]
+    fn text_opt(&self, t: Option<Text>) -> Option<&str> {
+        t.map(|t| self.text(t))
     }
 
     /// The exact bytes this event was parsed from (or serialised to).
+    #[inline]
     pub fn raw(&self) -> &str {
         &self.raw
     }
@@ -259,42 +312,59 @@ impl Event {
         serde_json::from_str(&self.raw).unwrap_or(Value::Null)
     }
 
+    #[inline]
     pub fn aep(&self) -> &str {
-        &self.aep
+        self.text(self.aep)
     }
+    #[inline]
     pub fn id(&self) -> &str {
-        &self.id
+        self.text(self.id)
     }
     /// The event type, e.g. `attention.requested` (the `type` attribute).
+    #[inline]
     pub fn ty(&self) -> &str {
-        &self.ty
+        self.text(self.ty)
     }
+    #[inline]
     pub fn subject(&self) -> Option<&str> {
-        self.subject.as_deref()
+        self.text_opt(self.subject)
     }
     /// RFC 3339 display time; never an ordering authority (AEP-0001 §7.3).
+    #[inline]
     pub fn time(&self) -> &str {
-        &self.time
+        self.text(self.time)
     }
+    /// [`time`](Event::time) as a point in time, when it parses (read
+    /// once, with the envelope).
+    pub fn at(&self) -> Option<UnixMs> {
+        self.at
+    }
+    #[inline]
     pub fn source(&self) -> &str {
-        &self.source
+        self.text(self.source)
     }
+    #[inline]
     pub fn agent(&self) -> &str {
-        &self.agent
+        self.text(self.agent)
     }
+    #[inline]
     pub fn session(&self) -> Option<&str> {
-        self.session.as_deref()
+        self.text_opt(self.session)
     }
+    #[inline]
     pub fn run(&self) -> Option<&str> {
-        self.run.as_deref()
+        self.text_opt(self.run)
     }
+    #[inline]
     pub fn step(&self) -> Option<&str> {
-        self.step.as_deref()
+        self.text_opt(self.step)
     }
+    #[inline]
     pub fn seq(&self) -> Option<u64> {
         self.seq
     }
     /// Restart generation; `0` when absent.
+    #[inline]
     pub fn epoch(&self) -> u64 {
         self.epoch.unwrap_or(0)
     }
@@ -303,14 +373,16 @@ impl Event {
         self.epoch
     }
     /// The session position `(epoch, seq)` when the event carries `seq`.
+    #[inline]
     pub fn position(&self) -> Option<(u64, u64)> {
         self.seq.map(|s| (self.epoch(), s))
     }
+    #[inline]
     pub fn cause(&self) -> Option<&str> {
-        self.cause.as_deref()
+        self.text_opt(self.cause)
     }
     pub fn traceparent(&self) -> Option<&str> {
-        self.traceparent.as_deref()
+        self.text_opt(self.traceparent)
     }
     /// Severity; `info` when absent.
     pub fn severity(&self) -> Severity {
@@ -326,17 +398,23 @@ impl Event {
     pub fn capture_declared(&self) -> Option<Capture> {
         self.capture
     }
-    /// The payload object, when present.
+    /// The payload object, when present (parsed on first use).
     pub fn data(&self) -> Option<&Map<String, Value>> {
-        self.data.as_ref()
+        self.data
+            .get_or_init(|| self.data_span.and_then(|span| serde_json::from_str(span.slice(&self.raw, "")).ok()))
+            .as_deref()
+    }
+    /// The payload's exact bytes, when present.
+    pub fn data_raw(&self) -> Option<&str> {
+        self.data_span.map(|span| span.slice(&self.raw, ""))
     }
     /// A payload member by name.
     pub fn data_field(&self, name: &str) -> Option<&Value> {
-        self.data.as_ref()?.get(name)
+        self.data()?.get(name)
     }
     /// Extension attributes (AEP-0001 §5.4), carried untouched.
     pub fn extensions(&self) -> &Map<String, Value> {
-        &self.extensions
+        self.extensions.as_deref().unwrap_or(&NO_EXTENSIONS)
     }
 
     /// A context attribute or extension attribute as a JSON value, with the
@@ -344,74 +422,96 @@ impl Event {
     /// match against, AEP-0003 §6.2 rule 5).
     pub fn attribute(&self, name: &str) -> Option<Value> {
         let s = |v: &str| Some(Value::String(v.to_owned()));
-        let o = |v: &Option<String>| v.as_deref().map(|x| Value::String(x.to_owned()));
+        let o = |v: Option<&str>| v.map(|x| Value::String(x.to_owned()));
         match name {
-            "aep" => s(&self.aep),
-            "id" => s(&self.id),
-            "type" => s(&self.ty),
-            "subject" => o(&self.subject),
-            "time" => s(&self.time),
-            "source" => s(&self.source),
-            "agent" => s(&self.agent),
-            "session" => o(&self.session),
-            "run" => o(&self.run),
-            "step" => o(&self.step),
+            "aep" => s(self.aep()),
+            "id" => s(self.id()),
+            "type" => s(self.ty()),
+            "subject" => o(self.subject()),
+            "time" => s(self.time()),
+            "source" => s(self.source()),
+            "agent" => s(self.agent()),
+            "session" => o(self.session()),
+            "run" => o(self.run()),
+            "step" => o(self.step()),
             "seq" => self.seq.map(Value::from),
             "epoch" => Some(Value::from(self.epoch())),
-            "cause" => o(&self.cause),
-            "traceparent" => o(&self.traceparent),
+            "cause" => o(self.cause()),
+            "traceparent" => o(self.traceparent()),
             "severity" => s(self.severity().as_str()),
             "capture" => s(self.capture().as_str()),
-            "data" => self.data.clone().map(Value::Object),
-            other => self.extensions.get(other).cloned(),
+            "data" => self.data().cloned().map(Value::Object),
+            other => self.extensions().get(other).cloned(),
         }
     }
 
     /// The type's category (`attention` for `attention.requested`; the
     /// category token after the vendor for `x.{vendor}.{category}.…`).
     pub fn category(&self) -> &str {
-        type_category(&self.ty)
+        type_category(self.ty())
     }
 
     /// Agent-scoped events describe the emitter, not a session (AEP-0001 §5.2).
     pub fn is_agent_scoped(&self) -> bool {
-        is_agent_scoped_type(&self.ty)
+        is_agent_scoped_type(self.ty())
     }
 
     /// Commands (AEP-0004 §2): the four core verbs and vendor
     /// `x.{vendor}.control.{verb}` commands. Acks are not commands.
     pub fn is_command(&self) -> bool {
-        is_command_type(&self.ty)
+        is_command_type(self.ty())
     }
 
     /// Foreign-emitter session events carry `session` but no `seq`
     /// (AEP-0001 §5.2 exception): commands and `attention.routed`.
     pub fn is_foreign_emitter(&self) -> bool {
-        is_foreign_emitter_type(&self.ty)
+        is_foreign_emitter_type(self.ty())
     }
 
     /// Rebuilds this event with a different payload and capture level (the
-    /// down-level rewrite, AEP-0001 §8.2(b)). Every other attribute,
-    /// including extensions and attribute order, is kept.
+    /// down-level rewrite, AEP-0001 §8.2(b)). Every other member keeps its
+    /// bytes and its place; `capture` and `data` are appended when absent.
     pub fn with_payload(&self, data: Option<Map<String, Value>>, capture: Capture) -> Event {
-        let mut value: Map<String, Value> = match serde_json::from_str(&self.raw) {
-            Ok(Value::Object(m)) => m,
-            _ => Map::new(),
-        };
-        value.insert("capture".into(), Value::String(capture.as_str().into()));
-        match &data {
-            Some(d) => {
-                value.insert("data".into(), Value::Object(d.clone()));
-            }
-            None => {
-                value.remove("data");
+        let members = envelope::members(&self.raw).unwrap_or_default();
+        let name = |n: &str| serde_json::to_string(n).unwrap_or_default();
+        let level = name(capture.as_str());
+        let payload = data.as_ref().map(|d| serde_json::to_string(d).unwrap_or_default());
+        let mut out: Vec<(String, &str)> = Vec::with_capacity(members.len() + 2);
+        let (mut wrote_capture, mut wrote_data) = (false, false);
+        for (n, v) in &members {
+            match n.as_ref() {
+                "capture" => {
+                    wrote_capture = true;
+                    out.push((name(n), &level));
+                }
+                "data" => {
+                    wrote_data = true;
+                    if let Some(p) = &payload {
+                        out.push((name(n), p));
+                    }
+                }
+                _ => out.push((name(n), v.get())),
             }
         }
-        let raw: Arc<str> = Arc::from(serde_json::to_string(&value).unwrap_or_default());
-        let mut ev = self.clone();
-        ev.raw = raw;
-        ev.data = data;
-        ev.capture = Some(capture);
+        if !wrote_capture {
+            out.push((name("capture"), &level));
+        }
+        if let (false, Some(p)) = (wrote_data, &payload) {
+            out.push((name("data"), p));
+        }
+        let mut text = String::with_capacity(self.raw.len());
+        text.push('{');
+        for (i, (n, v)) in out.iter().enumerate() {
+            if i > 0 {
+                text.push(',');
+            }
+            text.push_str(n);
+            text.push(':');
+            text.push_str(v);
+        }
+        text.push('}');
+        let mut ev = Event::parse(&text).expect("a valid event with a valid level and an object payload stays valid");
+        ev.data = OnceLock::from(data.map(Box::new));
         ev
     }
 
@@ -457,7 +557,13 @@ pub fn is_agent_scoped_type(ty: &str) -> bool {
 pub const CORE_COMMANDS: [&str; 4] = ["control.attention.respond", "control.cancel", "control.pause", "control.resume"];
 
 pub fn is_command_type(ty: &str) -> bool {
-    CORE_COMMANDS.contains(&ty) || is_vendor_command_type(ty)
+    // Asked of every event several times: most types rule themselves out
+    // by their first bytes.
+    match ty.as_bytes().first() {
+        Some(b'c') => ty.starts_with("control.") && CORE_COMMANDS.contains(&ty),
+        Some(b'x') => is_vendor_command_type(ty),
+        _ => false,
+    }
 }
 
 /// `x.{vendor}.control.{verb…}`.

@@ -161,10 +161,11 @@ impl Draft {
                 return Err(BuildError::ExtensionRefused { name: name.clone(), reason });
             }
         }
-        let mut m = Map::new();
+        // Members in spec order, extensions and then `data` last.
+        let mut m: Vec<(String, Value)> = Vec::with_capacity(18 + self.extensions.len());
         let mut put = |k: &str, v: Option<Value>| {
             if let Some(v) = v {
-                m.insert(k.to_owned(), v);
+                m.push((k.to_owned(), v));
             }
         };
         let s = |v: Option<String>| v.map(Value::String);
@@ -184,13 +185,21 @@ impl Draft {
         put("traceparent", s(self.traceparent));
         put("severity", self.severity.map(|x| Value::from(x.as_str())));
         put("capture", self.capture.map(|x| Value::from(x.as_str())));
-        for (name, value) in self.extensions {
-            m.insert(name, value);
-        }
+        m.extend(self.extensions);
         if let Some(d) = self.data {
-            m.insert("data".into(), Value::Object(d));
+            m.push(("data".into(), Value::Object(d)));
         }
-        Event::from_value(Value::Object(m)).map_err(BuildError::Invalid)
+        let text = serde_json::to_string(&InOrder(&m)).map_err(|e| BuildError::Invalid(EventError::Malformed(e.to_string())))?;
+        Event::parse(&text).map_err(BuildError::Invalid)
+    }
+}
+
+/// Object members serialised in the order given.
+struct InOrder<'a>(&'a [(String, Value)]);
+
+impl serde::Serialize for InOrder<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_map(self.0.iter().map(|(k, v)| (k, v)))
     }
 }
 

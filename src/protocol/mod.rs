@@ -2,6 +2,7 @@
 
 pub mod attention;
 pub mod capture;
+pub mod envelope;
 pub mod event;
 pub mod filter;
 pub mod form;

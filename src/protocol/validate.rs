@@ -8,10 +8,13 @@
 use std::fmt;
 
 use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::event::{is_agent_scoped_type, is_foreign_emitter_type, Capture, Severity, CORE_ATTRIBUTES};
+use super::envelope::{as_u64, is_integer, kind as raw_kind, Decoded, Envelope, Texts};
+use super::event::{is_agent_scoped_type, is_foreign_emitter_type, Capture, Severity};
 use super::AEP_VERSION;
+use crate::time::UnixMs;
 
 pub mod payload;
 pub mod stream;
@@ -43,117 +46,137 @@ pub const CATEGORIES: [&str; 13] = [
     "assessment", "message", "control",
 ];
 
-/// Envelope rules (AEP-0001 §5–§8, AEP-0004 §2.2). Returns every violation.
+/// Envelope rules (AEP-0001 §5–§8, AEP-0004 §2.2) for an event already
+/// held as a JSON value. Returns every violation.
 pub fn envelope(obj: &Map<String, Value>) -> Vec<Violation> {
+    let text = serde_json::to_string(obj).unwrap_or_default();
+    match Envelope::parse(&text) {
+        Ok(env) => check_envelope(&env),
+        Err(e) => vec![Violation::new("envelope.object", e.to_string())],
+    }
+}
+
+/// Envelope rules (AEP-0001 §5–§8, AEP-0004 §2.2) on the members as read
+/// from the wire. Returns every violation.
+pub fn check_envelope(env: &Envelope<'_>) -> Vec<Violation> {
+    check_decoded(env, &Texts::of(env)).0
+}
+
+/// [`check_envelope`] on texts decoded already (see [`Texts`]). Also
+/// returns the `time` it read, when it parses: the event keeps it rather
+/// than parse it again.
+pub(crate) fn check_decoded(env: &Envelope<'_>, t: &Texts<'_>) -> (Vec<Violation>, Option<UnixMs>) {
     let mut out = Vec::new();
     let mut bad = |rule: &'static str, detail: String| out.push(Violation::new(rule, detail));
 
-    for key in ["aep", "id", "type", "time", "source", "agent"] {
-        if !obj.contains_key(key) {
+    let required = [("aep", env.aep), ("id", env.id), ("type", env.ty), ("time", env.time), ("source", env.source), ("agent", env.agent)];
+    for (key, value) in required {
+        if value.is_none() {
             bad("envelope.required", format!("`{key}` is required"));
         }
     }
-    match obj.get("aep") {
-        Some(Value::String(v)) if v == AEP_VERSION => {}
-        Some(v) => bad("envelope.aep-version", format!("`aep` must be \"{AEP_VERSION}\", got {v}")),
-        None => {}
-    }
-    for key in ["id", "subject", "time", "source", "agent", "session", "run", "step", "cause"] {
-        match obj.get(key) {
-            Some(Value::String(s)) if !s.is_empty() => {}
-            Some(Value::String(_)) => bad("envelope.string", format!("`{key}` must not be empty")),
-            Some(v) => bad("envelope.string", format!("`{key}` must be a string, got {}", kind(v))),
-            None => {}
+    if let (Some(v), Some(text)) = (env.aep, &t.aep) {
+        if text.as_deref() != Some(AEP_VERSION) {
+            bad("envelope.aep-version", format!("`aep` must be \"{AEP_VERSION}\", got {v}"));
         }
     }
-    let ty = match obj.get("type") {
-        Some(Value::String(t)) => {
-            if let Err(why) = check_type_name(t) {
-                bad(why.0, format!("type `{t}`: {}", why.1));
+    let strings = [
+        ("id", env.id, &t.id),
+        ("subject", env.subject, &t.subject),
+        ("time", env.time, &t.time),
+        ("source", env.source, &t.source),
+        ("agent", env.agent, &t.agent),
+        ("session", env.session, &t.session),
+        ("run", env.run, &t.run),
+        ("step", env.step, &t.step),
+        ("cause", env.cause, &t.cause),
+    ];
+    for (key, value, text) in strings {
+        match (value, text) {
+            (Some(_), Some(Some(s))) if !s.is_empty() => {}
+            (Some(_), Some(Some(_))) => bad("envelope.string", format!("`{key}` must not be empty")),
+            (Some(v), _) => bad("envelope.string", format!("`{key}` must be a string, got {}", raw_kind(v))),
+            (None, _) => {}
+        }
+    }
+    let ty = match (env.ty, &t.ty) {
+        (Some(_), Some(Some(ty))) => {
+            if let Err(why) = check_type_name(ty) {
+                bad(why.0, format!("type `{ty}`: {}", why.1));
             }
-            Some(t.as_str())
+            Some(ty.as_ref())
         }
-        Some(v) => {
-            bad("envelope.type", format!("`type` must be a string, got {}", kind(v)));
+        (Some(v), _) => {
+            bad("envelope.type", format!("`type` must be a string, got {}", raw_kind(v)));
             None
         }
-        None => None,
+        (None, _) => None,
     };
-    if let Some(Value::String(t)) = obj.get("time") {
-        if crate::time::UnixMs::parse_rfc3339(t).is_none() && !t.is_empty() {
-            bad("envelope.time", format!("`time` is not an RFC 3339 date-time: {t}"));
+    let mut at = None;
+    if let Some(Some(time)) = &t.time {
+        at = UnixMs::parse_rfc3339(time);
+        if at.is_none() && !time.is_empty() {
+            bad("envelope.time", format!("`time` is not an RFC 3339 date-time: {time}"));
         }
     }
-    if let Some(Value::String(s)) = obj.get("source") {
+    if let Some(Some(s)) = &t.source {
         if !s.is_empty() && !is_uri(s) {
             bad("envelope.source", format!("`source` is not a URI: {s}"));
         }
     }
-    for key in ["seq", "epoch"] {
-        match obj.get(key) {
-            None => {}
-            Some(v) if v.as_u64().is_some() => {}
-            Some(v) => bad(
-                if key == "seq" { "envelope.seq" } else { "envelope.epoch" },
-                format!("`{key}` must be an integer >= 0, got {v}"),
-            ),
+    for (key, rule, value) in [("seq", "envelope.seq", env.seq), ("epoch", "envelope.epoch", env.epoch)] {
+        if let Some(v) = value.filter(|v| as_u64(v).is_none()) {
+            bad(rule, format!("`{key}` must be an integer >= 0, got {v}"));
         }
     }
-    match obj.get("severity") {
-        None => {}
-        Some(Value::String(s)) if Severity::parse(s).is_some() => {}
-        Some(v) => bad("envelope.severity", format!("unknown severity {v}")),
+    if let Some(v) = env.severity.filter(|_| decoded(&t.severity).and_then(Severity::parse).is_none()) {
+        bad("envelope.severity", format!("unknown severity {v}"));
     }
-    match obj.get("capture") {
-        None => {}
-        Some(Value::String(s)) if Capture::parse(s).is_some() => {}
-        Some(v) => bad("envelope.capture", format!("unknown capture level {v}")),
+    if let Some(v) = env.capture.filter(|_| decoded(&t.capture).and_then(Capture::parse).is_none()) {
+        bad("envelope.capture", format!("unknown capture level {v}"));
     }
-    match obj.get("traceparent") {
-        None => {}
-        Some(Value::String(s)) if is_traceparent(s) => {}
-        Some(v) => bad("envelope.traceparent", format!("malformed traceparent {v}")),
+    if let Some(v) = env.traceparent.filter(|_| !decoded(&t.traceparent).is_some_and(is_traceparent)) {
+        bad("envelope.traceparent", format!("malformed traceparent {v}"));
     }
-    match obj.get("data") {
-        None | Some(Value::Object(_)) => {}
-        Some(v) => bad("envelope.data", format!("`data` must be an object, got {}", kind(v))),
+    if let Some(v) = env.data.filter(|v| raw_kind(v) != "object") {
+        bad("envelope.data", format!("`data` must be an object, got {}", raw_kind(v)));
     }
-    for (name, value) in obj {
-        if CORE_ATTRIBUTES.contains(&name.as_str()) {
-            continue;
-        }
+    for (name, value) in &env.extensions {
         if !is_extension_name(name) {
             bad("envelope.extension-name", format!("attribute name `{name}` is not [a-z0-9]{{1,20}}"));
         }
-        if !is_extension_value(value) {
+        if !is_extension_raw(value) {
             bad("envelope.extension-value", format!("extension `{name}` must be a string, integer or boolean"));
         }
     }
 
     if let Some(t) = ty {
-        let has = |k: &str| obj.contains_key(k);
         if is_agent_scoped_type(t) {
-            for k in ["session", "run", "step", "seq"] {
-                if has(k) {
-                    bad("envelope.scope.agent", format!("agent-scoped `{t}` must omit `{k}`"));
-                }
+            let scoped = [("session", env.session), ("run", env.run), ("step", env.step), ("seq", env.seq)];
+            for (k, _) in scoped.into_iter().filter(|(_, v)| v.is_some()) {
+                bad("envelope.scope.agent", format!("agent-scoped `{t}` must omit `{k}`"));
             }
         } else if is_foreign_emitter_type(t) {
-            if !has("session") {
+            if env.session.is_none() {
                 bad("envelope.scope.foreign", format!("`{t}` must carry `session`"));
             }
-            if has("seq") {
+            if env.seq.is_some() {
                 bad("envelope.scope.foreign", format!("`{t}` is foreign-emitter and must omit `seq`"));
             }
         } else {
-            for k in ["session", "seq"] {
-                if !has(k) {
+            for (k, v) in [("session", env.session), ("seq", env.seq)] {
+                if v.is_none() {
                     bad("envelope.scope.session", format!("session-scoped `{t}` must carry `{k}`"));
                 }
             }
         }
     }
-    out
+    (out, at)
+}
+
+/// The text of a decoded member, when it is a string.
+fn decoded<'s>(d: &'s Decoded<'_>) -> Option<&'s str> {
+    d.as_ref().and_then(|x| x.as_deref())
 }
 
 /// Every rule that applies to one event on its own: the envelope, then
@@ -177,21 +200,27 @@ pub fn event(value: &Value) -> Vec<Violation> {
 /// Type grammar (AEP-0001 §6): `{category}.{rest}` with a registered
 /// category, or `x.{vendor}.{category}.{rest}`.
 pub fn check_type_name(t: &str) -> Result<(), (&'static str, &'static str)> {
-    let token = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
-    let parts: Vec<&str> = t.split('.').collect();
-    if parts[0] == "x" {
+    // Byte by byte: every event's type is checked.
+    let token = |s: &[u8]| !s.is_empty() && s.iter().all(|&b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+    // How many parts follow, and whether all are tokens.
+    let tail = |parts: &mut dyn Iterator<Item = &[u8]>| parts.fold((0, true), |(n, ok), p| (n + 1, ok && token(p)));
+    let mut parts = t.as_bytes().split(|&b| b == b'.');
+    let first = parts.next().unwrap_or_default();
+    if first == b"x" {
         let vendor_ok = parts
-            .get(1)
-            .is_some_and(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-'));
-        if parts.len() < 4 || !vendor_ok || !parts[2..].iter().all(|p| token(p)) {
+            .next()
+            .is_some_and(|v| !v.is_empty() && v.iter().all(|&b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-'));
+        let (rest, tokens) = tail(&mut parts);
+        if rest < 2 || !vendor_ok || !tokens {
             return Err(("envelope.type", "vendor types are x.{vendor}.{category}.{rest}"));
         }
         return Ok(());
     }
-    if parts.len() < 2 || !parts.iter().all(|p| token(p)) {
+    let (rest, tokens) = tail(&mut parts);
+    if rest < 1 || !token(first) || !tokens {
         return Err(("envelope.type", "types are lowercase {category}.{rest}"));
     }
-    if !CATEGORIES.contains(&parts[0]) {
+    if !CATEGORIES.iter().any(|c| c.as_bytes() == first) {
         return Err(("envelope.category", "category is not one of the thirteen registered categories"));
     }
     Ok(())
@@ -211,21 +240,45 @@ pub fn is_extension_value(v: &Value) -> bool {
     }
 }
 
+/// [`is_extension_value`] for a value as read from the wire.
+fn is_extension_raw(v: &RawValue) -> bool {
+    matches!(raw_kind(v), "string" | "boolean") || is_integer(v)
+}
+
 /// W3C `traceparent`: `vv-{32 hex}-{16 hex}-ff`, lowercase.
 pub fn is_traceparent(s: &str) -> bool {
-    let parts: Vec<&str> = s.split('-').collect();
-    let hex = |p: &str, n: usize| p.len() == n && p.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
-    parts.len() == 4 && hex(parts[0], 2) && hex(parts[1], 32) && hex(parts[2], 16) && hex(parts[3], 2)
+    let hex = |p: Option<&str>, n: usize| {
+        p.is_some_and(|p| p.len() == n && p.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)))
+    };
+    let mut parts = s.split('-');
+    hex(parts.next(), 2) && hex(parts.next(), 32) && hex(parts.next(), 16) && hex(parts.next(), 2) && parts.next().is_none()
 }
 
 /// An absolute URI: a scheme, a colon, and no whitespace or control bytes.
 pub fn is_uri(s: &str) -> bool {
-    let Some((scheme, rest)) = s.split_once(':') else { return false };
-    let mut sb = scheme.bytes();
-    sb.next().is_some_and(|b| b.is_ascii_alphabetic())
-        && sb.all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'-' || b == b'.')
+    let excluded = |c: char| c.is_whitespace() || c.is_control() || matches!(c, '<' | '>' | '"' | '{' | '}' | '|' | '\\' | '^' | '`');
+    // Every event's source is checked: ASCII (nearly every source) by a
+    // table of what the char tests say of each ASCII byte, the rest char
+    // by char.
+    const EXCLUDED_ASCII: [bool; 128] = {
+        let mut t = [false; 128];
+        let mut b = 0;
+        while b < 128 {
+            t[b] = b <= 0x20 || b == 0x7f || matches!(b as u8, b'<' | b'>' | b'"' | b'{' | b'}' | b'|' | b'\\' | b'^' | b'`');
+            b += 1;
+        }
+        t
+    };
+    let clean = match s.bytes().try_fold((), |(), b| if b < 0x80 { (!EXCLUDED_ASCII[usize::from(b)]).then_some(()) } else { None }) {
+        Some(()) => true,
+        None => !s.is_ascii() && !s.chars().any(excluded),
+    };
+    let Some(colon) = s.bytes().position(|b| b == b':') else { return false };
+    let (scheme, rest) = (&s.as_bytes()[..colon], &s[colon + 1..]);
+    scheme.first().is_some_and(|b| b.is_ascii_alphabetic())
+        && scheme[1..].iter().all(|&b| b.is_ascii_alphanumeric() || b == b'+' || b == b'-' || b == b'.')
         && !rest.is_empty()
-        && !s.chars().any(|c| c.is_whitespace() || c.is_control() || matches!(c, '<' | '>' | '"' | '{' | '}' | '|' | '\\' | '^' | '`'))
+        && clean
 }
 
 pub(crate) fn kind(v: &Value) -> &'static str {
@@ -259,6 +312,12 @@ mod tests {
         assert!(is_traceparent("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"));
         assert!(!is_traceparent("00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01"));
         assert!(is_uri("aep://h/agent/a"));
+        for b in 0u8..128 {
+            let c = char::from(b);
+            let by_char = !(c.is_whitespace() || c.is_control() || "<>\"{}|\\^`".contains(c));
+            assert_eq!(is_uri(&format!("aep://h/{c}x")), by_char, "byte {b:#x}");
+        }
+        assert!(!is_uri("aep://h/\u{a0}x") && is_uri("aep://h/é"));
         assert!(!is_uri("not a uri"));
         assert!(!is_uri("relative/path"));
         assert!(is_extension_name("acmeregion"));

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::hash::FastMap;
+use super::evictions::Evictions;
 use super::timeline::{Delivery, Entry};
 use crate::time::UnixMs;
 
@@ -66,11 +67,19 @@ pub(crate) struct Agents {
     map: FastMap<Arc<str>, Agent>,
     capacity: usize,
     per_agent: usize,
+    /// Emitters forgotten to stay within the capacity.
+    pub(crate) dropped_agents: u64,
+    /// Agent-scoped events not kept, or dropped, to stay within `per_agent`.
+    pub(crate) dropped_events: u64,
 }
 
 impl Agents {
     pub(crate) fn new(capacity: usize, per_agent: usize) -> Agents {
-        Agents { map: FastMap::default(), capacity, per_agent }
+        Agents { map: FastMap::default(), capacity, per_agent, dropped_agents: 0, dropped_events: 0 }
+    }
+
+    pub(crate) fn evictions(&self) -> Evictions {
+        Evictions { agents: self.dropped_agents, agent_events: self.dropped_events, ..Evictions::default() }
     }
 
     pub(crate) fn get(&self, source: &str) -> Option<&Agent> {
@@ -127,8 +136,11 @@ impl Agents {
         if self.per_agent > 0 {
             if a.recent.len() >= self.per_agent {
                 a.recent.pop_front();
+                self.dropped_events += 1;
             }
             a.recent.push_back(Entry::keep(entry, ty));
+        } else {
+            self.dropped_events += 1;
         }
         key
     }
@@ -138,8 +150,9 @@ impl Agents {
             return;
         }
         let victim = self.map.values().min_by_key(|a| a.touched).map(|a| a.source.clone());
-        if let Some(v) = victim {
-            self.map.remove(&v);
+        if let Some(gone) = victim.and_then(|v| self.map.remove(&v)) {
+            self.dropped_agents += 1;
+            self.dropped_events += gone.recent.len() as u64;
         }
     }
 }

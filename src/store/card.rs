@@ -106,7 +106,7 @@ impl Request {
             subject: e.subject().map(str::to_owned),
             relay: entry.relay.clone(),
             time: e.time().to_owned(),
-            at: UnixMs::parse_rfc3339(e.time()),
+            at: e.at(),
             position: e.position(),
             received_at: entry.received_at,
         }
@@ -176,7 +176,7 @@ impl Answer {
             cause: e.cause().map(str::to_owned),
             capture: e.capture(),
             time: e.time().to_owned(),
-            at: UnixMs::parse_rfc3339(e.time()),
+            at: e.at(),
         }
     }
 }
@@ -227,7 +227,7 @@ impl Close {
             event_id: e.id().to_owned(),
             cause: e.cause().map(str::to_owned),
             time: e.time().to_owned(),
-            at: UnixMs::parse_rfc3339(e.time()),
+            at: e.at(),
             position: e.position(),
         }
     }
@@ -417,6 +417,8 @@ impl Card {
 pub(crate) struct Cards {
     map: FastMap<Arc<str>, Card>,
     capacity: usize,
+    /// Cards dropped to stay within the capacity.
+    pub(crate) dropped: u64,
     /// How many cards need an answer, kept current on every change: the
     /// session bound consults it for every session on each eviction.
     waiting: usize,
@@ -431,7 +433,7 @@ enum Touch {
 
 impl Cards {
     pub(crate) fn new(capacity: usize) -> Cards {
-        Cards { map: FastMap::default(), capacity, waiting: 0 }
+        Cards { map: FastMap::default(), capacity, dropped: 0, waiting: 0 }
     }
 
     pub(crate) fn get(&self, id: &str) -> Option<&Card> {
@@ -586,6 +588,7 @@ impl Cards {
         if let Some(id) = victim {
             if let Some(card) = self.map.remove(&id) {
                 self.track(card.needs_answer(), false);
+                self.dropped += 1;
                 out.push(Change::CardEvicted(card.key));
             }
         }
@@ -623,7 +626,7 @@ fn abandon_if_open(card: &mut Card, end: SessionEndMark, end_event: &str, out: &
 }
 
 fn emit(out: &mut Outbox, key: &CardRef, touch: Touch) {
-    out.push(match touch {
+    out.note(|| match touch {
         Touch::Opened => Change::CardOpened(key.clone()),
         Touch::Updated => Change::CardUpdated(key.clone()),
         Touch::Closed => Change::CardClosed(key.clone()),

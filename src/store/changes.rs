@@ -8,6 +8,7 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
+use super::config::ChangeFeed;
 use super::rules::StreamViolation;
 use super::SessionKey;
 
@@ -53,11 +54,20 @@ pub(crate) struct Outbox {
     violations: u64,
     recent: VecDeque<StreamViolation>,
     recent_capacity: usize,
+    feed: ChangeFeed,
 }
 
 impl Outbox {
-    pub(crate) fn new(capacity: usize, recent_capacity: usize) -> Outbox {
-        Outbox { queue: VecDeque::new(), capacity, dropped: 0, violations: 0, recent: VecDeque::new(), recent_capacity }
+    pub(crate) fn new(capacity: usize, recent_capacity: usize, feed: ChangeFeed) -> Outbox {
+        Outbox { queue: VecDeque::new(), capacity, dropped: 0, violations: 0, recent: VecDeque::new(), recent_capacity, feed }
+    }
+
+    /// Queues the change `make` builds, unless nobody reads the feed:
+    /// then it is never built.
+    pub(crate) fn note(&mut self, make: impl FnOnce() -> Change) {
+        if self.feed == ChangeFeed::Queued {
+            self.push(make());
+        }
     }
 
     /// Queues `change`, folding it into an identical change at the back of
@@ -66,6 +76,9 @@ impl Outbox {
         if let Change::Violation(_) = change {
             self.violations += 1;
         } else if self.queue.back() == Some(&change) {
+            return;
+        }
+        if self.feed == ChangeFeed::Off {
             return;
         }
         if self.capacity == 0 {
@@ -108,5 +121,10 @@ impl Outbox {
 
     pub(crate) fn violations(&self) -> u64 {
         self.violations
+    }
+
+    /// Violations counted but no longer (or never) kept in the recent list.
+    pub(crate) fn unlisted_violations(&self) -> u64 {
+        self.violations - self.recent.len() as u64
     }
 }

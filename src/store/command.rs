@@ -74,7 +74,7 @@ impl Outcome {
             ty: e.ty().to_owned(),
             link,
             time: e.time().to_owned(),
-            at: UnixMs::parse_rfc3339(e.time()),
+            at: e.at(),
             position: e.position(),
             received_at: d.received_at,
         }
@@ -188,11 +188,13 @@ pub(crate) struct Control {
     /// ack id → command id, so an outcome caused by the ack finds its chain.
     ack_of: FastMap<Arc<str>, Arc<str>>,
     capacity: usize,
+    /// Chains forgotten to stay within the capacity.
+    pub(crate) dropped: u64,
 }
 
 impl Control {
     pub(crate) fn new(capacity: usize) -> Control {
-        Control { chains: FastMap::default(), ack_of: FastMap::default(), capacity }
+        Control { chains: FastMap::default(), ack_of: FastMap::default(), capacity, dropped: 0 }
     }
 
     pub(crate) fn get(&self, id: &str) -> Option<&Command> {
@@ -226,7 +228,7 @@ impl Control {
                 subject: e.subject().map(str::to_owned),
                 cause: e.cause().map(str::to_owned),
                 time: e.time().to_owned(),
-                at: UnixMs::parse_rfc3339(e.time()),
+                at: e.at(),
                 relay: entry.relay.clone(),
                 received_at: entry.received_at,
             });
@@ -263,7 +265,7 @@ impl Control {
                     event_id: e.id().to_owned(),
                     decision: parsed.decision,
                     time: e.time().to_owned(),
-                    at: UnixMs::parse_rfc3339(e.time()),
+                    at: e.at(),
                     position: e.position(),
                     received_at: entry.received_at,
                 });
@@ -312,6 +314,7 @@ impl Control {
         let victim = self.chains.values().min_by_key(|c| (!c.settled(), c.arrival)).map(|c| c.id.clone());
         if let Some(id) = victim {
             if let Some(gone) = self.chains.remove(&id) {
+                self.dropped += 1;
                 if let Some(a) = gone.ack {
                     self.ack_of.remove(a.event_id.as_str());
                 }

@@ -17,6 +17,17 @@ pub enum Arrival {
     EmissionOrder,
 }
 
+/// Whether the store queues [`Change`](super::Change)s for a driver.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum ChangeFeed {
+    /// Queued for [`Store::poll_change`](super::Store::poll_change).
+    #[default]
+    Queued,
+    /// Nobody polls (a one-shot fold, `projectState`): changes are not
+    /// built at all. Violations are still counted and listed.
+    Off,
+}
+
 /// Bounds and mode of a [`Store`](super::Store).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StoreConfig {
@@ -44,6 +55,7 @@ pub struct StoreConfig {
     pub max_changes: usize,
     /// Most recent violations kept for [`Store::violations`](super::Store::violations).
     pub max_violations: usize,
+    pub changes: ChangeFeed,
 }
 
 impl Default for StoreConfig {
@@ -61,11 +73,33 @@ impl Default for StoreConfig {
             max_unattached: 256,
             max_changes: 4_096,
             max_violations: 256,
+            changes: ChangeFeed::Queued,
         }
     }
 }
 
 impl StoreConfig {
+    /// No bounds at all: a fold of everything it is given, for a finite
+    /// stream whose state must be complete (`projectState`). Memory grows
+    /// with the stream.
+    pub fn unbounded() -> StoreConfig {
+        StoreConfig {
+            arrival: Arrival::MayBackfill,
+            max_seen_ids: usize::MAX,
+            max_sessions: usize::MAX,
+            max_timeline_per_session: usize::MAX,
+            max_runs_per_session: usize::MAX,
+            max_cards_per_session: usize::MAX,
+            max_commands_per_session: usize::MAX,
+            max_agents: usize::MAX,
+            max_agent_events: usize::MAX,
+            max_unattached: usize::MAX,
+            max_changes: usize::MAX,
+            max_violations: usize::MAX,
+            changes: ChangeFeed::Queued,
+        }
+    }
+
     /// For checking one emitter's log offline: emission order, and bounds
     /// wide enough that rules spanning a whole log are still checked.
     pub fn validator() -> StoreConfig {
@@ -82,6 +116,7 @@ impl StoreConfig {
             max_unattached: 1 << 12,
             max_changes: 1 << 16,
             max_violations: 0,
+            changes: ChangeFeed::Queued,
         }
     }
 }

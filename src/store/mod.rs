@@ -26,7 +26,7 @@
 //! The store never reads a clock: `now` is the caller's, used for receipt
 //! times only. Ordering comes from `(epoch, seq)` and arrival, never `time`.
 
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 pub mod agent;
@@ -34,7 +34,9 @@ pub mod card;
 pub mod changes;
 pub mod command;
 pub mod config;
+pub mod evictions;
 mod hash;
+mod recency;
 pub mod rules;
 pub mod run;
 mod seen;
@@ -45,7 +47,8 @@ pub use agent::Agent;
 pub use card::{Answer, AnswerVia, AttentionKind, Card, CardStatus, Channel, Close, Closure, Request, Resolution, Routed};
 pub use changes::{CardRef, Change, CommandRef};
 pub use command::{AckRecord, Command, CommandStatus, Issued, Outcome, OutcomeLink};
-pub use config::{Arrival, StoreConfig};
+pub use config::{Arrival, ChangeFeed, StoreConfig};
+pub use evictions::Evictions;
 pub use rules::{Rule, StreamViolation};
 pub use run::{Run, RunEnd, RunEnding, RunStatus};
 pub use session::{Session, SessionEnd, SessionKey, SessionStart, SessionState};
@@ -54,6 +57,7 @@ pub use timeline::{Delivery, Entry, Position, Timeline};
 use agent::Agents;
 use changes::Outbox;
 use hash::{FastMap, FastSet};
+use recency::{Recency, SessionId};
 use seen::{SeenIds, Sighting};
 
 use crate::protocol::event::Event;
@@ -102,7 +106,6 @@ pub struct Counts {
     pub dropped_changes: u64,
 }
 
-type SessionId = u64;
 
 /// The fold. See the module documentation.
 pub struct Store {
@@ -111,11 +114,17 @@ pub struct Store {
     sessions: FastMap<SessionId, Session>,
     by_source: FastMap<Arc<str>, FastMap<Arc<str>, SessionId>>,
     by_name: FastMap<Arc<str>, Vec<SessionId>>,
-    /// `(last arrival, session)`, oldest first: who to drop when full.
-    recency: BTreeSet<(u64, SessionId)>,
+    /// Who to drop when full.
+    recency: Recency,
     next_session: SessionId,
     agents: Agents,
     unattached: VecDeque<Delivery>,
+    /// How many unattached events address each session name: an owner
+    /// event looks its name up here instead of scanning the queue.
+    unattached_names: FastMap<Arc<str>, usize>,
+    /// What went with sessions already dropped, and unattached events
+    /// dropped; the live collections count the rest.
+    evicted: Evictions,
     interned: FastSet<Arc<str>>,
     outbox: Outbox,
     arrival: u64,
@@ -135,12 +144,14 @@ impl Store {
             sessions: FastMap::default(),
             by_source: FastMap::default(),
             by_name: FastMap::default(),
-            recency: BTreeSet::new(),
+            recency: Recency::default(),
             next_session: 0,
             agents: Agents::new(config.max_agents, config.max_agent_events),
             unattached: VecDeque::new(),
+            unattached_names: FastMap::default(),
+            evicted: Evictions::default(),
             interned: FastSet::default(),
-            outbox: Outbox::new(config.max_changes, config.max_violations),
+            outbox: Outbox::new(config.max_changes, config.max_violations, config.changes),
             arrival: 0,
             version: 0,
             config,
@@ -195,7 +206,7 @@ impl Store {
             self.with_session(id, |s, out| s.fold_owner(entry, ty, arrival, out));
         } else if entry.event.is_agent_scoped() {
             let source = self.agents.fold(entry, ty);
-            self.outbox.push(Change::AgentUpdated(source));
+            self.outbox.note(|| Change::AgentUpdated(source));
         } else if entry.event.session().is_none() {
             // Only agent-scoped events may lack a session; kept, never dropped.
             self.park(entry);
@@ -324,6 +335,20 @@ impl Store {
         c
     }
 
+    /// What the bounds dropped so far, by kind (see [`Evictions`]). All
+    /// zero means the store holds every event it folded.
+    pub fn evictions(&self) -> Evictions {
+        let mut e = self.evicted;
+        for s in self.sessions.values() {
+            e += s.evictions(false);
+        }
+        e += self.agents.evictions();
+        e.seen_ids = self.seen.forgotten;
+        e.changes = self.outbox.dropped();
+        e.violations = self.outbox.unlisted_violations();
+        e
+    }
+
     fn intern(&mut self, s: &str) -> Arc<str> {
         if let Some(known) = self.interned.get(s) {
             return known.clone();
@@ -341,12 +366,12 @@ impl Store {
 
     /// Runs `fold` on a session and keeps the recency index current.
     fn with_session(&mut self, id: SessionId, fold: impl FnOnce(&mut Session, &mut Outbox)) {
+        let bounded = self.bounded_sessions();
         let Some(s) = self.sessions.get_mut(&id) else { return };
-        let before = s.touched;
+        let before = s.mark();
         fold(s, &mut self.outbox);
-        if s.touched != before {
-            self.recency.remove(&(before, id));
-            self.recency.insert((s.touched, id));
+        if bounded {
+            self.recency.moved(id, before, s.mark());
         }
     }
 
@@ -363,9 +388,11 @@ impl Store {
         claimants.push(id);
         let sole = claimants.len() == 1;
         let session = Session::new(key.clone(), e.agent(), &self.config, entry.received_at);
-        self.recency.insert((session.touched, id));
+        if self.bounded_sessions() {
+            self.recency.insert(id, session.mark());
+        }
         self.sessions.insert(id, session);
-        if sole {
+        if sole && self.unattached_names.contains_key(&key.name) {
             self.adopt(id, |waiting| waiting.event.session() == Some(&key.name));
         }
         id
@@ -404,10 +431,7 @@ impl Store {
     /// to: the command its `cause` names (an ack or outcome), or hops of
     /// the attention request it belongs to.
     fn adopt_referenced(&mut self, id: SessionId, e: &Event) {
-        if self.unattached.is_empty() {
-            return;
-        }
-        let Some(name) = e.session() else { return };
+        let Some(name) = e.session().filter(|n| self.unattached_names.contains_key(*n)) else { return };
         let card = match e.ty() {
             card::REQUESTED => Some(e.id()),
             card::ANSWERED | card::RESOLVED | card::TIMEOUT => e.subject(),
@@ -427,6 +451,9 @@ impl Store {
         }
         let (taken, kept): (VecDeque<Delivery>, VecDeque<Delivery>) = self.unattached.drain(..).partition(|w| wanted(w));
         self.unattached = kept;
+        for entry in &taken {
+            self.unpark_name(entry);
+        }
         for entry in taken {
             let ty = self.intern(entry.event.ty());
             self.with_session(id, |s, out| s.fold_foreign(entry, ty, true, out));
@@ -435,12 +462,40 @@ impl Store {
 
     fn park(&mut self, entry: Delivery) {
         if self.config.max_unattached == 0 {
+            self.evicted.unattached += 1;
             return;
         }
         if self.unattached.len() >= self.config.max_unattached {
-            self.unattached.pop_front();
+            if let Some(gone) = self.unattached.pop_front() {
+                self.unpark_name(&gone);
+            }
+            self.evicted.unattached += 1;
+        }
+        let name = entry.event.session().unwrap_or_default();
+        match self.unattached_names.get_mut(name) {
+            Some(n) => *n += 1,
+            None => {
+                self.unattached_names.insert(Arc::from(name), 1);
+            }
         }
         self.unattached.push_back(entry);
+    }
+
+    /// Counts out an event leaving the unattached queue.
+    fn unpark_name(&mut self, entry: &Delivery) {
+        let name = entry.event.session().unwrap_or_default();
+        if let Some(n) = self.unattached_names.get_mut(name) {
+            *n -= 1;
+            if *n == 0 {
+                self.unattached_names.remove(name);
+            }
+        }
+    }
+
+    /// Whether the session bound can ever be reached: only then is the
+    /// recency index (who to drop) kept.
+    fn bounded_sessions(&self) -> bool {
+        self.config.max_sessions != usize::MAX
     }
 
     /// Drops the least recently updated session when full, preferring one
@@ -449,11 +504,9 @@ impl Store {
         if self.sessions.len() < self.config.max_sessions.max(1) {
             return;
         }
-        let idle = |id: &SessionId| self.sessions.get(id).is_some_and(|s| s.pending_count() == 0);
-        let victim = self.recency.iter().find(|(_, id)| idle(id)).or_else(|| self.recency.first()).copied();
-        let Some((touched, id)) = victim else { return };
-        self.recency.remove(&(touched, id));
+        let Some(id) = self.recency.pop_victim() else { return };
         let Some(gone) = self.sessions.remove(&id) else { return };
+        self.evicted += gone.evictions(true);
         let key = gone.key().clone();
         if let Some(m) = self.by_source.get_mut(&key.source) {
             m.remove(&key.name);

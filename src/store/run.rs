@@ -97,11 +97,13 @@ impl Run {
 pub(crate) struct Runs {
     map: FastMap<Arc<str>, Run>,
     capacity: usize,
+    /// Runs forgotten to stay within the capacity.
+    pub(crate) dropped: u64,
 }
 
 impl Runs {
     pub(crate) fn new(capacity: usize) -> Runs {
-        Runs { map: FastMap::default(), capacity }
+        Runs { map: FastMap::default(), capacity, dropped: 0 }
     }
 
     pub(crate) fn get(&self, name: &str) -> Option<&Run> {
@@ -119,21 +121,29 @@ impl Runs {
     /// Folds an event that carries `run`. Returns the rule broken, with a
     /// description, when this is a second distinct terminal.
     pub(crate) fn fold(&mut self, run: &str, event: &Event, arrival: u64, now: UnixMs) -> Option<Breach> {
-        if !self.map.contains_key(run) {
-            self.make_room();
-            let name: Arc<str> = Arc::from(run);
-            let fresh = Run {
-                name: name.clone(),
-                started_event: None,
-                started_time: None,
-                end: None,
-                events: 0,
-                first_seen: now,
-                touched: arrival,
-            };
-            self.map.insert(name, fresh);
+        // One lookup for a run already known (nearly every event).
+        if let Some(r) = self.map.get_mut(run) {
+            return r.fold(event, arrival);
         }
-        let r = self.map.get_mut(run)?;
+        self.make_room();
+        let name: Arc<str> = Arc::from(run);
+        let fresh = Run {
+            name: name.clone(),
+            started_event: None,
+            started_time: None,
+            end: None,
+            events: 0,
+            first_seen: now,
+            touched: arrival,
+        };
+        self.map.entry(name).or_insert(fresh).fold(event, arrival)
+    }
+}
+
+impl Run {
+    /// Counts `event` in, and takes it as the terminal when it is the first.
+    fn fold(&mut self, event: &Event, arrival: u64) -> Option<Breach> {
+        let r = self;
         r.events += 1;
         r.touched = arrival;
         if event.ty() == "run.started" && r.started_event.is_none() {
@@ -146,7 +156,8 @@ impl Runs {
                 return Some((
                     Rule::RunTerminalRepeated,
                     format!(
-                        "run `{run}` already ended with {} ({}); {} is a second terminal",
+                        "run `{}` already ended with {} ({}); {} is a second terminal",
+                        r.name,
                         type_of(first.ending),
                         first.event_id,
                         event.ty()
@@ -167,7 +178,9 @@ impl Runs {
         });
         None
     }
+}
 
+impl Runs {
     /// Forgets the least recently active ended run, else the least
     /// recently active run, when full. A forgotten run's terminal can no
     /// longer be checked for exclusivity; that is the price of the bound.
@@ -178,6 +191,7 @@ impl Runs {
         let victim = self.map.values().min_by_key(|r| (r.end.is_none(), r.touched)).map(|r| r.name.clone());
         if let Some(name) = victim {
             self.map.remove(&name);
+            self.dropped += 1;
         }
     }
 }

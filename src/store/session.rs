@@ -10,6 +10,8 @@ use super::card::{self, Card, Cards, SessionEndMark};
 use super::changes::{Change, CommandRef, Outbox};
 use super::command::{self, Command, Control};
 use super::config::{Arrival, StoreConfig};
+use super::evictions::Evictions;
+use super::recency::Mark;
 use super::rules::{Rule, StreamViolation};
 use super::run::{Run, Runs};
 use super::timeline::{Delivery, Entry, Position, Timeline};
@@ -18,10 +20,26 @@ use crate::time::UnixMs;
 
 /// A session's identity: the owning emitter's `source` and the `session`
 /// name, unique only within that emitter (AEP-0001 §5.2).
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Debug, Eq, PartialOrd, Ord)]
 pub struct SessionKey {
     pub source: Arc<str>,
     pub name: Arc<str>,
+}
+
+/// Keys are compared on every change queued; most compare a key with a
+/// clone of itself, which the pointers settle without reading the text.
+impl PartialEq for SessionKey {
+    fn eq(&self, other: &SessionKey) -> bool {
+        let same = |a: &Arc<str>, b: &Arc<str>| Arc::ptr_eq(a, b) || a == b;
+        same(&self.source, &other.source) && same(&self.name, &other.name)
+    }
+}
+
+impl std::hash::Hash for SessionKey {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.source.hash(state);
+        self.name.hash(state);
+    }
 }
 
 impl SessionKey {
@@ -183,8 +201,26 @@ impl Session {
     pub(crate) fn command_count(&self) -> usize {
         self.control.len()
     }
+    /// Where this session stands for the session bound.
+    pub(crate) fn mark(&self) -> Mark {
+        Mark { touched: self.touched, waiting: self.pending_count() > 0 }
+    }
     pub(crate) fn run_count(&self) -> usize {
         self.runs.len()
+    }
+
+    /// What this session's bounds dropped; `whole` counts everything it
+    /// still holds as well, for a session being dropped.
+    pub(crate) fn evictions(&self, whole: bool) -> Evictions {
+        let held = |n: usize| if whole { n as u64 } else { 0 };
+        Evictions {
+            sessions: u64::from(whole),
+            events: self.timeline.dropped() + held(self.timeline.len()),
+            runs: self.runs.dropped + held(self.runs.len()),
+            cards: self.cards.dropped + held(self.cards.len()),
+            commands: self.control.dropped + held(self.control.len()),
+            ..Evictions::default()
+        }
     }
     pub(crate) fn has_card(&self, id: &str) -> bool {
         self.cards.contains(id)
@@ -286,7 +322,7 @@ impl Session {
             Some(p) => self.timeline.insert_at(p, kept),
             None => self.timeline.insert_after(self.high_water, kept),
         }
-        out.push(Change::SessionUpdated(self.key.clone()));
+        out.note(|| Change::SessionUpdated(self.key.clone()));
     }
 
     /// Folds a seq-less event another party emitted about this session.
@@ -301,7 +337,7 @@ impl Session {
         self.cards.fold_foreign(&self.key, &entry, out);
         self.touch(&entry);
         self.timeline.insert_after(anchor, Entry::keep(entry, ty));
-        out.push(Change::SessionUpdated(self.key.clone()));
+        out.note(|| Change::SessionUpdated(self.key.clone()));
     }
 
     fn touch(&mut self, entry: &Delivery) {
@@ -312,7 +348,7 @@ impl Session {
     /// Reports a chain change and tracks pause state from pause/resume
     /// outcomes.
     fn chain_changed(&mut self, id: &Arc<str>, out: &mut Outbox) {
-        out.push(Change::CommandUpdated(CommandRef { session: self.key.clone(), id: id.clone() }));
+        out.note(|| Change::CommandUpdated(CommandRef { session: self.key.clone(), id: id.clone() }));
         let Some(chain) = self.control.get(id) else { return };
         let Some(outcome) = chain.outcome() else { return };
         let rejected = matches!(chain.ack().map(|a| &a.decision), Some(ack::Decision::Rejected { .. }));

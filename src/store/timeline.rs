@@ -16,7 +16,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use crate::control::ack;
-use crate::protocol::event::{is_agent_scoped_type, is_command_type, is_foreign_emitter_type, Event, EventError};
+use crate::protocol::event::{is_agent_scoped_type, is_command_type, is_foreign_emitter_type, Event, EventError, Text};
 use crate::time::UnixMs;
 
 /// `(epoch, seq)`.
@@ -38,9 +38,12 @@ pub struct Delivery {
 #[derive(Clone, Debug)]
 pub struct Entry {
     raw: Arc<str>,
-    id: Box<str>,
+    /// Texts `id` or `cause` had escaped on the wire (usually empty).
+    unescaped: Box<str>,
+    /// Spans of `raw` (or `unescaped`): no copy per entry.
+    id: Text,
     ty: Arc<str>,
-    cause: Option<Box<str>>,
+    cause: Option<Text>,
     position: Option<Position>,
     at: Option<UnixMs>,
     /// The relay label the event first arrived through, when tagged.
@@ -55,13 +58,15 @@ impl Entry {
     /// Keeps `d`'s bytes and facts; `ty` is the (shared) type string.
     pub(crate) fn keep(d: Delivery, ty: Arc<str>) -> Entry {
         let e = &d.event;
+        let (id, cause, unescaped) = e.id_cause_spans();
         Entry {
             raw: e.raw_arc().clone(),
-            id: e.id().into(),
+            unescaped: unescaped.into(),
+            id,
             ty,
-            cause: e.cause().map(Into::into),
+            cause,
             position: e.position(),
-            at: UnixMs::parse_rfc3339(e.time()),
+            at: e.at(),
             relay: d.relay,
             received_at: d.received_at,
             arrival: d.arrival,
@@ -76,13 +81,13 @@ impl Entry {
         &self.raw
     }
     pub fn id(&self) -> &str {
-        &self.id
+        self.id.slice(&self.raw, &self.unescaped)
     }
     pub fn ty(&self) -> &str {
         &self.ty
     }
     pub fn cause(&self) -> Option<&str> {
-        self.cause.as_deref()
+        self.cause.map(|c| c.slice(&self.raw, &self.unescaped))
     }
     pub fn position(&self) -> Option<Position> {
         self.position

@@ -19,6 +19,22 @@ extern "C" {
     fn make_nack_error(fields: JsValue) -> JsValue;
 }
 
+// Copying a string into the module, the generated binding walks it a
+// character at a time; `TextEncoder` encodes it natively and the bytes
+// cross in one copy.
+#[wasm_bindgen(inline_js = "const utf8 = new TextEncoder();\nexport function utf8Bytes(text) { return utf8.encode(text); }\n")]
+extern "C" {
+    #[wasm_bindgen(js_name = utf8Bytes)]
+    fn utf8_bytes(text: &JsValue) -> js_sys::Uint8Array;
+}
+
+/// The UTF-8 bytes of a JavaScript string, for texts large enough that
+/// how they cross matters (a whole stream). Lone surrogates become U+FFFD,
+/// as in any string handed to the module.
+pub fn string_bytes(text: &JsValue) -> Vec<u8> {
+    utf8_bytes(text).to_vec()
+}
+
 #[wasm_bindgen]
 extern "C" {
     #[wasm_bindgen(catch, js_namespace = crypto, js_name = getRandomValues)]

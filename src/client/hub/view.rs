@@ -388,6 +388,9 @@ pub fn projection(store: &Store) -> Value {
             "pending": counts.pending, "commands": counts.commands, "agents": counts.agents,
             "unattached": counts.unattached, "violations": counts.violations,
         },
+        // What the store's bounds dropped: all zero when the projection
+        // covers everything folded.
+        "evicted": store.evictions(),
     })
 }
 

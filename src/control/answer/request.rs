@@ -117,7 +117,7 @@ impl OpenRequest {
             fields,
             respond_via: RespondVia::of(data),
             refusing_option: None,
-            requested_at: UnixMs::parse_rfc3339(event.time()),
+            requested_at: event.at(),
         })
     }
 
