@@ -228,18 +228,51 @@ async fn two_claimants_are_ambiguous_until_one_leaves() {
     first.stop().await;
 }
 
+/// AEP-0004 §4.5 counts every live connection that claims the session,
+/// the sender's own included: a sender that also claims the session makes
+/// two claimants, and the relay cannot tell which one is meant.
 #[tokio::test]
-async fn a_target_never_routes_to_itself_and_any_role_may_command() {
+async fn a_sender_that_claims_the_session_counts_among_its_claimants() {
     let t = TestRelay::start(Posture::Token).await;
     let s = session_name("live-control");
     let target = TestTarget::start(&t, &s, &["control.pause"]).await;
-    // An emitter that claims its own session, then commands it: no route.
+    let (mut emitter, _) = t.ws_hello("emitter", json!({"agent": "e"}), json!({})).await;
+    emitter.send_text(event("session.started", &s, 7, 0).raw()).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let cmd = command("control.pause", &s, json!({}));
+    emitter.send_text(cmd.raw()).await;
+    let refusal = emitter.recv_json().await;
+    assert_eq!((refusal["code"].as_str(), refusal["cause"].as_str()), (Some("ambiguous"), Some(cmd.id())), "{refusal}");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(!target.saw(cmd.id()), "never guess: the other claimant is not picked");
+
+    // Once the sender's claim is gone (its connection closed), the target
+    // is the one claimant and a new sender is routed to it.
+    drop(emitter);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut sender = t.consumer().await;
+    let retry = command("control.pause", &s, json!({}));
+    sender.send_text(retry.raw()).await;
+    assert!(sender.recv_json_within(Duration::from_millis(500)).await.is_none(), "routed, no refusal");
+    assert!(target.saw(retry.id()));
+    target.stop().await;
+}
+
+/// The one live claimant of a session is its target, even when it is the
+/// sender itself: it owns the session, so the answer is not `no-route`,
+/// and exactly one connection receives the command.
+#[tokio::test]
+async fn a_sole_claimant_commanding_its_own_session_receives_the_command_and_any_role_may_command() {
+    let t = TestRelay::start(Posture::Token).await;
+    let s = session_name("live-control");
+    let target = TestTarget::start(&t, &s, &["control.pause"]).await;
     let other = session_name("live-self");
     let (mut emitter, _) = t.ws_hello("emitter", json!({"agent": "e"}), json!({})).await;
     emitter.send_text(event("session.started", &other, 0, 0).raw()).await;
     let own = command("control.pause", &other, json!({}));
     emitter.send_text(own.raw()).await;
-    assert_eq!(emitter.recv_json().await["code"], "no-route");
+    let back = emitter.recv_text(Duration::from_secs(2)).await.expect("the command comes back to its one claimant");
+    assert_eq!(back, own.raw(), "forwarded byte-identically, not refused");
     // The same emitter commanding the target's session is routed.
     let cmd = command("control.pause", &s, json!({}));
     emitter.send_text(cmd.raw()).await;
