@@ -66,6 +66,17 @@ impl SessionStore {
 
     /// Offers a positioned session event to its session's buffer.
     pub fn admit(&mut self, session: &str, event: Arc<Held>) -> Admission {
+        self.admit_with(session, |buffer| buffer.admit(event))
+    }
+
+    /// Keeps an event without a position (a forwarded command, an
+    /// `attention.routed` hop) in its session's history, after the newest
+    /// event there ([`SessionBuffer::admit_unpositioned`]).
+    pub fn admit_unpositioned(&mut self, session: &str, event: Arc<Held>) -> Admission {
+        self.admit_with(session, |buffer| buffer.admit_unpositioned(event))
+    }
+
+    fn admit_with(&mut self, session: &str, admit: impl FnOnce(&mut SessionBuffer) -> Admission) -> Admission {
         let key: Arc<str> = match self.sessions.get_key_value(session) {
             Some((k, _)) => k.clone(),
             None => self.create(session),
@@ -75,7 +86,7 @@ impl SessionStore {
             return Admission::BeforeEvicted;
         };
         let (len, bytes) = (buffer.len(), buffer.bytes());
-        let admission = buffer.admit(event);
+        let admission = admit(buffer);
         self.buffered = self.buffered + buffer.len() - len;
         self.bytes = self.bytes + buffer.bytes() - bytes;
         if admission == Admission::Stored {

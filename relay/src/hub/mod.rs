@@ -379,15 +379,23 @@ impl Hub {
             let state = &mut *state;
             for (event, held) in events.iter().zip(&held) {
                 report.accepted += 1;
-                if let (Some(session), Some(_), false) = (event.session(), event.seq(), event.is_agent_scoped()) {
-                    match state.store.admit(session, held.clone()) {
-                        Admission::Stored => report.stored += 1,
-                        Admission::Duplicate => report.duplicates += 1,
-                        Admission::BeforeEvicted => {}
-                    }
+                let Some(session) = event.session().filter(|_| !event.is_agent_scoped()) else { continue };
+                let admission = if event.seq().is_some() {
                     if let Origin::Socket(conn) = origin {
                         state.claims.claim(conn, session);
                     }
+                    state.store.admit(session, held.clone())
+                } else if event.is_foreign_emitter() {
+                    // `attention.routed`: a router's hop belongs to the
+                    // session's history though it has no position.
+                    state.store.admit_unpositioned(session, held.clone())
+                } else {
+                    continue;
+                };
+                match admission {
+                    Admission::Stored => report.stored += 1,
+                    Admission::Duplicate => report.duplicates += 1,
+                    Admission::BeforeEvicted => {}
                 }
             }
             state.counters.events_received += report.accepted as u64;
@@ -428,23 +436,30 @@ impl Hub {
     }
 
     /// Routes a command from `sender` to the one claimant of its session,
-    /// or says why not (see [`route`](self::route)). Subscribers other than
-    /// the target see the command (the audit trail).
+    /// or says why not (see [`route`](self::route)). A forwarded command
+    /// joins its session's history (AEP-0004 §4.4) and subscribers other
+    /// than the target see it (the audit trail); a refused one does neither.
     pub fn route(&self, sender: ConnId, command: Event) -> Result<ConnId, ErrorFrame> {
         let command = Arc::new(command);
+        let held = Arc::new(Held::new(&command));
         let mut fanout = lock(&self.fanout);
         let routed = {
             let mut state = lock(&self.state);
             let routed = route::route(&state, sender, &command);
             match routed {
-                Ok(_) => state.counters.commands_routed += 1,
+                Ok(_) => {
+                    state.counters.commands_routed += 1;
+                    if let Some(session) = command.session() {
+                        state.store.admit_unpositioned(session, held.clone());
+                    }
+                }
                 Err(_) => state.counters.commands_refused += 1,
             }
             routed
         };
         if let Ok(target) = routed {
             let mut tally = Tally::default();
-            fan_out(&fanout.listeners, &command, &Arc::new(Held::new(&command)), Some(target), &mut tally);
+            fan_out(&fanout.listeners, &command, &held, Some(target), &mut tally);
             self.settle(&mut fanout, tally);
         }
         routed
