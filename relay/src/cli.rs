@@ -61,6 +61,12 @@ pub struct Cli {
     #[arg(long, env = "AEP_STATIC_DIR", default_value = "dist")]
     pub static_dir: PathBuf,
 
+    /// Keep session history (events, forwarded commands, acks) in an
+    /// embedded database in this directory, so a restart or a crash loses
+    /// nothing accepted. Without it history is in memory only.
+    #[arg(long, env = "AEP_DATA_DIR")]
+    pub data_dir: Option<PathBuf>,
+
     /// Start the demonstration agents against this relay.
     #[arg(long)]
     pub demo: bool,
@@ -91,6 +97,7 @@ impl Cli {
             max_body: self.max_body,
             max_connections: self.max_connections,
             static_dir: Some(self.static_dir.clone()),
+            data_dir: self.data_dir.clone(),
             ..Config::default()
         };
         config.validate()?;

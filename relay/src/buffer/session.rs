@@ -79,6 +79,15 @@ pub struct SessionBuffer {
     /// What the held events cost ([`Held::size`]) and the most they may.
     bytes: usize,
     max_bytes: usize,
+    /// Entries added and evicted since the store last looked, so durable
+    /// history can mirror them.
+    changes: Vec<Change>,
+}
+
+/// One change to the held entries.
+pub enum Change {
+    Added(Slot, Arc<Held>),
+    Evicted(Slot, Arc<Held>),
 }
 
 impl SessionBuffer {
@@ -93,7 +102,40 @@ impl SessionBuffer {
             depth: depth.max(1),
             bytes: 0,
             max_bytes,
+            changes: Vec::new(),
         }
+    }
+
+    /// A buffer rebuilt from durable history: entries in replay order with
+    /// the slots they had. The current bounds apply (anything beyond them
+    /// is evicted and reported as a change).
+    pub fn restore(
+        depth: usize,
+        max_bytes: usize,
+        last_evicted: Option<Slot>,
+        entries: Vec<(Slot, Arc<Held>)>,
+    ) -> SessionBuffer {
+        let mut buffer = SessionBuffer::new(depth, max_bytes, None);
+        buffer.last_evicted = last_evicted;
+        for (slot, event) in entries {
+            if buffer.held.contains(&ByIdentity(event.clone())) {
+                continue;
+            }
+            let at = buffer.events.len();
+            buffer.insert(at, Entry { slot, event });
+        }
+        buffer.changes.retain(|c| matches!(c, Change::Evicted(..)));
+        buffer
+    }
+
+    /// The changes since the last call.
+    pub fn take_changes(&mut self) -> Vec<Change> {
+        std::mem::take(&mut self.changes)
+    }
+
+    /// The last slot evicted from this buffer.
+    pub fn last_evicted_slot(&self) -> Option<Slot> {
+        self.last_evicted
     }
 
     /// Offers a positioned event (one with `seq`); returns what was done.
@@ -139,6 +181,7 @@ impl SessionBuffer {
     }
 
     fn insert(&mut self, at: usize, entry: Entry) {
+        self.changes.push(Change::Added(entry.slot, entry.event.clone()));
         self.bytes += entry.event.size();
         self.held.insert(ByIdentity(entry.event.clone()));
         self.events.insert(at, entry);
@@ -152,8 +195,9 @@ impl SessionBuffer {
     pub fn evict_oldest(&mut self) -> bool {
         let Some(gone) = self.events.pop_front() else { return false };
         self.bytes -= gone.event.size();
-        self.held.remove(&ByIdentity(gone.event));
+        self.held.remove(&ByIdentity(gone.event.clone()));
         self.last_evicted = self.last_evicted.max(Some(gone.slot));
+        self.changes.push(Change::Evicted(gone.slot, gone.event));
         true
     }
 

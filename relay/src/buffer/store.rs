@@ -9,7 +9,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::session::{Admission, SessionBuffer};
+use super::disk::{Disk, DiskError, Op};
+use super::session::{Admission, Change, SessionBuffer};
 use super::Position;
 use crate::held::Held;
 use crate::recency::Recency;
@@ -33,6 +34,11 @@ pub struct SessionStore {
     total_bytes: usize,
     buffered: usize,
     bytes: usize,
+    /// Durable history (`--data-dir`), mirrored change by change.
+    disk: Option<Disk>,
+    /// Write order across sessions, kept on disk so a restart evicts the
+    /// same session first.
+    tick: u64,
 }
 
 /// How much a [`SessionStore`] may hold.
@@ -61,6 +67,89 @@ impl SessionStore {
             total_bytes,
             buffered: 0,
             bytes: 0,
+            disk: None,
+            tick: 0,
+        }
+    }
+
+    /// A store backed by durable history in `dir`: what it held before a
+    /// restart (or a crash) is held again, with the same replay order and
+    /// the same eviction marks.
+    pub fn open(limits: StoreLimits, dir: &std::path::Path) -> Result<SessionStore, DiskError> {
+        let disk = Disk::open(dir)?;
+        let loaded = disk.load()?;
+        let mut store = SessionStore::new(limits);
+        store.disk = Some(disk);
+        let mut sessions = loaded.sessions;
+        sessions.sort_by_key(|s| s.written);
+        for (session, high) in loaded.tombstones {
+            store.tombstone_order.touch(&session);
+            store.tombstones.insert(session, high);
+        }
+        for loaded in sessions {
+            let mut entries = Vec::with_capacity(loaded.entries.len());
+            for (slot, raw) in loaded.entries {
+                let event = aep_client::Event::parse(&raw)
+                    .map_err(|e| DiskError(format!("a stored event of `{}` no longer parses: {e}", loaded.session)))?;
+                entries.push((slot, Arc::new(Held::new(&event))));
+            }
+            let key = store.create(&loaded.session);
+            let buffer = SessionBuffer::restore(store.depth, store.session_bytes, loaded.last_evicted, entries);
+            store.tick = store.tick.max(loaded.written);
+            store.buffered += buffer.len();
+            store.bytes += buffer.bytes();
+            store.sessions.insert(key.clone(), buffer);
+            store.mirror(&key);
+            store.trim_to_total();
+        }
+        store.flush()?;
+        Ok(store)
+    }
+
+    /// Writes what changed since the last flush, synced, when history is
+    /// durable. Called before the relay answers for what it accepted.
+    pub fn flush(&mut self) -> Result<(), DiskError> {
+        match &mut self.disk {
+            Some(disk) => disk.flush(),
+            None => Ok(()),
+        }
+    }
+
+    /// Whether history survives a restart.
+    pub fn is_durable(&self) -> bool {
+        self.disk.is_some()
+    }
+
+    /// Hands a session buffer's changes to durable history (or drops them).
+    fn mirror(&mut self, key: &Arc<str>) {
+        let Some(buffer) = self.sessions.get_mut(key) else { return };
+        let changes = buffer.take_changes();
+        let Some(disk) = &mut self.disk else { return };
+        if changes.is_empty() {
+            return;
+        }
+        self.tick += 1;
+        for change in changes {
+            let op = match change {
+                Change::Added(slot, event) => Op::Put {
+                    session: key.clone(),
+                    slot,
+                    source: event.source().into(),
+                    id: event.id().into(),
+                    raw: event.raw_arc().clone(),
+                },
+                Change::Evicted(slot, event) => {
+                    Op::Delete { session: key.clone(), slot, source: event.source().into(), id: event.id().into() }
+                }
+            };
+            disk.record(op);
+        }
+        disk.record(Op::Session { session: key.clone(), last_evicted: buffer.last_evicted_slot(), written: self.tick });
+    }
+
+    fn record(&mut self, op: Op) {
+        if let Some(disk) = &mut self.disk {
+            disk.record(op);
         }
     }
 
@@ -92,6 +181,7 @@ impl SessionStore {
         if admission == Admission::Stored {
             self.written.touch(&key);
         }
+        self.mirror(&key);
         self.trim_to_total();
         admission
     }
@@ -110,6 +200,7 @@ impl SessionStore {
             let evicted = buffer.len() > 1 && buffer.evict_oldest();
             self.buffered -= len - buffer.len();
             self.bytes -= bytes - buffer.bytes();
+            self.mirror(&oldest);
             if !evicted {
                 self.evict_session(&oldest);
             }
@@ -120,6 +211,9 @@ impl SessionStore {
         let key: Arc<str> = Arc::from(session);
         let history = self.tombstones.remove(&key);
         self.tombstone_order.remove(&key);
+        if history.is_some() {
+            self.record(Op::Untomb { session: key.clone() });
+        }
         while self.sessions.len() >= self.max_sessions {
             let Some(oldest) = self.written.oldest().cloned() else { break };
             self.evict_session(&oldest);
@@ -134,14 +228,17 @@ impl SessionStore {
         let Some(buffer) = self.sessions.remove(session) else { return };
         self.buffered -= buffer.len();
         self.bytes -= buffer.bytes();
+        self.record(Op::DropSession { session: session.clone() });
         if let Some(high) = buffer.high_water() {
             while self.tombstones.len() >= self.max_sessions {
                 let Some(oldest) = self.tombstone_order.oldest().cloned() else { break };
                 self.tombstone_order.remove(&oldest);
                 self.tombstones.remove(&oldest);
+                self.record(Op::Untomb { session: oldest });
             }
             self.tombstones.insert(session.clone(), high);
             self.tombstone_order.touch(session);
+            self.record(Op::Tombstone { session: session.clone(), high });
         }
     }
 

@@ -33,7 +33,7 @@ use aep_client::{Capture, Event};
 use tokio::sync::watch;
 
 use crate::auth::Access;
-use crate::buffer::{Admission, Replay, SessionStore, StoreLimits};
+use crate::buffer::{Admission, DiskError, Replay, SessionStore, StoreLimits};
 use crate::held::Held;
 use crate::config::Config;
 use crate::outbox::{CloseReason, Outbox, Outgoing, ReplayBatch};
@@ -164,6 +164,9 @@ pub struct IngestReport {
     pub accepted: usize,
     pub stored: usize,
     pub duplicates: usize,
+    /// Durable history could not be written: what was stored is held in
+    /// memory only and would not survive a restart.
+    pub unsaved: bool,
 }
 
 /// Bounds applied to requests, copied from [`Config`].
@@ -191,17 +194,27 @@ pub struct Hub {
 }
 
 impl Hub {
+    /// A hub whose history lives in memory only.
     pub fn new(config: &Config) -> Hub {
+        Hub::with_store(config, SessionStore::new(store_limits(config)))
+    }
+
+    /// A hub whose history is durable when `config.data_dir` names a
+    /// directory, restored from it.
+    pub fn open(config: &Config) -> Result<Hub, DiskError> {
+        let store = match &config.data_dir {
+            Some(dir) => SessionStore::open(store_limits(config), dir)?,
+            None => SessionStore::new(store_limits(config)),
+        };
+        Ok(Hub::with_store(config, store))
+    }
+
+    fn with_store(config: &Config, store: SessionStore) -> Hub {
         Hub {
             fanout: Mutex::new(Fanout::default()),
             subscriptions: AtomicUsize::new(0),
             state: Mutex::new(State {
-                store: SessionStore::new(StoreLimits {
-                    depth: config.buffer_depth,
-                    max_sessions: config.max_sessions,
-                    session_bytes: config.buffer_bytes,
-                    total_bytes: config.total_buffer_bytes,
-                }),
+                store,
                 conns: HashMap::new(),
                 claims: Claims::new(config.max_sessions),
                 next_id: 0,
@@ -398,6 +411,11 @@ impl Hub {
                     Admission::BeforeEvicted => {}
                 }
             }
+            // Durable before anyone is told: the 202, and the fan-out.
+            if let Err(e) = state.store.flush() {
+                tracing::error!("events held in memory only: {e}");
+                report.unsaved = true;
+            }
             state.counters.events_received += report.accepted as u64;
             state.counters.events_stored += report.stored as u64;
             state.counters.duplicates += report.duplicates as u64;
@@ -451,6 +469,9 @@ impl Hub {
                     state.counters.commands_routed += 1;
                     if let Some(session) = command.session() {
                         state.store.admit_unpositioned(session, held.clone());
+                        if let Err(e) = state.store.flush() {
+                            tracing::error!("a forwarded command is held in memory only: {e}");
+                        }
                     }
                 }
                 Err(_) => state.counters.commands_refused += 1,
@@ -547,6 +568,15 @@ impl Hub {
     /// Events held for one session.
     pub fn session_len(&self, session: &str) -> usize {
         lock(&self.state).store.session_len(session)
+    }
+}
+
+fn store_limits(config: &Config) -> StoreLimits {
+    StoreLimits {
+        depth: config.buffer_depth,
+        max_sessions: config.max_sessions,
+        session_bytes: config.buffer_bytes,
+        total_bytes: config.total_buffer_bytes,
     }
 }
 
