@@ -177,3 +177,56 @@ fn an_unusable_data_dir_is_refused_at_startup() {
     let _ = std::fs::remove_file(&file);
     let _: Option<Value> = None;
 }
+
+impl Binary {
+    async fn socket(&self, role: &str) -> Ws {
+        let url = format!("{}/socket?access_token={TOKEN}", self.base.replace("http://", "ws://"));
+        let mut ws = Ws::connect(&url).await.unwrap();
+        ws.send(&json!({"type": "hello", "versions": ["0.1"], "role": role, "identity": {"agent": AGENT}, "capabilities": {}}))
+            .await;
+        assert_eq!(ws.recv_json().await["type"], "hello");
+        ws
+    }
+}
+
+/// A forwarded command and the target's ack survive a crash in their
+/// session's history, in the order they arrived.
+#[tokio::test]
+async fn a_forwarded_command_and_its_ack_survive_kill_9() {
+    let dir = fresh_dir("commands");
+    let s = session_name("durable-control");
+    let relay = Binary::start(Some(&dir), &["--token", TOKEN]);
+    let mut target = relay.socket("emitter").await;
+    let opening = event("session.started", &s, 0, 0);
+    target.send_text(opening.raw()).await;
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let mut sender = relay.socket("consumer").await;
+    let cmd = command("control.pause", &s, json!({}));
+    sender.send_text(cmd.raw()).await;
+    assert_eq!(target.recv_text(PROMPT).await.unwrap(), cmd.raw(), "forwarded");
+    let ack = Draft::new("control.accepted")
+        .session(&s)
+        .seq(1)
+        .cause(cmd.id())
+        .build(&emitter(&s), fresh_id(), now())
+        .unwrap();
+    target.send_text(ack.raw()).await;
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    relay.kill9();
+
+    let relay = Binary::start(Some(&dir), &["--token", TOKEN]);
+    let filter = serde_urlencoded::to_string([("filter", json!({ "session": s }).to_string())]).unwrap();
+    let body = reqwest::Client::new()
+        .get(format!("{}/stream?live=0&from=all&{filter}", relay.base))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let data: Vec<&str> = body.lines().filter_map(|l| l.strip_prefix("data: ")).collect();
+    assert_eq!(data, vec![opening.raw(), cmd.raw(), ack.raw()], "{body}");
+    relay.kill9();
+    let _ = std::fs::remove_dir_all(&dir);
+}
