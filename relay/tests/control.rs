@@ -393,3 +393,28 @@ async fn an_evicted_command_is_reported_as_a_loss() {
     assert_eq!(data_of(&body), more.iter().map(|e| e.raw().to_owned()).collect::<Vec<_>>());
     target.stop().await;
 }
+
+/// The engine's console, connecting after a command was answered, sees the
+/// command before its ack, as a console that watched it live did.
+#[tokio::test]
+async fn a_console_connecting_later_sees_the_command_before_its_ack() {
+    let t = TestRelay::start(Posture::Token).await;
+    let s = session_name("live-control");
+    let target = TestTarget::start(&t, &s, &["control.pause"]).await;
+    let mut sse = watch(&t, &s).await;
+    let mut sender = t.consumer().await;
+    let cmd = command("control.pause", &s, json!({}));
+    sender.send_text(cmd.raw()).await;
+    let live = sse.collect_data(Duration::from_millis(1000)).await;
+    assert_eq!(acks_for(&live, cmd.id()).len(), 1);
+
+    let mut late = support::console::Console::connect(&t.relay, TOKEN).await;
+    let id = cmd.id().to_owned();
+    late.until("the ack", |c| c.seen.iter().any(|e| e.cause() == Some(id.as_str())).then_some(())).await;
+    let at = |pred: &dyn Fn(&Event) -> bool| late.seen.iter().position(pred);
+    let command_at = at(&|e| e.id() == cmd.id()).expect("the late console sees the command");
+    let ack_at = at(&|e| e.cause() == Some(cmd.id())).unwrap();
+    assert!(command_at < ack_at, "command, then ack");
+    assert_eq!(late.seen[command_at].raw(), cmd.raw());
+    target.stop().await;
+}
