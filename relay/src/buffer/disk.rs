@@ -222,3 +222,21 @@ impl Disk {
         Ok(Loaded { sessions, tombstones })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_bytes_sort_in_replay_order() {
+        let slots: [Slot; 6] =
+            [(None, 1), (None, 2), (Some((0, 0)), 0), (Some((0, 0)), 1), (Some((0, 1)), 0), (Some((1, 0)), 0)];
+        let keys: Vec<Vec<u8>> = slots.iter().map(|s| entry_key(*s, "src", "id")).collect();
+        assert!(keys.windows(2).all(|w| w[0] < w[1]));
+        for slot in slots {
+            let mut bytes = Vec::new();
+            encode_slot(slot, &mut bytes);
+            assert_eq!(decode_slot(&bytes), Some(slot));
+        }
+    }
+}

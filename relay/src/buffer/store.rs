@@ -432,4 +432,55 @@ mod tests {
         assert_eq!(s.session_count(), 2);
         assert!(s.tombstone_count() <= 2);
     }
+
+    fn command(session: &str, id: &str) -> Arc<Held> {
+        Arc::new(Held::new(
+            &Event::parse(&format!(
+                r#"{{"aep":"0.1","id":"{id}","type":"control.pause","time":"2026-07-03T10:00:00Z","source":"aep://h/agent/c","agent":"c","session":"{session}"}}"#
+            ))
+            .unwrap(),
+        ))
+    }
+
+    fn replayed(r: &Replay) -> Vec<String> {
+        r.events.iter().map(|e| e.raw().to_owned()).collect()
+    }
+
+    /// Reopening the same directory gives back the same history: order,
+    /// unpositioned slots, eviction marks and whole-session tombstones.
+    #[test]
+    fn a_reopened_store_holds_what_it_held() {
+        let dir = std::env::temp_dir().join(format!("aep-store-{}-{:?}", std::process::id(), std::thread::current().id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let limits = StoreLimits { depth: 4, max_sessions: 2, session_bytes: usize::MAX, total_bytes: usize::MAX };
+        let (all_a, after_a, gone) = {
+            let mut s = SessionStore::open(limits, &dir).unwrap();
+            s.admit("gone", ev("gone", 0));
+            for seq in 0..3 {
+                s.admit("a", ev("a", seq));
+            }
+            s.admit_unpositioned("a", command("a", "c1"));
+            s.admit("a", ev("a", 3));
+            s.admit("a", ev("a", 4)); // evicts a-0
+            s.admit("b", ev("b", 0)); // evicts session `gone` whole
+            s.flush().unwrap();
+            let all_a = replayed(&s.replay_all().into_iter().find(|r| &*r.session == "a").unwrap());
+            let after = s.replay_after("a", (0, 2)).unwrap();
+            (all_a, (replayed(&after), after.exhausted_from), s.replay_after("gone", (0, 0)).map(|r| r.exhausted_from))
+        };
+        let s = SessionStore::open(limits, &dir).unwrap();
+        let reopened = replayed(&s.replay_all().into_iter().find(|r| &*r.session == "a").unwrap());
+        assert_eq!(reopened, all_a);
+        assert_eq!(all_a.len(), 4);
+        let after = s.replay_after("a", (0, 2)).unwrap();
+        assert_eq!((replayed(&after), after.exhausted_from), after_a);
+        assert_eq!(after_a.0.len(), 3, "the command after seq 2, then seq 3 and 4");
+        assert!(s.replay_after("a", (0, 0)).unwrap().exhausted_from.is_some(), "a-0 was evicted");
+        assert_eq!(s.replay_after("gone", (0, 0)).map(|r| r.exhausted_from), gone);
+        assert!(gone.is_none(), "evicted whole after its high water: nothing lost from there");
+        assert_eq!(s.tombstone_count(), 1);
+        assert_eq!(s.buffered(), 5);
+        drop(s);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
