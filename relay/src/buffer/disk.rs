@@ -118,12 +118,14 @@ impl Disk {
     }
 
     /// Writes every recorded change in one transaction, synced to disk
-    /// before it returns.
+    /// before it returns. On failure the changes stay recorded, so the
+    /// next flush (for example the emitter's retry, which memory now sees
+    /// as a duplicate) writes them.
     pub fn flush(&mut self) -> Result<(), DiskError> {
         if self.pending.is_empty() {
             return Ok(());
         }
-        let ops = std::mem::take(&mut self.pending);
+        let ops = &self.pending;
         let write = fail("cannot write the history");
         let txn = self.db.begin_write().map_err(|e| write(&e))?;
         {
@@ -133,46 +135,49 @@ impl Disk {
             for op in ops {
                 match op {
                     Op::Put { session, slot, source, id, raw } => {
-                        let key = entry_key(slot, &source, &id);
-                        entries.insert((&*session, key.as_slice()), raw.as_bytes()).map_err(|e| write(&e))?;
+                        let key = entry_key(*slot, source, id);
+                        entries.insert((&**session, key.as_slice()), raw.as_bytes()).map_err(|e| write(&e))?;
                     }
                     Op::Delete { session, slot, source, id } => {
-                        let key = entry_key(slot, &source, &id);
-                        entries.remove((&*session, key.as_slice())).map_err(|e| write(&e))?;
+                        let key = entry_key(*slot, source, id);
+                        entries.remove((&**session, key.as_slice())).map_err(|e| write(&e))?;
                     }
                     Op::Session { session, last_evicted, written } => {
                         let mut value = Vec::with_capacity(SLOT_LEN + 9);
                         value.push(u8::from(last_evicted.is_some()));
                         encode_slot(last_evicted.unwrap_or((None, 0)), &mut value);
                         value.extend_from_slice(&written.to_be_bytes());
-                        sessions.insert(&*session, value.as_slice()).map_err(|e| write(&e))?;
+                        sessions.insert(&**session, value.as_slice()).map_err(|e| write(&e))?;
                     }
                     Op::DropSession { session } => {
                         let keys: Vec<Vec<u8>> = entries
-                            .range((&*session, &[][..])..)
+                            .range((&**session, &[][..])..)
                             .map_err(|e| write(&e))?
                             .map_while(|r| r.ok())
-                            .take_while(|(k, _)| k.value().0 == &*session)
+                            .take_while(|(k, _)| k.value().0 == &**session)
                             .map(|(k, _)| k.value().1.to_vec())
                             .collect();
                         for key in keys {
-                            entries.remove((&*session, key.as_slice())).map_err(|e| write(&e))?;
+                            entries.remove((&**session, key.as_slice())).map_err(|e| write(&e))?;
                         }
-                        sessions.remove(&*session).map_err(|e| write(&e))?;
+                        sessions.remove(&**session).map_err(|e| write(&e))?;
                     }
                     Op::Tombstone { session, high } => {
                         let mut value = Vec::with_capacity(16);
+                        let high = *high;
                         value.extend_from_slice(&high.0.to_be_bytes());
                         value.extend_from_slice(&high.1.to_be_bytes());
-                        tombstones.insert(&*session, value.as_slice()).map_err(|e| write(&e))?;
+                        tombstones.insert(&**session, value.as_slice()).map_err(|e| write(&e))?;
                     }
                     Op::Untomb { session } => {
-                        tombstones.remove(&*session).map_err(|e| write(&e))?;
+                        tombstones.remove(&**session).map_err(|e| write(&e))?;
                     }
                 }
             }
         }
-        txn.commit().map_err(|e| write(&e))
+        txn.commit().map_err(|e| write(&e))?;
+        self.pending.clear();
+        Ok(())
     }
 
     /// Everything held, for a restart.
