@@ -6,7 +6,12 @@
 //! * 200 consumers that subscribe and then stop reading, during a flood of
 //!   20 000 events (1 KB, `notice`, so none may be dropped);
 //! * 200 sockets that each send one 1 MB `ping` and never read;
-//! * 300 connections that send half a request head and stall.
+//! * 300 connections that send half a request head and stall;
+//! * durability: 20 000 events POSTed (202) across 20 sessions, then
+//!   `kill -9` and a restart: events lost without and with `--data-dir`,
+//!   and ingest throughput with `--data-dir` against in memory (ratio).
+//!
+//! `--durability` runs only that scenario.
 //!
 //! ```sh
 //! cargo build -p aep-relay --bin aep-relay
@@ -47,8 +52,13 @@ struct Relay {
 
 impl Relay {
     fn start(binary: &str) -> Relay {
+        Relay::start_with(binary, &[])
+    }
+
+    fn start_with(binary: &str, extra: &[&str]) -> Relay {
         let mut child = Command::new(binary)
             .args(["--listen", "127.0.0.1:0", "--static-dir", "/nonexistent-console"])
+            .args(extra)
             .env("RUST_LOG", "error")
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -189,6 +199,138 @@ async fn half_open(binary: &str) -> (usize, usize) {
     (during, after)
 }
 
+const DURABLE_SESSIONS: u64 = 20;
+const DURABLE_PER_SESSION: u64 = 1_000;
+const DURABLE_BATCH: u64 = 500;
+
+fn session_event(session: u64, seq: u64) -> String {
+    json!({
+        "aep": "0.1", "id": format!("01J{session:03}{seq:020}"), "type": "progress.status", "time": "2026-07-03T10:00:00Z",
+        "source": format!("aep://bench/agent/durable/session/d{session}"), "agent": "durable",
+        "session": format!("d{session}"), "seq": seq, "severity": "notice", "data": {"note": "x".repeat(400)}
+    })
+    .to_string()
+}
+
+/// What one durability run measured.
+struct Durability {
+    accepted: u64,
+    replayed: u64,
+    events_per_s: f64,
+}
+
+/// POSTs every event (counting the 202s), kills the relay with SIGKILL,
+/// restarts it with the same options and counts what `from=all` replays.
+async fn kill_9_run(binary: &str, data_dir: Option<&std::path::Path>) -> Durability {
+    let dir_arg = data_dir.map(|d| d.display().to_string());
+    let extra: Vec<&str> = match &dir_arg {
+        Some(d) => vec!["--data-dir", d.as_str()],
+        None => Vec::new(),
+    };
+    let relay = Relay::start_with(binary, &extra);
+    let http = reqwest::Client::new();
+    let url = format!("http://{}/events", relay.addr);
+    let mut accepted = 0;
+    let started = Instant::now();
+    for seq0 in (0..DURABLE_PER_SESSION).step_by(DURABLE_BATCH as usize) {
+        for session in 0..DURABLE_SESSIONS {
+            let body: String =
+                (seq0..seq0 + DURABLE_BATCH).map(|seq| format!("{}\n", session_event(session, seq))).collect();
+            let r = http
+                .post(&url)
+                .header("content-type", "application/x-ndjson")
+                .header("AEP-Version", "0.1")
+                .body(body)
+                .send()
+                .await
+                .unwrap();
+            if r.status() == 202 {
+                accepted += DURABLE_BATCH;
+            }
+        }
+    }
+    let events_per_s = accepted as f64 / started.elapsed().as_secs_f64();
+    drop(relay); // SIGKILL
+    let relay = Relay::start_with(binary, &extra);
+    let body = http
+        .get(format!("http://{}/stream?live=0&from=all", relay.addr))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let replayed = body.lines().filter(|l| l.starts_with("data: ")).count() as u64;
+    Durability { accepted, replayed, events_per_s }
+}
+
+/// Database file size after a flood many times the byte bound.
+/// File size after each of three floods, each many times the bound: it
+/// levels off instead of growing with what was posted.
+async fn disk_bound(binary: &str, total_bytes: usize) -> (u64, Vec<u64>) {
+    let dir = std::env::temp_dir().join(format!("aep-bench-bound-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let dir_arg = dir.display().to_string();
+    let total = total_bytes.to_string();
+    let relay = Relay::start_with(binary, &["--data-dir", &dir_arg, "--total-buffer-bytes", &total]);
+    let http = reqwest::Client::new();
+    let url = format!("http://{}/events", relay.addr);
+    let mut posted = 0u64;
+    let mut sizes = Vec::new();
+    for round in 0..3 {
+        for seq0 in (round * DURABLE_PER_SESSION..(round + 1) * DURABLE_PER_SESSION).step_by(DURABLE_BATCH as usize) {
+            for session in 0..DURABLE_SESSIONS {
+                let body: String =
+                    (seq0..seq0 + DURABLE_BATCH).map(|seq| format!("{}\n", session_event(session, seq))).collect();
+                posted += body.len() as u64;
+                http.post(&url)
+                    .header("content-type", "application/x-ndjson")
+                    .header("AEP-Version", "0.1")
+                    .body(body)
+                    .send()
+                    .await
+                    .unwrap();
+            }
+        }
+        sizes.push(std::fs::metadata(dir.join("history.redb")).map_or(0, |m| m.len()));
+    }
+    drop(relay);
+    let _ = std::fs::remove_dir_all(&dir);
+    (posted, sizes)
+}
+
+async fn durability(binary: &str) {
+    let dir = std::env::temp_dir().join(format!("aep-bench-durable-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let memory = kill_9_run(binary, None).await;
+    let disk = kill_9_run(binary, Some(&dir)).await;
+    let size = std::fs::metadata(dir.join("history.redb")).map_or(0, |m| m.len());
+    let _ = std::fs::remove_dir_all(&dir);
+    println!(
+        "kill -9 after {} accepted events: lost {} in memory, {} with --data-dir (database file {:.1} MB)",
+        memory.accepted,
+        memory.accepted - memory.replayed.min(memory.accepted),
+        disk.accepted - disk.replayed.min(disk.accepted),
+        size as f64 / (1024.0 * 1024.0),
+    );
+    println!(
+        "ingest ({DURABLE_BATCH}-event NDJSON POSTs, one publisher): {:.0} events/s in memory, {:.0} with --data-dir (with/without {:.2}x)",
+        memory.events_per_s,
+        disk.events_per_s,
+        disk.events_per_s / memory.events_per_s,
+    );
+    let bound = 2 * 1024 * 1024;
+    let (posted, sizes) = disk_bound(binary, bound).await;
+    let mb = |b: u64| format!("{:.1}", b as f64 / 1048576.0);
+    println!(
+        "disk bound: {} MB posted in three floods with --total-buffer-bytes {} MB; database file after each: {} MB (last file/bound {:.1}x)",
+        mb(posted),
+        mb(bound as u64),
+        sizes.iter().map(|s| mb(*s)).collect::<Vec<_>>().join(", "),
+        *sizes.last().unwrap_or(&0) as f64 / bound as f64,
+    );
+}
+
 fn ratio(now: f64, base: Option<f64>) -> String {
     match base {
         Some(b) if now > 0.0 => format!(" (baseline {b:.1}, baseline/now {:.1}x)", b / now),
@@ -199,9 +341,16 @@ fn ratio(now: f64, base: Option<f64>) -> String {
 
 #[tokio::main]
 async fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let only_durability = args.iter().any(|a| a == "--durability");
+    args.retain(|a| a != "--durability");
     let binary = args.first().map_or("target/debug/aep-relay", String::as_str).to_owned();
     let baseline = args.get(1).cloned();
+
+    durability(&binary).await;
+    if only_durability {
+        return;
+    }
 
     let (peak, end, note) = stalled_consumers(&binary).await;
     let base = match &baseline {

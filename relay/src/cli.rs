@@ -22,6 +22,12 @@ pub struct Cli {
     #[arg(long, env = "AEP_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
 
+    /// Serve a non-loopback address without a token. Off-host bindings
+    /// need a bearer token (AEP-0003 §8.1); without this flag the relay
+    /// refuses to start rather than serve anyone who can reach it.
+    #[arg(long, env = "AEP_INSECURE")]
+    pub insecure: bool,
+
     /// Events kept per session for replay.
     #[arg(long, env = "AEP_BUFFER", default_value_t = Config::default().buffer_depth)]
     pub buffer: usize,
@@ -55,6 +61,12 @@ pub struct Cli {
     #[arg(long, env = "AEP_STATIC_DIR", default_value = "dist")]
     pub static_dir: PathBuf,
 
+    /// Keep session history (events, forwarded commands, acks) in an
+    /// embedded database in this directory, so a restart or a crash loses
+    /// nothing accepted. Without it history is in memory only.
+    #[arg(long, env = "AEP_DATA_DIR")]
+    pub data_dir: Option<PathBuf>,
+
     /// Start the demonstration agents against this relay.
     #[arg(long)]
     pub demo: bool,
@@ -85,10 +97,26 @@ impl Cli {
             max_body: self.max_body,
             max_connections: self.max_connections,
             static_dir: Some(self.static_dir.clone()),
+            data_dir: self.data_dir.clone(),
             ..Config::default()
         };
         config.validate()?;
+        self.check_exposure(&config)?;
         Ok(config)
+    }
+
+    /// A relay reachable off-host with no token would accept events from,
+    /// and stream them to, anyone on the network.
+    fn check_exposure(&self, config: &Config) -> Result<(), ConfigError> {
+        if self.listen.ip().is_loopback() || config.token.is_some() || self.insecure {
+            return Ok(());
+        }
+        Err(ConfigError(format!(
+            "refusing to listen on {} without a token: an off-host binding requires a bearer token (AEP-0003 §8.1), \
+             and without one anyone who can reach this address may post and read events. \
+             Set --token (or AEP_TOKEN), listen on a loopback address, or pass --insecure to serve it open anyway",
+            self.listen
+        )))
     }
 }
 
@@ -117,5 +145,14 @@ mod tests {
         assert!(Cli::try_parse_from(["aep-relay", "--token", ""]).unwrap().config().is_err());
         assert!(Cli::try_parse_from(["aep-relay", "--buffer", "0"]).unwrap().config().is_err());
         assert!(Cli::try_parse_from(["aep-relay", "--demo-seed", "1"]).is_err(), "--demo-seed needs --demo");
+        let off_host = |extra: &[&str]| {
+            let mut args = vec!["aep-relay", "--listen", "0.0.0.0:8787"];
+            args.extend_from_slice(extra);
+            Cli::try_parse_from(args).unwrap().config()
+        };
+        assert!(off_host(&[]).is_err(), "off-host needs a token");
+        assert!(off_host(&["--token", "t"]).is_ok());
+        assert!(off_host(&["--insecure"]).is_ok());
+        assert!(Cli::try_parse_from(["aep-relay", "--listen", "[::1]:8787"]).unwrap().config().is_ok());
     }
 }

@@ -88,6 +88,9 @@ pub struct Config {
     /// Directory of the console's build output; `None` serves the
     /// built-in status page only.
     pub static_dir: Option<PathBuf>,
+    /// Where session history is kept durably (`--data-dir`). `None`: in
+    /// memory only, lost on restart.
+    pub data_dir: Option<PathBuf>,
 }
 
 impl Default for Config {
@@ -119,6 +122,7 @@ impl Default for Config {
             hello_timeout: Duration::from_secs(30),
             drain_timeout: Duration::from_secs(5),
             static_dir: None,
+            data_dir: None,
         }
     }
 }

@@ -73,7 +73,7 @@ pub async fn serve(config: Config, listener: TcpListener) -> Result<Relay, Confi
     config.validate()?;
     let addr = listener.local_addr().map_err(|e| ConfigError(format!("listener has no address: {e}")))?;
     let config = Arc::new(config);
-    let hub = Arc::new(Hub::new(&config));
+    let hub = Arc::new(Hub::open(&config).map_err(|e| ConfigError(format!("durable history: {e}")))?);
     let app = http::router(http::AppState::new(hub.clone(), config.clone(), addr));
     let limits = server::ConnectionLimits {
         max_connections: config.max_connections,
@@ -141,8 +141,12 @@ pub fn boot_line(config: &Config, addr: SocketAddr) -> String {
         Some(dir) => format!("no console build in {} (built-in status page at /)", dir.display()),
         None => "built-in status page at /".to_owned(),
     };
+    let history = match &config.data_dir {
+        Some(dir) => format!("history kept durably in {}", dir.display()),
+        None => "history in memory only (lost on restart; --data-dir keeps it)".to_owned(),
+    };
     format!(
-        "aep-relay {} listening on http://{addr} | {posture} | replay buffer {} events or {} KiB/session, {} MiB in all, up to {} sessions | {console}",
+        "aep-relay {} listening on http://{addr} | {posture} | replay buffer {} events or {} KiB/session, {} MiB in all, up to {} sessions | {history} | {console}",
         env!("CARGO_PKG_VERSION"),
         config.buffer_depth,
         config.buffer_bytes / 1024,

@@ -78,3 +78,52 @@ fn refuses_an_empty_token() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--token is empty"));
 }
+
+/// Off-host without a token would serve anyone on the network: the relay
+/// refuses to start unless told `--insecure`, and says why.
+#[test]
+fn refuses_an_off_host_address_without_a_token() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_aep-relay"))
+        .args(["--listen", "0.0.0.0:0", "--static-dir", "/nonexistent-console"])
+        .env_remove("AEP_TOKEN")
+        .env_remove("AEP_INSECURE")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("the relay started serving 0.0.0.0 without a token");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert_eq!(status.code(), Some(2), "must not start: {stderr}");
+    assert!(stderr.contains("0.0.0.0") && stderr.contains("--token") && stderr.contains("--insecure"), "{stderr}");
+    assert!(stderr.contains("AEP-0003 §8.1"), "says why: {stderr}");
+}
+
+#[tokio::test]
+async fn an_off_host_address_starts_with_a_token_or_when_told_insecure() {
+    for args in [&["--token", "off-host-token"][..], &["--insecure"][..]] {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_aep-relay"));
+        command.args(["--listen", "0.0.0.0:0", "--static-dir", "/nonexistent-console"]).args(args);
+        command.env_remove("AEP_TOKEN").stdout(Stdio::piped()).stderr(Stdio::null());
+        let mut child = command.spawn().unwrap();
+        let mut boot = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut boot).unwrap();
+        assert!(boot.contains("listening on http://0.0.0.0:"), "{args:?}: {boot}");
+        let port = boot.split("0.0.0.0:").nth(1).unwrap().split_whitespace().next().unwrap().to_owned();
+        let status = reqwest::get(format!("http://127.0.0.1:{port}/healthz")).await.unwrap().status();
+        assert!(status.is_success() || status == 401, "{args:?}: {status}");
+        let r = Running { child, boot, base: String::new() };
+        assert!(terminate(r).success());
+    }
+}

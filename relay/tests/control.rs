@@ -126,9 +126,9 @@ async fn a_routed_command_reaches_exactly_one_target_byte_for_byte_and_its_ack_f
     assert!(messages.iter().any(|m| m.data[0] == cmd), "subscribers see the command (audit)");
     assert!(sender.recv_json_within(Duration::from_millis(200)).await.is_none(), "no refusal");
 
-    // The command is shown but never buffered; the ack is.
+    // The forwarded command is kept, byte for byte, and so is the ack.
     let body = t.sse("live=0&from=all").await.body_until_end(PROMPT).await;
-    assert!(!body.contains(&format!("\"id\":\"{}\"", cmd_event.id())));
+    assert!(body.contains(&format!("data: {cmd}\n")), "{body}");
     assert!(body.contains(ack.raw()));
     assert_eq!(t.relay.stats().counters.commands_routed, 1);
     target.stop().await;
@@ -228,18 +228,51 @@ async fn two_claimants_are_ambiguous_until_one_leaves() {
     first.stop().await;
 }
 
+/// AEP-0004 §4.5 counts every live connection that claims the session,
+/// the sender's own included: a sender that also claims the session makes
+/// two claimants, and the relay cannot tell which one is meant.
 #[tokio::test]
-async fn a_target_never_routes_to_itself_and_any_role_may_command() {
+async fn a_sender_that_claims_the_session_counts_among_its_claimants() {
     let t = TestRelay::start(Posture::Token).await;
     let s = session_name("live-control");
     let target = TestTarget::start(&t, &s, &["control.pause"]).await;
-    // An emitter that claims its own session, then commands it: no route.
+    let (mut emitter, _) = t.ws_hello("emitter", json!({"agent": "e"}), json!({})).await;
+    emitter.send_text(event("session.started", &s, 7, 0).raw()).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let cmd = command("control.pause", &s, json!({}));
+    emitter.send_text(cmd.raw()).await;
+    let refusal = emitter.recv_json().await;
+    assert_eq!((refusal["code"].as_str(), refusal["cause"].as_str()), (Some("ambiguous"), Some(cmd.id())), "{refusal}");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(!target.saw(cmd.id()), "never guess: the other claimant is not picked");
+
+    // Once the sender's claim is gone (its connection closed), the target
+    // is the one claimant and a new sender is routed to it.
+    drop(emitter);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut sender = t.consumer().await;
+    let retry = command("control.pause", &s, json!({}));
+    sender.send_text(retry.raw()).await;
+    assert!(sender.recv_json_within(Duration::from_millis(500)).await.is_none(), "routed, no refusal");
+    assert!(target.saw(retry.id()));
+    target.stop().await;
+}
+
+/// The one live claimant of a session is its target, even when it is the
+/// sender itself: it owns the session, so the answer is not `no-route`,
+/// and exactly one connection receives the command.
+#[tokio::test]
+async fn a_sole_claimant_commanding_its_own_session_receives_the_command_and_any_role_may_command() {
+    let t = TestRelay::start(Posture::Token).await;
+    let s = session_name("live-control");
+    let target = TestTarget::start(&t, &s, &["control.pause"]).await;
     let other = session_name("live-self");
     let (mut emitter, _) = t.ws_hello("emitter", json!({"agent": "e"}), json!({})).await;
     emitter.send_text(event("session.started", &other, 0, 0).raw()).await;
     let own = command("control.pause", &other, json!({}));
     emitter.send_text(own.raw()).await;
-    assert_eq!(emitter.recv_json().await["code"], "no-route");
+    let back = emitter.recv_text(Duration::from_secs(2)).await.expect("the command comes back to its one claimant");
+    assert_eq!(back, own.raw(), "forwarded byte-identically, not refused");
     // The same emitter commanding the target's session is routed.
     let cmd = command("control.pause", &s, json!({}));
     emitter.send_text(cmd.raw()).await;
@@ -261,5 +294,127 @@ async fn an_invalid_command_from_an_authenticated_sender_is_refused_as_invalid()
     assert_eq!((refusal["code"].as_str(), refusal["cause"].as_str()), (Some("invalid-event"), cmd["id"].as_str()));
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert!(!target.saw(cmd["id"].as_str().unwrap()));
+    target.stop().await;
+}
+
+/// The data lines of a finished SSE body, in order.
+fn data_of(body: &str) -> Vec<String> {
+    body.split("\n\n").map(parse_message).filter(|m| !m.data.is_empty()).map(|m| m.data[0].clone()).collect()
+}
+
+/// Replays `s` from `from` (a query value) to the end.
+async fn replay(t: &TestRelay, s: &str, from: &str) -> Vec<String> {
+    let query = format!("live=0&filter={}&from={from}", enc(&json!({ "session": s })));
+    data_of(&t.sse(&query).await.body_until_end(PROMPT).await)
+}
+
+/// AEP-0004 §4.4: a forwarded command is kept in its session's history, so
+/// a console connecting later sees command, ack and outcome in order.
+/// Commands and `attention.routed` carry no `seq`: each sits right after
+/// the positioned event it followed on arrival, and a resume from a
+/// position returns the ones that arrived after that event, once. A
+/// command refused on the target's behalf is never kept.
+#[tokio::test]
+async fn forwarded_commands_are_kept_in_history_where_they_arrived() {
+    let t = TestRelay::start(Posture::Token).await;
+    let s = session_name("live-control");
+    let target = TestTarget::start(&t, &s, &["control.pause"]).await;
+    let mut sse = watch(&t, &s).await;
+    let mut sender = t.consumer().await;
+    let cmd = command("control.pause", &s, json!({}));
+    sender.send_text(cmd.raw()).await;
+    let live = sse.collect_data(Duration::from_millis(1000)).await;
+    let acks = acks_for(&live, cmd.id());
+    assert_eq!(acks.len(), 1, "{live:?}");
+    let ack = Event::parse(&acks[0]).unwrap();
+    assert_eq!(ack.seq(), Some(2));
+
+    // Refused on the target's behalf: never history.
+    let refused = command("control.cancel", &s, json!({}));
+    sender.send_text(refused.raw()).await;
+    assert_eq!(sender.recv_json().await["code"], "unsupported");
+    // A router's hop, seq-less, over HTTP.
+    let routed = Draft::new("attention.routed")
+        .session(&s)
+        .subject(&target.attention)
+        .data(json!({"to": "slack"}))
+        .build(&sender_identity(), fresh_id(), now())
+        .unwrap();
+    assert_eq!(t.post_one(&routed).await.status(), 202);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+
+    let all = replay(&t, &s, "all").await;
+    let types: Vec<String> =
+        all.iter().map(|d| serde_json::from_str::<Value>(d).unwrap()["type"].as_str().unwrap().to_owned()).collect();
+    assert_eq!(
+        types,
+        ["session.started", "run.started", "control.pause", "control.accepted", "attention.routed"],
+        "{all:#?}"
+    );
+    assert_eq!(all[2], cmd.raw(), "byte-identical");
+    assert_eq!(all[3], ack.raw());
+    assert_eq!(all[4], routed.raw());
+    assert!(all.iter().all(|d| !d.contains(refused.id())));
+
+    let from = |seq: u64| enc(&json!([{ "session": s, "epoch": 0, "seq": seq }]));
+    assert_eq!(replay(&t, &s, &from(1)).await, all[2..].to_vec(), "after run.started: the command, its ack, the hop");
+    assert_eq!(replay(&t, &s, &from(2)).await, all[4..].to_vec(), "after the ack: the command is not sent again");
+    assert_eq!(replay(&t, &s, &from(0)).await, all[1..].to_vec());
+    target.stop().await;
+}
+
+/// Commands count against the session's bounds like events; a resume from
+/// before an evicted command is told it lost something.
+#[tokio::test]
+async fn an_evicted_command_is_reported_as_a_loss() {
+    let t = TestRelay::start_with(Posture::Token, |c| c.buffer_depth = 3).await;
+    let s = session_name("live-control");
+    let target = TestTarget::start(&t, &s, &["control.pause"]).await;
+    let mut sse = watch(&t, &s).await;
+    let mut sender = t.consumer().await;
+    let cmd = command("control.pause", &s, json!({}));
+    sender.send_text(cmd.raw()).await;
+    let live = sse.collect_data(Duration::from_millis(1000)).await;
+    assert_eq!(acks_for(&live, cmd.id()).len(), 1);
+    // session.started, run.started, command, ack: depth 3 keeps the last 3.
+    let query = format!("live=0&filter={}&from={}", enc(&json!({ "session": s })), enc(&json!([{ "session": s, "epoch": 0, "seq": 1 }])));
+    let body = t.sse(&query).await.body_until_end(PROMPT).await;
+    assert!(!body.contains("replay-exhausted"), "nothing after seq 1 was lost: {body}");
+    assert_eq!(data_of(&body).len(), 2, "{body}");
+    // Two more events push run.started and the command out.
+    let more: Vec<Event> = (3..5).map(|seq| event("progress.status", &s, 0, seq)).collect();
+    assert_eq!(t.post_events(&more).await.status(), 202);
+    let query = format!("live=0&filter={}&from={}", enc(&json!({ "session": s })), enc(&json!([{ "session": s, "epoch": 0, "seq": 1 }])));
+    let body = t.sse(&query).await.body_until_end(PROMPT).await;
+    assert!(body.contains(&format!(": replay-exhausted {s} ")), "the command after seq 1 is gone: {body}");
+    let query = format!("live=0&filter={}&from={}", enc(&json!({ "session": s })), enc(&json!([{ "session": s, "epoch": 0, "seq": 2 }])));
+    let body = t.sse(&query).await.body_until_end(PROMPT).await;
+    assert!(!body.contains("replay-exhausted"), "nothing after the ack was lost: {body}");
+    assert_eq!(data_of(&body), more.iter().map(|e| e.raw().to_owned()).collect::<Vec<_>>());
+    target.stop().await;
+}
+
+/// The engine's console, connecting after a command was answered, sees the
+/// command before its ack, as a console that watched it live did.
+#[tokio::test]
+async fn a_console_connecting_later_sees_the_command_before_its_ack() {
+    let t = TestRelay::start(Posture::Token).await;
+    let s = session_name("live-control");
+    let target = TestTarget::start(&t, &s, &["control.pause"]).await;
+    let mut sse = watch(&t, &s).await;
+    let mut sender = t.consumer().await;
+    let cmd = command("control.pause", &s, json!({}));
+    sender.send_text(cmd.raw()).await;
+    let live = sse.collect_data(Duration::from_millis(1000)).await;
+    assert_eq!(acks_for(&live, cmd.id()).len(), 1);
+
+    let mut late = support::console::Console::connect(&t.relay, TOKEN).await;
+    let id = cmd.id().to_owned();
+    late.until("the ack", |c| c.seen.iter().any(|e| e.cause() == Some(id.as_str())).then_some(())).await;
+    let at = |pred: &dyn Fn(&Event) -> bool| late.seen.iter().position(pred);
+    let command_at = at(&|e| e.id() == cmd.id()).expect("the late console sees the command");
+    let ack_at = at(&|e| e.cause() == Some(cmd.id())).unwrap();
+    assert!(command_at < ack_at, "command, then ack");
+    assert_eq!(late.seen[command_at].raw(), cmd.raw());
     target.stop().await;
 }

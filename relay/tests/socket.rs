@@ -384,3 +384,44 @@ async fn an_oversize_message_is_closed_with_1009_and_a_reason() {
     assert!(reason.contains("1024"), "the reason names the limit: {reason}");
     assert_eq!(t.relay.session_len(&s), 0);
 }
+
+/// Two subscriptions on one connection with different ceilings: each
+/// ceiling holds for what it receives (AEP-0003 §6.4). The event comes once
+/// per distinct form it takes, widest first, so the uncapped subscription
+/// still gets the stored bytes and the `metadata` one never gets content;
+/// subscriptions whose ceilings yield the same bytes still share one copy.
+#[tokio::test]
+async fn overlapping_subscriptions_each_keep_their_ceiling() {
+    let t = TestRelay::start(Posture::Token).await;
+    let s = session_name("live");
+    let mut ws = t.consumer().await;
+    ws.subscribe(json!({"type": "subscribe", "id": "uncapped", "filter": {"session": s}})).await;
+    ws.subscribe(json!({"type": "subscribe", "id": "meta", "filter": {"session": s}, "capture": "metadata"})).await;
+    ws.subscribe(json!({"type": "subscribe", "id": "meta-2", "filter": {"session": s}, "capture": "metadata"})).await;
+    let full = event_with(
+        Draft::new("run.started")
+            .run("r")
+            .seq(0)
+            .capture(Capture::Full)
+            .data(json!({"trigger": "user", "prompt": "SECRET-PROMPT"})),
+        &s,
+    );
+    let already_metadata = event_with(
+        Draft::new("run.started").run("r2").seq(1).capture(Capture::Metadata).data(json!({"trigger": "user"})),
+        &s,
+    );
+    t.post_events(&[full.clone(), already_metadata.clone()]).await;
+    let frames: Vec<String> = {
+        let mut out = Vec::new();
+        while let Some(f) = ws.recv_text(Duration::from_millis(500)).await {
+            out.push(f);
+        }
+        out
+    };
+    assert_eq!(frames.len(), 3, "the full event once per distinct form, the metadata one once: {frames:#?}");
+    assert_eq!(frames[0], full.raw(), "the uncapped subscription gets the stored bytes");
+    let low: Value = serde_json::from_str(&frames[1]).unwrap();
+    assert_eq!((low["id"].as_str(), low["capture"].as_str()), (Some(full.id()), Some("metadata")));
+    assert!(!frames[1].contains("SECRET-PROMPT"), "the metadata ceiling holds");
+    assert_eq!(frames[2], already_metadata.raw(), "one copy when every ceiling yields the same bytes");
+}

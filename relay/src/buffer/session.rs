@@ -5,6 +5,16 @@
 //! full (in events or in bytes) the oldest event is evicted and its position remembered, so a
 //! consumer resuming from before it is told (`replay-exhausted`) instead of
 //! silently missing events.
+//!
+//! Forwarded commands and `attention.routed` hops carry no `seq` of their
+//! own (AEP-0001 §5.2 foreign-emitter exception) but belong to the session's
+//! history (AEP-0004 §4.4). Each is kept right after the positioned event it
+//! followed on arrival (the session's high water then), in arrival order
+//! among its kind: a resume from position `P` replays the ones that arrived
+//! after the event at `P`, and never the ones before it. A consumer that saw
+//! such an event live and then resumes from the position of the event
+//! before it gets it again; it dedupes on `(source, id)` as for any
+//! redelivery. Nothing is lost and a replay never repeats one.
 
 use std::collections::{HashSet, VecDeque};
 use std::hash::{Hash, Hasher};
@@ -43,16 +53,41 @@ impl Hash for ByIdentity {
     }
 }
 
+/// Where an entry sits in a session's replay order: a positioned event at
+/// `(Some(position), 0)`; the `n`-th unpositioned event kept after the
+/// event at `anchor` at `(anchor, n)` (`None`: before any positioned event).
+pub type Slot = (Option<Position>, u64);
+
+/// The slot a resume from `position` has everything up to.
+fn resume_slot(position: Position) -> Slot {
+    (Some(position), 0)
+}
+
+/// A kept event and its place in the replay order.
+struct Entry {
+    slot: Slot,
+    event: Arc<Held>,
+}
+
 /// A bounded, ordered, deduplicated buffer of one session's events.
 pub struct SessionBuffer {
-    events: VecDeque<Arc<Held>>,
+    events: VecDeque<Entry>,
     held: HashSet<ByIdentity>,
-    /// The highest position ever evicted; resumes before it lost events.
-    last_evicted: Option<Position>,
+    /// The highest slot ever evicted; resumes before it lost events.
+    last_evicted: Option<Slot>,
     depth: usize,
     /// What the held events cost ([`Held::size`]) and the most they may.
     bytes: usize,
     max_bytes: usize,
+    /// Entries added and evicted since the store last looked, so durable
+    /// history can mirror them.
+    changes: Vec<Change>,
+}
+
+/// One change to the held entries.
+pub enum Change {
+    Added(Slot, Arc<Held>),
+    Evicted(Slot, Arc<Held>),
 }
 
 impl SessionBuffer {
@@ -63,50 +98,106 @@ impl SessionBuffer {
         SessionBuffer {
             events: VecDeque::new(),
             held: HashSet::new(),
-            last_evicted,
+            last_evicted: last_evicted.map(resume_slot),
             depth: depth.max(1),
             bytes: 0,
             max_bytes,
+            changes: Vec::new(),
         }
+    }
+
+    /// A buffer rebuilt from durable history: entries in replay order with
+    /// the slots they had. The current bounds apply (anything beyond them
+    /// is evicted and reported as a change).
+    pub fn restore(
+        depth: usize,
+        max_bytes: usize,
+        last_evicted: Option<Slot>,
+        entries: Vec<(Slot, Arc<Held>)>,
+    ) -> SessionBuffer {
+        let mut buffer = SessionBuffer::new(depth, max_bytes, None);
+        buffer.last_evicted = last_evicted;
+        for (slot, event) in entries {
+            if buffer.held.contains(&ByIdentity(event.clone())) {
+                continue;
+            }
+            let at = buffer.events.len();
+            buffer.insert(at, Entry { slot, event });
+        }
+        buffer.changes.retain(|c| matches!(c, Change::Evicted(..)));
+        buffer
+    }
+
+    /// The changes since the last call.
+    pub fn take_changes(&mut self) -> Vec<Change> {
+        std::mem::take(&mut self.changes)
+    }
+
+    /// The last slot evicted from this buffer.
+    pub fn last_evicted_slot(&self) -> Option<Slot> {
+        self.last_evicted
     }
 
     /// Offers a positioned event (one with `seq`); returns what was done.
     pub fn admit(&mut self, event: Arc<Held>) -> Admission {
         let Some(position) = event.position() else {
-            // Callers only offer positioned events; refusing keeps the
+            // Callers only offer positioned events here; refusing keeps the
             // ordering invariant if one ever slips through.
             return Admission::BeforeEvicted;
         };
-        if self.last_evicted.is_some_and(|evicted| position <= evicted) {
+        let slot = resume_slot(position);
+        if self.last_evicted.is_some_and(|evicted| slot <= evicted) {
             return Admission::BeforeEvicted;
         }
-        let key = ByIdentity(event);
-        if self.held.contains(&key) {
+        if self.held.contains(&ByIdentity(event.clone())) {
             return Admission::Duplicate;
         }
         // Events nearly always arrive in order, so the insertion point is
         // found from the back in O(1); equal positions keep arrival order.
         let mut at = self.events.len();
-        while at > 0 && self.events[at - 1].position().is_some_and(|p| p > position) {
+        while at > 0 && self.events[at - 1].slot > slot {
             at -= 1;
         }
-        self.bytes += key.0.size();
-        self.events.insert(at, key.0.clone());
-        self.held.insert(key);
-        while self.events.len() > self.depth || (self.bytes > self.max_bytes && self.events.len() > 1) {
-            self.evict_oldest();
-        }
+        self.insert(at, Entry { slot, event });
         Admission::Stored
     }
 
-    /// Drops the oldest event, remembering its position. `false` when
-    /// there was none.
+    /// Keeps an event without a position of its own (a forwarded command,
+    /// an `attention.routed` hop) right after the newest event held or
+    /// evicted, after any kept there before it.
+    pub fn admit_unpositioned(&mut self, event: Arc<Held>) -> Admission {
+        if self.held.contains(&ByIdentity(event.clone())) {
+            return Admission::Duplicate;
+        }
+        let newest = self.events.back().map(|e| e.slot).max(self.last_evicted);
+        let anchor = newest.and_then(|(position, _)| position);
+        let rank = match newest {
+            Some((a, n)) if a == anchor => n + 1,
+            _ => 1,
+        };
+        let at = self.events.len();
+        self.insert(at, Entry { slot: (anchor, rank), event });
+        Admission::Stored
+    }
+
+    fn insert(&mut self, at: usize, entry: Entry) {
+        self.changes.push(Change::Added(entry.slot, entry.event.clone()));
+        self.bytes += entry.event.size();
+        self.held.insert(ByIdentity(entry.event.clone()));
+        self.events.insert(at, entry);
+        while self.events.len() > self.depth || (self.bytes > self.max_bytes && self.events.len() > 1) {
+            self.evict_oldest();
+        }
+    }
+
+    /// Drops the oldest event, remembering its slot. `false` when there
+    /// was none.
     pub fn evict_oldest(&mut self) -> bool {
         let Some(gone) = self.events.pop_front() else { return false };
-        let position = gone.position();
-        self.bytes -= gone.size();
-        self.held.remove(&ByIdentity(gone));
-        self.last_evicted = self.last_evicted.max(position);
+        self.bytes -= gone.event.size();
+        self.held.remove(&ByIdentity(gone.event.clone()));
+        self.last_evicted = self.last_evicted.max(Some(gone.slot));
+        self.changes.push(Change::Evicted(gone.slot, gone.event));
         true
     }
 
@@ -115,31 +206,39 @@ impl SessionBuffer {
         self.bytes
     }
 
-    /// Held events strictly after `after`, in order.
+    /// Held events after the event at `after` (unpositioned ones that
+    /// arrived after it included), in order.
     pub fn after(&self, after: Position) -> impl Iterator<Item = &Arc<Held>> {
-        let start = self.events.partition_point(|e| e.position().is_some_and(|p| p <= after));
-        self.events.range(start..)
+        let slot = resume_slot(after);
+        let start = self.events.partition_point(|e| e.slot <= slot);
+        self.events.range(start..).map(|e| &e.event)
     }
 
     /// Every held event, in order.
     pub fn all(&self) -> impl Iterator<Item = &Arc<Held>> {
-        self.events.iter()
+        self.events.iter().map(|e| &e.event)
     }
 
-    /// The earliest held position, when anything is held.
+    /// The earliest position delivery resumes at: the first held event's,
+    /// or, when that is an unpositioned one, the position right after its
+    /// anchor.
     pub fn earliest(&self) -> Option<Position> {
-        self.events.front().and_then(|e| e.position())
+        self.events.front().map(|e| match e.slot {
+            (Some(p), 0) => p,
+            (Some((epoch, seq)), _) => (epoch, seq.saturating_add(1)),
+            (None, _) => (0, 0),
+        })
     }
 
-    /// The highest evicted position, when anything was evicted.
+    /// The highest evicted position (or anchor), when anything was evicted.
     pub fn last_evicted(&self) -> Option<Position> {
-        self.last_evicted
+        self.last_evicted.and_then(|(p, _)| p)
     }
 
     /// Whether a resume from `requested` lost events to eviction, i.e. the
     /// position predates something evicted (never when nothing was).
     pub fn is_exhausted_for(&self, requested: Position) -> bool {
-        self.last_evicted.is_some_and(|evicted| requested < evicted)
+        self.last_evicted.is_some_and(|evicted| resume_slot(requested) < evicted)
     }
 
     pub fn len(&self) -> usize {
@@ -150,10 +249,11 @@ impl SessionBuffer {
         self.events.is_empty()
     }
 
-    /// The highest held position, or the last evicted one when nothing is
-    /// held: what is remembered when the whole session is evicted.
+    /// The highest held position (or anchor), or the last evicted one when
+    /// nothing is held: what is remembered when the whole session is
+    /// evicted.
     pub fn high_water(&self) -> Option<Position> {
-        self.events.back().and_then(|e| e.position()).max(self.last_evicted)
+        self.events.back().and_then(|e| e.slot.0).max(self.last_evicted())
     }
 }
 
@@ -170,6 +270,49 @@ mod tests {
             ))
             .unwrap(),
         ))
+    }
+
+    fn command(id: &str) -> Arc<Held> {
+        Arc::new(Held::new(
+            &Event::parse(&format!(
+                r#"{{"aep":"0.1","id":"{id}","type":"control.pause","time":"2026-07-03T10:00:00Z","source":"aep://h/agent/c","agent":"c","session":"s"}}"#
+            ))
+            .unwrap(),
+        ))
+    }
+
+    fn ids<'a>(it: impl Iterator<Item = &'a Arc<Held>>) -> Vec<String> {
+        it.map(|e| e.id().to_owned()).collect()
+    }
+
+    #[test]
+    fn unpositioned_events_sit_after_the_event_they_followed() {
+        let mut b = SessionBuffer::new(10, usize::MAX, None);
+        assert_eq!(b.admit_unpositioned(command("c0")), Admission::Stored);
+        b.admit(ev("a", 0, 0));
+        b.admit_unpositioned(command("c1"));
+        b.admit_unpositioned(command("c2"));
+        assert_eq!(b.admit_unpositioned(command("c1")), Admission::Duplicate);
+        b.admit(ev("b", 0, 1));
+        // A late event at an earlier position goes before the commands.
+        b.admit(ev("late", 0, 0));
+        assert_eq!(ids(b.all()), ["c0", "a", "late", "c1", "c2", "b"]);
+        assert_eq!(ids(b.after((0, 0))), ["c1", "c2", "b"]);
+        assert_eq!(ids(b.after((0, 1))), Vec::<String>::new());
+        assert_eq!(b.high_water(), Some((0, 1)));
+    }
+
+    #[test]
+    fn an_evicted_command_exhausts_resumes_from_before_it() {
+        let mut b = SessionBuffer::new(2, usize::MAX, None);
+        b.admit(ev("a", 0, 0));
+        b.admit_unpositioned(command("c"));
+        b.admit(ev("b", 0, 1));
+        assert!(!b.is_exhausted_for((0, 0)));
+        b.admit(ev("d", 0, 2));
+        assert!(b.is_exhausted_for((0, 0)), "the command after seq 0 is gone");
+        assert!(!b.is_exhausted_for((0, 1)));
+        assert_eq!(b.earliest(), Some((0, 1)));
     }
 
     fn seqs<'a>(it: impl Iterator<Item = &'a Arc<Held>>) -> Vec<u64> {

@@ -9,7 +9,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::session::{Admission, SessionBuffer};
+use super::disk::{Disk, DiskError, Op};
+use super::session::{Admission, Change, SessionBuffer};
 use super::Position;
 use crate::held::Held;
 use crate::recency::Recency;
@@ -33,6 +34,11 @@ pub struct SessionStore {
     total_bytes: usize,
     buffered: usize,
     bytes: usize,
+    /// Durable history (`--data-dir`), mirrored change by change.
+    disk: Option<Disk>,
+    /// Write order across sessions, kept on disk so a restart evicts the
+    /// same session first.
+    tick: u64,
 }
 
 /// How much a [`SessionStore`] may hold.
@@ -61,11 +67,105 @@ impl SessionStore {
             total_bytes,
             buffered: 0,
             bytes: 0,
+            disk: None,
+            tick: 0,
+        }
+    }
+
+    /// A store backed by durable history in `dir`: what it held before a
+    /// restart (or a crash) is held again, with the same replay order and
+    /// the same eviction marks.
+    pub fn open(limits: StoreLimits, dir: &std::path::Path) -> Result<SessionStore, DiskError> {
+        let disk = Disk::open(dir)?;
+        let loaded = disk.load()?;
+        let mut store = SessionStore::new(limits);
+        store.disk = Some(disk);
+        let mut sessions = loaded.sessions;
+        sessions.sort_by_key(|s| s.written);
+        for (session, high) in loaded.tombstones {
+            store.tombstone_order.touch(&session);
+            store.tombstones.insert(session, high);
+        }
+        for loaded in sessions {
+            let mut entries = Vec::with_capacity(loaded.entries.len());
+            for (slot, raw) in loaded.entries {
+                let event = aep_client::Event::parse(&raw)
+                    .map_err(|e| DiskError(format!("a stored event of `{}` no longer parses: {e}", loaded.session)))?;
+                entries.push((slot, Arc::new(Held::new(&event))));
+            }
+            let key = store.create(&loaded.session);
+            let buffer = SessionBuffer::restore(store.depth, store.session_bytes, loaded.last_evicted, entries);
+            store.tick = store.tick.max(loaded.written);
+            store.buffered += buffer.len();
+            store.bytes += buffer.bytes();
+            store.sessions.insert(key.clone(), buffer);
+            store.mirror(&key);
+            store.trim_to_total();
+        }
+        store.flush()?;
+        Ok(store)
+    }
+
+    /// Writes what changed since the last flush, synced, when history is
+    /// durable. Called before the relay answers for what it accepted.
+    pub fn flush(&mut self) -> Result<(), DiskError> {
+        match &mut self.disk {
+            Some(disk) => disk.flush(),
+            None => Ok(()),
+        }
+    }
+
+    /// Whether history survives a restart.
+    pub fn is_durable(&self) -> bool {
+        self.disk.is_some()
+    }
+
+    /// Hands a session buffer's changes to durable history (or drops them).
+    fn mirror(&mut self, key: &Arc<str>) {
+        let Some(buffer) = self.sessions.get_mut(key) else { return };
+        let changes = buffer.take_changes();
+        let Some(disk) = &mut self.disk else { return };
+        if changes.is_empty() {
+            return;
+        }
+        self.tick += 1;
+        for change in changes {
+            let op = match change {
+                Change::Added(slot, event) => Op::Put {
+                    session: key.clone(),
+                    slot,
+                    source: event.source().into(),
+                    id: event.id().into(),
+                    raw: event.raw_arc().clone(),
+                },
+                Change::Evicted(slot, event) => {
+                    Op::Delete { session: key.clone(), slot, source: event.source().into(), id: event.id().into() }
+                }
+            };
+            disk.record(op);
+        }
+        disk.record(Op::Session { session: key.clone(), last_evicted: buffer.last_evicted_slot(), written: self.tick });
+    }
+
+    fn record(&mut self, op: Op) {
+        if let Some(disk) = &mut self.disk {
+            disk.record(op);
         }
     }
 
     /// Offers a positioned session event to its session's buffer.
     pub fn admit(&mut self, session: &str, event: Arc<Held>) -> Admission {
+        self.admit_with(session, |buffer| buffer.admit(event))
+    }
+
+    /// Keeps an event without a position (a forwarded command, an
+    /// `attention.routed` hop) in its session's history, after the newest
+    /// event there ([`SessionBuffer::admit_unpositioned`]).
+    pub fn admit_unpositioned(&mut self, session: &str, event: Arc<Held>) -> Admission {
+        self.admit_with(session, |buffer| buffer.admit_unpositioned(event))
+    }
+
+    fn admit_with(&mut self, session: &str, admit: impl FnOnce(&mut SessionBuffer) -> Admission) -> Admission {
         let key: Arc<str> = match self.sessions.get_key_value(session) {
             Some((k, _)) => k.clone(),
             None => self.create(session),
@@ -75,12 +175,13 @@ impl SessionStore {
             return Admission::BeforeEvicted;
         };
         let (len, bytes) = (buffer.len(), buffer.bytes());
-        let admission = buffer.admit(event);
+        let admission = admit(buffer);
         self.buffered = self.buffered + buffer.len() - len;
         self.bytes = self.bytes + buffer.bytes() - bytes;
         if admission == Admission::Stored {
             self.written.touch(&key);
         }
+        self.mirror(&key);
         self.trim_to_total();
         admission
     }
@@ -99,6 +200,7 @@ impl SessionStore {
             let evicted = buffer.len() > 1 && buffer.evict_oldest();
             self.buffered -= len - buffer.len();
             self.bytes -= bytes - buffer.bytes();
+            self.mirror(&oldest);
             if !evicted {
                 self.evict_session(&oldest);
             }
@@ -109,6 +211,9 @@ impl SessionStore {
         let key: Arc<str> = Arc::from(session);
         let history = self.tombstones.remove(&key);
         self.tombstone_order.remove(&key);
+        if history.is_some() {
+            self.record(Op::Untomb { session: key.clone() });
+        }
         while self.sessions.len() >= self.max_sessions {
             let Some(oldest) = self.written.oldest().cloned() else { break };
             self.evict_session(&oldest);
@@ -123,14 +228,17 @@ impl SessionStore {
         let Some(buffer) = self.sessions.remove(session) else { return };
         self.buffered -= buffer.len();
         self.bytes -= buffer.bytes();
+        self.record(Op::DropSession { session: session.clone() });
         if let Some(high) = buffer.high_water() {
             while self.tombstones.len() >= self.max_sessions {
                 let Some(oldest) = self.tombstone_order.oldest().cloned() else { break };
                 self.tombstone_order.remove(&oldest);
                 self.tombstones.remove(&oldest);
+                self.record(Op::Untomb { session: oldest });
             }
             self.tombstones.insert(session.clone(), high);
             self.tombstone_order.touch(session);
+            self.record(Op::Tombstone { session: session.clone(), high });
         }
     }
 
@@ -323,5 +431,56 @@ mod tests {
         }
         assert_eq!(s.session_count(), 2);
         assert!(s.tombstone_count() <= 2);
+    }
+
+    fn command(session: &str, id: &str) -> Arc<Held> {
+        Arc::new(Held::new(
+            &Event::parse(&format!(
+                r#"{{"aep":"0.1","id":"{id}","type":"control.pause","time":"2026-07-03T10:00:00Z","source":"aep://h/agent/c","agent":"c","session":"{session}"}}"#
+            ))
+            .unwrap(),
+        ))
+    }
+
+    fn replayed(r: &Replay) -> Vec<String> {
+        r.events.iter().map(|e| e.raw().to_owned()).collect()
+    }
+
+    /// Reopening the same directory gives back the same history: order,
+    /// unpositioned slots, eviction marks and whole-session tombstones.
+    #[test]
+    fn a_reopened_store_holds_what_it_held() {
+        let dir = std::env::temp_dir().join(format!("aep-store-{}-{:?}", std::process::id(), std::thread::current().id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let limits = StoreLimits { depth: 4, max_sessions: 2, session_bytes: usize::MAX, total_bytes: usize::MAX };
+        let (all_a, after_a, gone) = {
+            let mut s = SessionStore::open(limits, &dir).unwrap();
+            s.admit("gone", ev("gone", 0));
+            for seq in 0..3 {
+                s.admit("a", ev("a", seq));
+            }
+            s.admit_unpositioned("a", command("a", "c1"));
+            s.admit("a", ev("a", 3));
+            s.admit("a", ev("a", 4)); // evicts a-0
+            s.admit("b", ev("b", 0)); // evicts session `gone` whole
+            s.flush().unwrap();
+            let all_a = replayed(&s.replay_all().into_iter().find(|r| &*r.session == "a").unwrap());
+            let after = s.replay_after("a", (0, 2)).unwrap();
+            (all_a, (replayed(&after), after.exhausted_from), s.replay_after("gone", (0, 0)).map(|r| r.exhausted_from))
+        };
+        let s = SessionStore::open(limits, &dir).unwrap();
+        let reopened = replayed(&s.replay_all().into_iter().find(|r| &*r.session == "a").unwrap());
+        assert_eq!(reopened, all_a);
+        assert_eq!(all_a.len(), 4);
+        let after = s.replay_after("a", (0, 2)).unwrap();
+        assert_eq!((replayed(&after), after.exhausted_from), after_a);
+        assert_eq!(after_a.0.len(), 3, "the command after seq 2, then seq 3 and 4");
+        assert!(s.replay_after("a", (0, 0)).unwrap().exhausted_from.is_some(), "a-0 was evicted");
+        assert_eq!(s.replay_after("gone", (0, 0)).map(|r| r.exhausted_from), gone);
+        assert!(gone.is_none(), "evicted whole after its high water: nothing lost from there");
+        assert_eq!(s.tombstone_count(), 1);
+        assert_eq!(s.buffered(), 5);
+        drop(s);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -110,6 +110,12 @@ pub async fn ingest(State(app): State<AppState>, headers: HeaderMap, uri: Uri, b
         }
     };
     let report = app.hub.ingest(Origin::Http, events);
+    if report.unsaved {
+        return json_response(
+            StatusCode::SERVICE_UNAVAILABLE,
+            json!({ "error": "unsaved", "detail": "the relay could not write its durable history; the events would not survive a restart" }),
+        );
+    }
     json_response(
         StatusCode::ACCEPTED,
         json!({ "accepted": report.accepted, "stored": report.stored, "duplicates": report.duplicates }),

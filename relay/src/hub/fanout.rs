@@ -21,9 +21,17 @@ pub(super) struct Tally {
     pub overflowed: Vec<ConnId>,
 }
 
-/// Queues `event` toward every matching connection except `skip`. A
-/// connection whose subscriptions overlap gets the event once, at the
-/// widest capture ceiling among the matching subscriptions.
+/// Queues `event` toward every matching connection except `skip`.
+///
+/// Every subscription's capture ceiling holds for what it receives
+/// (AEP-0003 §6.4: down-level, never up-level), and a connection gets each
+/// *form* of the event once: subscriptions whose ceilings yield the same
+/// bytes (the same ceiling, or any ceiling at or above the event's own
+/// capture) share one delivery; a subscription with a lower ceiling gets
+/// its own, down-levelled one. Forms go out widest first, so a consumer
+/// that keeps the first copy of an `(source, id)` keeps the most it may see.
+/// Delivering only the lowest form would starve the wider subscriptions;
+/// only the widest would breach the lower ceilings.
 /// `event` is matched; `held` (the same event, as kept) is what is queued.
 pub(super) fn fan_out(
     listeners: &HashMap<ConnId, Listener>,
@@ -32,57 +40,59 @@ pub(super) fn fan_out(
     skip: Option<ConnId>,
     tally: &mut Tally,
 ) {
+    let stored = held.capture();
     for (id, conn) in listeners {
         if Some(*id) == skip {
             continue;
         }
         let mut matched = conn.subs.iter().filter(|sub| sub.filter.matches(event));
         let Some(first) = matched.next() else { continue };
-        let mut ceiling = Ceiling::Unset.widen(first.ceiling);
-        // One matching subscription (the usual case) shares its own list,
-        // so a queued event costs no allocation per connection.
-        let subs = match matched.next() {
-            None => first.as_list.clone(),
-            Some(second) => {
-                let mut ids = vec![first.id.clone(), second.id.clone()];
-                ceiling = ceiling.widen(second.ceiling);
-                for sub in matched {
-                    ids.push(sub.id.clone());
-                    ceiling = ceiling.widen(sub.ceiling);
-                }
-                Arc::from(ids)
-            }
+        let Some(second) = matched.next() else {
+            // One matching subscription (the usual case) shares its own
+            // list, so a queued event costs no allocation per connection.
+            let delivery = Delivery { event: held.clone(), ceiling: first.ceiling, subs: first.as_list.clone() };
+            push(conn, *id, delivery, tally);
+            continue;
         };
-        let delivery = Delivery { event: held.clone(), ceiling: ceiling.get(), subs };
-        match conn.outbox.push(Outgoing::Live(delivery)) {
-            Pushed::Queued | Pushed::Closed => {}
-            Pushed::Dropped => tally.dropped += 1,
-            Pushed::Overflowed => tally.overflowed.push(*id),
+        // The form each subscription receives: `None` as stored, or the
+        // lower level it is cut to.
+        let form = |ceiling: Option<Capture>| ceiling.filter(|c| *c < stored);
+        let mut forms: Vec<(Option<Capture>, Vec<Arc<str>>)> = Vec::new();
+        for sub in [first, second].into_iter().chain(matched) {
+            let level = form(sub.ceiling);
+            match forms.iter_mut().find(|(l, _)| *l == level) {
+                Some((_, ids)) => ids.push(sub.id.clone()),
+                None => forms.push((level, vec![sub.id.clone()])),
+            }
+        }
+        // Widest first: `None` (as stored), then descending levels.
+        forms.sort_by(|(a, _), (b, _)| match (a, b) {
+            (None, None) => std::cmp::Ordering::Equal,
+            (None, Some(_)) => std::cmp::Ordering::Less,
+            (Some(_), None) => std::cmp::Ordering::Greater,
+            (Some(a), Some(b)) => b.cmp(a),
+        });
+        for (level, ids) in forms {
+            let delivery = Delivery { event: held.clone(), ceiling: level, subs: Arc::from(ids) };
+            if !push(conn, *id, delivery, tally) {
+                break;
+            }
         }
     }
 }
 
-/// The combined ceiling of several matching subscriptions.
-#[derive(Clone, Copy)]
-enum Ceiling {
-    Unset,
-    /// `None`: some subscription takes events as stored.
-    Set(Option<Capture>),
-}
-
-impl Ceiling {
-    fn widen(self, other: Option<Capture>) -> Ceiling {
-        match (self, other) {
-            (Ceiling::Unset, c) => Ceiling::Set(c),
-            (Ceiling::Set(None), _) | (_, None) => Ceiling::Set(None),
-            (Ceiling::Set(Some(a)), Some(b)) => Ceiling::Set(Some(a.max(b))),
+/// Queues one delivery; `false` once the connection is closing.
+fn push(conn: &Listener, id: ConnId, delivery: Delivery, tally: &mut Tally) -> bool {
+    match conn.outbox.push(Outgoing::Live(delivery)) {
+        Pushed::Queued => true,
+        Pushed::Closed => false,
+        Pushed::Dropped => {
+            tally.dropped += 1;
+            true
         }
-    }
-
-    fn get(self) -> Option<Capture> {
-        match self {
-            Ceiling::Unset => None,
-            Ceiling::Set(c) => c,
+        Pushed::Overflowed => {
+            tally.overflowed.push(id);
+            false
         }
     }
 }

@@ -33,7 +33,7 @@ use aep_client::{Capture, Event};
 use tokio::sync::watch;
 
 use crate::auth::Access;
-use crate::buffer::{Admission, Replay, SessionStore, StoreLimits};
+use crate::buffer::{Admission, DiskError, Replay, SessionStore, StoreLimits};
 use crate::held::Held;
 use crate::config::Config;
 use crate::outbox::{CloseReason, Outbox, Outgoing, ReplayBatch};
@@ -164,6 +164,9 @@ pub struct IngestReport {
     pub accepted: usize,
     pub stored: usize,
     pub duplicates: usize,
+    /// Durable history could not be written: what was stored is held in
+    /// memory only and would not survive a restart.
+    pub unsaved: bool,
 }
 
 /// Bounds applied to requests, copied from [`Config`].
@@ -191,17 +194,27 @@ pub struct Hub {
 }
 
 impl Hub {
+    /// A hub whose history lives in memory only.
     pub fn new(config: &Config) -> Hub {
+        Hub::with_store(config, SessionStore::new(store_limits(config)))
+    }
+
+    /// A hub whose history is durable when `config.data_dir` names a
+    /// directory, restored from it.
+    pub fn open(config: &Config) -> Result<Hub, DiskError> {
+        let store = match &config.data_dir {
+            Some(dir) => SessionStore::open(store_limits(config), dir)?,
+            None => SessionStore::new(store_limits(config)),
+        };
+        Ok(Hub::with_store(config, store))
+    }
+
+    fn with_store(config: &Config, store: SessionStore) -> Hub {
         Hub {
             fanout: Mutex::new(Fanout::default()),
             subscriptions: AtomicUsize::new(0),
             state: Mutex::new(State {
-                store: SessionStore::new(StoreLimits {
-                    depth: config.buffer_depth,
-                    max_sessions: config.max_sessions,
-                    session_bytes: config.buffer_bytes,
-                    total_bytes: config.total_buffer_bytes,
-                }),
+                store,
                 conns: HashMap::new(),
                 claims: Claims::new(config.max_sessions),
                 next_id: 0,
@@ -379,16 +392,29 @@ impl Hub {
             let state = &mut *state;
             for (event, held) in events.iter().zip(&held) {
                 report.accepted += 1;
-                if let (Some(session), Some(_), false) = (event.session(), event.seq(), event.is_agent_scoped()) {
-                    match state.store.admit(session, held.clone()) {
-                        Admission::Stored => report.stored += 1,
-                        Admission::Duplicate => report.duplicates += 1,
-                        Admission::BeforeEvicted => {}
-                    }
+                let Some(session) = event.session().filter(|_| !event.is_agent_scoped()) else { continue };
+                let admission = if event.seq().is_some() {
                     if let Origin::Socket(conn) = origin {
                         state.claims.claim(conn, session);
                     }
+                    state.store.admit(session, held.clone())
+                } else if event.is_foreign_emitter() {
+                    // `attention.routed`: a router's hop belongs to the
+                    // session's history though it has no position.
+                    state.store.admit_unpositioned(session, held.clone())
+                } else {
+                    continue;
+                };
+                match admission {
+                    Admission::Stored => report.stored += 1,
+                    Admission::Duplicate => report.duplicates += 1,
+                    Admission::BeforeEvicted => {}
                 }
+            }
+            // Durable before anyone is told: the 202, and the fan-out.
+            if let Err(e) = state.store.flush() {
+                tracing::error!("events held in memory only: {e}");
+                report.unsaved = true;
             }
             state.counters.events_received += report.accepted as u64;
             state.counters.events_stored += report.stored as u64;
@@ -428,23 +454,33 @@ impl Hub {
     }
 
     /// Routes a command from `sender` to the one claimant of its session,
-    /// or says why not (see [`route`](self::route)). Subscribers other than
-    /// the target see the command (the audit trail).
+    /// or says why not (see [`route`](self::route)). A forwarded command
+    /// joins its session's history (AEP-0004 §4.4) and subscribers other
+    /// than the target see it (the audit trail); a refused one does neither.
     pub fn route(&self, sender: ConnId, command: Event) -> Result<ConnId, ErrorFrame> {
         let command = Arc::new(command);
+        let held = Arc::new(Held::new(&command));
         let mut fanout = lock(&self.fanout);
         let routed = {
             let mut state = lock(&self.state);
             let routed = route::route(&state, sender, &command);
             match routed {
-                Ok(_) => state.counters.commands_routed += 1,
+                Ok(_) => {
+                    state.counters.commands_routed += 1;
+                    if let Some(session) = command.session() {
+                        state.store.admit_unpositioned(session, held.clone());
+                        if let Err(e) = state.store.flush() {
+                            tracing::error!("a forwarded command is held in memory only: {e}");
+                        }
+                    }
+                }
                 Err(_) => state.counters.commands_refused += 1,
             }
             routed
         };
         if let Ok(target) = routed {
             let mut tally = Tally::default();
-            fan_out(&fanout.listeners, &command, &Arc::new(Held::new(&command)), Some(target), &mut tally);
+            fan_out(&fanout.listeners, &command, &held, Some(target), &mut tally);
             self.settle(&mut fanout, tally);
         }
         routed
@@ -532,6 +568,15 @@ impl Hub {
     /// Events held for one session.
     pub fn session_len(&self, session: &str) -> usize {
         lock(&self.state).store.session_len(session)
+    }
+}
+
+fn store_limits(config: &Config) -> StoreLimits {
+    StoreLimits {
+        depth: config.buffer_depth,
+        max_sessions: config.max_sessions,
+        session_bytes: config.buffer_bytes,
+        total_bytes: config.total_buffer_bytes,
     }
 }
 

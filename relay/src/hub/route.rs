@@ -2,8 +2,12 @@
 //!
 //! 1. the sender's binding must be authenticated (`unauthorized`);
 //! 2. (an invalid envelope never gets here: the socket refuses it);
-//! 3. exactly one *other* live connection must claim the session
-//!    (`no-route`, `ambiguous`: never guess, never broadcast);
+//! 3. exactly one live connection must claim the session (`no-route`,
+//!    `ambiguous`: never guess, never broadcast). Every claimant counts,
+//!    the sender's own connection included (AEP-0004 §4.5): a sender that
+//!    claims the session beside another connection makes it ambiguous, and
+//!    a sender that is its one claimant is its target (it owns the session,
+//!    so `no-route` would be false) and gets the command back;
 //! 4. a target that declared `control.accepts` without this type is
 //!    refused on its behalf (`unsupported`);
 //! 5. the exact bytes go to that one target (subscribers other than the
@@ -31,8 +35,7 @@ pub(super) fn route(state: &State, sender: ConnId, command: &Arc<Event>) -> Resu
         ));
     }
     let session = command.session().unwrap_or_default();
-    let claimants: Vec<ConnId> = state.claims.claimants(session).iter().copied().filter(|c| *c != sender).collect();
-    let target = match claimants.as_slice() {
+    let target = match state.claims.claimants(session) {
         [] => return Err(refuse(codes::NO_ROUTE, format!("no connected emitter claims session `{session}`"))),
         [one] => *one,
         many => {

@@ -1,0 +1,247 @@
+//! Durable session history (`--data-dir`): every change to the replay
+//! buffers is mirrored into an embedded [`redb`] database, written and
+//! synced before the relay answers for it, so a restart or a crash loses
+//! nothing that was accepted.
+//!
+//! The database holds exactly what the in-memory buffers hold (the same
+//! bounds evict the same entries from both), so disk use is bounded like
+//! memory; freed pages are reused, the file does not shrink.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use redb::{Database, ReadableTable, TableDefinition};
+
+use super::session::Slot;
+use super::Position;
+
+/// `(session, slot ‖ source ‖ 0 ‖ id)` → the event's exact bytes. Keys
+/// sort in replay order within a session.
+const ENTRIES: TableDefinition<(&str, &[u8]), &[u8]> = TableDefinition::new("entries");
+/// `session` → last evicted slot and when it was last written.
+const SESSIONS: TableDefinition<&str, &[u8]> = TableDefinition::new("sessions");
+/// `session` → high-water position of a session evicted whole.
+const TOMBSTONES: TableDefinition<&str, &[u8]> = TableDefinition::new("tombstones");
+
+/// Why the history on disk could not be read or written.
+#[derive(Debug)]
+pub struct DiskError(pub String);
+
+impl std::fmt::Display for DiskError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for DiskError {}
+
+fn fail(what: &str) -> impl Fn(&dyn std::fmt::Display) -> DiskError + '_ {
+    move |e| DiskError(format!("{what}: {e}"))
+}
+
+/// One change to mirror.
+pub enum Op {
+    Put { session: Arc<str>, slot: Slot, source: Box<str>, id: Box<str>, raw: Arc<str> },
+    Delete { session: Arc<str>, slot: Slot, source: Box<str>, id: Box<str> },
+    Session { session: Arc<str>, last_evicted: Option<Slot>, written: u64 },
+    DropSession { session: Arc<str> },
+    Tombstone { session: Arc<str>, high: Position },
+    Untomb { session: Arc<str> },
+}
+
+/// One session as found on disk, entries in replay order.
+pub struct LoadedSession {
+    pub session: Arc<str>,
+    pub entries: Vec<(Slot, Arc<str>)>,
+    pub last_evicted: Option<Slot>,
+    pub written: u64,
+}
+
+pub struct Loaded {
+    pub sessions: Vec<LoadedSession>,
+    pub tombstones: Vec<(Arc<str>, Position)>,
+}
+
+pub struct Disk {
+    db: Database,
+    pending: Vec<Op>,
+}
+
+fn encode_slot(slot: Slot, out: &mut Vec<u8>) {
+    let (anchor, rank) = slot;
+    // Big-endian so byte order is replay order; `None` sorts first.
+    out.push(u8::from(anchor.is_some()));
+    let (epoch, seq) = anchor.unwrap_or((0, 0));
+    out.extend_from_slice(&epoch.to_be_bytes());
+    out.extend_from_slice(&seq.to_be_bytes());
+    out.extend_from_slice(&rank.to_be_bytes());
+}
+
+fn decode_slot(bytes: &[u8]) -> Option<Slot> {
+    let n = |at: usize| Some(u64::from_be_bytes(bytes.get(at..at + 8)?.try_into().ok()?));
+    let anchor = match bytes.first()? {
+        0 => None,
+        _ => Some((n(1)?, n(9)?)),
+    };
+    Some((anchor, n(17)?))
+}
+
+const SLOT_LEN: usize = 25;
+
+fn entry_key(slot: Slot, source: &str, id: &str) -> Vec<u8> {
+    let mut key = Vec::with_capacity(SLOT_LEN + source.len() + 1 + id.len());
+    encode_slot(slot, &mut key);
+    key.extend_from_slice(source.as_bytes());
+    key.push(0);
+    key.extend_from_slice(id.as_bytes());
+    key
+}
+
+impl Disk {
+    /// Opens (or creates) the history in `dir`.
+    pub fn open(dir: &Path) -> Result<Disk, DiskError> {
+        std::fs::create_dir_all(dir).map_err(|e| fail("cannot create the data directory")(&e))?;
+        let path = dir.join("history.redb");
+        let db = Database::create(&path).map_err(|e| fail(&format!("cannot open {}", path.display()))(&e))?;
+        let txn = db.begin_write().map_err(|e| fail("cannot write the history")(&e))?;
+        {
+            txn.open_table(ENTRIES).map_err(|e| fail("history table")(&e))?;
+            txn.open_table(SESSIONS).map_err(|e| fail("history table")(&e))?;
+            txn.open_table(TOMBSTONES).map_err(|e| fail("history table")(&e))?;
+        }
+        txn.commit().map_err(|e| fail("cannot write the history")(&e))?;
+        Ok(Disk { db, pending: Vec::new() })
+    }
+
+    pub fn record(&mut self, op: Op) {
+        self.pending.push(op);
+    }
+
+    /// Writes every recorded change in one transaction, synced to disk
+    /// before it returns. On failure the changes stay recorded, so the
+    /// next flush (for example the emitter's retry, which memory now sees
+    /// as a duplicate) writes them.
+    pub fn flush(&mut self) -> Result<(), DiskError> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let ops = &self.pending;
+        let write = fail("cannot write the history");
+        let txn = self.db.begin_write().map_err(|e| write(&e))?;
+        {
+            let mut entries = txn.open_table(ENTRIES).map_err(|e| write(&e))?;
+            let mut sessions = txn.open_table(SESSIONS).map_err(|e| write(&e))?;
+            let mut tombstones = txn.open_table(TOMBSTONES).map_err(|e| write(&e))?;
+            for op in ops {
+                match op {
+                    Op::Put { session, slot, source, id, raw } => {
+                        let key = entry_key(*slot, source, id);
+                        entries.insert((&**session, key.as_slice()), raw.as_bytes()).map_err(|e| write(&e))?;
+                    }
+                    Op::Delete { session, slot, source, id } => {
+                        let key = entry_key(*slot, source, id);
+                        entries.remove((&**session, key.as_slice())).map_err(|e| write(&e))?;
+                    }
+                    Op::Session { session, last_evicted, written } => {
+                        let mut value = Vec::with_capacity(SLOT_LEN + 9);
+                        value.push(u8::from(last_evicted.is_some()));
+                        encode_slot(last_evicted.unwrap_or((None, 0)), &mut value);
+                        value.extend_from_slice(&written.to_be_bytes());
+                        sessions.insert(&**session, value.as_slice()).map_err(|e| write(&e))?;
+                    }
+                    Op::DropSession { session } => {
+                        let keys: Vec<Vec<u8>> = entries
+                            .range((&**session, &[][..])..)
+                            .map_err(|e| write(&e))?
+                            .map_while(|r| r.ok())
+                            .take_while(|(k, _)| k.value().0 == &**session)
+                            .map(|(k, _)| k.value().1.to_vec())
+                            .collect();
+                        for key in keys {
+                            entries.remove((&**session, key.as_slice())).map_err(|e| write(&e))?;
+                        }
+                        sessions.remove(&**session).map_err(|e| write(&e))?;
+                    }
+                    Op::Tombstone { session, high } => {
+                        let mut value = Vec::with_capacity(16);
+                        let high = *high;
+                        value.extend_from_slice(&high.0.to_be_bytes());
+                        value.extend_from_slice(&high.1.to_be_bytes());
+                        tombstones.insert(&**session, value.as_slice()).map_err(|e| write(&e))?;
+                    }
+                    Op::Untomb { session } => {
+                        tombstones.remove(&**session).map_err(|e| write(&e))?;
+                    }
+                }
+            }
+        }
+        txn.commit().map_err(|e| write(&e))?;
+        self.pending.clear();
+        Ok(())
+    }
+
+    /// Everything held, for a restart.
+    pub fn load(&self) -> Result<Loaded, DiskError> {
+        let read = fail("cannot read the history");
+        let txn = self.db.begin_read().map_err(|e| read(&e))?;
+        let entries = txn.open_table(ENTRIES).map_err(|e| read(&e))?;
+        let sessions_table = txn.open_table(SESSIONS).map_err(|e| read(&e))?;
+        let tombstones_table = txn.open_table(TOMBSTONES).map_err(|e| read(&e))?;
+        let mut sessions: Vec<LoadedSession> = Vec::new();
+        for row in entries.iter().map_err(|e| read(&e))? {
+            let (key, value) = row.map_err(|e| read(&e))?;
+            let (session, entry) = key.value();
+            let slot = decode_slot(entry).ok_or_else(|| DiskError(format!("a damaged history key in `{session}`")))?;
+            let raw: Arc<str> = Arc::from(
+                std::str::from_utf8(value.value()).map_err(|e| read(&e))?,
+            );
+            match sessions.last_mut() {
+                Some(last) if &*last.session == session => last.entries.push((slot, raw)),
+                _ => sessions.push(LoadedSession {
+                    session: Arc::from(session),
+                    entries: vec![(slot, raw)],
+                    last_evicted: None,
+                    written: 0,
+                }),
+            }
+        }
+        for loaded in &mut sessions {
+            if let Some(value) = sessions_table.get(&*loaded.session).map_err(|e| read(&e))? {
+                let bytes = value.value();
+                if bytes.len() >= 1 + SLOT_LEN + 8 {
+                    loaded.last_evicted = if bytes[0] == 1 { decode_slot(&bytes[1..]) } else { None };
+                    loaded.written = u64::from_be_bytes(bytes[1 + SLOT_LEN..1 + SLOT_LEN + 8].try_into().unwrap_or([0; 8]));
+                }
+            }
+        }
+        let mut tombstones = Vec::new();
+        for row in tombstones_table.iter().map_err(|e| read(&e))? {
+            let (key, value) = row.map_err(|e| read(&e))?;
+            let bytes = value.value();
+            if bytes.len() == 16 {
+                let epoch = u64::from_be_bytes(bytes[..8].try_into().unwrap_or([0; 8]));
+                let seq = u64::from_be_bytes(bytes[8..].try_into().unwrap_or([0; 8]));
+                tombstones.push((Arc::from(key.value()), (epoch, seq)));
+            }
+        }
+        Ok(Loaded { sessions, tombstones })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_bytes_sort_in_replay_order() {
+        let slots: [Slot; 6] =
+            [(None, 1), (None, 2), (Some((0, 0)), 0), (Some((0, 0)), 1), (Some((0, 1)), 0), (Some((1, 0)), 0)];
+        let keys: Vec<Vec<u8>> = slots.iter().map(|s| entry_key(*s, "src", "id")).collect();
+        assert!(keys.windows(2).all(|w| w[0] < w[1]));
+        for slot in slots {
+            let mut bytes = Vec::new();
+            encode_slot(slot, &mut bytes);
+            assert_eq!(decode_slot(&bytes), Some(slot));
+        }
+    }
+}
