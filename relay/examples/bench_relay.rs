@@ -8,8 +8,10 @@
 //!   when every WebSocket subscriber has received all of them;
 //! * command round trip: sender socket → relay → target socket, the
 //!   target's `control.accepted` → relay → sender (which subscribes to the
-//!   session), over 1 000 commands sent one at a time.
+//!   session), over 1 000 commands sent one at a time, on an idle relay
+//!   and while a flood fans out to 1, 10 and 100 subscribers.
 
+use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use aep_client::protocol::ids::{ulid, Draft, Identity};
@@ -40,8 +42,8 @@ async fn start() -> Relay {
     serve(config, tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap()).await.unwrap()
 }
 
-async fn socket(relay: &Relay, hello: Value) -> Socket {
-    let url = format!("ws://{}/socket?access_token={TOKEN}", relay.local_addr());
+async fn socket(addr: SocketAddr, hello: Value) -> Socket {
+    let url = format!("ws://{addr}/socket?access_token={TOKEN}");
     let (mut ws, _) = tokio_tungstenite::connect_async_with_config(url, None, true).await.unwrap();
     ws.send(Message::text(hello.to_string())).await.unwrap();
     let reply = next_json(&mut ws).await;
@@ -58,8 +60,8 @@ async fn next_json(ws: &mut Socket) -> Value {
     }
 }
 
-async fn subscriber(relay: &Relay, session: &str) -> Socket {
-    let mut ws = socket(relay, json!({"type": "hello", "versions": ["0.1"], "role": "consumer"})).await;
+async fn subscriber(addr: SocketAddr, session: &str) -> Socket {
+    let mut ws = socket(addr, json!({"type": "hello", "versions": ["0.1"], "role": "consumer"})).await;
     ws.send(Message::text(json!({"type": "subscribe", "id": "bench", "filter": {"session": session}}).to_string()))
         .await
         .unwrap();
@@ -68,8 +70,8 @@ async fn subscriber(relay: &Relay, session: &str) -> Socket {
 }
 
 /// Events per second from the first POST until every subscriber has them.
-async fn fan_out(subscribers: usize) -> f64 {
-    let relay = start().await;
+/// `posting` hears when the subscribers are in place and the POSTs begin.
+async fn fan_out(addr: SocketAddr, subscribers: usize, posting: Option<tokio::sync::oneshot::Sender<()>>) -> f64 {
     let session = format!("bench-{}", id(subscribers as u128));
     let who = Identity::new(format!("aep://bench/agent/publisher/session/{session}"), "publisher");
     let bodies: Vec<String> = (0..EVENTS / BATCH)
@@ -84,7 +86,7 @@ async fn fan_out(subscribers: usize) -> f64 {
         .collect();
     let mut readers = Vec::new();
     for _ in 0..subscribers {
-        let mut ws = subscriber(&relay, &session).await;
+        let mut ws = subscriber(addr, &session).await;
         readers.push(tokio::spawn(async move {
             let mut n = 0;
             while n < EVENTS {
@@ -97,8 +99,11 @@ async fn fan_out(subscribers: usize) -> f64 {
         }));
     }
     let http = reqwest::Client::new();
-    let url = format!("http://{}/events", relay.local_addr());
+    let url = format!("http://{addr}/events");
     let started = Instant::now();
+    if let Some(tx) = posting {
+        let _ = tx.send(());
+    }
     for body in bodies {
         let r = http
             .post(&url)
@@ -121,17 +126,15 @@ async fn fan_out(subscribers: usize) -> f64 {
         ingested.as_secs_f64() * 1e3,
         elapsed.as_secs_f64() * 1e3
     );
-    relay.shutdown().await;
     EVENTS as f64 / elapsed.as_secs_f64()
 }
 
 /// Round-trip times of commands answered by a target that acks each one.
-async fn command_round_trips() -> Vec<Duration> {
-    let relay = start().await;
+async fn command_round_trips(addr: SocketAddr) -> Vec<Duration> {
     let session = format!("bench-control-{}", id(7));
     let target_who = Identity::new(format!("aep://bench/agent/target/session/{session}"), "target");
     let mut target = socket(
-        &relay,
+        addr,
         json!({"type": "hello", "versions": ["0.1"], "role": "emitter", "identity": {"agent": "target"},
                "capabilities": {"control": {"accepts": ["control.pause"], "ack_window_ms": 10000}}}),
     )
@@ -157,7 +160,7 @@ async fn command_round_trips() -> Vec<Duration> {
             target.send(Message::text(ack.raw().to_owned())).await.unwrap();
         }
     });
-    let mut sender = subscriber(&relay, &session).await;
+    let mut sender = subscriber(addr, &session).await;
     tokio::time::sleep(Duration::from_millis(100)).await;
     let me = Identity::new("aep://bench/agent/sender", "sender");
     let mut times = Vec::with_capacity(COMMANDS);
@@ -179,7 +182,7 @@ async fn command_round_trips() -> Vec<Duration> {
         times.push(sent.elapsed());
     }
     target_task.abort();
-    relay.shutdown().await;
+    times.sort();
     times
 }
 
@@ -187,20 +190,42 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
 }
 
+fn report(label: &str, times: &[Duration]) {
+    println!(
+        "  {label}: p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms",
+        percentile(times, 0.50).as_secs_f64() * 1e3,
+        percentile(times, 0.99).as_secs_f64() * 1e3,
+        times.last().unwrap().as_secs_f64() * 1e3,
+    );
+}
+
 #[tokio::main]
 async fn main() {
     println!("aep-relay loopback benchmark ({} build)", if cfg!(debug_assertions) { "debug" } else { "release" });
     println!("ingest -> fan-out ({EVENTS} events, NDJSON batches of {BATCH}, WebSocket subscribers):");
-    let one = fan_out(1).await;
-    let ten = fan_out(10).await;
-    println!("  1 subscriber : {one:>9.0} events/s ({one:.0} deliveries/s)");
-    println!("  10 subscribers: {ten:>9.0} events/s ({:.0} deliveries/s)", ten * 10.0);
-    let mut times = command_round_trips().await;
-    times.sort();
-    println!(
-        "command round trip (sender -> relay -> target -> ack -> relay -> sender), {COMMANDS} commands: p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms",
-        percentile(&times, 0.50).as_secs_f64() * 1e3,
-        percentile(&times, 0.99).as_secs_f64() * 1e3,
-        times.last().unwrap().as_secs_f64() * 1e3,
-    );
+    let mut rates = Vec::new();
+    for n in [1, 10, 100] {
+        let relay = start().await;
+        rates.push((n, fan_out(relay.local_addr(), n, None).await));
+        relay.shutdown().await;
+    }
+    for (n, rate) in &rates {
+        println!("  {n:>3} subscriber(s): {rate:>9.0} events/s ({:.0} deliveries/s)", rate * *n as f64);
+    }
+    println!("command round trip (sender -> relay -> target -> ack -> relay -> sender), {COMMANDS} commands one at a time:");
+    let relay = start().await;
+    report("idle relay            ", &command_round_trips(relay.local_addr()).await);
+    relay.shutdown().await;
+    for n in [1, 10, 100] {
+        let relay = start().await;
+        let addr = relay.local_addr();
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let flood = tokio::spawn(async move { fan_out(addr, n, Some(tx)).await });
+        // Measured while the flood is under way.
+        rx.await.expect("the flood starts");
+        let times = command_round_trips(addr).await;
+        flood.await.unwrap();
+        report(&format!("during a flood to {n:>3}"), &times);
+        relay.shutdown().await;
+    }
 }
