@@ -207,15 +207,20 @@ impl AsyncRead for Tracked {
     }
 }
 
-impl AsyncWrite for Tracked {
-    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, data: &[u8]) -> Poll<io::Result<usize>> {
-        let this = self.get_mut();
+impl Tracked {
+    /// Waits until the socket is writable and writes with `write`,
+    /// recording activity when anything went out.
+    fn poll_written(
+        &mut self,
+        cx: &mut Context<'_>,
+        mut write: impl FnMut(&TcpStream) -> io::Result<usize>,
+    ) -> Poll<io::Result<usize>> {
         loop {
-            std::task::ready!(this.inner.poll_write_ready(cx))?;
-            match this.inner.try_write(data) {
+            std::task::ready!(self.inner.poll_write_ready(cx))?;
+            match write(&self.inner) {
                 Ok(n) => {
                     if n > 0 {
-                        this.activity.wrote();
+                        self.activity.wrote();
                     }
                     return Poll::Ready(Ok(n));
                 }
@@ -224,26 +229,19 @@ impl AsyncWrite for Tracked {
             }
         }
     }
+}
+
+impl AsyncWrite for Tracked {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, data: &[u8]) -> Poll<io::Result<usize>> {
+        self.get_mut().poll_written(cx, |socket| socket.try_write(data))
+    }
 
     fn poll_write_vectored(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        let this = self.get_mut();
-        loop {
-            std::task::ready!(this.inner.poll_write_ready(cx))?;
-            match this.inner.try_write_vectored(bufs) {
-                Ok(n) => {
-                    if n > 0 {
-                        this.activity.wrote();
-                    }
-                    return Poll::Ready(Ok(n));
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
-                Err(e) => return Poll::Ready(Err(e)),
-            }
-        }
+        self.get_mut().poll_written(cx, |socket| socket.try_write_vectored(bufs))
     }
 
     fn is_write_vectored(&self) -> bool {

@@ -6,7 +6,7 @@
 
 import { mkdirSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { Relay, TestAgent, browser, freePort, sleep, socketControl, ROOT } from './lib.mjs';
+import { Relay, TestAgent, browser, check, freePort, sleep, socketControl, until, ROOT } from './lib.mjs';
 
 const SHOTS = `${ROOT}target/console-e2e`;
 mkdirSync(SHOTS, { recursive: true });
@@ -25,25 +25,6 @@ async function step(name, fn) {
     results.push({ name, ok: false });
     console.log(`FAIL  ${name} (${Date.now() - t0} ms)\n      ${String(e && e.stack || e).split('\n').join('\n      ')}`);
   }
-}
-
-function check(cond, message) {
-  if (!cond) throw new Error(message);
-}
-
-async function until(fn, message, timeout = 10_000, every = 100) {
-  const deadline = Date.now() + timeout;
-  let last;
-  while (Date.now() < deadline) {
-    try {
-      last = await fn();
-      if (last) return last;
-    } catch (e) {
-      last = e;
-    }
-    await sleep(every);
-  }
-  throw new Error(`${message} (waited ${timeout} ms; last: ${last})`);
 }
 
 const card = (page, text) => page.locator('main article.card', { hasText: text }).first();
