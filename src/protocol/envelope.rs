@@ -1,11 +1,17 @@
 //! One event's JSON object read in a single serde pass, borrowing from the
-//! text: each member's value is kept as its exact bytes (`&RawValue`), core
+//! text: each member's value is kept as its exact bytes ([`Raw`]), core
 //! attributes in their slots and extension attributes in wire order.
 //!
 //! Nothing here interprets a value beyond what its first byte says; the
 //! envelope rules ([`validate`](super::validate)) and [`Event`](super::event::Event)
 //! read the slots through the typed helpers below, so both agree on what a
 //! member holds without building a JSON tree.
+//!
+//! Nearly every event carries its string attributes without escapes. Those
+//! are read as borrowed text straight from the parser, their exact bytes
+//! being the text between its quotes; anything else (an escape, a value of
+//! the wrong kind, a syntax error) reads the event again member by member
+//! as raw values, which is where every error is reported.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -14,44 +20,78 @@ use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+/// A member's value as its exact bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Raw<'a>(&'a str);
+
+impl<'a> Raw<'a> {
+    /// The value's bytes as they were on the wire.
+    #[inline]
+    pub fn get(self) -> &'a str {
+        self.0
+    }
+}
+
+impl fmt::Display for Raw<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+impl<'a> From<&'a RawValue> for Raw<'a> {
+    fn from(v: &'a RawValue) -> Raw<'a> {
+        Raw(v.get())
+    }
+}
+
 /// The members of one event object, borrowed from its text.
 #[derive(Debug, Default)]
 pub struct Envelope<'a> {
-    pub aep: Option<&'a RawValue>,
-    pub id: Option<&'a RawValue>,
-    pub ty: Option<&'a RawValue>,
-    pub subject: Option<&'a RawValue>,
-    pub time: Option<&'a RawValue>,
-    pub source: Option<&'a RawValue>,
-    pub agent: Option<&'a RawValue>,
-    pub session: Option<&'a RawValue>,
-    pub run: Option<&'a RawValue>,
-    pub step: Option<&'a RawValue>,
-    pub seq: Option<&'a RawValue>,
-    pub epoch: Option<&'a RawValue>,
-    pub cause: Option<&'a RawValue>,
-    pub traceparent: Option<&'a RawValue>,
-    pub severity: Option<&'a RawValue>,
-    pub capture: Option<&'a RawValue>,
-    pub data: Option<&'a RawValue>,
+    pub aep: Option<Raw<'a>>,
+    pub id: Option<Raw<'a>>,
+    pub ty: Option<Raw<'a>>,
+    pub subject: Option<Raw<'a>>,
+    pub time: Option<Raw<'a>>,
+    pub source: Option<Raw<'a>>,
+    pub agent: Option<Raw<'a>>,
+    pub session: Option<Raw<'a>>,
+    pub run: Option<Raw<'a>>,
+    pub step: Option<Raw<'a>>,
+    pub seq: Option<Raw<'a>>,
+    pub epoch: Option<Raw<'a>>,
+    pub cause: Option<Raw<'a>>,
+    pub traceparent: Option<Raw<'a>>,
+    pub severity: Option<Raw<'a>>,
+    pub capture: Option<Raw<'a>>,
+    pub data: Option<Raw<'a>>,
     /// Every other member, in wire order; a repeated name keeps its first
     /// place and its last value (as a JSON object reader would).
-    pub extensions: Vec<(Cow<'a, str>, &'a RawValue)>,
+    pub extensions: Vec<(Cow<'a, str>, Raw<'a>)>,
 }
 
 impl<'a> Envelope<'a> {
     /// Reads `text` as one JSON object. Errors are JSON syntax errors, or
     /// a top-level value that is not an object.
     pub fn parse(text: &'a str) -> Result<Envelope<'a>, serde_json::Error> {
+        Envelope::parse_decoded(text).map(|(env, _)| env)
+    }
+
+    /// [`Envelope::parse`], with the string members decoded once for every
+    /// reader ([`Texts`]).
+    pub fn parse_decoded(text: &'a str) -> Result<(Envelope<'a>, Texts<'a>), serde_json::Error> {
+        if let Ok(read) = Plain::read(text) {
+            return Ok(read);
+        }
         let mut de = serde_json::Deserializer::from_str(text);
         let envelope = Envelope::deserialize(&mut de)?;
         de.end()?;
-        Ok(envelope)
+        let texts = Texts::of(&envelope);
+        Ok((envelope, texts))
     }
 
     /// The slot of a core attribute (`data` included), or `None` for an
     /// extension name.
-    pub fn core(&self, name: &str) -> Option<Option<&'a RawValue>> {
+    pub fn core(&self, name: &str) -> Option<Option<Raw<'a>>> {
         Some(match name {
             "aep" => self.aep,
             "id" => self.id,
@@ -74,7 +114,19 @@ impl<'a> Envelope<'a> {
         })
     }
 
-    fn slot(&mut self, name: &str) -> Option<&mut Option<&'a RawValue>> {
+    /// Files one member: a core attribute in its slot, anything else as an
+    /// extension. A repeated name keeps its first place and its last value.
+    fn file(&mut self, name: Cow<'a, str>, value: Raw<'a>) {
+        match self.slot(&name) {
+            Some(slot) => *slot = Some(value),
+            None => match self.extensions.iter_mut().find(|(n, _)| *n == name) {
+                Some(known) => known.1 = value,
+                None => self.extensions.push((name, value)),
+            },
+        }
+    }
+
+    fn slot(&mut self, name: &str) -> Option<&mut Option<Raw<'a>>> {
         Some(match name {
             "aep" => &mut self.aep,
             "id" => &mut self.id,
@@ -112,14 +164,8 @@ impl<'de: 'a, 'a> Deserialize<'de> for Envelope<'a> {
             fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Envelope<'a>, M::Error> {
                 let mut env = Envelope::default();
                 while let Some(name) = map.next_key::<Name<'de>>()? {
-                    let value: &'de RawValue = map.next_value()?;
-                    match env.slot(&name.0) {
-                        Some(slot) => *slot = Some(value),
-                        None => match env.extensions.iter_mut().find(|(n, _)| *n == name.0) {
-                            Some(known) => known.1 = value,
-                            None => env.extensions.push((name.0, value)),
-                        },
-                    }
+                    let value = Raw::from(map.next_value::<&'de RawValue>()?);
+                    env.file(name.0, value);
                 }
                 Ok(env)
             }
@@ -155,8 +201,29 @@ pub struct Texts<'a> {
 }
 
 impl<'a> Texts<'a> {
+    /// The slot of a string-valued core attribute.
+    fn slot(&mut self, name: &str) -> Option<&mut Decoded<'a>> {
+        Some(match name {
+            "aep" => &mut self.aep,
+            "id" => &mut self.id,
+            "type" => &mut self.ty,
+            "subject" => &mut self.subject,
+            "time" => &mut self.time,
+            "source" => &mut self.source,
+            "agent" => &mut self.agent,
+            "session" => &mut self.session,
+            "run" => &mut self.run,
+            "step" => &mut self.step,
+            "cause" => &mut self.cause,
+            "traceparent" => &mut self.traceparent,
+            "severity" => &mut self.severity,
+            "capture" => &mut self.capture,
+            _ => return None,
+        })
+    }
+
     pub fn of(env: &Envelope<'a>) -> Texts<'a> {
-        let d = |v: Option<&'a RawValue>| v.map(as_str);
+        let d = |v: Option<Raw<'a>>| v.map(as_str);
         Texts {
             aep: d(env.aep),
             id: d(env.id),
@@ -173,6 +240,65 @@ impl<'a> Texts<'a> {
             severity: d(env.severity),
             capture: d(env.capture),
         }
+    }
+}
+
+/// The one-pass reading of an event whose string attributes carry no
+/// escapes (see the module's doc): each text is lent by the parser as it
+/// found it. Anything else fails here, and the event is read the general
+/// way.
+struct Plain<'a> {
+    text: &'a str,
+}
+
+impl<'a> Plain<'a> {
+    fn read(text: &'a str) -> Result<(Envelope<'a>, Texts<'a>), serde_json::Error> {
+        let mut de = serde_json::Deserializer::from_str(text);
+        let read = de::DeserializeSeed::deserialize(Plain { text }, &mut de)?;
+        de.end()?;
+        Ok(read)
+    }
+
+    /// The exact bytes of `s`, a text the parser lent from `text` without
+    /// escapes: `s` with its quotes.
+    fn quoted(&self, s: &'a str) -> Option<Raw<'a>> {
+        let at = (s.as_ptr() as usize).checked_sub(self.text.as_ptr() as usize)?;
+        let raw = self.text.get(at.checked_sub(1)?..at + s.len() + 1)?;
+        (raw.starts_with('"') && raw.ends_with('"')).then_some(Raw(raw))
+    }
+}
+
+impl<'de> de::DeserializeSeed<'de> for Plain<'de> {
+    type Value = (Envelope<'de>, Texts<'de>);
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Plain<'de> {
+    type Value = (Envelope<'de>, Texts<'de>);
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an event (a JSON object)")
+    }
+
+    fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
+        let mut env = Envelope::default();
+        let mut texts = Texts::default();
+        while let Some(name) = map.next_key::<Name<'de>>()? {
+            match texts.slot(&name.0) {
+                Some(slot) => {
+                    // `&str` deserializes only from text lent without escapes.
+                    let s: &'de str = map.next_value()?;
+                    let raw = self.quoted(s).ok_or_else(|| de::Error::custom("not a plain string"))?;
+                    *slot = Some(Some(Cow::Borrowed(s)));
+                    env.file(name.0, raw);
+                }
+                None => env.file(name.0, Raw::from(map.next_value::<&'de RawValue>()?)),
+            }
+        }
+        Ok((env, texts))
     }
 }
 
@@ -230,7 +356,7 @@ impl<'de> Deserialize<'de> for Name<'de> {
 }
 
 /// The JSON kind of a value, named as in messages.
-pub fn kind(v: &RawValue) -> &'static str {
+pub fn kind(v: Raw<'_>) -> &'static str {
     match v.get().as_bytes().first() {
         Some(b'"') => "string",
         Some(b'{') => "object",
@@ -242,7 +368,7 @@ pub fn kind(v: &RawValue) -> &'static str {
 }
 
 /// A string value's text: borrowed when it has no escapes.
-pub fn as_str(v: &RawValue) -> Option<Cow<'_, str>> {
+pub fn as_str(v: Raw<'_>) -> Option<Cow<'_, str>> {
     let raw = v.get();
     let inner = raw.strip_prefix('"')?.strip_suffix('"')?;
     if has_backslash(inner.as_bytes()) {
@@ -272,7 +398,7 @@ fn has_backslash(bytes: &[u8]) -> bool {
 
 /// A non-negative integer value (what `Value::as_u64` accepts: no
 /// fraction, no exponent, within `u64`).
-pub fn as_u64(v: &RawValue) -> Option<u64> {
+pub fn as_u64(v: Raw<'_>) -> Option<u64> {
     let raw = v.get();
     if raw.bytes().all(|b| b.is_ascii_digit()) {
         raw.parse().ok()
@@ -283,7 +409,7 @@ pub fn as_u64(v: &RawValue) -> Option<u64> {
 
 /// An integer value in `i64` or `u64` (what `Number::is_i64 || is_u64`
 /// accepts; `-0` reads as a float there, so it is not one).
-pub fn is_integer(v: &RawValue) -> bool {
+pub fn is_integer(v: Raw<'_>) -> bool {
     let raw = v.get();
     match raw.strip_prefix('-') {
         Some(digits) => digits.bytes().all(|b| b.is_ascii_digit()) && raw.parse::<i64>().is_ok_and(|n| n != 0),
@@ -295,8 +421,35 @@ pub fn is_integer(v: &RawValue) -> bool {
 mod tests {
     use super::*;
 
-    fn raw(s: &str) -> &RawValue {
-        serde_json::from_str(s).unwrap()
+    fn raw(s: &str) -> Raw<'_> {
+        Raw::from(serde_json::from_str::<&RawValue>(s).unwrap())
+    }
+
+    /// The general reading, member by member, for comparison.
+    fn general(text: &str) -> Envelope<'_> {
+        let mut de = serde_json::Deserializer::from_str(text);
+        Envelope::deserialize(&mut de).unwrap()
+    }
+
+    #[test]
+    fn the_one_pass_reading_files_what_the_general_one_does() {
+        let plain = r#"{"aep":"0.1","id":"E1","type":"run.started","time":"t","source":"aep://h","agent":"a","session":"s","seq":3,"x1":"v","data":{"k":"\n"},"id":"E2"}"#;
+        let (env, texts) = Plain::read(plain).expect("plain strings take the one pass");
+        let other = general(plain);
+        for name in ["aep", "id", "type", "time", "source", "agent", "session", "seq", "data", "run"] {
+            assert_eq!(env.core(name), other.core(name), "{name}");
+        }
+        assert_eq!(env.extensions, other.extensions);
+        assert_eq!(env.id.map(Raw::get), Some(r#""E2""#), "the last value of a repeated name");
+        assert_eq!(texts.id, Some(Some(Cow::Borrowed("E2"))));
+        assert_eq!(texts.session, Texts::of(&other).session);
+        // An escape, or a string member of another kind, takes the general way.
+        for text in [r#"{"id":"E\u0031"}"#, r#"{"id":7}"#, r#"{"session":null}"#, r#"{"id":"E1"} x"#] {
+            assert!(Plain::read(text).is_err(), "{text}");
+        }
+        let (env, texts) = Envelope::parse_decoded(r#"{"id":"E\u0031","session":null}"#).unwrap();
+        assert_eq!((env.id.map(Raw::get), texts.id), (Some(r#""E\u0031""#), Some(Some(Cow::Owned("E1".into())))));
+        assert_eq!((env.session.map(Raw::get), texts.session), (Some("null"), Some(None)));
     }
 
     #[test]

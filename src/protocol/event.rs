@@ -200,8 +200,7 @@ impl Event {
         if text.len() >= Text::UNESCAPED as usize {
             return Err(EventError::Malformed(format!("an event of {} bytes is too large", text.len())));
         }
-        let env = Envelope::parse(text).map_err(|e| EventError::Malformed(e.to_string()))?;
-        let texts = Texts::of(&env);
+        let (env, texts) = Envelope::parse_decoded(text).map_err(|e| EventError::Malformed(e.to_string()))?;
         let (violations, at) = validate::check_decoded(&env, &texts);
         if !violations.is_empty() {
             return Err(EventError::Invalid(violations));

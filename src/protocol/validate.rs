@@ -8,10 +8,9 @@
 use std::fmt;
 
 use serde::Serialize;
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::envelope::{as_u64, is_integer, kind as raw_kind, Decoded, Envelope, Texts};
+use super::envelope::{as_u64, is_integer, kind as raw_kind, Decoded, Envelope, Raw, Texts};
 use super::event::{is_agent_scoped_type, is_foreign_emitter_type, Capture, Severity};
 use super::AEP_VERSION;
 use crate::time::UnixMs;
@@ -125,7 +124,7 @@ pub(crate) fn check_decoded(env: &Envelope<'_>, t: &Texts<'_>) -> (Vec<Violation
         }
     }
     for (key, rule, value) in [("seq", "envelope.seq", env.seq), ("epoch", "envelope.epoch", env.epoch)] {
-        if let Some(v) = value.filter(|v| as_u64(v).is_none()) {
+        if let Some(v) = value.filter(|v| as_u64(*v).is_none()) {
             bad(rule, format!("`{key}` must be an integer >= 0, got {v}"));
         }
     }
@@ -138,14 +137,14 @@ pub(crate) fn check_decoded(env: &Envelope<'_>, t: &Texts<'_>) -> (Vec<Violation
     if let Some(v) = env.traceparent.filter(|_| !decoded(&t.traceparent).is_some_and(is_traceparent)) {
         bad("envelope.traceparent", format!("malformed traceparent {v}"));
     }
-    if let Some(v) = env.data.filter(|v| raw_kind(v) != "object") {
+    if let Some(v) = env.data.filter(|v| raw_kind(*v) != "object") {
         bad("envelope.data", format!("`data` must be an object, got {}", raw_kind(v)));
     }
     for (name, value) in &env.extensions {
         if !is_extension_name(name) {
             bad("envelope.extension-name", format!("attribute name `{name}` is not [a-z0-9]{{1,20}}"));
         }
-        if !is_extension_raw(value) {
+        if !is_extension_raw(*value) {
             bad("envelope.extension-value", format!("extension `{name}` must be a string, integer or boolean"));
         }
     }
@@ -241,7 +240,7 @@ pub fn is_extension_value(v: &Value) -> bool {
 }
 
 /// [`is_extension_value`] for a value as read from the wire.
-fn is_extension_raw(v: &RawValue) -> bool {
+fn is_extension_raw(v: Raw<'_>) -> bool {
     matches!(raw_kind(v), "string" | "boolean") || is_integer(v)
 }
 
