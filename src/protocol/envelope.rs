@@ -20,6 +20,84 @@ use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+/// The sixteen core context attributes and `data` (AEP-0001 §5.1). An
+/// extension attribute may never use one of these names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Core {
+    Aep,
+    Id,
+    Type,
+    Subject,
+    Time,
+    Source,
+    Agent,
+    Session,
+    Run,
+    Step,
+    Seq,
+    Epoch,
+    Cause,
+    Traceparent,
+    Severity,
+    Capture,
+    Data,
+}
+
+impl Core {
+    /// The member named `name`, if it is a core one. Every member of every
+    /// event is looked up here, so the length and first bytes pick the one
+    /// candidate and a single comparison confirms it (a `match` on the
+    /// strings compares against each name in turn, each a call in the
+    /// size-optimised WebAssembly build).
+    pub fn of(name: &str) -> Option<Core> {
+        let b = name.as_bytes();
+        let candidate = match (b.len(), b.first(), b.get(1)) {
+            (2, Some(b'i'), _) => Core::Id,
+            (3, Some(b'a'), _) => Core::Aep,
+            (3, Some(b'r'), _) => Core::Run,
+            (3, Some(b's'), _) => Core::Seq,
+            (4, Some(b't'), Some(b'y')) => Core::Type,
+            (4, Some(b't'), Some(b'i')) => Core::Time,
+            (4, Some(b's'), _) => Core::Step,
+            (4, Some(b'd'), _) => Core::Data,
+            (5, Some(b'a'), _) => Core::Agent,
+            (5, Some(b'c'), _) => Core::Cause,
+            (5, Some(b'e'), _) => Core::Epoch,
+            (6, Some(b's'), _) => Core::Source,
+            (7, Some(b's'), Some(b'u')) => Core::Subject,
+            (7, Some(b's'), Some(b'e')) => Core::Session,
+            (7, Some(b'c'), _) => Core::Capture,
+            (8, Some(b's'), _) => Core::Severity,
+            (11, Some(b't'), _) => Core::Traceparent,
+            _ => return None,
+        };
+        (candidate.name() == name).then_some(candidate)
+    }
+
+    /// The member's name on the wire.
+    pub fn name(self) -> &'static str {
+        match self {
+            Core::Aep => "aep",
+            Core::Id => "id",
+            Core::Type => "type",
+            Core::Subject => "subject",
+            Core::Time => "time",
+            Core::Source => "source",
+            Core::Agent => "agent",
+            Core::Session => "session",
+            Core::Run => "run",
+            Core::Step => "step",
+            Core::Seq => "seq",
+            Core::Epoch => "epoch",
+            Core::Cause => "cause",
+            Core::Traceparent => "traceparent",
+            Core::Severity => "severity",
+            Core::Capture => "capture",
+            Core::Data => "data",
+        }
+    }
+}
+
 /// A member's value as its exact bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Raw<'a>(&'a str);
@@ -92,33 +170,37 @@ impl<'a> Envelope<'a> {
     /// The slot of a core attribute (`data` included), or `None` for an
     /// extension name.
     pub fn core(&self, name: &str) -> Option<Option<Raw<'a>>> {
-        Some(match name {
-            "aep" => self.aep,
-            "id" => self.id,
-            "type" => self.ty,
-            "subject" => self.subject,
-            "time" => self.time,
-            "source" => self.source,
-            "agent" => self.agent,
-            "session" => self.session,
-            "run" => self.run,
-            "step" => self.step,
-            "seq" => self.seq,
-            "epoch" => self.epoch,
-            "cause" => self.cause,
-            "traceparent" => self.traceparent,
-            "severity" => self.severity,
-            "capture" => self.capture,
-            "data" => self.data,
-            _ => return None,
-        })
+        Core::of(name).map(|c| self.get(c))
+    }
+
+    /// The value of a core attribute, when present.
+    pub fn get(&self, core: Core) -> Option<Raw<'a>> {
+        match core {
+            Core::Aep => self.aep,
+            Core::Id => self.id,
+            Core::Type => self.ty,
+            Core::Subject => self.subject,
+            Core::Time => self.time,
+            Core::Source => self.source,
+            Core::Agent => self.agent,
+            Core::Session => self.session,
+            Core::Run => self.run,
+            Core::Step => self.step,
+            Core::Seq => self.seq,
+            Core::Epoch => self.epoch,
+            Core::Cause => self.cause,
+            Core::Traceparent => self.traceparent,
+            Core::Severity => self.severity,
+            Core::Capture => self.capture,
+            Core::Data => self.data,
+        }
     }
 
     /// Files one member: a core attribute in its slot, anything else as an
     /// extension. A repeated name keeps its first place and its last value.
-    fn file(&mut self, name: Cow<'a, str>, value: Raw<'a>) {
-        match self.slot(&name) {
-            Some(slot) => *slot = Some(value),
+    fn file(&mut self, core: Option<Core>, name: Cow<'a, str>, value: Raw<'a>) {
+        match core {
+            Some(c) => *self.slot(c) = Some(value),
             None => match self.extensions.iter_mut().find(|(n, _)| *n == name) {
                 Some(known) => known.1 = value,
                 None => self.extensions.push((name, value)),
@@ -126,27 +208,26 @@ impl<'a> Envelope<'a> {
         }
     }
 
-    fn slot(&mut self, name: &str) -> Option<&mut Option<Raw<'a>>> {
-        Some(match name {
-            "aep" => &mut self.aep,
-            "id" => &mut self.id,
-            "type" => &mut self.ty,
-            "subject" => &mut self.subject,
-            "time" => &mut self.time,
-            "source" => &mut self.source,
-            "agent" => &mut self.agent,
-            "session" => &mut self.session,
-            "run" => &mut self.run,
-            "step" => &mut self.step,
-            "seq" => &mut self.seq,
-            "epoch" => &mut self.epoch,
-            "cause" => &mut self.cause,
-            "traceparent" => &mut self.traceparent,
-            "severity" => &mut self.severity,
-            "capture" => &mut self.capture,
-            "data" => &mut self.data,
-            _ => return None,
-        })
+    fn slot(&mut self, core: Core) -> &mut Option<Raw<'a>> {
+        match core {
+            Core::Aep => &mut self.aep,
+            Core::Id => &mut self.id,
+            Core::Type => &mut self.ty,
+            Core::Subject => &mut self.subject,
+            Core::Time => &mut self.time,
+            Core::Source => &mut self.source,
+            Core::Agent => &mut self.agent,
+            Core::Session => &mut self.session,
+            Core::Run => &mut self.run,
+            Core::Step => &mut self.step,
+            Core::Seq => &mut self.seq,
+            Core::Epoch => &mut self.epoch,
+            Core::Cause => &mut self.cause,
+            Core::Traceparent => &mut self.traceparent,
+            Core::Severity => &mut self.severity,
+            Core::Capture => &mut self.capture,
+            Core::Data => &mut self.data,
+        }
     }
 }
 
@@ -165,7 +246,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Envelope<'a> {
                 let mut env = Envelope::default();
                 while let Some(name) = map.next_key::<Name<'de>>()? {
                     let value = Raw::from(map.next_value::<&'de RawValue>()?);
-                    env.file(name.0, value);
+                    env.file(Core::of(&name.0), name.0, value);
                 }
                 Ok(env)
             }
@@ -202,23 +283,23 @@ pub struct Texts<'a> {
 
 impl<'a> Texts<'a> {
     /// The slot of a string-valued core attribute.
-    fn slot(&mut self, name: &str) -> Option<&mut Decoded<'a>> {
-        Some(match name {
-            "aep" => &mut self.aep,
-            "id" => &mut self.id,
-            "type" => &mut self.ty,
-            "subject" => &mut self.subject,
-            "time" => &mut self.time,
-            "source" => &mut self.source,
-            "agent" => &mut self.agent,
-            "session" => &mut self.session,
-            "run" => &mut self.run,
-            "step" => &mut self.step,
-            "cause" => &mut self.cause,
-            "traceparent" => &mut self.traceparent,
-            "severity" => &mut self.severity,
-            "capture" => &mut self.capture,
-            _ => return None,
+    fn slot(&mut self, core: Core) -> Option<&mut Decoded<'a>> {
+        Some(match core {
+            Core::Aep => &mut self.aep,
+            Core::Id => &mut self.id,
+            Core::Type => &mut self.ty,
+            Core::Subject => &mut self.subject,
+            Core::Time => &mut self.time,
+            Core::Source => &mut self.source,
+            Core::Agent => &mut self.agent,
+            Core::Session => &mut self.session,
+            Core::Run => &mut self.run,
+            Core::Step => &mut self.step,
+            Core::Cause => &mut self.cause,
+            Core::Traceparent => &mut self.traceparent,
+            Core::Severity => &mut self.severity,
+            Core::Capture => &mut self.capture,
+            Core::Seq | Core::Epoch | Core::Data => return None,
         })
     }
 
@@ -287,15 +368,16 @@ impl<'de> Visitor<'de> for Plain<'de> {
         let mut env = Envelope::default();
         let mut texts = Texts::default();
         while let Some(name) = map.next_key::<Name<'de>>()? {
-            match texts.slot(&name.0) {
+            let core = Core::of(&name.0);
+            match core.and_then(|c| texts.slot(c)) {
                 Some(slot) => {
                     // `&str` deserializes only from text lent without escapes.
                     let s: &'de str = map.next_value()?;
                     let raw = self.quoted(s).ok_or_else(|| de::Error::custom("not a plain string"))?;
                     *slot = Some(Some(Cow::Borrowed(s)));
-                    env.file(name.0, raw);
+                    env.file(core, name.0, raw);
                 }
-                None => env.file(name.0, Raw::from(map.next_value::<&'de RawValue>()?)),
+                None => env.file(core, name.0, Raw::from(map.next_value::<&'de RawValue>()?)),
             }
         }
         Ok((env, texts))
@@ -429,6 +511,20 @@ mod tests {
     fn general(text: &str) -> Envelope<'_> {
         let mut de = serde_json::Deserializer::from_str(text);
         Envelope::deserialize(&mut de).unwrap()
+    }
+
+    #[test]
+    fn core_names_are_found_and_near_misses_are_not() {
+        let all = [
+            "aep", "id", "type", "subject", "time", "source", "agent", "session", "run", "step", "seq", "epoch", "cause",
+            "traceparent", "severity", "capture", "data",
+        ];
+        for name in all {
+            assert_eq!(Core::of(name).map(Core::name), Some(name));
+        }
+        for not in ["", "i", "ID", "tipe", "typo", "sessio", "sessions", "seqs", "subjekt", "acmeregion", "x", "dat", "datum"] {
+            assert_eq!(Core::of(not), None, "{not}");
+        }
     }
 
     #[test]

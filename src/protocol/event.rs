@@ -86,13 +86,6 @@ impl Capture {
     }
 }
 
-/// The sixteen core context attribute names plus `data` (AEP-0001 §5.1).
-/// An extension attribute may never use one of these names.
-pub const CORE_ATTRIBUTES: [&str; 17] = [
-    "aep", "id", "type", "subject", "time", "source", "agent", "session", "run", "step", "seq", "epoch",
-    "cause", "traceparent", "severity", "capture", "data",
-];
-
 /// Why bytes could not become an [`Event`].
 #[derive(Clone, Debug, PartialEq)]
 pub enum EventError {

@@ -8,7 +8,8 @@
 use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 
-use super::event::{Capture, Event, Severity, CORE_ATTRIBUTES};
+use super::envelope::Core;
+use super::event::{Capture, Event, Severity};
 use super::validate::is_extension_name;
 
 /// The core attributes a filter may name (AEP-0003 §6.2 rule 1). The other
@@ -259,7 +260,7 @@ fn check_key(key: &str) -> Result<(), FilterError> {
     if FILTERABLE_CORE.contains(&key) {
         return Ok(());
     }
-    if CORE_ATTRIBUTES.contains(&key) {
+    if Core::of(key).is_some() {
         let why = match key {
             "seq" => "positions are the resume mechanism, not a filter",
             "data" => "routing never parses payloads",

@@ -6,7 +6,8 @@
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use serde_json::{Map, Value};
 
-use super::event::{Capture, Event, EventError, Severity, CORE_ATTRIBUTES};
+use super::envelope::Core;
+use super::event::{Capture, Event, EventError, Severity};
 use super::validate::{is_extension_name, is_extension_value};
 use super::AEP_VERSION;
 use crate::time::UnixMs;
@@ -148,7 +149,7 @@ impl Draft {
     /// Stamps identity, id and time, then validates the envelope.
     pub fn build(self, who: &Identity, id: impl Into<String>, now: UnixMs) -> Result<Event, BuildError> {
         for (name, value) in &self.extensions {
-            let reason = if CORE_ATTRIBUTES.contains(&name.as_str()) {
+            let reason = if Core::of(name).is_some() {
                 Some("collides with a core attribute")
             } else if !is_extension_name(name) {
                 Some("name must match [a-z0-9]{1,20}")
