@@ -5,7 +5,7 @@ use aep_client::client::hub::Hub;
 use aep_client::client::State;
 use aep_client::control::sender::command::{CANCEL, PAUSE, RESPOND, RESUME};
 use aep_client::protocol::event::is_vendor_command_type;
-use aep_client::store::{RunEnding, RunStatus, Session, SessionKey};
+use aep_client::store::{RunEnding, RunStatus, Session, SessionKey, SessionState};
 use aep_client::UnixMs;
 
 use super::command::{self, CommandView};
@@ -46,6 +46,33 @@ pub struct Verbs {
     pub ack_window_ms: Option<u64>,
 }
 
+/// Where a session stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LaneState {
+    Active,
+    Paused,
+    Ended,
+}
+
+impl LaneState {
+    fn of(s: SessionState) -> LaneState {
+        match s {
+            SessionState::Active => LaneState::Active,
+            SessionState::Paused => LaneState::Paused,
+            SessionState::Ended => LaneState::Ended,
+        }
+    }
+
+    /// A short stable token for styling and tests.
+    pub fn token(self) -> &'static str {
+        match self {
+            LaneState::Active => "active",
+            LaneState::Paused => "paused",
+            LaneState::Ended => "ended",
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Lane {
     pub key: SessionKey,
@@ -53,14 +80,16 @@ pub struct Lane {
     pub source: String,
     pub agent: String,
     pub label: Option<String>,
-    /// `active`, `paused`, `ended`.
-    pub state: &'static str,
+    pub state: LaneState,
     /// The relay the latest event came through.
     pub relay: Option<String>,
     pub runs: Vec<RunView>,
     pub pending: usize,
     pub events: usize,
     pub updated_at: UnixMs,
+    /// When it started (its `session.started`, else when first seen): the
+    /// list's order, which activity never changes.
+    pub started_at: UnixMs,
     pub verbs: Verbs,
     pub end_reason: Option<String>,
 }
@@ -143,7 +172,7 @@ pub fn lane(hub: &Hub, s: &Session) -> Lane {
         source: s.source().to_owned(),
         agent: s.agent().to_owned(),
         label: s.started().and_then(|st| st.label.clone()),
-        state: s.state().name(),
+        state: LaneState::of(s.state()),
         relay: s
             .timeline()
             .iter()
@@ -153,22 +182,21 @@ pub fn lane(hub: &Hub, s: &Session) -> Lane {
         pending: s.pending_count(),
         events: s.timeline().len(),
         updated_at: s.updated_at(),
+        started_at: s
+            .started()
+            .and_then(|st| UnixMs::parse_rfc3339(&st.time))
+            .unwrap_or(s.first_seen()),
         verbs: verbs(hub, s),
         end_reason: s.end().and_then(|e| e.reason.clone()),
     }
 }
 
-/// Every session: live ones with work waiting first, then most recently
-/// updated.
+/// Every session, in the order they started; new ones join at the end.
+/// Nothing a session does (work waiting, activity, ending) moves it, so a
+/// row is where it was when the finger comes down.
 pub fn lanes(hub: &Hub) -> Vec<Lane> {
     let mut all: Vec<Lane> = hub.store().sessions().map(|s| lane(hub, s)).collect();
-    all.sort_by(|a, b| {
-        (a.state == "ended")
-            .cmp(&(b.state == "ended"))
-            .then_with(|| b.pending.cmp(&a.pending))
-            .then_with(|| b.updated_at.cmp(&a.updated_at))
-            .then_with(|| a.key.cmp(&b.key))
-    });
+    all.sort_by(|a, b| a.started_at.cmp(&b.started_at).then_with(|| a.key.cmp(&b.key)));
     all
 }
 

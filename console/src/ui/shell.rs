@@ -8,6 +8,7 @@ use super::keys::{KeyHelp, Keys};
 use super::route::Route;
 use super::session::SessionView;
 use super::sessions::Sessions;
+use crate::model::session::LaneState;
 use crate::model::setup::RelayInput;
 use crate::model::status;
 use crate::web::bridge::Console;
@@ -53,7 +54,7 @@ fn Nav() -> impl IntoView {
                 "Inbox " <span class="count" data-count="inbox">{move || console.inbox.with(Vec::len)}</span>
             </a>
             <a href=Route::Sessions.href() aria-current=current(Route::Sessions)>
-                "Sessions " <span class="count">{move || console.lanes.with(|l| l.iter().filter(|x| x.state != "ended").count())}</span>
+                "Sessions " <span class="count">{move || console.lanes.with(|l| l.iter().filter(|x| x.state != LaneState::Ended).count())}</span>
             </a>
             <a href=Route::History.href() aria-current=current(Route::History)>"History"</a>
         </nav>
@@ -177,7 +178,7 @@ fn Banners() -> impl IntoView {
                 </p>
             </For>
             <For each=move || console.notices.get() key=|n| n.id let:n>
-                <p class="banner notice" data-notice=n.kind role="status">
+                <p class="banner notice" data-notice=n.kind.token() role="status">
                     <span>{n.text.clone()}</span>
                     <button type="button" class="quiet" aria-label="Dismiss notice" on:click=move |_| console.dismiss_notice(n.id)>
                         "Dismiss"
