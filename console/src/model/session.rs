@@ -10,11 +10,31 @@ use aep_client::UnixMs;
 
 use super::command::{self, CommandView};
 
+/// Where a run stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RunState {
+    Open,
+    Finished,
+    Failed,
+    Cancelled,
+}
+
+impl RunState {
+    /// A short stable token for styling and tests.
+    pub fn token(self) -> &'static str {
+        match self {
+            RunState::Open => "open",
+            RunState::Finished => "finished",
+            RunState::Failed => "failed",
+            RunState::Cancelled => "cancelled",
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RunView {
     pub name: String,
-    /// `open`, `finished`, `failed`, `cancelled`.
-    pub status: &'static str,
+    pub status: RunState,
     pub events: u64,
     pub reason: Option<String>,
     /// The terminal event, for jumping to it.
@@ -23,7 +43,7 @@ pub struct RunView {
 
 impl RunView {
     pub fn is_open(&self) -> bool {
-        self.status == "open"
+        self.status == RunState::Open
     }
 }
 
@@ -101,8 +121,8 @@ impl Lane {
 
     /// Runs by ending: `(finished, failed, cancelled)`.
     pub fn terminals(&self) -> (usize, usize, usize) {
-        let count = |s: &str| self.runs.iter().filter(|r| r.status == s).count();
-        (count("finished"), count("failed"), count("cancelled"))
+        let count = |s: RunState| self.runs.iter().filter(|r| r.status == s).count();
+        (count(RunState::Finished), count(RunState::Failed), count(RunState::Cancelled))
     }
 }
 
@@ -150,10 +170,10 @@ pub fn lane(hub: &Hub, s: &Session) -> Lane {
         .runs()
         .map(|r| {
             let status = match r.status() {
-                RunStatus::Open => "open",
-                RunStatus::Ended(RunEnding::Finished) => "finished",
-                RunStatus::Ended(RunEnding::Failed) => "failed",
-                RunStatus::Ended(RunEnding::Cancelled) => "cancelled",
+                RunStatus::Open => RunState::Open,
+                RunStatus::Ended(RunEnding::Finished) => RunState::Finished,
+                RunStatus::Ended(RunEnding::Failed) => RunState::Failed,
+                RunStatus::Ended(RunEnding::Cancelled) => RunState::Cancelled,
             };
             let view = RunView {
                 name: r.name().to_owned(),

@@ -5,7 +5,7 @@
 //! Everything here is data for text nodes.
 
 use aep_client::store::{Entry, Session};
-use aep_client::{Event, UnixMs};
+use aep_client::{Event, Severity, UnixMs};
 use serde_json::{Map, Value};
 
 /// Most entries a session view renders (the newest ones).
@@ -173,7 +173,7 @@ pub struct Item {
     /// Summarised generically (a type this console has no words for).
     pub generic: bool,
     pub command: bool,
-    pub severity: &'static str,
+    pub severity: Severity,
     pub category: Category,
     /// `tool.call_id`, which ties a tool call to its result.
     pub call: Option<String>,
@@ -358,7 +358,7 @@ fn item(entry: &Entry, shown: &std::collections::HashMap<&str, String>) -> Item 
     });
     let (summary, generic_form, agent, severity) = match &parsed {
         Some(e) => match known(e) {
-            Some(s) => (s, false, e.agent().to_owned(), e.severity().as_str()),
+            Some(s) => (s, false, e.agent().to_owned(), e.severity()),
             None => {
                 let g = generic(e.data());
                 let capture = e.capture().as_str();
@@ -367,10 +367,10 @@ fn item(entry: &Entry, shown: &std::collections::HashMap<&str, String>) -> Item 
                 } else {
                     format!("{g} ({capture})")
                 };
-                (s, true, e.agent().to_owned(), e.severity().as_str())
+                (s, true, e.agent().to_owned(), e.severity())
             }
         },
-        None => ("(unreadable)".to_owned(), true, String::new(), "info"),
+        None => ("(unreadable)".to_owned(), true, String::new(), Severity::default()),
     };
     Item {
         id: entry.id().to_owned(),

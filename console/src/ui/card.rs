@@ -155,7 +155,7 @@ pub fn SettledCard(card: CardView) -> impl IntoView {
             {head}
             <Provenance card=card.clone() />
             <AgentText card=card.clone() />
-            <p class="outcome" data-outcome=card.close.as_ref().map(|c| c.token).unwrap_or("answered")>{outcome}</p>
+            <p class="outcome" data-outcome=card.close.as_ref().map(|c| c.how.token()).unwrap_or("answered")>{outcome}</p>
             {(!card.answer.as_ref().map(|a| a.values.is_empty()).unwrap_or(true)).then(|| {
                 let values = card.answer.as_ref().map(|a| a.values.clone()).unwrap_or_default();
                 view! {
@@ -195,7 +195,7 @@ pub fn SettledRow(card: CardView) -> impl IntoView {
             data-overruled=(!card.overruled.is_empty()).to_string()
         >
             <p class="row-line">
-                <span class="outcome" data-outcome=card.close.as_ref().map(|c| c.token).unwrap_or("answered") title=outcome.clone()>
+                <span class="outcome" data-outcome=card.close.as_ref().map(|c| c.how.token()).unwrap_or("answered") title=outcome.clone()>
                     {outcome.clone()}
                 </span>
                 <span class="row-what">

@@ -155,7 +155,9 @@ pub fn Inbox() -> impl IntoView {
                 let reach = console.relays.with(|r| status::reach(r, console.online.get()));
                 (total.get() == 0).then(|| reach.empty_inbox()).flatten().map(|words| view! { <p class="empty">{words}</p> })
             }}
-            <Show when=move || { total.get() > 1 || console.filter.with(Filter::is_active) || grouped() }>
+            // Shown with the list, not only above two cards: a bar that came and
+            // went with the count would move every card under a finger.
+            <Show when=move || { any_rows() || console.filter.with(Filter::is_active) || grouped() }>
                 <InboxTools facets=facets shown=matching total=total />
             </Show>
             <Show when=any_rows>

@@ -410,7 +410,11 @@ pub fn SessionView(key: SessionKey) -> impl IntoView {
     };
     view! {
         <section class="session" data-session=key.name.to_string()>
-            <p class="back"><a href=Route::Sessions.href()>"\u{2190} All sessions"</a></p>
+            <p class="back">
+                <a href=Route::Sessions.href()>"\u{2190} All sessions"</a>
+                // The routes live in the fragment, so this scrolls instead of linking.
+                <button type="button" class="quiet to-latest" on:click=move |_| to_timeline()>"Latest events \u{2193}"</button>
+            </p>
             <Show when=move || detail.with(Option::is_some) fallback=|| view! { <p class="empty">"This session is not known (yet)."</p> }>
                 {move || lane.get().map(|l| view! {
                     <header class="session-head">
@@ -427,10 +431,10 @@ pub fn SessionView(key: SessionKey) -> impl IntoView {
                         </p>
                         <ul class="runs">
                             {l.runs.iter().map(|r| view! {
-                                <li data-run=r.name.clone() data-run-status=r.status>
+                                <li data-run=r.name.clone() data-run-status=r.status.token()>
                                     <span class="mono">{r.name.clone()}</span>
                                     " "
-                                    <span class=format!("state state-{}", r.status)>{r.status}</span>
+                                    <span class=format!("state state-{}", r.status.token())>{r.status.token()}</span>
                                     {r.reason.clone().map(|x| format!(" \u{2014} {x}"))}
                                 </li>
                             }).collect_view()}
@@ -476,6 +480,13 @@ pub fn SessionView(key: SessionKey) -> impl IntoView {
                 <Audit commands=commands />
             </Show>
         </section>
+    }
+}
+
+/// Brings the timeline's newest events to the top of the view.
+fn to_timeline() {
+    if let Some(el) = document().get_element_by_id("timeline-title") {
+        el.scroll_into_view();
     }
 }
 

@@ -20,7 +20,7 @@ fn RelayChips() -> impl IntoView {
     view! {
         <ul class="relays" aria-label="Relays">
             <For each=move || console.relays.get() key=|r| (r.id, r.words.clone()) let:r>
-                <li class="chip" data-relay=r.label.clone() data-state=r.token title=r.detail.clone().unwrap_or_default()>
+                <li class="chip" data-relay=r.label.clone() data-state=r.link.token() title=r.detail.clone().unwrap_or_default()>
                     <span class="dot" aria-hidden="true"></span>
                     <span class="chip-label">{r.label.clone()}</span>
                     <span class="chip-state">{r.words.clone()}</span>
@@ -168,7 +168,7 @@ fn Banners() -> impl IntoView {
                 </p>
             })}
             <For
-                each=move || console.relays.with(|r| r.iter().filter(|x| x.token == "refused").cloned().collect::<Vec<_>>())
+                each=move || console.relays.with(|r| r.iter().filter(|x| x.is_refused()).cloned().collect::<Vec<_>>())
                 key=|r| (r.id, r.words.clone())
                 let:r
             >

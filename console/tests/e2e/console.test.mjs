@@ -479,6 +479,13 @@ try {
       'only requests are shown', 5_000);
     await filter.selectOption('all');
     await until(async () => (await items.count()) >= ats.length - 1, 'everything again', 5_000);
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.locator('button.to-latest').click();
+    await until(async () => {
+      const top = await items.first().evaluate((e) => e.getBoundingClientRect().top);
+      return top > 0 && top < 800 / 2;
+    }, 'one click brings the newest events into view', 3_000);
+    await shot(page, 'session-timeline-1280x800');
   });
 
   await step('the Sessions list keeps its order while sessions work, wait and end', async () => {
@@ -617,6 +624,13 @@ try {
     await noHorizontalScroll(p, 'session');
     await touchTargets(p, 'session');
     await shot(p, 'session-390x844');
+    // One tap from the top to the newest events.
+    await p.locator('button.to-latest').tap();
+    await until(async () => {
+      const top = await p.locator('main ol.timeline > li').first().evaluate((e) => e.getBoundingClientRect().top);
+      return top > 0 && top < 844 / 2;
+    }, 'the newest event is in view after one tap', 3_000);
+    await shot(p, 'session-timeline-390x844');
     await phone.close();
     const dark = await chromium.newContext({ viewport: { width: 390, height: 844 }, colorScheme: 'dark', isMobile: true, hasTouch: true });
     const d = await dark.newPage();
