@@ -13,6 +13,11 @@ use crate::model::clock;
 use crate::model::command::Phase;
 use crate::web::bridge::Console;
 
+/// Provided where cards sit under a heading of their own (an inbox group,
+/// a session's waiting list), so their titles rank one level below it.
+#[derive(Clone, Copy, Debug)]
+pub struct UnderHeading;
+
 /// Session, run and tool next to the content; the relay only when there
 /// is more than one (with one, the header's chip already says it, and it
 /// would be the same on every card). The agent is in the card's head.
@@ -110,7 +115,15 @@ pub fn CardItem(card: ArcRwSignal<CardView>) -> impl IntoView {
         >
             <header class="card-head">
                 <span class=format!("sev sev-{severity}")>{severity}</span>
-                <h2 id=title_id.clone() class="kind">{format!("{} request", c.kind_words())}</h2>
+                {
+                    let title = format!("{} request", c.kind_words());
+                    let id = title_id.clone();
+                    if use_context::<UnderHeading>().is_some() {
+                        view! { <h3 id=id class="kind">{title}</h3> }.into_any()
+                    } else {
+                        view! { <h2 id=id class="kind">{title}</h2> }.into_any()
+                    }
+                }
                 <button type="button" class="details-toggle"
                     aria-expanded=move || expanded.get().to_string()
                     aria-controls=details_id.clone()

@@ -6,7 +6,7 @@
 
 use leptos::prelude::*;
 
-use super::card::{CardItem, SettledRow};
+use super::card::{CardItem, SettledRow, UnderHeading};
 use crate::model::inbox::{self, Facet, Filter, Grouping, Row};
 use crate::model::status;
 use crate::web::bridge::Console;
@@ -175,6 +175,7 @@ pub fn Inbox() -> impl IntoView {
                         key=|g| g.clone() let:g>
                         {
                             let (key, title) = g;
+                            provide_context(UnderHeading);
                             let rows = group_rows(key.clone());
                             let count = {
                                 let key = key.clone();

@@ -8,7 +8,7 @@ use leptos::prelude::*;
 use serde_json::{Map, Value};
 use wasm_bindgen::JsCast;
 
-use super::card::CardItem;
+use super::card::{CardItem, UnderHeading};
 use super::command::CommandRow;
 use super::route::Route;
 use crate::model::clock;
@@ -447,6 +447,7 @@ pub fn SessionView(key: SessionKey) -> impl IntoView {
                 </For>
                 <Show when=move || pending.with(|p| !p.is_empty())>
                     <h2>"Waiting for you"</h2>
+                    {provide_context(UnderHeading)}
                     <ol class="cards">
                         <For each=move || pending.get() key=|r| r.clone() let:r>
                             {move || console.card(&r).map(|c| view! { <li><CardItem card=c /></li> })}

@@ -313,14 +313,16 @@ impl Console {
         state.last_flush.set(started);
         let mut asks: Vec<usize> = Vec::new();
         {
-            let Ok(mut guard) = rc.try_borrow_mut() else {
+            // Both or neither: what the driver touched is taken only when
+            // it can be applied, else the next flush finds it still there.
+            let (Ok(mut guard), Ok(mut lists)) = (rc.try_borrow_mut(), state.inner.try_borrow_mut()) else {
                 self.schedule();
                 return;
             };
+            let Some(inner) = lists.as_mut() else { return };
             let d = &mut *guard;
             let touched = std::mem::take(&mut d.handler.touched);
-            let hub = &d.hub;
-            state.with_inner(|inner| self.apply(&state, inner, hub, touched, &mut asks));
+            self.apply(&state, inner, &d.hub, touched, &mut asks);
         }
         // Signals change only now, with nothing borrowed: whatever they
         // wake may read the hub and the card views again.
