@@ -89,6 +89,15 @@ pub fn waiting(hub: &Hub, c: &Card) -> Waiting {
     }
 }
 
+/// A kind in the filter's and the groups' words: a request that named
+/// none is said to have none.
+fn kind_label(kind: &str) -> String {
+    match kind {
+        "" => "(no kind)".to_owned(),
+        k => k.to_owned(),
+    }
+}
+
 /// A session as a filter value: its source and name, which together name it.
 pub fn session_token(k: &SessionKey) -> String {
     format!("{} {}", k.source, k.name)
@@ -185,7 +194,7 @@ pub fn facets(rows: &[Row]) -> Facets {
     for row in rows.iter().filter(|r| matches!(r, Row::Waiting(_))) {
         add(&mut f.agents, row.agent().to_owned(), row.agent().to_owned());
         add(&mut f.sessions, session_token(row.session()), row.session_title());
-        add(&mut f.kinds, row.kind().to_owned(), row.kind().to_owned());
+        add(&mut f.kinds, row.kind().to_owned(), kind_label(row.kind()));
     }
     for list in [&mut f.agents, &mut f.sessions, &mut f.kinds] {
         list.sort_by(|a, b| a.label.cmp(&b.label).then_with(|| a.value.cmp(&b.value)));
@@ -210,7 +219,7 @@ pub fn arrange(rows: &[Row], filter: &Filter, grouping: Grouping) -> Vec<Group> 
             Grouping::None => (String::new(), String::new()),
             Grouping::Agent => (row.agent().to_owned(), row.agent().to_owned()),
             Grouping::Session => (session_token(row.session()), row.session_title()),
-            Grouping::Kind => (row.kind().to_owned(), row.kind().to_owned()),
+            Grouping::Kind => (row.kind().to_owned(), kind_label(row.kind())),
         };
         match groups.iter_mut().find(|g| g.key == key) {
             Some(g) => g.rows.push(row.clone()),

@@ -636,3 +636,13 @@ fn a_relay_error_becomes_one_notice_naming_the_relay() {
     assert_eq!(said.relay, "relay-a");
     assert_eq!(said.text, "Relay relay-a reported an error (rate-limited): slow down");
 }
+
+#[test]
+fn a_request_that_names_no_kind_is_offered_as_having_none() {
+    use super::inbox::{self, Row};
+    let mut r = with_session();
+    r.event(json!({ "id": "NK", "type": "attention.requested", "seq": 3, "data": { "prompt": "Anything?" } }));
+    let rows: Vec<Row> = r.hub.store().inbox().iter().map(|c| Row::Waiting(inbox::waiting(&r.hub, c))).collect();
+    let kinds: Vec<(String, usize)> = inbox::facets(&rows).kinds.into_iter().map(|f| (f.label, f.count)).collect();
+    assert_eq!(kinds, [("(no kind)".to_owned(), 1), ("permission".to_owned(), 1)]);
+}

@@ -97,7 +97,8 @@ pub fn CardItem(card: ArcRwSignal<CardView>) -> impl IntoView {
     // the answer buttons); everything else is one tap away.
     let expanded = RwSignal::new(false);
     let details_id = format!("card-details-{}", c.id);
-    let toggle_words = move || if expanded.get() { "Less" } else { "Details" };
+    // The state is in aria-expanded; the arrow only shows it.
+    let toggle_words = move || if expanded.get() { "Details \u{25b4}" } else { "Details \u{25be}" };
     let kind_words = c.kind_words();
     view! {
         <article
@@ -127,7 +128,7 @@ pub fn CardItem(card: ArcRwSignal<CardView>) -> impl IntoView {
                 <button type="button" class="details-toggle"
                     aria-expanded=move || expanded.get().to_string()
                     aria-controls=details_id.clone()
-                    aria-label=move || format!("{} of the {} request", toggle_words(), kind_words)
+                    aria-label=format!("Details of the {kind_words} request")
                     on:click=move |_| expanded.update(|x| *x = !*x)>
                     {toggle_words}
                 </button>
