@@ -592,6 +592,16 @@ try {
     await noHorizontalScroll(p, 'inbox');
     await touchTargets(p, 'inbox');
     await unnamedControls(p, 'inbox');
+    // A compact card's buttons stay under its prompt: none float over a
+    // card cut off by the bottom of the screen, away from what they answer.
+    await sleep(300);
+    const floating = await p.$$eval('main article.card', (cards) => cards.map((c) => {
+      const q = c.querySelector('.prompt');
+      const o = c.querySelector('.options');
+      if (!q || !o) return null;
+      return o.getBoundingClientRect().top < q.getBoundingClientRect().bottom - 1 ? c.getAttribute('data-request') : null;
+    }).filter(Boolean));
+    check(floating.length === 0, `answer buttons float over their card: ${floating}`);
     await shot(p, 'inbox-390x844');
     const f = p.locator('main article.card', { hasText: 'Export settings' }).or(p.locator('main article.card', { hasText: 'confirm the rollout' })).first();
     if (await f.count()) {
