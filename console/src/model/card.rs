@@ -70,10 +70,29 @@ pub struct AnswerView {
     pub values: Vec<(String, String)>,
 }
 
+/// How a request closed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Closed {
+    Resolved,
+    TimedOut,
+    /// The session ended while it was open.
+    Abandoned,
+}
+
+impl Closed {
+    /// A short stable token for styling and tests.
+    pub fn token(self) -> &'static str {
+        match self {
+            Closed::Resolved => "resolved",
+            Closed::TimedOut => "timed-out",
+            Closed::Abandoned => "abandoned",
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct CloseView {
-    /// `resolved`, `timed-out`, `abandoned`.
-    pub token: &'static str,
+    pub how: Closed,
     /// `Resolved: answered`, `Timed out after 45 s`.
     pub words: String,
     pub at: Option<UnixMs>,
@@ -310,7 +329,7 @@ fn close_view(c: &Card) -> Option<CloseView> {
                     .or_else(|| c.latency_ms())
                     .map(|ms| format!(" after {}", clock::latency(ms)));
                 (
-                    "resolved",
+                    Closed::Resolved,
                     format!("Resolved ({how}){}", after.unwrap_or_default()),
                 )
             }
@@ -319,20 +338,20 @@ fn close_view(c: &Card) -> Option<CloseView> {
                     .or_else(|| c.latency_ms())
                     .map(|ms| format!(" after {}", clock::latency(ms)));
                 (
-                    "timed-out",
+                    Closed::TimedOut,
                     format!("Timed out{}", after.unwrap_or_default()),
                 )
             }
         };
         return Some(CloseView {
-            token,
+            how: token,
             words,
             at: cl.at,
             event_id: Some(cl.event_id.clone()),
         });
     }
     (c.status() == CardStatus::Abandoned).then(|| CloseView {
-        token: "abandoned",
+        how: Closed::Abandoned,
         words: "Abandoned: the session ended while the request was open".to_owned(),
         at: None,
         event_id: None,

@@ -63,8 +63,11 @@ pub struct CommandView {
     pub verb: String,
     /// What was asked, in words: `Allow`, `"try the OPS project"`, `run run-1`.
     pub what: String,
-    /// Sent by this console (and followed by its sender).
+    /// Sent by this page (and followed by its sender).
     pub mine: bool,
+    /// Sent as this console's identity, by this page or an earlier one
+    /// (a reload, another tab): the person's own command.
+    pub by_this_console: bool,
     pub sender: Option<String>,
     pub relay: Option<String>,
     pub phase: Phase,
@@ -82,6 +85,15 @@ pub struct CommandView {
 }
 
 impl CommandView {
+    /// Who sent it, as the audit names them.
+    pub fn who(&self) -> String {
+        match (self.mine || self.by_this_console, &self.sender) {
+            (true, _) => "You".to_owned(),
+            (false, Some(s)) => s.clone(),
+            (false, None) => "Unknown sender".to_owned(),
+        }
+    }
+
     /// Timed out with no ack seen: the same command may be sent again.
     pub fn retryable(&self) -> bool {
         self.mine && self.phase == Phase::TimedOut
@@ -204,6 +216,7 @@ pub fn mine(hub: &Hub, c: &TrackedCommand, options: &[Choice]) -> CommandView {
         verb: words::verb(c.command().ty()),
         what: describe(c.command(), options),
         mine: true,
+        by_this_console: true,
         sender: Some(c.command().agent().to_owned()),
         relay,
         phase,
@@ -220,13 +233,17 @@ pub fn mine(hub: &Hub, c: &TrackedCommand, options: &[Choice]) -> CommandView {
 }
 
 /// Anyone's command, as the stream shows its chain.
+///
+/// `me` is this console's source: a command sent as it (by an earlier
+/// page, before a reload) is the person's own.
 pub fn chain(
     c: &store::Command,
     session: Option<&store::Session>,
     options: &[Choice],
+    me: &str,
 ) -> CommandView {
     let issued = c.issued();
-    let ty = c.ty().unwrap_or("(command not seen)").to_owned();
+    let ty = c.ty().unwrap_or_default().to_owned();
     let what = session
         .and_then(|s| s.timeline().iter().rev().find(|e| e.id() == c.id()))
         .and_then(|e| e.event().ok())
@@ -266,18 +283,32 @@ pub fn chain(
             None,
         ),
     };
+    // Known only by what answered it: say so, and when that was.
+    let verb = if ty.is_empty() {
+        "a command seen only by its acknowledgement".to_owned()
+    } else {
+        words::verb(&ty)
+    };
+    let sent_at = match issued {
+        Some(i) => i.at.or(Some(i.received_at)),
+        None => c
+            .ack()
+            .map(|a| a.at.unwrap_or(a.received_at))
+            .or_else(|| c.outcome().map(|o| o.at.unwrap_or(o.received_at))),
+    };
     CommandView {
         id: c.id().to_owned(),
-        verb: words::verb(&ty),
+        verb,
         ty,
         what,
         mine: false,
+        by_this_console: issued.is_some_and(|i| i.sender_source == me),
         sender: issued.map(|i| i.sender_agent.clone()),
         relay: issued.and_then(|i| i.relay.as_deref().map(str::to_owned)),
         phase,
         headline,
         explanation,
-        sent_at: issued.and_then(|i| i.at.or(Some(i.received_at))),
+        sent_at,
         sends: 1,
         window_ms: None,
         ack_latency_ms: c.ack_latency_ms(),
@@ -299,7 +330,7 @@ pub fn view(
         return Some(mine(hub, t, options));
     }
     let c = session?.command(id)?;
-    Some(chain(c, session, options))
+    Some(chain(c, session, options, &hub.sender().identity().source))
 }
 
 fn done_words(outcome: &str) -> String {

@@ -6,6 +6,8 @@ pub mod card;
 pub mod clock;
 pub mod command;
 pub mod form;
+pub mod inbox;
+pub mod notice;
 pub mod reply;
 pub mod session;
 pub mod slots;

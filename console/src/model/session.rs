@@ -5,16 +5,36 @@ use aep_client::client::hub::Hub;
 use aep_client::client::State;
 use aep_client::control::sender::command::{CANCEL, PAUSE, RESPOND, RESUME};
 use aep_client::protocol::event::is_vendor_command_type;
-use aep_client::store::{RunEnding, RunStatus, Session, SessionKey};
+use aep_client::store::{RunEnding, RunStatus, Session, SessionKey, SessionState};
 use aep_client::UnixMs;
 
 use super::command::{self, CommandView};
 
+/// Where a run stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RunState {
+    Open,
+    Finished,
+    Failed,
+    Cancelled,
+}
+
+impl RunState {
+    /// A short stable token for styling and tests.
+    pub fn token(self) -> &'static str {
+        match self {
+            RunState::Open => "open",
+            RunState::Finished => "finished",
+            RunState::Failed => "failed",
+            RunState::Cancelled => "cancelled",
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RunView {
     pub name: String,
-    /// `open`, `finished`, `failed`, `cancelled`.
-    pub status: &'static str,
+    pub status: RunState,
     pub events: u64,
     pub reason: Option<String>,
     /// The terminal event, for jumping to it.
@@ -23,7 +43,7 @@ pub struct RunView {
 
 impl RunView {
     pub fn is_open(&self) -> bool {
-        self.status == "open"
+        self.status == RunState::Open
     }
 }
 
@@ -46,6 +66,33 @@ pub struct Verbs {
     pub ack_window_ms: Option<u64>,
 }
 
+/// Where a session stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LaneState {
+    Active,
+    Paused,
+    Ended,
+}
+
+impl LaneState {
+    fn of(s: SessionState) -> LaneState {
+        match s {
+            SessionState::Active => LaneState::Active,
+            SessionState::Paused => LaneState::Paused,
+            SessionState::Ended => LaneState::Ended,
+        }
+    }
+
+    /// A short stable token for styling and tests.
+    pub fn token(self) -> &'static str {
+        match self {
+            LaneState::Active => "active",
+            LaneState::Paused => "paused",
+            LaneState::Ended => "ended",
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Lane {
     pub key: SessionKey,
@@ -53,14 +100,16 @@ pub struct Lane {
     pub source: String,
     pub agent: String,
     pub label: Option<String>,
-    /// `active`, `paused`, `ended`.
-    pub state: &'static str,
+    pub state: LaneState,
     /// The relay the latest event came through.
     pub relay: Option<String>,
     pub runs: Vec<RunView>,
     pub pending: usize,
     pub events: usize,
     pub updated_at: UnixMs,
+    /// When it started (its `session.started`, else when first seen): the
+    /// list's order, which activity never changes.
+    pub started_at: UnixMs,
     pub verbs: Verbs,
     pub end_reason: Option<String>,
 }
@@ -72,8 +121,8 @@ impl Lane {
 
     /// Runs by ending: `(finished, failed, cancelled)`.
     pub fn terminals(&self) -> (usize, usize, usize) {
-        let count = |s: &str| self.runs.iter().filter(|r| r.status == s).count();
-        (count("finished"), count("failed"), count("cancelled"))
+        let count = |s: RunState| self.runs.iter().filter(|r| r.status == s).count();
+        (count(RunState::Finished), count(RunState::Failed), count(RunState::Cancelled))
     }
 }
 
@@ -121,10 +170,10 @@ pub fn lane(hub: &Hub, s: &Session) -> Lane {
         .runs()
         .map(|r| {
             let status = match r.status() {
-                RunStatus::Open => "open",
-                RunStatus::Ended(RunEnding::Finished) => "finished",
-                RunStatus::Ended(RunEnding::Failed) => "failed",
-                RunStatus::Ended(RunEnding::Cancelled) => "cancelled",
+                RunStatus::Open => RunState::Open,
+                RunStatus::Ended(RunEnding::Finished) => RunState::Finished,
+                RunStatus::Ended(RunEnding::Failed) => RunState::Failed,
+                RunStatus::Ended(RunEnding::Cancelled) => RunState::Cancelled,
             };
             let view = RunView {
                 name: r.name().to_owned(),
@@ -143,7 +192,7 @@ pub fn lane(hub: &Hub, s: &Session) -> Lane {
         source: s.source().to_owned(),
         agent: s.agent().to_owned(),
         label: s.started().and_then(|st| st.label.clone()),
-        state: s.state().name(),
+        state: LaneState::of(s.state()),
         relay: s
             .timeline()
             .iter()
@@ -153,22 +202,21 @@ pub fn lane(hub: &Hub, s: &Session) -> Lane {
         pending: s.pending_count(),
         events: s.timeline().len(),
         updated_at: s.updated_at(),
+        started_at: s
+            .started()
+            .and_then(|st| UnixMs::parse_rfc3339(&st.time))
+            .unwrap_or(s.first_seen()),
         verbs: verbs(hub, s),
         end_reason: s.end().and_then(|e| e.reason.clone()),
     }
 }
 
-/// Every session: live ones with work waiting first, then most recently
-/// updated.
+/// Every session, in the order they started; new ones join at the end.
+/// Nothing a session does (work waiting, activity, ending) moves it, so a
+/// row is where it was when the finger comes down.
 pub fn lanes(hub: &Hub) -> Vec<Lane> {
     let mut all: Vec<Lane> = hub.store().sessions().map(|s| lane(hub, s)).collect();
-    all.sort_by(|a, b| {
-        (a.state == "ended")
-            .cmp(&(b.state == "ended"))
-            .then_with(|| b.pending.cmp(&a.pending))
-            .then_with(|| b.updated_at.cmp(&a.updated_at))
-            .then_with(|| a.key.cmp(&b.key))
-    });
+    all.sort_by(|a, b| a.started_at.cmp(&b.started_at).then_with(|| a.key.cmp(&b.key)));
     all
 }
 

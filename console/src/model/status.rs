@@ -5,12 +5,48 @@ use aep_client::client::State;
 
 use super::words;
 
+/// A relay connection as the header's chip shows it (the handshake reads
+/// as connecting).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Link {
+    Idle,
+    Connecting,
+    Live,
+    Reconnecting,
+    Refused,
+    Closed,
+}
+
+impl Link {
+    fn of(state: &State) -> Link {
+        match state {
+            State::Idle => Link::Idle,
+            State::Connecting | State::Handshaking => Link::Connecting,
+            State::Live => Link::Live,
+            State::Reconnecting { .. } => Link::Reconnecting,
+            State::Refused { .. } => Link::Refused,
+            State::Closed => Link::Closed,
+        }
+    }
+
+    /// A short stable token for styling and tests.
+    pub fn token(self) -> &'static str {
+        match self {
+            Link::Idle => "idle",
+            Link::Connecting => "connecting",
+            Link::Live => "live",
+            Link::Reconnecting => "reconnecting",
+            Link::Refused => "refused",
+            Link::Closed => "closed",
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RelayView {
     pub id: usize,
     pub label: String,
-    /// `live`, `connecting`, `reconnecting`, `refused`, `closed`, `idle`.
-    pub token: &'static str,
+    pub link: Link,
     /// `live`, `reconnecting (attempt 3)`, `refused: wrong token`.
     pub words: String,
     pub detail: Option<String>,
@@ -18,19 +54,11 @@ pub struct RelayView {
 
 impl RelayView {
     pub fn is_live(&self) -> bool {
-        self.token == "live"
+        self.link == Link::Live
     }
 
     pub fn is_refused(&self) -> bool {
-        self.token == "refused"
-    }
-}
-
-/// The engine's state name, with the handshake shown as connecting.
-fn token(state: &State) -> &'static str {
-    match state {
-        State::Handshaking => "connecting",
-        other => other.name(),
+        self.link == Link::Refused
     }
 }
 
@@ -40,7 +68,7 @@ pub fn relays(hub: &Hub) -> Vec<RelayView> {
         .map(|id| {
             let state = hub.state(id).cloned().unwrap_or(State::Idle);
             let (words, detail) = words::state(&state);
-            RelayView { id, label: hub.label(id).unwrap_or_default().to_owned(), token: token(&state), words, detail }
+            RelayView { id, label: hub.label(id).unwrap_or_default().to_owned(), link: Link::of(&state), words, detail }
         })
         .collect()
 }
@@ -111,30 +139,30 @@ pub fn refused_banner(r: &RelayView) -> String {
 mod tests {
     use super::*;
 
-    fn relay(token: &'static str) -> RelayView {
-        RelayView { id: 0, label: "r".into(), token, words: token.into(), detail: None }
+    fn relay(link: Link) -> RelayView {
+        RelayView { id: 0, label: "r".into(), link, words: link.token().into(), detail: None }
     }
 
     #[test]
     fn a_live_relay_is_live_whatever_the_browser_flag_says() {
-        assert_eq!(reach(&[relay("live")], false), Reach::Live);
-        assert_eq!(reach(&[relay("live")], false).banner(), None);
+        assert_eq!(reach(&[relay(Link::Live)], false), Reach::Live);
+        assert_eq!(reach(&[relay(Link::Live)], false).banner(), None);
     }
 
     #[test]
     fn offline_is_said_once_and_as_the_reason_no_relay_is_connected() {
-        let r = reach(&[relay("reconnecting")], false);
+        let r = reach(&[relay(Link::Reconnecting)], false);
         assert_eq!(r, Reach::NoneLive { device_offline: true });
         let words = r.banner().unwrap();
         assert!(words.contains("offline") && words.contains("never queued"), "{words}");
-        let online = reach(&[relay("reconnecting")], true).banner().unwrap();
+        let online = reach(&[relay(Link::Reconnecting)], true).banner().unwrap();
         assert!(!online.contains("offline"), "{online}");
         assert_eq!(reach(&[], false).banner(), None);
     }
 
     #[test]
     fn a_refused_token_is_said_once_and_nothing_claims_to_wait_for_a_connection() {
-        let mut r = relay("refused");
+        let mut r = relay(Link::Refused);
         r.words = "refused: wrong token".into();
         r.detail = Some("The relay did not accept this token.".into());
         let all = [r.clone()];
@@ -145,6 +173,6 @@ mod tests {
         assert_eq!(words.matches("refused").count(), 1, "{words}");
         assert!(words.contains("did not accept this token"), "{words}");
         // With another relay still trying, the console does wait.
-        assert!(matches!(reach(&[r, relay("reconnecting")], true), Reach::NoneLive { .. }));
+        assert!(matches!(reach(&[r, relay(Link::Reconnecting)], true), Reach::NoneLive { .. }));
     }
 }

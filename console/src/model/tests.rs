@@ -15,7 +15,7 @@ use serde_json::{json, Map, Value};
 
 use super::card::{self, Answering};
 use super::command::Phase;
-use super::{session, timeline};
+use super::{notice, session, timeline};
 
 const T0: UnixMs = UnixMs(1_783_073_703_000);
 
@@ -24,6 +24,8 @@ struct Relay {
     now: UnixMs,
     sent: Vec<Frame>,
     random: u128,
+    /// Relay notices the hub's changes called for.
+    notices: Vec<notice::Said>,
 }
 
 impl Relay {
@@ -41,6 +43,7 @@ impl Relay {
             now: T0,
             sent: Vec::new(),
             random: 1,
+            notices: Vec::new(),
         };
         r.hub.connect(r.now);
         r.drain();
@@ -84,7 +87,16 @@ impl Relay {
             self.sent.push(Frame::decode(&text).unwrap());
         }
         while self.hub.poll_action().is_some() {}
-        while self.hub.poll_change().is_some() {}
+        let mut changes = Vec::new();
+        while let Some(c) = self.hub.poll_change() {
+            changes.push(c);
+        }
+        let hub = &self.hub;
+        self.notices.extend(
+            changes
+                .iter()
+                .filter_map(|c| notice::of(c, |r| hub.label(r).unwrap_or("?").to_owned())),
+        );
     }
 
     fn send(&mut self, f: Frame) {
@@ -423,4 +435,214 @@ fn form_values_read_as_the_choices_labels_and_other_text_as_typed() {
     assert_eq!(get("Regions"), "US East, EU (Ireland)");
     assert_eq!(get("Announce in"), "#payments-release", "free text is kept as typed");
     assert_eq!(get("Canary"), "yes");
+}
+
+#[test]
+fn sessions_keep_the_order_they_started_in_while_work_comes_and_goes() {
+    let mut r = with_session();
+    // A second session starts later, then gets busier than the first.
+    r.now = r.now + 5_000;
+    r.event(json!({ "id": "F0", "type": "session.started", "session": "s2", "seq": 0, "time": "2026-07-03T10:16:00Z",
+                    "data": { "label": "Second" } }));
+    let names = |r: &Relay| session::lanes(&r.hub).into_iter().map(|l| l.name).collect::<Vec<_>>();
+    assert_eq!(names(&r), ["s1", "s2"], "the order they started in");
+    r.now = r.now + 5_000;
+    r.event(json!({ "id": "F1", "type": "attention.requested", "session": "s2", "seq": 1, "severity": "critical",
+                    "data": { "kind": "permission", "prompt": "Drop it?",
+                              "options": [{"id": "allow", "label": "Allow"}, {"id": "deny", "label": "Deny"}] } }));
+    r.event(json!({ "id": "F2", "type": "attention.requested", "session": "s2", "seq": 2,
+                    "data": { "kind": "input", "prompt": "Name?" } }));
+    assert_eq!(names(&r), ["s1", "s2"], "more waiting does not move a session up");
+    r.now = r.now + 5_000;
+    r.event(json!({ "id": "E9", "type": "progress.status", "seq": 3, "data": { "phase": "working" } }));
+    assert_eq!(names(&r), ["s1", "s2"], "recent activity does not move a session");
+    r.event(json!({ "id": "E10", "type": "session.ended", "seq": 4, "data": { "reason": "done" } }));
+    let lanes = session::lanes(&r.hub);
+    assert_eq!(lanes[0].name, "s1", "an ended session keeps its place");
+    assert_eq!(lanes[0].state, session::LaneState::Ended);
+    assert_eq!(lanes[1].state, session::LaneState::Active);
+}
+
+#[test]
+fn this_consoles_commands_read_as_its_own_after_a_reload() {
+    let mut r = with_session();
+    // A fresh page (an empty sender) replays what an earlier page sent:
+    // the command as the relay forwarded it, its ack and its outcome.
+    r.event(json!({ "id": "CMD1", "type": "control.cancel", "time": "2026-07-03T10:15:10Z",
+                    "source": "aep://console.test/agent/aep-console", "agent": "aep-console",
+                    "run": "r1", "data": { "scope": "run", "reason": "stuck" } }));
+    r.event(json!({ "id": "K1", "type": "control.accepted", "seq": 3, "cause": "CMD1", "data": {} }));
+    r.event(json!({ "id": "K2", "type": "run.cancelled", "seq": 4, "run": "r1", "cause": "CMD1", "data": { "reason": "stuck" } }));
+    let s = r.hub.store().sessions().next().unwrap();
+    let c = session::commands(&r.hub, s).remove(0);
+    assert!(c.by_this_console, "sent as this console: {c:?}");
+    assert_eq!(c.who(), "You");
+    assert_eq!(c.sent_at, UnixMs::parse_rfc3339("2026-07-03T10:15:10Z"));
+    assert_eq!(c.phase, Phase::Done("run.cancelled".into()));
+    assert_eq!(c.what, "run r1 \u{2014} \u{201c}stuck\u{201d}");
+}
+
+#[test]
+fn a_command_known_only_by_its_ack_is_named_by_what_the_ack_says() {
+    let mut r = with_session();
+    r.event(json!({ "id": "K1", "type": "control.accepted", "seq": 3, "cause": "GONE1", "time": "2026-07-03T10:15:20Z", "data": {} }));
+    let s = r.hub.store().sessions().next().unwrap();
+    let c = session::commands(&r.hub, s).remove(0);
+    let line = format!("{}: {}", c.who(), c.verb);
+    assert!(!line.contains("Someone") && !line.contains("command not seen"), "{line}");
+    assert!(c.sent_at.is_some(), "a time to show: {c:?}");
+}
+
+#[test]
+fn a_timeline_reads_newest_first_with_each_tool_call_folded_with_its_result() {
+    let mut r = with_session();
+    r.event(json!({ "id": "T1", "type": "tool.requested", "seq": 3, "run": "r1",
+                    "data": { "tool": { "name": "Bash", "call_id": "c1" }, "args_redacted": { "input": "ls" } } }));
+    r.event(json!({ "id": "P1", "type": "progress.status", "seq": 4, "run": "r1", "data": { "phase": "listing" } }));
+    r.event(json!({ "id": "T2", "type": "tool.completed", "seq": 5, "run": "r1",
+                    "data": { "tool": { "name": "Bash", "call_id": "c1" }, "status": "ok" } }));
+    r.event(json!({ "id": "T3", "type": "tool.requested", "seq": 6, "run": "r1",
+                    "data": { "tool": { "name": "Read", "call_id": "c2" } } }));
+    let s = r.hub.store().sessions().next().unwrap();
+    let (items, _) = timeline::items(s);
+    let ids = |rows: &[timeline::Row]| rows.iter().map(|r| r.id().to_owned()).collect::<Vec<_>>();
+    let all = timeline::rows(&items, timeline::Filter::All);
+    assert_eq!(ids(&all), ["T3", "T2", "P1", "REQ1", "E1", "E0"], "newest first, the pair where its result is");
+    match &all[1] {
+        timeline::Row::ToolCall { call, result } => {
+            assert_eq!((call.id.as_str(), result.as_ref().map(|i| i.id.as_str())), ("T1", Some("T2")));
+            assert_eq!(call.call.as_deref(), Some("c1"));
+        }
+        other => panic!("the call and its result are one row: {other:?}"),
+    }
+    assert!(matches!(&all[0], timeline::Row::Event(i) if i.category == timeline::Category::Tool), "a call still running stands alone");
+    let tools = timeline::rows(&items, timeline::Filter::Only(timeline::Category::Tool));
+    assert_eq!(ids(&tools), ["T3", "T2"]);
+    let asks = timeline::rows(&items, timeline::Filter::Only(timeline::Category::Attention));
+    assert_eq!(ids(&asks), ["REQ1"]);
+    assert_eq!(timeline::Category::of("x.acme.build.cache"), timeline::Category::Other);
+    assert_eq!(timeline::Category::of("control.accepted"), timeline::Category::Control);
+}
+
+#[test]
+fn the_inbox_is_filtered_and_grouped_by_agent_session_and_kind() {
+    use super::inbox::{self, Filter, Grouping, Row};
+    let mut r = with_session();
+    r.event(json!({ "id": "REQ3", "type": "attention.requested", "seq": 3, "run": "r1",
+                    "data": { "kind": "input", "prompt": "Which branch?" } }));
+    r.event(json!({ "id": "G0", "type": "session.started", "session": "s2", "seq": 0, "source": "aep://h/agent/ops", "agent": "ops",
+                    "data": { "label": "Night shift" } }));
+    r.event(json!({ "id": "REQ2", "type": "attention.requested", "session": "s2", "seq": 1, "severity": "critical",
+                    "source": "aep://h/agent/ops", "agent": "ops", "data": { "kind": "input", "prompt": "Page someone?" } }));
+    let rows: Vec<Row> = r.hub.store().inbox().iter().map(|c| Row::Waiting(inbox::waiting(&r.hub, c))).collect();
+    let ids = |groups: &[inbox::Group]| -> Vec<Vec<String>> {
+        groups.iter().map(|g| g.rows.iter().map(|r| r.request().to_owned()).collect()).collect()
+    };
+    assert_eq!(ids(&inbox::arrange(&rows, &Filter::default(), Grouping::None)), [["REQ2", "REQ1", "REQ3"]]);
+
+    let f = inbox::facets(&rows);
+    let pairs = |v: &[inbox::Facet]| v.iter().map(|x| (x.label.clone(), x.count)).collect::<Vec<_>>();
+    assert_eq!(pairs(&f.agents), [("demo".to_owned(), 2), ("ops".to_owned(), 1)]);
+    assert_eq!(pairs(&f.kinds), [("input".to_owned(), 2), ("permission".to_owned(), 1)]);
+    assert_eq!(pairs(&f.sessions), [("Fix the tests".to_owned(), 2), ("Night shift".to_owned(), 1)]);
+
+    let demo = Filter { agent: Some("demo".into()), ..Filter::default() };
+    assert_eq!(ids(&inbox::arrange(&rows, &demo, Grouping::None)), [["REQ1", "REQ3"]]);
+    let demo_input = Filter { kind: Some("input".into()), ..demo.clone() };
+    assert_eq!(ids(&inbox::arrange(&rows, &demo_input, Grouping::None)), [["REQ3"]]);
+    let night = Filter { session: Some(f.sessions[1].value.clone()), ..Filter::default() };
+    assert_eq!(ids(&inbox::arrange(&rows, &night, Grouping::None)), [["REQ2"]]);
+    assert!(demo.is_active() && !Filter::default().is_active());
+
+    // Groups come in the order of their most urgent request.
+    let by_session = inbox::arrange(&rows, &Filter::default(), Grouping::Session);
+    assert_eq!(ids(&by_session), [vec!["REQ2"], vec!["REQ1", "REQ3"]]);
+    assert_eq!(by_session[0].title, "Night shift");
+    let by_kind = inbox::arrange(&rows, &Filter::default(), Grouping::Kind);
+    assert_eq!(ids(&by_kind), [vec!["REQ2", "REQ3"], vec!["REQ1"]]);
+    assert_eq!(Grouping::from_token("agent"), Grouping::Agent);
+    assert_eq!(Grouping::from_token("nonsense"), Grouping::None);
+}
+
+#[test]
+fn the_inbox_list_keeps_a_row_where_a_seen_or_answered_card_settled() {
+    use super::inbox::{Row, Tracker};
+    use super::slots::ROW_MS;
+    let ask = |r: &mut Relay, id: &str, seq: u64| {
+        r.event(json!({ "id": id, "type": "attention.requested", "seq": seq, "run": "r1",
+                        "data": { "kind": "permission", "prompt": id,
+                                  "options": [{"id": "allow", "label": "Allow"}, {"id": "deny", "label": "Deny"}] } }));
+    };
+    let resolve = |r: &mut Relay, id: &str, seq: u64| {
+        r.event(json!({ "id": format!("R{seq}"), "type": "attention.resolved", "seq": seq, "subject": id,
+                        "time": format!("2026-07-03T10:16:{seq:02}Z"), "data": { "resolution": "withdrawn" } }));
+    };
+    let lines = |rows: &[Row]| {
+        rows.iter()
+            .map(|r| match r {
+                Row::Waiting(w) => format!("w {}", w.key.request),
+                Row::Settled(c) => format!("s {}", c.id),
+            })
+            .collect::<Vec<_>>()
+    };
+    let mut r = with_session();
+    ask(&mut r, "REQ2", 3);
+    let mut t = Tracker::default();
+    let first = t.refresh(&r.hub, r.now);
+    assert_eq!(lines(&first.rows), ["w REQ1", "w REQ2"]);
+    assert_eq!(first.fresh.len(), 2, "both are new to the list");
+    assert!(t.pending(&first.order[0]));
+
+    // Opened and closed within one catch-up: nobody saw it, no row.
+    ask(&mut r, "FLASH", 4);
+    resolve(&mut r, "FLASH", 5);
+    // Seen for 3 s, then withdrawn: a row where it was.
+    r.now = r.now + 3_000;
+    resolve(&mut r, "REQ1", 6);
+    let next = t.refresh(&r.hub, r.now);
+    assert_eq!(lines(&next.rows), ["s REQ1", "w REQ2"]);
+    assert_eq!(next.gone.len(), 1);
+    assert!(next.fresh.is_empty());
+    assert!(t.card_for_request("REQ2").is_some() && t.card_for_request("REQ1").is_none());
+
+    // Answered here at once still leaves a row: the person acted on it.
+    let cmd = r.respond("REQ2", Answer::option("deny"));
+    r.event(json!({ "id": "Z1", "type": "attention.resolved", "seq": 7, "subject": "REQ2", "cause": cmd,
+                    "time": "2026-07-03T10:16:07Z", "data": { "resolution": "answered" } }));
+    let after = t.refresh(&r.hub, r.now);
+    assert_eq!(lines(&after.rows), ["s REQ1", "s REQ2"]);
+    assert!(!t.rows_expire(r.now));
+    r.now = r.now + ROW_MS;
+    assert!(t.rows_expire(r.now));
+    assert!(lines(&t.refresh(&r.hub, r.now).rows).is_empty(), "rows leave after a while");
+
+    let history = super::inbox::history(&r.hub);
+    let ids: Vec<&str> = history.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(ids, ["REQ2", "REQ1", "FLASH"], "settled cards, the latest first");
+}
+
+#[test]
+fn a_relay_error_becomes_one_notice_naming_the_relay() {
+    let mut r = with_session();
+    r.send(Frame::Error(ErrorFrame {
+        code: "rate-limited".into(),
+        detail: Some("slow down".into()),
+        id: None,
+        cause: None,
+        versions: None,
+    }));
+    let said = r.notices.last().expect("a notice");
+    assert_eq!(said.kind, notice::NoticeKind::Error);
+    assert_eq!(said.relay, "relay-a");
+    assert_eq!(said.text, "Relay relay-a reported an error (rate-limited): slow down");
+}
+
+#[test]
+fn a_request_that_names_no_kind_is_offered_as_having_none() {
+    use super::inbox::{self, Row};
+    let mut r = with_session();
+    r.event(json!({ "id": "NK", "type": "attention.requested", "seq": 3, "data": { "prompt": "Anything?" } }));
+    let rows: Vec<Row> = r.hub.store().inbox().iter().map(|c| Row::Waiting(inbox::waiting(&r.hub, c))).collect();
+    let kinds: Vec<(String, usize)> = inbox::facets(&rows).kinds.into_iter().map(|f| (f.label, f.count)).collect();
+    assert_eq!(kinds, [("(no kind)".to_owned(), 1), ("permission".to_owned(), 1)]);
 }

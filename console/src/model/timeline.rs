@@ -1,16 +1,161 @@
-//! A session's events in order, each with a one-line summary. Known types
-//! get a sentence; anything else is shown generically (type, capture and
-//! the payload's top-level members), never dropped. Everything here is
-//! data for text nodes.
+//! A session's events, each with a one-line summary. Known types get a
+//! sentence; anything else is shown generically (type, capture and the
+//! payload's top-level members), never dropped. Shown newest first, a tool
+//! call folded with its result into one row, and filtered by category.
+//! Everything here is data for text nodes.
 
 use aep_client::store::{Entry, Session};
-use aep_client::{Event, UnixMs};
+use aep_client::{Event, Severity, UnixMs};
 use serde_json::{Map, Value};
 
 /// Most entries a session view renders (the newest ones).
 pub const MAX_ITEMS: usize = 300;
 /// Longest summary kept, in characters.
 const MAX_SUMMARY: usize = 280;
+
+/// What an event is about, from its type's family: what the timeline
+/// filters by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Category {
+    Session,
+    Run,
+    Tool,
+    Attention,
+    Control,
+    Progress,
+    /// Vendor types and anything else.
+    Other,
+}
+
+impl Category {
+    pub const ALL: [Category; 7] = [
+        Category::Attention,
+        Category::Tool,
+        Category::Control,
+        Category::Run,
+        Category::Session,
+        Category::Progress,
+        Category::Other,
+    ];
+
+    pub fn of(ty: &str) -> Category {
+        match ty.split('.').next().unwrap_or_default() {
+            "session" => Category::Session,
+            "run" => Category::Run,
+            "tool" => Category::Tool,
+            "attention" => Category::Attention,
+            "control" => Category::Control,
+            "progress" => Category::Progress,
+            _ => Category::Other,
+        }
+    }
+
+    /// A short stable token for the filter's value, styling and tests.
+    pub fn token(self) -> &'static str {
+        match self {
+            Category::Session => "session",
+            Category::Run => "run",
+            Category::Tool => "tool",
+            Category::Attention => "attention",
+            Category::Control => "control",
+            Category::Progress => "progress",
+            Category::Other => "other",
+        }
+    }
+
+    pub fn from_token(t: &str) -> Option<Category> {
+        Category::ALL.into_iter().find(|c| c.token() == t)
+    }
+
+    /// The filter's words for it.
+    pub fn words(self) -> &'static str {
+        match self {
+            Category::Session => "Session start and end",
+            Category::Run => "Runs",
+            Category::Tool => "Tool calls",
+            Category::Attention => "Requests and answers",
+            Category::Control => "Commands and acks",
+            Category::Progress => "Progress",
+            Category::Other => "Other (vendor) events",
+        }
+    }
+}
+
+/// Which events the timeline shows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Filter {
+    #[default]
+    All,
+    Only(Category),
+}
+
+impl Filter {
+    pub fn from_token(t: &str) -> Filter {
+        Category::from_token(t).map_or(Filter::All, Filter::Only)
+    }
+
+    fn admits(self, c: Category) -> bool {
+        match self {
+            Filter::All => true,
+            Filter::Only(x) => x == c,
+        }
+    }
+}
+
+/// One line of the timeline.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Row {
+    Event(Item),
+    /// A tool call and its result (`tool.completed` or `tool.failed`),
+    /// matched by `tool.call_id`: one row, folded.
+    ToolCall { call: Item, result: Option<Item> },
+}
+
+impl Row {
+    /// The newest event's id: the row's identity in a list.
+    pub fn id(&self) -> &str {
+        match self {
+            Row::Event(i) => &i.id,
+            Row::ToolCall { call, result } => &result.as_ref().unwrap_or(call).id,
+        }
+    }
+}
+
+/// The rows to show, newest first: a call and its result share the row
+/// where the result is; `filter` keeps one category.
+pub fn rows(items: &[Item], filter: Filter) -> Vec<Row> {
+    use std::collections::HashMap;
+    let is_call = |i: &Item| matches!(i.ty.as_str(), "tool.requested" | "tool.started");
+    let is_result = |i: &Item| matches!(i.ty.as_str(), "tool.completed" | "tool.failed");
+    // Each result's call (the latest call with its id before it).
+    let mut open: HashMap<&str, usize> = HashMap::new();
+    let mut call_of: HashMap<usize, usize> = HashMap::new();
+    for (n, i) in items.iter().enumerate() {
+        let Some(call) = i.call.as_deref() else { continue };
+        if is_call(i) {
+            open.insert(call, n);
+        } else if is_result(i) {
+            if let Some(c) = open.remove(call) {
+                call_of.insert(n, c);
+            }
+        }
+    }
+    let paired: std::collections::HashSet<usize> = call_of.values().copied().collect();
+    let mut out = Vec::new();
+    for (n, i) in items.iter().enumerate().rev() {
+        if paired.contains(&n) || !filter.admits(i.category) {
+            continue;
+        }
+        out.push(match call_of.get(&n) {
+            Some(c) => Row::ToolCall {
+                call: items[*c].clone(),
+                result: Some(i.clone()),
+            },
+            None => Row::Event(i.clone()),
+        });
+    }
+    out
+}
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Item {
@@ -28,7 +173,10 @@ pub struct Item {
     /// Summarised generically (a type this console has no words for).
     pub generic: bool,
     pub command: bool,
-    pub severity: &'static str,
+    pub severity: Severity,
+    pub category: Category,
+    /// `tool.call_id`, which ties a tool call to its result.
+    pub call: Option<String>,
 }
 
 fn text(data: Option<&Map<String, Value>>, k: &str) -> Option<String> {
@@ -201,9 +349,16 @@ fn known(e: &Event) -> Option<String> {
 
 fn item(entry: &Entry, shown: &std::collections::HashMap<&str, String>) -> Item {
     let parsed = entry.event().ok();
+    let call = parsed.as_ref().and_then(|e| {
+        e.data()?
+            .get("tool")?
+            .get("call_id")?
+            .as_str()
+            .map(str::to_owned)
+    });
     let (summary, generic_form, agent, severity) = match &parsed {
         Some(e) => match known(e) {
-            Some(s) => (s, false, e.agent().to_owned(), e.severity().as_str()),
+            Some(s) => (s, false, e.agent().to_owned(), e.severity()),
             None => {
                 let g = generic(e.data());
                 let capture = e.capture().as_str();
@@ -212,10 +367,10 @@ fn item(entry: &Entry, shown: &std::collections::HashMap<&str, String>) -> Item 
                 } else {
                     format!("{g} ({capture})")
                 };
-                (s, true, e.agent().to_owned(), e.severity().as_str())
+                (s, true, e.agent().to_owned(), e.severity())
             }
         },
-        None => ("(unreadable)".to_owned(), true, String::new(), "info"),
+        None => ("(unreadable)".to_owned(), true, String::new(), Severity::default()),
     };
     Item {
         id: entry.id().to_owned(),
@@ -229,6 +384,8 @@ fn item(entry: &Entry, shown: &std::collections::HashMap<&str, String>) -> Item 
         generic: generic_form,
         command: entry.is_command(),
         severity,
+        category: Category::of(entry.ty()),
+        call,
     }
 }
 

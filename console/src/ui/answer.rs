@@ -178,18 +178,35 @@ fn Elsewhere(channels: Vec<String>, options: Vec<OptionView>) -> impl IntoView {
     }
 }
 
+/// `expanded`: the card shows everything; on a phone a compact card keeps
+/// the text reply (beside options) and a form's fields for a tap.
 #[component]
-pub fn AnswerArea(card: RwSignal<CardView>) -> impl IntoView {
+pub fn AnswerArea(card: RwSignal<CardView>, #[prop(optional)] expanded: Option<RwSignal<bool>>) -> impl IntoView {
     let error = RwSignal::new(None::<String>);
     let c = card.get_untracked();
+    let expand = move |_| {
+        if let Some(e) = expanded {
+            e.set(true);
+        }
+    };
     let body = match c.answering.clone() {
         Answering::Options => view! {
             <OptionButtons card=card options=c.options.clone() error=error />
-            <TextReply card=card error=error />
+            <div class="more-answer">
+                <TextReply card=card error=error />
+            </div>
         }
         .into_any(),
         Answering::Text => view! { <TextReply card=card error=error /> }.into_any(),
-        Answering::Form => view! { <FormAnswer card=card error=error /> }.into_any(),
+        Answering::Form => view! {
+            <button type="button" class="open-form primary" on:click=expand>
+                {format!("Fill in the form ({})", crate::model::words::count(c.fields.len(), "field", "fields"))}
+            </button>
+            <div class="more-answer">
+                <FormAnswer card=card error=error />
+            </div>
+        }
+        .into_any(),
         Answering::Elsewhere(channels) => view! { <Elsewhere channels=channels options=c.options.clone() /> }.into_any(),
         Answering::Unknown => view! {
             <p class="hint">"Only later steps of this request were seen, not the request itself, so there is nothing to answer against."</p>

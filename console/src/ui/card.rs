@@ -13,9 +13,19 @@ use crate::model::clock;
 use crate::model::command::Phase;
 use crate::web::bridge::Console;
 
-/// Relay, agent, session, run and tool, next to the content.
+/// Provided where cards sit under a heading of their own (an inbox group,
+/// a session's waiting list), so their titles rank one level below it.
+#[derive(Clone, Copy, Debug)]
+pub struct UnderHeading;
+
+/// Session, run and tool next to the content; the relay only when there
+/// is more than one (with one, the header's chip already says it, and it
+/// would be the same on every card). The agent is in the card's head.
 #[component]
 pub fn Provenance(card: CardView) -> impl IntoView {
+    let console = expect_context::<Console>();
+    let relay = card.relay.clone().unwrap_or_else(|| "\u{2014}".into());
+    let several = move || console.relays.with(|r| r.len() > 1);
     let session_href = Route::Session(card.key.session.clone()).href();
     let session_words = match &card.session_label {
         Some(l) => format!("{l} ({})", card.session),
@@ -23,8 +33,9 @@ pub fn Provenance(card: CardView) -> impl IntoView {
     };
     view! {
         <dl class="provenance">
-            <div data-prov="agent"><dt>"Agent"</dt><dd class="agent" title=card.source.clone()>{card.agent.clone()}</dd></div>
-            <div data-prov="relay"><dt>"Relay"</dt><dd>{card.relay.clone().unwrap_or_else(|| "\u{2014}".into())}</dd></div>
+            <Show when=several>
+                <div data-prov="relay"><dt>"Relay"</dt><dd>{relay.clone()}</dd></div>
+            </Show>
             <div data-prov="session"><dt>"Session"</dt><dd><a href=session_href>{session_words}</a></dd></div>
             {card.run.clone().map(|r| view! { <div data-prov="run"><dt>"Run"</dt><dd class="mono">{r}</dd></div> })}
             {card.subject.clone().map(|s| view! { <div data-prov="subject"><dt>"Subject"</dt><dd class="mono">{s}</dd></div> })}
@@ -82,9 +93,17 @@ pub fn CardItem(card: ArcRwSignal<CardView>) -> impl IntoView {
     let raised = c.raised_at;
     let severity = c.severity.as_str();
     let steady = watch_card(format!("card-{}", c.id));
+    // On a phone the card is compact (severity, agent, the prompt clamped,
+    // the answer buttons); everything else is one tap away.
+    let expanded = RwSignal::new(false);
+    let details_id = format!("card-details-{}", c.id);
+    // The state is in aria-expanded; the arrow only shows it.
+    let toggle_words = move || if expanded.get() { "Details \u{25b4}" } else { "Details \u{25be}" };
+    let kind_words = c.kind_words();
     view! {
         <article
             class="card"
+            class:expanded=move || expanded.get()
             id=format!("card-{}", c.id)
             data-steady=move || if steady.settling() { "settling" } else { "ready" }
             tabindex="-1"
@@ -97,15 +116,35 @@ pub fn CardItem(card: ArcRwSignal<CardView>) -> impl IntoView {
         >
             <header class="card-head">
                 <span class=format!("sev sev-{severity}")>{severity}</span>
-                <h2 id=title_id.clone() class="kind">{format!("{} request", c.kind_words())}</h2>
-                <span class="age" title=clock::time_of_day(raised)>
-                    {move || format!("raised {}", clock::ago(console.now.get(), raised))}
-                </span>
-                {c.expires_at.map(|at| view! { <Countdown at=at /> })}
+                {
+                    let title = format!("{} request", c.kind_words());
+                    let id = title_id.clone();
+                    if use_context::<UnderHeading>().is_some() {
+                        view! { <h3 id=id class="kind">{title}</h3> }.into_any()
+                    } else {
+                        view! { <h2 id=id class="kind">{title}</h2> }.into_any()
+                    }
+                }
+                <button type="button" class="details-toggle"
+                    aria-expanded=move || expanded.get().to_string()
+                    aria-controls=details_id.clone()
+                    aria-label=format!("Details of the {kind_words} request")
+                    on:click=move |_| expanded.update(|x| *x = !*x)>
+                    {toggle_words}
+                </button>
+                <p class="card-line">
+                    <span class="card-agent" title=c.source.clone()>{c.agent.clone()}</span>
+                    <span class="age" title=clock::time_of_day(raised)>
+                        {move || format!("raised {}", clock::ago(console.now.get(), raised))}
+                    </span>
+                    {c.expires_at.map(|at| view! { <Countdown at=at /> })}
+                </p>
             </header>
-            <Provenance card=c.clone() />
+            <div class="card-details" id=details_id>
+                <Provenance card=c.clone() />
+            </div>
             <AgentText card=c.clone() />
-            <AnswerArea card=card />
+            <AnswerArea card=card expanded=expanded />
             <CommandList commands=Signal::derive(move || card.with(|c| c.commands.clone())) />
         </article>
     }
@@ -130,7 +169,7 @@ pub fn SettledCard(card: CardView) -> impl IntoView {
             {head}
             <Provenance card=card.clone() />
             <AgentText card=card.clone() />
-            <p class="outcome" data-outcome=card.close.as_ref().map(|c| c.token).unwrap_or("answered")>{outcome}</p>
+            <p class="outcome" data-outcome=card.close.as_ref().map(|c| c.how.token()).unwrap_or("answered")>{outcome}</p>
             {(!card.answer.as_ref().map(|a| a.values.is_empty()).unwrap_or(true)).then(|| {
                 let values = card.answer.as_ref().map(|a| a.values.clone()).unwrap_or_default();
                 view! {
@@ -170,7 +209,7 @@ pub fn SettledRow(card: CardView) -> impl IntoView {
             data-overruled=(!card.overruled.is_empty()).to_string()
         >
             <p class="row-line">
-                <span class="outcome" data-outcome=card.close.as_ref().map(|c| c.token).unwrap_or("answered") title=outcome.clone()>
+                <span class="outcome" data-outcome=card.close.as_ref().map(|c| c.how.token()).unwrap_or("answered") title=outcome.clone()>
                     {outcome.clone()}
                 </span>
                 <span class="row-what">

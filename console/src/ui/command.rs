@@ -26,11 +26,7 @@ pub fn CommandRow(command: CommandView) -> impl IntoView {
         } => Some(("The relay's words: ", d.clone())),
         _ => None,
     };
-    let who = match (&command.mine, &command.sender) {
-        (true, _) => "You".to_owned(),
-        (false, Some(s)) => s.clone(),
-        (false, None) => "Someone".to_owned(),
-    };
+    let who = command.who();
     let latencies = command.latencies();
     let sent = command.sent_at.map(clock::time_of_day).unwrap_or_default();
     let sends = command.sends;

@@ -3,7 +3,8 @@
 use leptos::prelude::*;
 
 use super::card::SettledCard;
-use crate::web::bridge::{Console, MAX_HISTORY};
+use crate::model::inbox::MAX_HISTORY;
+use crate::web::bridge::Console;
 
 #[component]
 pub fn History() -> impl IntoView {

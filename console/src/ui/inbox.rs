@@ -1,39 +1,150 @@
 //! The inbox: pending cards, most severe, soonest-expiring, oldest first,
 //! in pages so a thousand requests still render at once. A card answered
 //! (or settled while in view) folds into a one-line row in its own place,
-//! so the confirmation is where the person acted.
+//! so the confirmation is where the person acted. The list can be kept to
+//! one agent, session or kind, and grouped by any of them.
 
 use leptos::prelude::*;
 
-use super::card::{CardItem, SettledRow};
+use super::card::{CardItem, SettledRow, UnderHeading};
+use crate::model::inbox::{self, Facet, Filter, Grouping, Row};
 use crate::model::status;
-use crate::web::bridge::{Console, Row};
+use crate::web::bridge::Console;
 
 /// Cards rendered per page.
 const PAGE: usize = 40;
+
+/// One filter's select: "All …" and each value with its count. A value
+/// chosen earlier stays listed (with 0) after its last request went, so
+/// the select never silently shows another one.
+#[component]
+fn FacetSelect(
+    id: &'static str,
+    label: &'static str,
+    all: &'static str,
+    facets: Signal<Vec<Facet>>,
+    value: Signal<Option<String>>,
+    set: impl Fn(Option<String>) + 'static,
+) -> impl IntoView {
+    let options = move || {
+        let mut list = facets.get();
+        if let Some(v) = value.get() {
+            if !list.iter().any(|f| f.value == v) {
+                list.push(Facet { label: v.clone(), value: v, count: 0 });
+            }
+        }
+        list
+    };
+    view! {
+        <div>
+            <label for=id class="sr-only">{label}</label>
+            <select id=id on:change=move |ev| {
+                let v = event_target_value(&ev);
+                set(Some(v).filter(|v| !v.is_empty()));
+            }>
+                <option value="" selected=move || value.with(Option::is_none)>{all}</option>
+                <For each=options key=|f| (f.value.clone(), f.count, f.label.clone()) let:f>
+                    {
+                        let v = f.value.clone();
+                        view! {
+                            <option value=f.value.clone() selected=move || value.with(|x| x.as_deref() == Some(v.as_str()))>
+                                {format!("{} ({})", f.label, f.count)}
+                            </option>
+                        }
+                    }
+                </For>
+            </select>
+        </div>
+    }
+}
+
+#[component]
+fn InboxTools(facets: Memo<inbox::Facets>, shown: Signal<usize>, total: Signal<usize>) -> impl IntoView {
+    let console = expect_context::<Console>();
+    let filter = console.filter;
+    let field = move |f: fn(&Filter) -> Option<String>| Signal::derive(move || filter.with(f));
+    view! {
+        <div class="inbox-tools" role="group" aria-label="Filter and group the requests">
+            <FacetSelect id="filter-agent" label="Agent" all="All agents"
+                facets=Signal::derive(move || facets.with(|f| f.agents.clone()))
+                value=field(|f| f.agent.clone())
+                set=move |v| filter.update(|f| f.agent = v) />
+            <FacetSelect id="filter-session" label="Session" all="All sessions"
+                facets=Signal::derive(move || facets.with(|f| f.sessions.clone()))
+                value=field(|f| f.session.clone())
+                set=move |v| filter.update(|f| f.session = v) />
+            <FacetSelect id="filter-kind" label="Kind" all="All kinds"
+                facets=Signal::derive(move || facets.with(|f| f.kinds.clone()))
+                value=field(|f| f.kind.clone())
+                set=move |v| filter.update(|f| f.kind = v) />
+            <div>
+                <label for="inbox-group" class="sr-only">"Group"</label>
+                <select id="inbox-group" on:change=move |ev| console.grouping.set(Grouping::from_token(&event_target_value(&ev)))>
+                    {Grouping::ALL.into_iter().map(|g| view! {
+                        <option value=g.token() selected=move || console.grouping.get() == g>{g.words()}</option>
+                    }).collect_view()}
+                </select>
+            </div>
+        </div>
+        <Show when=move || filter.with(Filter::is_active)>
+            <p class="filter-note" role="status">
+                <span>{move || format!("Showing {} of {} waiting", shown.get(), total.get())}</span>
+                <button type="button" class="quiet" on:click=move |_| filter.set(Filter::default())>"Show all"</button>
+            </p>
+        </Show>
+    }
+}
+
+#[component]
+fn RowItem(row: Row) -> impl IntoView {
+    let console = expect_context::<Console>();
+    match row {
+        Row::Waiting(w) => {
+            let r = w.key;
+            view! { {move || console.card(&r).map(|c| view! { <li><CardItem card=c /></li> })} }.into_any()
+        }
+        Row::Settled(c) => view! { <li class="settled-slot"><SettledRow card=c /></li> }.into_any(),
+    }
+}
 
 #[component]
 pub fn Inbox() -> impl IntoView {
     let console = expect_context::<Console>();
     let shown = RwSignal::new(PAGE);
-    // Rows up to the `shown`-th waiting card, with the rows between them.
-    let visible = move || {
-        console.rows.with(|all| {
-            let limit = shown.get();
-            let mut waiting = 0;
-            all.iter()
-                .take_while(|r| {
-                    if matches!(r, Row::Waiting(_)) {
-                        waiting += 1;
-                    }
-                    waiting <= limit
-                })
-                .cloned()
-                .collect::<Vec<_>>()
+    let facets = Memo::new(move |_| console.rows.with(|r| inbox::facets(r)));
+    // The rows the filter keeps, up to the `shown`-th waiting card.
+    let kept = Memo::new(move |_| {
+        console.filter.with(|f| {
+            console.rows.with(|all| {
+                let limit = shown.get();
+                let mut waiting = 0;
+                all.iter()
+                    .filter(|r| f.admits(r))
+                    .take_while(|r| {
+                        if matches!(r, Row::Waiting(_)) {
+                            waiting += 1;
+                        }
+                        waiting <= limit
+                    })
+                    .cloned()
+                    .collect::<Vec<_>>()
+            })
         })
-    };
-    let total = move || console.inbox.with(Vec::len);
+    });
+    let groups = Memo::new(move |_| kept.with(|rows| inbox::arrange(rows, &Filter::default(), console.grouping.get())));
+    let total = Signal::derive(move || console.inbox.with(Vec::len));
+    let matching = Signal::derive(move || {
+        console.filter.with(|f| {
+            console
+                .rows
+                .with(|all| all.iter().filter(|r| matches!(r, Row::Waiting(_)) && f.admits(r)).count())
+        })
+    });
     let any_rows = move || console.rows.with(|r| !r.is_empty());
+    let grouped = move || console.grouping.get() != Grouping::None;
+    let group_rows = move |key: String| {
+        move || groups.with(|gs| gs.iter().find(|g| g.key == key).map(|g| g.rows.clone()).unwrap_or_default())
+    };
     view! {
         <section class="inbox" aria-labelledby="inbox-title">
             <h1 id="inbox-title" class="view-title">
@@ -42,26 +153,51 @@ pub fn Inbox() -> impl IntoView {
             </h1>
             {move || {
                 let reach = console.relays.with(|r| status::reach(r, console.online.get()));
-                (total() == 0).then(|| reach.empty_inbox()).flatten().map(|words| view! { <p class="empty">{words}</p> })
+                (total.get() == 0).then(|| reach.empty_inbox()).flatten().map(|words| view! { <p class="empty">{words}</p> })
             }}
+            // Shown with the list, not only above two cards: a bar that came and
+            // went with the count would move every card under a finger.
+            <Show when=move || { any_rows() || console.filter.with(Filter::is_active) || grouped() }>
+                <InboxTools facets=facets shown=matching total=total />
+            </Show>
             <Show when=any_rows>
-                <ol class="cards" aria-label="Pending requests">
-                    <For
-                        each=visible
-                        key=row_key
-                        let:row
-                    >
-                        {match row {
-                            Row::Waiting(r) => {
-                                view! { {move || console.card(&r).map(|c| view! { <li><CardItem card=c /></li> })} }.into_any()
+                <Show
+                    when=grouped
+                    fallback=move || view! {
+                        <ol class="cards" aria-label="Pending requests">
+                            <For each=group_rows(String::new()) key=row_key let:row>
+                                <RowItem row=row />
+                            </For>
+                        </ol>
+                    }
+                >
+                    <For each=move || groups.with(|gs| gs.iter().map(|g| (g.key.clone(), g.title.clone())).collect::<Vec<_>>())
+                        key=|g| g.clone() let:g>
+                        {
+                            let (key, title) = g;
+                            provide_context(UnderHeading);
+                            let rows = group_rows(key.clone());
+                            let count = {
+                                let key = key.clone();
+                                move || groups.with(|gs| gs.iter().find(|g| g.key == key)
+                                    .map_or(0, |g| g.rows.iter().filter(|r| matches!(r, Row::Waiting(_))).count()))
+                            };
+                            view! {
+                                <section class="inbox-group" data-group=key.clone()>
+                                    <h2>{if title.is_empty() { "(none)".to_owned() } else { title.clone() }} <span class="count">{count}</span></h2>
+                                    <ol class="cards" aria-label=format!("Requests: {title}")>
+                                        <For each=rows key=row_key let:row>
+                                            <RowItem row=row />
+                                        </For>
+                                    </ol>
+                                </section>
                             }
-                            Row::Settled(c) => view! { <li class="settled-slot"><SettledRow card=c /></li> }.into_any(),
-                        }}
+                        }
                     </For>
-                </ol>
-                <Show when=move || { total() > shown.get() }>
+                </Show>
+                <Show when=move || { matching.get() > shown.get() }>
                     <button type="button" class="more" on:click=move |_| shown.update(|s| *s += PAGE)>
-                        {move || format!("Show more ({} not shown)", total() - shown.get().min(total()))}
+                        {move || format!("Show more ({} not shown)", matching.get() - shown.get().min(matching.get()))}
                     </button>
                 </Show>
             </Show>
@@ -73,7 +209,7 @@ pub fn Inbox() -> impl IntoView {
 /// what it says changes.
 fn row_key(row: &Row) -> String {
     match row {
-        Row::Waiting(r) => format!("w|{}", r.request),
+        Row::Waiting(_) => format!("w|{}", row.request()),
         Row::Settled(c) => {
             let phases: Vec<&str> = c.commands.iter().map(|x| x.phase.token()).collect();
             format!("s|{}|{:?}|{}|{}", c.id, c.status, phases.join(","), c.overruled.len())

@@ -125,7 +125,17 @@ pub fn Keys() -> impl IntoView {
             "/" => {
                 if let Some(input) = in_card("form.reply input") {
                     e.prevent_default();
-                    let _ = input.focus();
+                    // A compact card keeps its reply behind the expand.
+                    if input.offset_parent().is_none() {
+                        if let Some(toggle) = in_card("button.details-toggle") {
+                            toggle.click();
+                        }
+                        request_animation_frame(move || {
+                            let _ = input.focus();
+                        });
+                    } else {
+                        let _ = input.focus();
+                    }
                 }
             }
             "?" => help.update(|h| *h = !*h),

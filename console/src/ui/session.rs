@@ -8,13 +8,13 @@ use leptos::prelude::*;
 use serde_json::{Map, Value};
 use wasm_bindgen::JsCast;
 
-use super::card::CardItem;
+use super::card::{CardItem, UnderHeading};
 use super::command::CommandRow;
 use super::route::Route;
 use crate::model::clock;
 use crate::model::command::CommandView;
-use crate::model::session::Lane;
-use crate::model::timeline::{position_words, Item};
+use crate::model::session::{Lane, LaneState};
+use crate::model::timeline::{self, position_words, Category, Item, Row};
 use crate::model::words;
 use crate::web::bridge::{Console, SessionDetail};
 
@@ -23,6 +23,10 @@ fn jump(id: &str) {
     let Some(el) = document().get_element_by_id(&format!("ev-{id}")) else {
         return;
     };
+    // An event folded into a tool call's row: unfold it first.
+    if let Some(d) = el.closest("details").ok().flatten() {
+        let _ = d.set_attribute("open", "");
+    }
     let el: web_sys::HtmlElement = el.unchecked_into();
     let opts = web_sys::ScrollIntoViewOptions::new();
     opts.set_block(web_sys::ScrollLogicalPosition::Center);
@@ -103,7 +107,7 @@ fn Controls(lane: Signal<Option<Lane>>) -> impl IntoView {
         <section class="controls" aria-label="Session controls">
             {move || {
                 let Some(l) = lane.get() else { return ().into_any() };
-                if l.state == "ended" {
+                if l.state == LaneState::Ended {
                     return view! { <p class="hint">"This session has ended."</p> }.into_any();
                 }
                 if !l.verbs.listed {
@@ -145,10 +149,10 @@ fn Controls(lane: Signal<Option<Lane>>) -> impl IntoView {
                                 "Cancel session\u{2026}"
                             </button>
                         })}
-                        {(l.verbs.pause && l.state == "active").then(|| view! {
+                        {(l.verbs.pause && l.state == LaneState::Active).then(|| view! {
                             <button type="button" data-verb="pause" on:click=move |_| done(console.pause(&l1))>"Pause"</button>
                         })}
-                        {(l.verbs.resume && l.state == "paused").then(|| view! {
+                        {(l.verbs.resume && l.state == LaneState::Paused).then(|| view! {
                             <button type="button" data-verb="resume" on:click=move |_| done(console.resume(&l2))>"Resume"</button>
                         })}
                     </div>
@@ -270,13 +274,59 @@ fn VendorForm(lane: Signal<Option<Lane>>, ty: String) -> impl IntoView {
     }
 }
 
+/// A tool call and its result, folded to one line that says how it went.
+#[component]
+fn ToolCallRow(call: Item, result: Option<Item>) -> impl IntoView {
+    let newest = result.clone().unwrap_or_else(|| call.clone());
+    let when = newest.at.map(clock::time_of_day).unwrap_or_default();
+    let outcome = match result.as_ref().map(|r| r.ty.as_str()) {
+        Some("tool.failed") => "\u{2192} failed",
+        Some(_) => "\u{2192} done",
+        None => "running",
+    };
+    let result_type = result.as_ref().map(|r| r.ty.clone());
+    view! {
+        <li class="event tool-pair" data-category="tool" data-at=newest.at.map(|t| t.0.to_string())
+            data-result=result_type>
+            <details>
+                <summary>
+                    <span class="ev-when">{when}</span>
+                    <span class="ev-type mono">"tool call"</span>
+                    <span class="pair-result">{outcome}</span>
+                    <span class="ev-summary">{call.summary.clone()}</span>
+                </summary>
+                <ol class="pair-events">
+                    <TimelineRow item=call />
+                    {result.map(|r| view! { <TimelineRow item=r /> })}
+                </ol>
+            </details>
+        </li>
+    }
+}
+
+#[component]
+fn TimelineEntry(row: Row) -> impl IntoView {
+    match row {
+        Row::Event(item) => view! { <TimelineRow item=item /> }.into_any(),
+        Row::ToolCall { call, result } => view! { <ToolCallRow call=call result=result /> }.into_any(),
+    }
+}
+
+fn entry_key(row: &Row) -> String {
+    match row {
+        Row::Event(i) => format!("e|{}|{:?}", i.id, i.cause),
+        Row::ToolCall { call, .. } => format!("t|{}|{}", call.id, row.id()),
+    }
+}
+
 #[component]
 fn TimelineRow(item: Item) -> impl IntoView {
     let when = item.at.map(clock::time_of_day).unwrap_or_default();
     let cause = item.cause.clone();
     view! {
         <li id=format!("ev-{}", item.id) tabindex="-1" class="event" class:generic=item.generic class:command=item.command
-            data-type=item.ty.clone() data-event=item.id.clone()>
+            data-type=item.ty.clone() data-event=item.id.clone() data-category=item.category.token()
+            data-at=item.at.map(|t| t.0.to_string()) data-call=item.call.clone()>
             <p class="ev-meta">
                 <span class="ev-when">{when}</span>
                 <span class="ev-pos mono">{position_words(item.position)}</span>
@@ -332,7 +382,11 @@ pub fn SessionView(key: SessionKey) -> impl IntoView {
         console.session(&k)
     });
     let lane = Signal::derive(move || detail.with(|d| d.as_ref().map(|d| d.lane.clone())));
-    let items = move || detail.with(|d| d.as_ref().map(|d| d.items.clone()).unwrap_or_default());
+    let filter = RwSignal::new(timeline::Filter::All);
+    let rows = Memo::new(move |_| {
+        let f = filter.get();
+        detail.with(|d| d.as_ref().map(|d| timeline::rows(&d.items, f)).unwrap_or_default())
+    });
     let hidden = move || detail.with(|d| d.as_ref().map_or(0, |d| d.hidden));
     let commands = Signal::derive(move || {
         detail.with(|d| d.as_ref().map(|d| d.commands.clone()).unwrap_or_default())
@@ -349,14 +403,18 @@ pub fn SessionView(key: SessionKey) -> impl IntoView {
     let vendor = move || {
         lane.with(|l| {
             l.as_ref()
-                .filter(|l| l.verbs.listed && l.state != "ended")
+                .filter(|l| l.verbs.listed && l.state != LaneState::Ended)
                 .map(|l| l.verbs.vendor.clone())
                 .unwrap_or_default()
         })
     };
     view! {
         <section class="session" data-session=key.name.to_string()>
-            <p class="back"><a href=Route::Sessions.href()>"\u{2190} All sessions"</a></p>
+            <p class="back">
+                <a href=Route::Sessions.href()>"\u{2190} All sessions"</a>
+                // The routes live in the fragment, so this scrolls instead of linking.
+                <button type="button" class="quiet to-latest" on:click=move |_| to_timeline()>"Latest events \u{2193}"</button>
+            </p>
             <Show when=move || detail.with(Option::is_some) fallback=|| view! { <p class="empty">"This session is not known (yet)."</p> }>
                 {move || lane.get().map(|l| view! {
                     <header class="session-head">
@@ -366,17 +424,17 @@ pub fn SessionView(key: SessionKey) -> impl IntoView {
                             <span>{l.label.clone().unwrap_or_else(|| l.name.clone())}</span>
                         </h1>
                         <p class="lane-meta">
-                            <span class=format!("state state-{}", l.state) data-session-state=l.state>{l.state}</span>
+                            <span class=format!("state state-{}", l.state.token()) data-session-state=l.state.token()>{l.state.token()}</span>
                             {format!(" \u{b7} session {} \u{b7} ", l.name)}
                             <span class="mono" title="source">{l.source.clone()}</span>
                             {l.relay.clone().map(|r| format!(" \u{b7} via {r}"))}
                         </p>
                         <ul class="runs">
                             {l.runs.iter().map(|r| view! {
-                                <li data-run=r.name.clone() data-run-status=r.status>
+                                <li data-run=r.name.clone() data-run-status=r.status.token()>
                                     <span class="mono">{r.name.clone()}</span>
                                     " "
-                                    <span class=format!("state state-{}", r.status)>{r.status}</span>
+                                    <span class=format!("state state-{}", r.status.token())>{r.status.token()}</span>
                                     {r.reason.clone().map(|x| format!(" \u{2014} {x}"))}
                                 </li>
                             }).collect_view()}
@@ -389,6 +447,7 @@ pub fn SessionView(key: SessionKey) -> impl IntoView {
                 </For>
                 <Show when=move || pending.with(|p| !p.is_empty())>
                     <h2>"Waiting for you"</h2>
+                    {provide_context(UnderHeading)}
                     <ol class="cards">
                         <For each=move || pending.get() key=|r| r.clone() let:r>
                             {move || console.card(&r).map(|c| view! { <li><CardItem card=c /></li> })}
@@ -397,18 +456,38 @@ pub fn SessionView(key: SessionKey) -> impl IntoView {
                 </Show>
                 <section class="timeline-wrap" aria-labelledby="timeline-title">
                     <h2 id="timeline-title">"Timeline"</h2>
+                    <div class="timeline-tools">
+                        <label for="timeline-type">"Show"</label>
+                        <select id="timeline-type" on:change=move |ev| filter.set(timeline::Filter::from_token(&event_target_value(&ev)))>
+                            <option value="all" selected=move || filter.get() == timeline::Filter::All>"All events"</option>
+                            {Category::ALL.into_iter().map(|c| view! {
+                                <option value=c.token() selected=move || filter.get() == timeline::Filter::Only(c)>{c.words()}</option>
+                            }).collect_view()}
+                        </select>
+                        <span class="hint">"Newest first"</span>
+                    </div>
+                    <Show when=move || rows.with(Vec::is_empty)>
+                        <p class="hint">"No events of this type."</p>
+                    </Show>
+                    <ol class="timeline">
+                        <For each=move || rows.get() key=entry_key let:r>
+                            <TimelineEntry row=r />
+                        </For>
+                    </ol>
                     <Show when=move || { hidden() > 0 }>
                         <p class="hint">{move || format!("{} earlier events are not shown.", hidden())}</p>
                     </Show>
-                    <ol class="timeline">
-                        <For each=items key=|i| (i.id.clone(), i.cause.clone()) let:i>
-                            <TimelineRow item=i />
-                        </For>
-                    </ol>
                 </section>
                 <Audit commands=commands />
             </Show>
         </section>
+    }
+}
+
+/// Brings the timeline's newest events to the top of the view.
+fn to_timeline() {
+    if let Some(el) = document().get_element_by_id("timeline-title") {
+        el.scroll_into_view();
     }
 }
 

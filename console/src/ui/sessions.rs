@@ -4,7 +4,7 @@ use leptos::prelude::*;
 
 use super::route::Route;
 use crate::model::{clock, words};
-use crate::model::session::Lane;
+use crate::model::session::{Lane, LaneState};
 use crate::web::bridge::Console;
 
 #[component]
@@ -16,13 +16,14 @@ pub fn LaneSummary(lane: Lane) -> impl IntoView {
     let updated = lane.updated_at;
     let title = lane.label.clone().unwrap_or_else(|| lane.name.clone());
     view! {
-        <article class="lane" data-session=lane.name.clone() data-state=lane.state data-agent=lane.agent.clone()>
+        <article class="lane" data-session=lane.name.clone() data-state=lane.state.token() data-agent=lane.agent.clone()
+            data-started=lane.started_at.0.to_string()>
             <header class="lane-head">
                 <a class="lane-title" href=href>
                     <span class="agent">{lane.agent.clone()}</span>
                     <span class="lane-label">{title}</span>
                 </a>
-                <span class=format!("state state-{}", lane.state)>{lane.state}</span>
+                <span class=format!("state state-{}", lane.state.token())>{lane.state.token()}</span>
                 {(lane.pending > 0).then(|| view! {
                     <span class="pending" data-pending=lane.pending.to_string()>{format!("{} waiting", lane.pending)}</span>
                 })}
@@ -40,7 +41,7 @@ pub fn LaneSummary(lane: Lane) -> impl IntoView {
                 }}
                 {format!(" \u{b7} {}", words::runs_summary(lane.runs.len(), finished, failed, cancelled))}
             </p>
-            {(!lane.verbs.listed && lane.state != "ended").then(|| view! {
+            {(!lane.verbs.listed && lane.state != LaneState::Ended).then(|| view! {
                 <p class="hint offline-agent">"Its agent is not connected to any relay right now."</p>
             })}
         </article>
@@ -53,6 +54,7 @@ pub fn Sessions() -> impl IntoView {
     view! {
         <section class="sessions" aria-labelledby="sessions-title">
             <h1 id="sessions-title" class="view-title">"Sessions"</h1>
+            <p class="hint">"In the order they started: new sessions join at the end, and nothing moves."</p>
             <Show
                 when=move || console.lanes.with(|l| !l.is_empty())
                 fallback=|| view! { <p class="empty">"No sessions seen yet."</p> }

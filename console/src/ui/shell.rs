@@ -8,6 +8,7 @@ use super::keys::{KeyHelp, Keys};
 use super::route::Route;
 use super::session::SessionView;
 use super::sessions::Sessions;
+use crate::model::session::LaneState;
 use crate::model::setup::RelayInput;
 use crate::model::status;
 use crate::web::bridge::Console;
@@ -19,7 +20,7 @@ fn RelayChips() -> impl IntoView {
     view! {
         <ul class="relays" aria-label="Relays">
             <For each=move || console.relays.get() key=|r| (r.id, r.words.clone()) let:r>
-                <li class="chip" data-relay=r.label.clone() data-state=r.token title=r.detail.clone().unwrap_or_default()>
+                <li class="chip" data-relay=r.label.clone() data-state=r.link.token() title=r.detail.clone().unwrap_or_default()>
                     <span class="dot" aria-hidden="true"></span>
                     <span class="chip-label">{r.label.clone()}</span>
                     <span class="chip-state">{r.words.clone()}</span>
@@ -53,7 +54,7 @@ fn Nav() -> impl IntoView {
                 "Inbox " <span class="count" data-count="inbox">{move || console.inbox.with(Vec::len)}</span>
             </a>
             <a href=Route::Sessions.href() aria-current=current(Route::Sessions)>
-                "Sessions " <span class="count">{move || console.lanes.with(|l| l.iter().filter(|x| x.state != "ended").count())}</span>
+                "Sessions " <span class="count">{move || console.lanes.with(|l| l.iter().filter(|x| x.state != LaneState::Ended).count())}</span>
             </a>
             <a href=Route::History.href() aria-current=current(Route::History)>"History"</a>
         </nav>
@@ -167,7 +168,7 @@ fn Banners() -> impl IntoView {
                 </p>
             })}
             <For
-                each=move || console.relays.with(|r| r.iter().filter(|x| x.token == "refused").cloned().collect::<Vec<_>>())
+                each=move || console.relays.with(|r| r.iter().filter(|x| x.is_refused()).cloned().collect::<Vec<_>>())
                 key=|r| (r.id, r.words.clone())
                 let:r
             >
@@ -177,7 +178,7 @@ fn Banners() -> impl IntoView {
                 </p>
             </For>
             <For each=move || console.notices.get() key=|n| n.id let:n>
-                <p class="banner notice" data-notice=n.kind role="status">
+                <p class="banner notice" data-notice=n.kind.token() role="status">
                     <span>{n.text.clone()}</span>
                     <button type="button" class="quiet" aria-label="Dismiss notice" on:click=move |_| console.dismiss_notice(n.id)>
                         "Dismiss"

@@ -7,81 +7,103 @@
 //! components watch, each only when its value actually changed, and only
 //! for what the changes named. Bursts (a resume replaying a thousand
 //! requests) become a handful of flushes.
+//!
+//! What the lists hold is decided by the view models (`model::inbox`,
+//! `model::session`, `model::notice`); this module only feeds them and
+//! turns their results into signal writes. Its state lives in storage the
+//! reactive owner holds ([`Console::state`]), not in globals.
 
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
+use std::rc::Rc;
 
-use aep_client::client::hub::{Hub, HubChange, HubError, Target};
-use aep_client::client::State;
+use aep_client::client::hub::{Hub, HubError, Target};
+use aep_client::client::State as RelayState;
 use aep_client::control::answer::Answer;
 use aep_client::control::sender::CancelScope;
-use aep_client::store::{self, CardRef, SessionKey};
-use aep_client::wasm::driver::{self, Deferred, Driver, Handler};
+use aep_client::store::{CardRef, SessionKey};
+use aep_client::wasm::driver::{self, Driver};
 use aep_client::{Capture, UnixMs};
 use leptos::prelude::*;
 use serde_json::{Map, Value};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
+use super::feed::{Feed, Touched};
 use super::platform::{after, hidden, now, perf_now, random};
 use super::notify;
 use crate::model::card::{self, CardView};
 use crate::model::command::{self, CommandView};
+use crate::model::inbox::{self, Row, Tracker};
+use crate::model::notice::NoticeKind;
 use crate::model::session::{self, Lane};
 use crate::model::setup::{self, RelayInput, Setup};
-use crate::model::slots::{self, Slot};
 use crate::model::status::{self, RelayView};
 use crate::model::timeline::{self, Item};
 use crate::model::words;
 
-/// Settled cards kept in the history view.
-pub const MAX_HISTORY: usize = 200;
-/// A card pending at least this long on this page was there to be seen.
-const SEEN_PENDING_MS: u64 = 2_000;
 /// Rosters are refreshed this often while live, so a departed agent's
 /// controls disappear even without a session event.
 const ROSTER_REFRESH_MS: u64 = 15_000;
 
 type Shared = driver::Shared<Feed>;
 
-thread_local! {
-    static INNER: RefCell<Option<Inner>> = const { RefCell::new(None) };
-    static SCHEDULED: Cell<bool> = const { Cell::new(false) };
-    static COST_MS: Cell<f64> = const { Cell::new(0.0) };
-    static NOTICE_SEQ: Cell<u64> = const { Cell::new(0) };
-    static LAST_FLUSH: Cell<f64> = const { Cell::new(f64::NEG_INFINITY) };
-}
-
-thread_local! {
+/// The bridge's own state: the connection and what the lists hold, and
+/// the flush's bookkeeping. Cells, because the driver's callbacks and the
+/// components reach it re-entrantly; a busy borrow is retried, never
+/// waited on.
+struct Bridge {
+    inner: RefCell<Option<Inner>>,
+    scheduled: Cell<bool>,
+    cost_ms: Cell<f64>,
+    notice_seq: Cell<u64>,
+    last_flush: Cell<f64>,
     /// Signal writes collected during a flush, made once it let go of the
     /// driver and the card map.
-    static LATER: RefCell<Vec<Box<dyn FnOnce()>>> = const { RefCell::new(Vec::new()) };
+    later: RefCell<Vec<Box<dyn FnOnce()>>>,
 }
 
-fn later(write: impl FnOnce() + 'static) {
-    LATER.with(|l| l.borrow_mut().push(Box::new(write)));
+impl Default for Bridge {
+    fn default() -> Bridge {
+        Bridge {
+            inner: RefCell::new(None),
+            scheduled: Cell::new(false),
+            cost_ms: Cell::new(0.0),
+            notice_seq: Cell::new(0),
+            last_flush: Cell::new(f64::NEG_INFINITY),
+            later: RefCell::new(Vec::new()),
+        }
+    }
+}
+
+impl Bridge {
+    fn later(&self, write: impl FnOnce() + 'static) {
+        self.later.borrow_mut().push(Box::new(write));
+    }
+
+    fn with_inner<R>(&self, f: impl FnOnce(&mut Inner) -> R) -> Option<R> {
+        self.inner.try_borrow_mut().ok()?.as_mut().map(f)
+    }
+
+    fn shared(&self) -> Option<Shared> {
+        self.inner
+            .try_borrow()
+            .ok()
+            .and_then(|i| i.as_ref().map(|i| i.driver.clone()))
+    }
 }
 
 /// Least time between two flushes made straight from driver turns.
 const FLUSH_EVERY_MS: f64 = 100.0;
 
-/// A relay notice: trimmed history, an error frame, an orderly close.
+/// A relay notice on screen: trimmed history, an error frame, an
+/// orderly close.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Notice {
     pub id: u64,
     pub relay: String,
-    /// `trimmed`, `error`, `closing`.
-    pub kind: &'static str,
+    pub kind: NoticeKind,
     pub text: String,
-}
-
-/// One line of the inbox list.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Row {
-    Waiting(CardRef),
-    /// Where a card settled: what happened to it, in one line.
-    Settled(CardView),
 }
 
 /// One session, in full, for its detail view.
@@ -93,134 +115,12 @@ pub struct SessionDetail {
     pub commands: Vec<CommandView>,
 }
 
-/// What the driver's changes touched since the last flush.
-#[derive(Default)]
-struct Touched {
-    cards: HashSet<CardRef>,
-    commands: HashSet<Arc<str>>,
-    store: bool,
-    status: bool,
-    rosters: bool,
-    /// A `session.*` event: what the session accepts may have changed.
-    session_events: bool,
-    notices: Vec<(String, &'static str, String)>,
-}
-
-/// The driver's handler: notes what changed, and asks for a flush.
-pub struct Feed {
-    console: Console,
-    touched: Touched,
-}
-
-impl Handler for Feed {
-    type Core = Hub;
-    fn change(&mut self, hub: &Hub, change: HubChange) {
-        let t = &mut self.touched;
-        let label = |r: usize| hub.label(r).unwrap_or("?").to_owned();
-        match change {
-            HubChange::Status { .. } | HubChange::Disconnected { .. } => t.status = true,
-            HubChange::Roster { .. } => t.rosters = true,
-            HubChange::Event { event, .. } => {
-                t.store = true;
-                if event.ty().starts_with("session.") {
-                    t.session_events = true;
-                }
-            }
-            HubChange::Store(c) => {
-                t.store = true;
-                match c {
-                    store::Change::CardOpened(r)
-                    | store::Change::CardUpdated(r)
-                    | store::Change::CardClosed(r)
-                    | store::Change::CardEvicted(r) => {
-                        t.cards.insert(r);
-                    }
-                    store::Change::CommandUpdated(r) => {
-                        // Someone's command on a card: redraw the card.
-                        let subject = hub
-                            .store()
-                            .command(&r)
-                            .and_then(|c| c.issued())
-                            .and_then(|i| i.subject.clone());
-                        if let Some(request) = subject {
-                            t.cards.insert(CardRef {
-                                session: r.session.clone(),
-                                request: Arc::from(request),
-                            });
-                        }
-                        t.commands.insert(r.id);
-                    }
-                    _ => {}
-                }
-            }
-            HubChange::Command(u) => {
-                t.commands.insert(Arc::from(u.id.as_str()));
-            }
-            HubChange::ReplayExhausted { relay, info } => {
-                let p = &info.earliest;
-                t.notices.push((
-                    label(relay),
-                    "trimmed",
-                    format!(
-                        "History was trimmed: relay {} no longer holds the start of session {} (the earliest event \
-                         it kept is #{}). Events before that are missing here.",
-                        label(relay),
-                        p.session,
-                        p.seq
-                    ),
-                ));
-            }
-            HubChange::RelayError { relay, error } => {
-                let detail = error.detail.map(|d| format!(": {d}")).unwrap_or_default();
-                t.notices.push((
-                    label(relay),
-                    "error",
-                    format!(
-                        "Relay {} reported an error ({}){detail}",
-                        label(relay),
-                        error.code
-                    ),
-                ));
-            }
-            HubChange::Closing { relay, reason } => {
-                t.notices.push((
-                    label(relay),
-                    "closing",
-                    format!("Relay {} is closing the connection ({reason}); the console reconnects by itself.", label(relay)),
-                ));
-                t.status = true;
-            }
-            HubChange::Violation { .. } => {}
-        }
-    }
-
-    fn deferred(&mut self, hub: &Hub) -> Deferred {
-        let t = &self.touched;
-        let any =
-            t.store || t.status || t.rosters || !t.commands.is_empty() || !t.notices.is_empty();
-        if !any {
-            return Vec::new();
-        }
-        let console = self.console;
-        // The first requests of an empty inbox are drawn at once.
-        let urgent = console.inbox.with_untracked(Vec::is_empty)
-            && t.cards
-                .iter()
-                .any(|r| hub.store().card(r).is_some_and(|c| c.needs_answer()));
-        vec![Box::new(move || console.kick(urgent))]
-    }
-}
-
 struct Inner {
     driver: Shared,
     /// Views of the pending cards on screen.
     cards: HashMap<CardRef, ArcRwSignal<CardView>>,
-    /// Every pending card, and since when (this browser's clock).
-    pending: HashMap<CardRef, UnixMs>,
-    /// Pending cards by request id, to find the card a command answers.
-    by_request: HashMap<Arc<str>, CardRef>,
-    /// The inbox list as drawn: waiting cards, and rows where cards settled.
-    rows: Vec<Slot<CardRef>>,
+    /// The inbox list: what waits since when, and where cards settled.
+    list: Tracker,
     flushed: bool,
     dropped: u64,
     last_roster: UnixMs,
@@ -236,6 +136,10 @@ pub struct Console {
     /// The inbox list: waiting cards in order, and a one-line row where a
     /// card settled, for [`slots::ROW_MS`].
     pub rows: RwSignal<Vec<Row>>,
+    /// What the inbox is kept to, and how it is grouped: kept across
+    /// views, so going to a session and back finds the same list.
+    pub filter: RwSignal<inbox::Filter>,
+    pub grouping: RwSignal<inbox::Grouping>,
     pub history: RwSignal<Vec<CardView>>,
     pub lanes: RwSignal<Vec<Lane>>,
     pub notices: RwSignal<Vec<Notice>>,
@@ -248,24 +152,15 @@ pub struct Console {
     /// Bumped (once a frame at most) while the page scrolls, so cards can
     /// tell when they come into view.
     pub scrolled: RwSignal<u64>,
+    /// The bridge's state, owned by the reactive owner that made the
+    /// console (the app's root), and gone with it.
+    state: StoredValue<Rc<Bridge>, LocalStorage>,
 }
 
 fn set_if_changed<T: PartialEq + Send + Sync + 'static>(signal: RwSignal<T>, value: T) {
     if signal.with_untracked(|v| v != &value) {
         signal.set(value);
     }
-}
-
-fn with_inner<R>(f: impl FnOnce(&mut Inner) -> R) -> Option<R> {
-    INNER.with(|cell| cell.borrow_mut().as_mut().map(f))
-}
-
-fn shared() -> Option<Shared> {
-    INNER.with(|cell| {
-        cell.try_borrow()
-            .ok()
-            .and_then(|i| i.as_ref().map(|i| i.driver.clone()))
-    })
 }
 
 impl Console {
@@ -275,6 +170,8 @@ impl Console {
             relays: RwSignal::new(Vec::new()),
             inbox: RwSignal::new(Vec::new()),
             rows: RwSignal::new(Vec::new()),
+            filter: RwSignal::new(inbox::Filter::default()),
+            grouping: RwSignal::new(inbox::Grouping::default()),
             history: RwSignal::new(Vec::new()),
             lanes: RwSignal::new(Vec::new()),
             notices: RwSignal::new(Vec::new()),
@@ -283,7 +180,16 @@ impl Console {
             online: RwSignal::new(super::platform::online()),
             notify: RwSignal::new(false),
             scrolled: RwSignal::new(0),
+            state: StoredValue::new_local(Rc::new(Bridge::default())),
         }
+    }
+
+    fn state(self) -> Rc<Bridge> {
+        self.state.get_value()
+    }
+
+    fn shared(self) -> Option<Shared> {
+        self.state().shared()
     }
 
     /// Starts the clock and the online watch; call once.
@@ -341,17 +247,13 @@ impl Console {
                 touched: Touched::default(),
             },
         );
-        INNER.with(|cell| {
-            *cell.borrow_mut() = Some(Inner {
-                driver: driver.clone(),
-                cards: HashMap::new(),
-                pending: HashMap::new(),
-                by_request: HashMap::new(),
-                rows: Vec::new(),
-                flushed: false,
-                dropped: 0,
-                last_roster: now(),
-            })
+        *self.state().inner.borrow_mut() = Some(Inner {
+            driver: driver.clone(),
+            cards: HashMap::new(),
+            list: Tracker::default(),
+            flushed: false,
+            dropped: 0,
+            last_roster: now(),
         });
         self.active.set(true);
         driver::with(&driver, |d| d.hub.connect(now()));
@@ -362,7 +264,7 @@ impl Console {
     /// The device lost its network: the connections are closed now, so
     /// the relay chips, the banner and the answer buttons all say so.
     fn went_offline(self) {
-        if let Some(d) = shared() {
+        if let Some(d) = self.shared() {
             driver::with(&d, |d| d.drop_sockets("this device went offline"));
         }
         self.schedule();
@@ -370,7 +272,7 @@ impl Console {
 
     /// Closes every relay and forgets the state.
     pub fn disconnect(self) {
-        let old = INNER.with(|cell| cell.borrow_mut().take());
+        let old = self.state().inner.borrow_mut().take();
         if let Some(inner) = old {
             driver::with(&inner.driver, |d| d.hub.close(now()));
         }
@@ -386,7 +288,7 @@ impl Console {
     /// After a driver turn: flushes at once when the last flush is old
     /// enough (a flood of socket messages starves timers), else later.
     pub fn kick(self, urgent: bool) {
-        if urgent || perf_now() - LAST_FLUSH.get() >= FLUSH_EVERY_MS {
+        if urgent || perf_now() - self.state().last_flush.get() >= FLUSH_EVERY_MS {
             self.flush();
         } else {
             self.schedule();
@@ -394,34 +296,38 @@ impl Console {
     }
 
     pub fn schedule(self) {
-        if SCHEDULED.get() {
+        let state = self.state();
+        if state.scheduled.replace(true) {
             return;
         }
-        SCHEDULED.set(true);
         // Coalesce bursts; back off further when flushing got expensive.
-        let delay = (COST_MS.get() * 3.0).clamp(16.0, 250.0) as i32;
+        let delay = (state.cost_ms.get() * 3.0).clamp(16.0, 250.0) as i32;
         after(delay, move || self.flush());
     }
 
     fn flush(self) {
-        SCHEDULED.set(false);
-        let Some(rc) = shared() else { return };
+        let state = self.state();
+        state.scheduled.set(false);
+        let Some(rc) = state.shared() else { return };
         let started = perf_now();
-        LAST_FLUSH.set(started);
+        state.last_flush.set(started);
         let mut asks: Vec<usize> = Vec::new();
         {
-            let Ok(mut guard) = rc.try_borrow_mut() else {
+            // Both or neither: what the driver touched is taken only when
+            // it can be applied, else the next flush finds it still there.
+            let (Ok(mut guard), Ok(mut lists)) = (rc.try_borrow_mut(), state.inner.try_borrow_mut()) else {
                 self.schedule();
                 return;
             };
+            let Some(inner) = lists.as_mut() else { return };
             let d = &mut *guard;
             let touched = std::mem::take(&mut d.handler.touched);
-            let hub = &d.hub;
-            with_inner(|inner| self.apply(inner, hub, touched, &mut asks));
+            self.apply(&state, inner, &d.hub, touched, &mut asks);
         }
         // Signals change only now, with nothing borrowed: whatever they
         // wake may read the hub and the card views again.
-        for write in LATER.take() {
+        let writes = state.later.take();
+        for write in writes {
             write();
         }
         asks.sort_unstable();
@@ -433,11 +339,12 @@ impl Console {
                 }
             });
         }
-        COST_MS.set(perf_now() - started);
+        state.cost_ms.set(perf_now() - started);
     }
 
     fn apply(
         self,
+        state: &Bridge,
         inner: &mut Inner,
         hub: &Hub,
         t: Touched,
@@ -445,22 +352,22 @@ impl Console {
     ) {
         let at = now();
         let live: Vec<usize> = (0..hub.relay_count())
-            .filter(|r| hub.state(*r) == Some(&State::Live))
+            .filter(|r| hub.state(*r) == Some(&RelayState::Live))
             .collect();
         let relays = status::relays(hub);
-        later(move || set_if_changed(self.relays, relays));
+        state.later(move || set_if_changed(self.relays, relays));
 
-        for (relay, kind, text) in t.notices {
-            let id = NOTICE_SEQ.get() + 1;
-            NOTICE_SEQ.set(id);
-            later(move || {
+        for said in t.notices {
+            let id = state.notice_seq.get() + 1;
+            state.notice_seq.set(id);
+            state.later(move || {
                 self.notices.update(|n| {
-                    if !n.iter().any(|x| x.text == text) {
+                    if !n.iter().any(|x| x.text == said.text) {
                         n.push(Notice {
                             id,
-                            relay,
-                            kind,
-                            text,
+                            relay: said.relay,
+                            kind: said.kind,
+                            text: said.text,
                         });
                         if n.len() > 8 {
                             n.remove(0);
@@ -479,23 +386,19 @@ impl Console {
                 .sender()
                 .get(id)
                 .and_then(|c| c.command().subject().map(str::to_owned));
-            if let Some(r) = subject.and_then(|s| inner.by_request.get(s.as_str()).cloned()) {
+            if let Some(r) = subject.and_then(|s| inner.list.card_for_request(&s).cloned()) {
                 cards.insert(r);
             }
         }
-        let rows_expire = inner
-            .rows
-            .iter()
-            .any(|r| matches!(r, Slot::Settled(_, t) if at.0.saturating_sub(*t) >= slots::ROW_MS));
-        if full || !cards.is_empty() || rows_expire {
-            self.refresh_cards(inner, hub, &cards, full, at);
+        if full || !cards.is_empty() || inner.list.rows_expire(at) {
+            self.refresh_cards(state, inner, hub, &cards, full, at);
         }
         if full || t.store || !t.commands.is_empty() {
-            later(move || self.tick.update(|x| *x += 1));
+            state.later(move || self.tick.update(|x| *x += 1));
         }
         if full || t.store || t.status || t.rosters {
             let lanes = session::lanes(hub);
-            later(move || set_if_changed(self.lanes, lanes));
+            state.later(move || set_if_changed(self.lanes, lanes));
         }
         if t.session_events && inner.flushed {
             asks.extend(live.iter().copied());
@@ -508,9 +411,10 @@ impl Console {
     }
 
     /// Views are built only for cards on screen (see [`Console::card`]);
-    /// here the order is refreshed, and the views of changed cards.
+    /// here the list is refreshed, and the views of changed cards.
     fn refresh_cards(
         self,
+        state: &Bridge,
         inner: &mut Inner,
         hub: &Hub,
         changed: &HashSet<CardRef>,
@@ -518,93 +422,49 @@ impl Console {
         at: UnixMs,
     ) {
         let store = hub.store();
-        let pending = store.inbox();
-        let mut order = Vec::with_capacity(pending.len());
-        let mut fresh = Vec::new();
-        let mut alive: HashMap<CardRef, UnixMs> = HashMap::with_capacity(pending.len());
-        let notify = self.notify.get_untracked() && hidden();
-        for c in pending {
-            let r = c.key();
-            if let Some(s) = inner.cards.get(r) {
-                if full || changed.contains(r) {
-                    let v = card::view(hub, c);
-                    let s = s.clone();
-                    later(move || {
-                        if s.with_untracked(|old| old != &v) {
-                            s.set(v);
-                        }
-                    });
-                }
+        let list = inner.list.refresh(hub, at);
+        for r in &list.order {
+            let Some(s) = inner.cards.get(r) else { continue };
+            if !(full || changed.contains(r)) {
+                continue;
             }
-            let since = match inner.pending.get(r) {
-                Some(t) => *t,
-                None => {
-                    inner.by_request.insert(r.request.clone(), r.clone());
-                    if notify && inner.flushed {
-                        fresh.push(card::view(hub, c));
+            if let Some(c) = store.card(r) {
+                let v = card::view(hub, c);
+                let s = s.clone();
+                state.later(move || {
+                    if s.with_untracked(|old| old != &v) {
+                        s.set(v);
                     }
-                    at
-                }
-            };
-            alive.insert(r.clone(), since);
-            order.push(r.clone());
-        }
-        let gone: Vec<(CardRef, UnixMs)> = inner
-            .pending
-            .iter()
-            .filter(|(k, _)| !alive.contains_key(*k))
-            .map(|(k, t)| (k.clone(), *t))
-            .collect();
-        let mut confirm: HashSet<CardRef> = HashSet::new();
-        for (r, since) in gone {
-            inner.cards.remove(&r);
-            inner.by_request.remove(&r.request);
-            // A row is left for what a person could have seen waiting (not
-            // requests that opened and closed within one catch-up), and for
-            // what they answered themselves.
-            let answered_here = store
-                .card(&r)
-                .is_some_and(|c| c.commands().iter().any(|id| hub.sender().get(id).is_some()));
-            if answered_here || at.since(since) >= SEEN_PENDING_MS {
-                confirm.insert(r);
+                });
             }
         }
-        inner.pending = alive;
-        inner.rows = slots::arrange(&inner.rows, &order, at.0, |r| confirm.contains(r));
-        let rows: Vec<Row> = inner
-            .rows
-            .iter()
-            .filter_map(|slot| match slot {
-                Slot::Waiting(r) => Some(Row::Waiting(r.clone())),
-                Slot::Settled(r, _) => store
-                    .card(r)
-                    .filter(|c| !c.needs_answer())
-                    .map(|c| Row::Settled(card::view(hub, c))),
-            })
-            .collect();
-        later(move || set_if_changed(self.rows, rows));
-        later(move || set_if_changed(self.inbox, order));
-
-        if !fresh.is_empty() {
-            later(move || notify::new_requests(&fresh));
+        for r in &list.gone {
+            inner.cards.remove(r);
         }
-
+        // New requests are announced while the page is hidden, not those a
+        // first catch-up brings.
+        if inner.flushed && self.notify.get_untracked() && hidden() {
+            let fresh: Vec<CardView> = list
+                .fresh
+                .iter()
+                .filter_map(|r| store.card(r))
+                .map(|c| card::view(hub, c))
+                .collect();
+            if !fresh.is_empty() {
+                state.later(move || notify::new_requests(&fresh));
+            }
+        }
+        let (rows, order) = (list.rows, list.order);
+        state.later(move || set_if_changed(self.rows, rows));
+        state.later(move || set_if_changed(self.inbox, order));
 
         let settled_changed = full
             || changed
                 .iter()
                 .any(|r| store.card(r).map_or(true, |c| !c.needs_answer()));
         if settled_changed {
-            let mut settled: Vec<&store::Card> = store
-                .cards()
-                .filter(|c| c.request().is_some() && !c.needs_answer())
-                .collect();
-            settled.sort_by_key(|c| {
-                std::cmp::Reverse(c.closed_at().or(c.answered_at()).unwrap_or(c.first_seen()))
-            });
-            settled.truncate(MAX_HISTORY);
-            let history: Vec<CardView> = settled.into_iter().map(|c| card::view(hub, c)).collect();
-            later(move || set_if_changed(self.history, history));
+            let history = inbox::history(hub);
+            state.later(move || set_if_changed(self.history, history));
         }
     }
 
@@ -612,9 +472,7 @@ impl Console {
 
     /// The live view of one pending card, built when first shown.
     pub fn card(self, r: &CardRef) -> Option<ArcRwSignal<CardView>> {
-        INNER.with(|cell| {
-            let mut guard = cell.try_borrow_mut().ok()?;
-            let inner = guard.as_mut()?;
+        self.state().with_inner(|inner| {
             if let Some(s) = inner.cards.get(r) {
                 return Some(s.clone());
             }
@@ -622,17 +480,17 @@ impl Console {
             let c = d.hub.store().card(r)?;
             let s = ArcRwSignal::new(card::view(&d.hub, c));
             drop(d);
-            if inner.pending.contains_key(r) {
+            if inner.list.pending(r) {
                 inner.cards.insert(r.clone(), s.clone());
             }
             Some(s)
-        })
+        })?
     }
 
     /// One session in full (timeline, commands); call inside a memo that
     /// tracks [`Console::tick`].
     pub fn session(self, key: &SessionKey) -> Option<SessionDetail> {
-        let d = shared()?;
+        let d = self.shared()?;
         let d = d.try_borrow().ok()?;
         let s = d.hub.store().session_by_key(key)?;
         let (items, hidden) = timeline::items(s);
@@ -646,7 +504,7 @@ impl Console {
 
     /// One command of this console's, as its sender follows it.
     pub fn command(self, id: &str) -> Option<CommandView> {
-        let d = shared()?;
+        let d = self.shared()?;
         let d = d.try_borrow().ok()?;
         let t = d.hub.sender().get(id)?;
         Some(command::mine(&d.hub, t, &[]))
@@ -655,7 +513,7 @@ impl Console {
     // ----- intents ------------------------------------------------------------
 
     fn send(self, f: impl FnOnce(&mut Hub) -> Result<String, HubError>) -> Result<String, String> {
-        let d = shared().ok_or_else(|| "Not connected to any relay.".to_owned())?;
+        let d = self.shared().ok_or_else(|| "Not connected to any relay.".to_owned())?;
         let out = driver::with(&d, |d| f(&mut d.hub)).map_err(|e| words::not_sent(&e));
         self.schedule();
         out

@@ -370,6 +370,179 @@ try {
     });
   }
 
+  const LONG = 'Compact: run `terraform apply` on the shared staging stack? It replaces the load balancer, '
+    + 'recreates both NAT gateways, rotates the database password and restarts every service behind the '
+    + 'ingress, which takes about ten minutes during which staging is down for everyone.';
+  const ROLLOUT = {
+    kind: 'form',
+    fields: [
+      { id: 'version', type: 'string', label: 'Release tag', required: true },
+      { id: 'environment', type: 'select', label: 'Environment', choices: [{ id: 'staging', label: 'Staging' }, { id: 'production', label: 'Production' }] },
+      { id: 'replicas', type: 'number', label: 'Replicas', min: 1, max: 20, required: true },
+      { id: 'canary', type: 'boolean', label: 'Start with a canary' },
+      { id: 'notes', type: 'string', label: 'Notes for the on-call' },
+    ],
+  };
+
+  await step('phone: a waiting card takes at most a third of the screen, its details one tap away; one relay is not repeated', async () => {
+    const agent = new TestAgent({ relay, agent: 'e2e-compact' });
+    await agent.connect();
+    agent.start('Compact cards');
+    const { ctx, page } = await open(PHONE);
+    try {
+      const q = agent.ask(LONG, undefined, { severity: 'error' });
+      const f = agent.ask('Compact: confirm the rollout settings', [], { data: ROLLOUT });
+      const c = card(page, 'Compact: run');
+      await c.waitFor({ timeout: 10_000 });
+      await card(page, 'confirm the rollout settings').waitFor({ timeout: 10_000 });
+      await sleep(500);
+      const third = PHONE.viewport.height / 3;
+      const box = await c.boundingBox();
+      check(box.height <= third + 10, `the card is at most a third of the screen (${box.height} px of ${PHONE.viewport.height})`);
+      const inside = async (loc, what) => {
+        const b = await loc.boundingBox();
+        check(b && (await loc.isVisible()) && b.y >= box.y - 1 && b.y + b.height <= box.y + box.height + 1, `${what} is shown on the card: ${JSON.stringify(b)}`);
+      };
+      await inside(c.locator('.sev'), 'the severity');
+      await inside(c.locator('.card-agent'), 'the agent');
+      await inside(c.locator('.prompt'), 'the prompt');
+      await inside(c.locator('button.option[data-option="allow"]'), 'Allow');
+      await inside(c.locator('button.option[data-option="deny"]'), 'Deny');
+      check((await c.locator('.card-agent').textContent()).includes('e2e-compact'), 'the agent is named');
+      check(await c.locator('.prompt').evaluate((e) => e.scrollHeight > e.clientHeight + 2), 'the long prompt is clamped');
+      check(!(await c.locator('form.reply input[name="reply"]').isVisible()), 'the reply box waits behind the expand');
+      check(!(await c.locator('.provenance [data-prov="session"]').isVisible()), 'so does the provenance');
+      const more = c.locator('button.details-toggle');
+      check((await more.getAttribute('aria-expanded')) === 'false', 'the expand says it is closed');
+      const mb = await more.boundingBox();
+      check(mb.height >= 43.5 && mb.width >= 43.5, `the expand is a 44px target (${mb.width}x${mb.height})`);
+      await more.tap();
+      await until(async () => (await more.getAttribute('aria-expanded')) === 'true', 'the expand opens', 2_000);
+      check(await c.locator('form.reply input[name="reply"]').isVisible(), 'the reply box is there once expanded');
+      check(await c.locator('.provenance [data-prov="session"]').isVisible(), 'and where it comes from');
+      check(await c.locator('.prompt').evaluate((e) => e.scrollHeight <= e.clientHeight + 2), 'and the whole prompt');
+      check((await page.locator('main [data-prov="relay"]').count()) === 0, 'one relay: not repeated on the card');
+      await more.tap();
+      await until(async () => (await more.getAttribute('aria-expanded')) === 'false', 'and closes again', 2_000);
+      // A form is compact too: its fields open from the card.
+      const fc = card(page, 'confirm the rollout settings');
+      const fb = await fc.boundingBox();
+      check(fb.height <= third + 10, `the form's card is at most a third of the screen too (${fb.height} px)`);
+      check(!(await fc.locator('[data-field="version"] input').isVisible()), 'its fields wait behind the expand');
+      await fc.locator('button.details-toggle').tap();
+      await fc.locator('[data-field="version"] input').waitFor({ state: 'visible', timeout: 2_000 });
+      // Its head just under the sticky tabs, the fields below it.
+      await fc.evaluate((e) => window.scrollBy(0, e.getBoundingClientRect().top - 64));
+      await sleep(200);
+      await page.screenshot({ path: `${ROOT}target/console-e2e/form-390x844.png` });
+      await fc.locator('[data-field="version"] input').fill('v3.1.0');
+      await fc.locator('[data-field="replicas"] input').fill('2');
+      await sleep(500);
+      await fc.locator('form.form-answer button[type="submit"]').tap();
+      await until(() => agent.commands.some((x) => x.subject === f.id), 'the form answer went out', 5_000);
+      const { sw, iw } = await page.evaluate(() => ({ sw: document.documentElement.scrollWidth, iw: window.innerWidth }));
+      check(sw <= iw, `it fits the phone (${sw} > ${iw})`);
+      check(!agent.commands.some((x) => x.subject === q.id), 'nothing answered the other card');
+    } finally {
+      agent.drop();
+      await ctx.close();
+    }
+  });
+
+  await step('desktop: a card shows its details and form without an expand; one relay is not repeated', async () => {
+    const agent = new TestAgent({ relay, agent: 'e2e-wide' });
+    await agent.connect();
+    agent.start('Wide cards');
+    const { ctx, page } = await open(DESKTOP);
+    try {
+      agent.ask(LONG);
+      agent.ask('Wide: confirm the rollout settings', [], { data: ROLLOUT });
+      const c = card(page, 'Compact: run');
+      await c.waitFor({ timeout: 10_000 });
+      check(await c.locator('.provenance [data-prov="session"]').isVisible(), 'where it comes from is shown');
+      check(await c.locator('form.reply input[name="reply"]').isVisible(), 'the reply box is shown');
+      check((await page.locator('main [data-prov="relay"]').count()) === 0, 'one relay: not repeated on the card');
+      const fc = card(page, 'Wide: confirm the rollout settings');
+      await fc.locator('[data-field="version"] input').waitFor({ state: 'visible', timeout: 5_000 });
+      await fc.evaluate((e) => window.scrollBy(0, e.getBoundingClientRect().top - 64));
+      await sleep(200);
+      await page.screenshot({ path: `${ROOT}target/console-e2e/form-1280x800.png` });
+    } finally {
+      agent.drop();
+      await ctx.close();
+    }
+  });
+
+  for (const [kind, size] of [[DESKTOP, '1280x800'], [PHONE, '390x844']]) {
+    await step(`${size}: the inbox is filtered and grouped by agent, session and kind`, async () => {
+      const a = new TestAgent({ relay, agent: `e2e-filter-a-${size}` });
+      const b = new TestAgent({ relay, agent: `e2e-filter-b-${size}` });
+      await a.connect();
+      await b.connect();
+      a.start('Filter A');
+      b.start('Filter B');
+      const { ctx, page } = await open(kind);
+      try {
+        const a1 = a.ask('Filter: A asks to allow?');
+        const a2 = a.ask('Filter: A asks for a name?', [], { data: { kind: 'input' } });
+        const b1 = b.ask('Filter: B asks to allow?');
+        await card(page, 'Filter: B asks to allow?').waitFor({ timeout: 10_000 });
+        await card(page, 'Filter: A asks for a name?').waitFor({ timeout: 10_000 });
+        const ids = async () => (await inboxIds(page)).sort();
+        const sorted = (...qs) => qs.map((q) => q.id).sort();
+        check(JSON.stringify(await ids()) === JSON.stringify(sorted(a1, a2, b1)), 'all three wait');
+        const byAgent = page.locator('#filter-agent');
+        const labels = await byAgent.locator('option').allTextContents();
+        check(labels.some((l) => l.includes(a.agent) && l.includes('2')) && labels.some((l) => l.includes(b.agent) && l.includes('1')),
+          `the agents are offered with what each has waiting: ${labels}`);
+        await byAgent.selectOption(a.agent);
+        await until(async () => JSON.stringify(await ids()) === JSON.stringify(sorted(a1, a2)), "only A's requests", 3_000);
+        const note = page.locator('.filter-note');
+        check((await note.textContent()).includes('2 of 3'), `it says what is hidden: ${await note.textContent()}`);
+        await page.locator('#filter-kind').selectOption('input');
+        await until(async () => JSON.stringify(await ids()) === JSON.stringify(sorted(a2)), "only A's question", 3_000);
+        await note.locator('button', { hasText: 'Show all' }).click();
+        await until(async () => (await ids()).length === 3, 'everything again', 3_000);
+        const bySession = page.locator('#filter-session');
+        const sessions = await bySession.locator('option').evaluateAll((els) => els.map((o) => [o.value, o.textContent]));
+        const bs = sessions.find(([, t]) => t.includes('Filter B'));
+        check(bs, `sessions are offered by their titles: ${JSON.stringify(sessions)}`);
+        await bySession.selectOption(bs[0]);
+        await until(async () => JSON.stringify(await ids()) === JSON.stringify(sorted(b1)), "only B's session", 3_000);
+        await note.locator('button', { hasText: 'Show all' }).click();
+        // Grouped by agent: a heading per agent, its cards under it.
+        await page.locator('#inbox-group').selectOption('agent');
+        const groups = page.locator('main section.inbox-group');
+        await until(async () => (await groups.count()) === 2, 'one group per agent', 3_000);
+        for (const g of await groups.all()) {
+          const head = (await g.locator(':scope > h2').textContent()).trim();
+          const agents = await g.locator('article.card .card-agent').allTextContents();
+          check(agents.length > 0 && agents.every((x) => head.includes(x.trim())), `the group "${head}" holds only its agent's cards: ${agents}`);
+        }
+        await page.locator('#inbox-group').selectOption('kind');
+        await until(async () => (await groups.count()) === 2, 'one group per kind', 3_000);
+        // Keyboard: the controls are reached with Tab and work with the arrow keys.
+        await page.locator('#inbox-group').focus();
+        await page.keyboard.press('Shift+Tab');
+        check(await page.evaluate(() => document.activeElement.tagName === 'SELECT' || document.activeElement.tagName === 'BUTTON'),
+          'the filter controls are in the tab order');
+        await page.locator('#inbox-group').selectOption('none');
+        await until(async () => (await groups.count()) === 0 && (await ids()).length === 3, 'ungrouped again', 3_000);
+        const small = await page.$$eval('.inbox-tools select, .inbox-tools button', (els) => els
+          .filter((e) => e.offsetParent !== null)
+          .map((e) => e.getBoundingClientRect()).filter((r) => r.height < 43.5).length);
+        check(small === 0, 'the filter controls are 44px touch targets');
+        const { sw, iw } = await page.evaluate(() => ({ sw: document.documentElement.scrollWidth, iw: window.innerWidth }));
+        check(sw <= iw, `it fits (${sw} > ${iw})`);
+        await page.screenshot({ path: `${ROOT}target/console-e2e/inbox-filter-${size}.png` });
+      } finally {
+        a.drop();
+        b.drop();
+        await ctx.close();
+      }
+    });
+  }
+
   await step('notifications refused by the browser: the button says so, and where to change it', async () => {
     const ctx = await chromium.newContext(DESKTOP);
     const page = await ctx.newPage();

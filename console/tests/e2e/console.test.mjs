@@ -66,7 +66,8 @@ async function unnamedControls(page, where) {
 
 const token = `e2e-${randomBytes(12).toString('hex')}`;
 const port = await freePort();
-const relay = new Relay({ port, token, seed: 7 });
+// E2E_STATIC_DIR serves another build (an older one, to see a check fail).
+const relay = new Relay({ port, token, seed: 7, staticDir: process.env.E2E_STATIC_DIR || 'dist' });
 await relay.start();
 const chromium = await browser();
 const desk = await chromium.newContext({ viewport: { width: 1280, height: 800 } });
@@ -207,9 +208,12 @@ try {
   await step('the inbox is ordered, shows provenance, and no option has the focus', async () => {
     await until(async () => (await inboxIds(page)).length >= 6, 'several requests are waiting', 20_000);
     const c = page.locator('main article.card').first();
-    for (const k of ['Agent', 'Relay', 'Session', 'Run']) {
+    for (const k of ['Session', 'Run']) {
       check((await c.locator('.provenance dt', { hasText: k }).count()) === 1, `provenance shows ${k}`);
     }
+    check((await c.locator('.card-agent').textContent()).trim().length > 0, 'the card names its agent');
+    // One relay: the same for every card, so said once (the header's chip), not on each.
+    check((await page.locator('main article.card [data-prov="relay"]').count()) === 0, 'one relay is not repeated on every card');
     const expiring = card(page, 's3://incident-archive');
     await expiring.waitFor({ timeout: 10_000 });
     const countdown = expiring.locator('.expires');
@@ -393,7 +397,7 @@ try {
     // ci-watcher keeps one out-of-band request open at a time.
     const oob = page.locator('main article.card', { has: page.locator('.actions[data-answering="elsewhere"]') }).first();
     await oob.waitFor({ timeout: 20_000 });
-    check((await oob.locator('[data-prov="agent"] dd').textContent()) === 'ci-watcher', 'it is ci-watcher\'s');
+    check((await oob.locator('.card-agent').textContent()).trim() === 'ci-watcher', 'it is ci-watcher\'s');
     check((await oob.locator('.actions[data-answering="elsewhere"]').count()) === 1, 'marked as answered elsewhere');
     check((await oob.locator('button.option, form.reply, form.form-answer').count()) === 0, 'no send affordance');
     check((await oob.textContent()).includes("Answer in the agent's own interface"), 'says where to answer');
@@ -413,6 +417,7 @@ try {
   });
 
   let buildBotSession;
+  let cancelCommand;
   await step('cancel a run after confirming; run.cancelled appears in the timeline', async () => {
     await page.goto(`${relay.base}/#/sessions`);
     await page.locator('main .lane[data-agent="build-bot"] a.lane-title').first().click();
@@ -433,6 +438,11 @@ try {
     await page.locator('li.event[data-type="run.cancelled"]').first().waitFor({ timeout: 10_000 });
     await page.locator('.runs li[data-run-status="cancelled"]').first().waitFor({ timeout: 5_000 });
     await page.locator('.last-command .cmd[data-phase="done"]').waitFor({ timeout: 5_000 });
+    cancelCommand = await page.locator('.last-command .cmd').getAttribute('data-command');
+    const own = page.locator(`.audit .cmd[data-command="${cancelCommand}"]`);
+    await own.locator('.cmd-state', { hasText: 'Done' }).waitFor({ timeout: 5_000 });
+    check((await own.locator('.who').textContent()) === 'You', 'the audit shows the command as this console\'s own');
+    check(/\d\d:\d\d/.test(await own.locator('.cmd-time').textContent()), 'with the time it was sent');
     await page.evaluate(() => window.scrollTo(0, 0));
     await shot(page, 'session-1280x800');
     // Causes are links within the timeline.
@@ -441,6 +451,59 @@ try {
       const target = await link.getAttribute('data-cause');
       await link.click();
       check(await page.evaluate(() => document.activeElement.id) === `ev-${target}`, 'clicking a cause moves to it');
+    }
+  });
+
+  await step('the session timeline opens at the newest events, pairs tool calls with their results, and filters by type', async () => {
+    await page.goto(buildBotSession);
+    const items = page.locator('main ol.timeline > li');
+    await items.first().waitFor({ timeout: 10_000 });
+    const ats = await items.evaluateAll((els) => els.map((e) => Number(e.getAttribute('data-at') || 0)));
+    check(ats.length > 3 && ats[0] > 0 && ats[0] === Math.max(...ats), `the newest event comes first: ${ats.slice(0, 5)}`);
+    const pair = page.locator('main ol.timeline > li.tool-pair').first();
+    await pair.waitFor({ timeout: 20_000 });
+    check((await pair.locator('[data-type="tool.requested"]').count()) === 1, 'the pair holds the call');
+    check((await pair.locator('[data-type="tool.completed"], [data-type="tool.failed"]').count()) === 1, 'and its result');
+    check(!(await pair.locator('details').evaluate((d) => d.open)), 'folded to one line');
+    await pair.locator('summary').click();
+    check(await pair.locator('details').evaluate((d) => d.open), 'it unfolds');
+    const loose = await page.$$eval('main ol.timeline > li.event[data-call]', (els) => els.map((e) => [e.getAttribute('data-type'), e.getAttribute('data-call')]));
+    const calls = new Set(loose.filter(([t]) => t === 'tool.requested').map(([, c]) => c));
+    check(!loose.some(([t, c]) => t !== 'tool.requested' && calls.has(c)), `no call is left apart from its result: ${JSON.stringify(loose)}`);
+    const filter = page.locator('#timeline-type');
+    await filter.selectOption('tool');
+    await until(async () => (await items.count()) > 0
+      && (await items.evaluateAll((els) => els.every((e) => e.getAttribute('data-category') === 'tool'))), 'only tool calls are shown', 5_000);
+    await filter.selectOption('attention');
+    await until(async () => (await items.evaluateAll((els) => els.length > 0 && els.every((e) => e.getAttribute('data-category') === 'attention'))),
+      'only requests are shown', 5_000);
+    await filter.selectOption('all');
+    await until(async () => (await items.count()) >= ats.length - 1, 'everything again', 5_000);
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.locator('button.to-latest').click();
+    await until(async () => {
+      const top = await items.first().evaluate((e) => e.getBoundingClientRect().top);
+      return top > 0 && top < 800 / 2;
+    }, 'one click brings the newest events into view', 3_000);
+    await shot(page, 'session-timeline-1280x800');
+  });
+
+  await step('the Sessions list keeps its order while sessions work, wait and end', async () => {
+    await page.goto(`${relay.base}/#/sessions`);
+    await page.locator('main .lane').first().waitFor({ timeout: 10_000 });
+    const lists = [];
+    for (let i = 0; i < 10; i++) {
+      lists.push(await page.$$eval('main .lane', (els) => els.map((e) => [e.getAttribute('data-session'), Number(e.getAttribute('data-started'))])));
+      await sleep(800);
+    }
+    for (const list of lists) {
+      const started = list.map(([, t]) => t);
+      check(started.every((t, i) => t > 0 && (i === 0 || started[i - 1] <= t)), `in the order they started: ${JSON.stringify(list)}`);
+    }
+    for (let i = 1; i < lists.length; i++) {
+      const [a, b] = [lists[i - 1].map(([s]) => s), lists[i].map(([s]) => s)];
+      const kept = b.filter((s) => a.includes(s));
+      check(JSON.stringify(kept) === JSON.stringify(a.filter((s) => b.includes(s))), `no session moved: ${a} then ${b}`);
     }
   });
 
@@ -494,7 +557,8 @@ try {
     const timedOut = c.locator('.cmd[data-phase="timeout"]');
     await timedOut.waitFor({ timeout: 15_000 });
     check((await timedOut.textContent()).includes('No acknowledgement'), 'the silence is named');
-    check(!(await c.locator('button.option').first().isDisabled()), 'the card can be answered again');
+    // (A card that just moved takes a moment before its buttons act again.)
+    await until(async () => !(await c.locator('button.option').first().isDisabled()), 'the card can be answered again', 3_000);
     await timedOut.locator('button.retry').click();
     await until(() => agent.commands.length === 2, 'the agent received the command twice', 5_000);
     check(agent.commands[0].id === agent.commands[1].id, `the retry reused the id (${agent.commands[0].id} vs ${agent.commands[1].id})`);
@@ -528,10 +592,21 @@ try {
     await noHorizontalScroll(p, 'inbox');
     await touchTargets(p, 'inbox');
     await unnamedControls(p, 'inbox');
+    // A compact card's buttons stay under its prompt: none float over a
+    // card cut off by the bottom of the screen, away from what they answer.
+    await sleep(300);
+    const floating = await p.$$eval('main article.card', (cards) => cards.map((c) => {
+      const q = c.querySelector('.prompt');
+      const o = c.querySelector('.options');
+      if (!q || !o) return null;
+      return o.getBoundingClientRect().top < q.getBoundingClientRect().bottom - 1 ? c.getAttribute('data-request') : null;
+    }).filter(Boolean));
+    check(floating.length === 0, `answer buttons float over their card: ${floating}`);
     await shot(p, 'inbox-390x844');
     const f = p.locator('main article.card', { hasText: 'Export settings' }).or(p.locator('main article.card', { hasText: 'confirm the rollout' })).first();
     if (await f.count()) {
       await f.scrollIntoViewIfNeeded();
+      await f.locator('button.details-toggle').tap();
       await f.locator('form.form-answer').scrollIntoViewIfNeeded();
       await noHorizontalScroll(p, 'form');
       await shot(p, 'form-390x844');
@@ -544,10 +619,28 @@ try {
     await p.setViewportSize({ width: 390, height: 844 });
     await p.goto(buildBotSession || `${relay.base}/#/sessions`);
     await p.locator('main .timeline li').first().waitFor({ timeout: 10_000 });
+    // A fresh page: the command sent from the other one is still this console's own.
+    const own = p.locator(`.audit .cmd[data-command="${cancelCommand}"]`);
+    await own.waitFor({ timeout: 10_000 });
+    check((await own.locator('.who').textContent()) === 'You', `after a reload the cancel is still ours: ${await own.textContent()}`);
+    check(/\d\d:\d\d/.test(await own.locator('.cmd-time').textContent()) && (await own.locator('.cmd-state').textContent()).includes('Done'),
+      `with its time and result: ${await own.textContent()}`);
+    const audit = await p.locator('.audit').textContent();
+    check(!audit.includes('Someone') && !audit.includes('command not seen'), `no unnamed commands: ${audit}`);
+    const first = await p.locator('main ol.timeline > li').first().getAttribute('data-at');
+    const all = await p.locator('main ol.timeline > li').evaluateAll((els) => els.map((e) => Number(e.getAttribute('data-at') || 0)));
+    check(Number(first) === Math.max(...all), 'the phone timeline opens at the newest event too');
     await p.evaluate(() => window.scrollTo(0, 0));
     await noHorizontalScroll(p, 'session');
     await touchTargets(p, 'session');
     await shot(p, 'session-390x844');
+    // One tap from the top to the newest events.
+    await p.locator('button.to-latest').tap();
+    await until(async () => {
+      const top = await p.locator('main ol.timeline > li').first().evaluate((e) => e.getBoundingClientRect().top);
+      return top > 0 && top < 844 / 2;
+    }, 'the newest event is in view after one tap', 3_000);
+    await shot(p, 'session-timeline-390x844');
     await phone.close();
     const dark = await chromium.newContext({ viewport: { width: 390, height: 844 }, colorScheme: 'dark', isMobile: true, hasTouch: true });
     const d = await dark.newPage();
