@@ -248,6 +248,17 @@ pub enum CardStatus {
 }
 
 impl CardStatus {
+    /// The status as the JavaScript views and the console's markup name it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CardStatus::Pending => "pending",
+            CardStatus::Answered => "answered",
+            CardStatus::Resolved => "resolved",
+            CardStatus::TimedOut => "timed-out",
+            CardStatus::Abandoned => "abandoned",
+        }
+    }
+
     pub fn is_closed(self) -> bool {
         matches!(self, CardStatus::Resolved | CardStatus::TimedOut | CardStatus::Abandoned)
     }

@@ -110,7 +110,7 @@ pub fn CardItem(card: ArcRwSignal<CardView>) -> impl IntoView {
             data-request=c.id.clone()
             data-kind=c.kind.clone()
             data-severity=severity
-            data-status=move || card.with(|c| format!("{:?}", c.status).to_lowercase())
+            data-status=move || card.with(|c| c.status.as_str())
             data-busy=move || card.with(|c| c.in_flight().to_string())
             aria-labelledby=title_id.clone()
         >
@@ -153,7 +153,7 @@ pub fn CardItem(card: ArcRwSignal<CardView>) -> impl IntoView {
 /// A card that left the inbox: what happened to it.
 #[component]
 pub fn SettledCard(card: CardView) -> impl IntoView {
-    let status = format!("{:?}", card.status).to_lowercase();
+    let status = card.status.as_str();
     let outcome = card.outcome_words();
     let commands = card.commands.clone();
     let when = card.settled_at();
@@ -187,7 +187,7 @@ pub fn SettledCard(card: CardView) -> impl IntoView {
 /// commands' life folded away unless something went wrong.
 #[component]
 pub fn SettledRow(card: CardView) -> impl IntoView {
-    let status = format!("{:?}", card.status).to_lowercase();
+    let status = card.status.as_str();
     let outcome = card.outcome_words();
     // Anything short of done stays open, and nothing is cut short: a
     // refusal is read, not unfolded.

@@ -571,7 +571,7 @@ try {
 
   await step('the expiring request counts down, then times out and says so', async () => {
     await page.goto(`${relay.base}/#/history`);
-    const h = page.locator('main article.settled[data-status="timedout"]', { hasText: 's3://incident-archive' }).first();
+    const h = page.locator('main article.settled[data-status="timed-out"]', { hasText: 's3://incident-archive' }).first();
     await h.waitFor({ timeout: 60_000 });
     check((await h.locator('.outcome').textContent()).includes('Timed out'), 'the outcome says timed out');
   });

@@ -13,7 +13,7 @@ use crate::control::ack::Decision;
 use crate::control::sender::{CommandState, TrackedCommand};
 use crate::protocol::frame::{ControlCapability, RosterEntry};
 use crate::store::{
-    AnswerVia, AttentionKind, Card, CardStatus, Channel, Closure, Command, CommandStatus, OutcomeLink, Resolution, Run,
+    AnswerVia, AttentionKind, Card, Channel, Closure, Command, CommandStatus, OutcomeLink, Resolution, Run,
     RunEnding, RunStatus, Session, SessionKey, Store, StreamViolation,
 };
 use crate::time::UnixMs;
@@ -56,22 +56,12 @@ fn position((epoch, seq): (u64, u64)) -> Value {
     json!({ "epoch": epoch, "seq": seq })
 }
 
-fn card_status(s: CardStatus) -> &'static str {
-    match s {
-        CardStatus::Pending => "pending",
-        CardStatus::Answered => "answered",
-        CardStatus::Resolved => "resolved",
-        CardStatus::TimedOut => "timed-out",
-        CardStatus::Abandoned => "abandoned",
-    }
-}
-
 /// One attention card.
 pub fn card(c: &Card) -> Value {
     let mut o = Obj::new()
         .set("id", c.id())
         .set("session", session_key(c.session()))
-        .set("status", card_status(c.status()))
+        .set("status", c.status().as_str())
         .set("needsAnswer", c.needs_answer())
         .set("severity", c.severity().as_str())
         .set("firstSeen", ms(c.first_seen()))
