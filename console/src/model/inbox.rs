@@ -103,6 +103,12 @@ pub fn session_token(k: &SessionKey) -> String {
     format!("{} {}", k.source, k.name)
 }
 
+/// The session name in a [`session_token`] (a source, being a URI, holds
+/// no space).
+fn session_name(token: &str) -> &str {
+    token.split_once(' ').map_or(token, |(_, name)| name)
+}
+
 /// What the list is kept to; `None` admits everything.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Filter {
@@ -182,19 +188,35 @@ pub struct Facets {
 }
 
 /// The values each filter offers, from the waiting requests, sorted by
-/// their words.
-pub fn facets(rows: &[Row]) -> Facets {
-    fn add(into: &mut Vec<Facet>, value: String, label: String) {
+/// their words. A value in `chosen` whose last request went stays offered
+/// with 0, so the select never silently shows another one; it keeps the
+/// words a row still has for it, else what its value says.
+pub fn facets(rows: &[Row], chosen: &Filter) -> Facets {
+    fn add(into: &mut Vec<Facet>, value: String, label: String, count: usize) {
         match into.iter_mut().find(|f| f.value == value) {
-            Some(f) => f.count += 1,
-            None => into.push(Facet { value, label, count: 1 }),
+            Some(f) => f.count += count,
+            None => into.push(Facet { value, label, count }),
         }
     }
     let mut f = Facets::default();
     for row in rows.iter().filter(|r| matches!(r, Row::Waiting(_))) {
-        add(&mut f.agents, row.agent().to_owned(), row.agent().to_owned());
-        add(&mut f.sessions, session_token(row.session()), row.session_title());
-        add(&mut f.kinds, row.kind().to_owned(), kind_label(row.kind()));
+        add(&mut f.agents, row.agent().to_owned(), row.agent().to_owned(), 1);
+        add(&mut f.sessions, session_token(row.session()), row.session_title(), 1);
+        add(&mut f.kinds, row.kind().to_owned(), kind_label(row.kind()), 1);
+    }
+    if let Some(agent) = &chosen.agent {
+        add(&mut f.agents, agent.clone(), agent.clone(), 0);
+    }
+    if let Some(token) = &chosen.session {
+        let title = rows
+            .iter()
+            .find(|r| session_token(r.session()) == *token)
+            .map(Row::session_title)
+            .unwrap_or_else(|| session_name(token).to_owned());
+        add(&mut f.sessions, token.clone(), title, 0);
+    }
+    if let Some(kind) = &chosen.kind {
+        add(&mut f.kinds, kind.clone(), kind_label(kind), 0);
     }
     for list in [&mut f.agents, &mut f.sessions, &mut f.kinds] {
         list.sort_by(|a, b| a.label.cmp(&b.label).then_with(|| a.value.cmp(&b.value)));

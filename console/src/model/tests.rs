@@ -540,7 +540,7 @@ fn the_inbox_is_filtered_and_grouped_by_agent_session_and_kind() {
     };
     assert_eq!(ids(&inbox::arrange(&rows, &Filter::default(), Grouping::None)), [["REQ2", "REQ1", "REQ3"]]);
 
-    let f = inbox::facets(&rows);
+    let f = inbox::facets(&rows, &Filter::default());
     let pairs = |v: &[inbox::Facet]| v.iter().map(|x| (x.label.clone(), x.count)).collect::<Vec<_>>();
     assert_eq!(pairs(&f.agents), [("demo".to_owned(), 2), ("ops".to_owned(), 1)]);
     assert_eq!(pairs(&f.kinds), [("input".to_owned(), 2), ("permission".to_owned(), 1)]);
@@ -562,6 +562,14 @@ fn the_inbox_is_filtered_and_grouped_by_agent_session_and_kind() {
     assert_eq!(ids(&by_kind), [vec!["REQ2", "REQ3"], vec!["REQ1"]]);
     assert_eq!(Grouping::from_token("agent"), Grouping::Agent);
     assert_eq!(Grouping::from_token("nonsense"), Grouping::None);
+
+    // A chosen value whose last request went stays offered, with 0 and
+    // the words it had (a session's title, not its source and name).
+    let only_demo: Vec<Row> = rows.iter().filter(|r| r.request() != "REQ2").cloned().collect();
+    let chosen = Filter { session: Some(f.sessions[1].value.clone()), agent: Some("ops".into()), kind: None };
+    let kept = inbox::facets(&only_demo, &chosen);
+    assert_eq!(pairs(&kept.sessions), [("Fix the tests".to_owned(), 2), ("s2".to_owned(), 0)]);
+    assert_eq!(pairs(&kept.agents), [("demo".to_owned(), 2), ("ops".to_owned(), 0)]);
 }
 
 #[test]
@@ -643,6 +651,7 @@ fn a_request_that_names_no_kind_is_offered_as_having_none() {
     let mut r = with_session();
     r.event(json!({ "id": "NK", "type": "attention.requested", "seq": 3, "data": { "prompt": "Anything?" } }));
     let rows: Vec<Row> = r.hub.store().inbox().iter().map(|c| Row::Waiting(inbox::waiting(&r.hub, c))).collect();
-    let kinds: Vec<(String, usize)> = inbox::facets(&rows).kinds.into_iter().map(|f| (f.label, f.count)).collect();
+    let kinds: Vec<(String, usize)> =
+        inbox::facets(&rows, &inbox::Filter::default()).kinds.into_iter().map(|f| (f.label, f.count)).collect();
     assert_eq!(kinds, [("(no kind)".to_owned(), 1), ("permission".to_owned(), 1)]);
 }

@@ -14,9 +14,8 @@ use crate::web::bridge::Console;
 /// Cards rendered per page.
 const PAGE: usize = 40;
 
-/// One filter's select: "All …" and each value with its count. A value
-/// chosen earlier stays listed (with 0) after its last request went, so
-/// the select never silently shows another one.
+/// One filter's select: "All …" and each value with its count (a value
+/// chosen earlier is among them, with 0, after its last request went).
 #[component]
 fn FacetSelect(
     id: &'static str,
@@ -26,15 +25,7 @@ fn FacetSelect(
     value: Signal<Option<String>>,
     set: impl Fn(Option<String>) + 'static,
 ) -> impl IntoView {
-    let options = move || {
-        let mut list = facets.get();
-        if let Some(v) = value.get() {
-            if !list.iter().any(|f| f.value == v) {
-                list.push(Facet { label: v.clone(), value: v, count: 0 });
-            }
-        }
-        list
-    };
+    let options = move || facets.get();
     view! {
         <div>
             <label for=id class="sr-only">{label}</label>
@@ -111,7 +102,7 @@ fn RowItem(row: Row) -> impl IntoView {
 pub fn Inbox() -> impl IntoView {
     let console = expect_context::<Console>();
     let shown = RwSignal::new(PAGE);
-    let facets = Memo::new(move |_| console.rows.with(|r| inbox::facets(r)));
+    let facets = Memo::new(move |_| console.filter.with(|f| console.rows.with(|r| inbox::facets(r, f))));
     // The rows the filter keeps, up to the `shown`-th waiting card.
     let kept = Memo::new(move |_| {
         console.filter.with(|f| {
