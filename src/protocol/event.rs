@@ -86,6 +86,10 @@ impl Capture {
     }
 }
 
+/// A session position `(epoch, seq)`, ordered as AEP-0001 §7.3 orders
+/// them: by epoch, then by seq.
+pub type Position = (u64, u64);
+
 /// Why bytes could not become an [`Event`].
 #[derive(Clone, Debug, PartialEq)]
 pub enum EventError {
@@ -366,7 +370,7 @@ impl Event {
     }
     /// The session position `(epoch, seq)` when the event carries `seq`.
     #[inline]
-    pub fn position(&self) -> Option<(u64, u64)> {
+    pub fn position(&self) -> Option<Position> {
         self.seq.map(|s| (self.epoch(), s))
     }
     #[inline]

@@ -142,7 +142,7 @@ pub enum AnswerVia {
 
 /// The `attention.answered` facts: what was applied, by whom, how.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Answer {
+pub struct CardAnswer {
     pub event_id: String,
     pub option: Option<String>,
     /// Free text kept as sent (a reason, or the form's other-text).
@@ -157,12 +157,12 @@ pub struct Answer {
     pub at: Option<UnixMs>,
 }
 
-impl Answer {
-    fn read(e: &Event) -> Answer {
+impl CardAnswer {
+    fn read(e: &Event) -> CardAnswer {
         let answer = e.data_field("answer").and_then(Value::as_object);
         let member = |k: &str| answer.and_then(|a| a.get(k)).and_then(Value::as_str).map(str::to_owned);
         let text = |k: &str| e.data_field(k).and_then(Value::as_str);
-        Answer {
+        CardAnswer {
             event_id: e.id().to_owned(),
             option: member("option"),
             text: member("text"),
@@ -270,7 +270,7 @@ pub struct Card {
     key: CardRef,
     request: Option<Request>,
     routed: Vec<Routed>,
-    answer: Option<Answer>,
+    answer: Option<CardAnswer>,
     close: Option<Close>,
     abandoned: bool,
     commands: Vec<Arc<str>>,
@@ -322,7 +322,7 @@ impl Card {
     pub fn routed(&self) -> &[Routed] {
         &self.routed
     }
-    pub fn answer(&self) -> Option<&Answer> {
+    pub fn answer(&self) -> Option<&CardAnswer> {
         self.answer.as_ref()
     }
     pub fn close(&self) -> Option<&Close> {
@@ -498,7 +498,7 @@ impl Cards {
             }
             ANSWERED => {
                 if card.answer.is_none() {
-                    card.answer = Some(Answer::read(e));
+                    card.answer = Some(CardAnswer::read(e));
                 }
             }
             RESOLVED | TIMEOUT => {

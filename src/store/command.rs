@@ -112,7 +112,7 @@ pub enum CommandStatus {
 /// One command's chain. Any part may be missing: an ack for a command this
 /// stream never carried still opens a chain.
 #[derive(Clone, Debug)]
-pub struct Command {
+pub struct CommandChain {
     id: Arc<str>,
     issued: Option<Issued>,
     ack: Option<AckRecord>,
@@ -120,7 +120,7 @@ pub struct Command {
     arrival: u64,
 }
 
-impl Command {
+impl CommandChain {
     pub fn id(&self) -> &str {
         &self.id
     }
@@ -184,7 +184,7 @@ pub(crate) fn is_domain(e: &Event) -> bool {
 /// The chains of one session, at most `capacity`.
 #[derive(Debug)]
 pub(crate) struct Control {
-    chains: FastMap<Arc<str>, Command>,
+    chains: FastMap<Arc<str>, CommandChain>,
     /// ack id → command id, so an outcome caused by the ack finds its chain.
     ack_of: FastMap<Arc<str>, Arc<str>>,
     capacity: usize,
@@ -197,7 +197,7 @@ impl Control {
         Control { chains: FastMap::default(), ack_of: FastMap::default(), capacity, dropped: 0 }
     }
 
-    pub(crate) fn get(&self, id: &str) -> Option<&Command> {
+    pub(crate) fn get(&self, id: &str) -> Option<&CommandChain> {
         self.chains.get(id)
     }
 
@@ -205,7 +205,7 @@ impl Control {
         self.chains.contains_key(id)
     }
 
-    pub(crate) fn iter(&self) -> impl Iterator<Item = &Command> + '_ {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &CommandChain> + '_ {
         self.chains.values()
     }
 
@@ -302,7 +302,7 @@ impl Control {
         }
         self.make_room();
         let key: Arc<str> = Arc::from(id);
-        self.chains.insert(key.clone(), Command { id: key.clone(), issued: None, ack: None, outcome: None, arrival });
+        self.chains.insert(key.clone(), CommandChain { id: key.clone(), issued: None, ack: None, outcome: None, arrival });
         key
     }
 

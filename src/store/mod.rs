@@ -44,9 +44,9 @@ pub mod session;
 pub mod timeline;
 
 pub use agent::Agent;
-pub use card::{Answer, AnswerVia, AttentionKind, Card, CardStatus, Channel, Close, Closure, Request, Resolution, Routed};
+pub use card::{AnswerVia, AttentionKind, Card, CardAnswer, CardStatus, Channel, Close, Closure, Request, Resolution, Routed};
 pub use changes::{CardRef, Change, CommandRef};
-pub use command::{AckRecord, Command, CommandStatus, Issued, Outcome, OutcomeLink};
+pub use command::{AckRecord, CommandChain, CommandStatus, Issued, Outcome, OutcomeLink};
 pub use config::{Arrival, ChangeFeed, StoreConfig};
 pub use evictions::Evictions;
 pub use rules::{Rule, StreamViolation};
@@ -278,12 +278,12 @@ impl Store {
         cards
     }
 
-    pub fn command(&self, command: &CommandRef) -> Option<&Command> {
+    pub fn command(&self, command: &CommandRef) -> Option<&CommandChain> {
         self.session_by_key(&command.session)?.command(&command.id)
     }
 
     /// Every command chain, with the session it targets.
-    pub fn commands(&self) -> impl Iterator<Item = (&SessionKey, &Command)> + '_ {
+    pub fn commands(&self) -> impl Iterator<Item = (&SessionKey, &CommandChain)> + '_ {
         self.sessions.values().flat_map(|s| s.commands().map(move |c| (s.key(), c)))
     }
 

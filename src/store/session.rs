@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::card::{self, Card, Cards, SessionEndMark};
 use super::changes::{Change, CommandRef, Outbox};
-use super::command::{self, Command, Control};
+use super::command::{self, CommandChain, Control};
 use super::config::{Arrival, StoreConfig};
 use super::evictions::Evictions;
 use super::recency::Mark;
@@ -182,10 +182,10 @@ impl Session {
     pub fn pending_count(&self) -> usize {
         self.cards.needing_answer()
     }
-    pub fn commands(&self) -> impl Iterator<Item = &Command> + '_ {
+    pub fn commands(&self) -> impl Iterator<Item = &CommandChain> + '_ {
         self.control.iter()
     }
-    pub fn command(&self, id: &str) -> Option<&Command> {
+    pub fn command(&self, id: &str) -> Option<&CommandChain> {
         self.control.get(id)
     }
     pub fn first_seen(&self) -> UnixMs {

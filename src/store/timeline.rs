@@ -19,8 +19,7 @@ use crate::control::ack;
 use crate::protocol::event::{is_agent_scoped_type, is_command_type, is_foreign_emitter_type, Event, EventError, Text};
 use crate::time::UnixMs;
 
-/// `(epoch, seq)`.
-pub type Position = (u64, u64);
+pub use crate::protocol::event::Position;
 
 /// One event as it reaches the store, parsed, with its provenance.
 #[derive(Clone, Debug)]

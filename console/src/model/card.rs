@@ -202,7 +202,7 @@ impl CardView {
 
 /// Answers of this console's refused by the agent, other than the one
 /// that produced the applied answer.
-fn overruled(applied: Option<&store::Answer>, commands: &[CommandView]) -> Vec<String> {
+fn overruled(applied: Option<&store::CardAnswer>, commands: &[CommandView]) -> Vec<String> {
     let Some(applied) = applied else { return Vec::new() };
     commands
         .iter()
@@ -266,7 +266,7 @@ fn labelled(field: Option<&FieldSpec>, v: &Value) -> Value {
     }
 }
 
-fn answer_view(a: &store::Answer, options: &[Choice], fields: &[FieldSpec]) -> AnswerView {
+fn answer_view(a: &store::CardAnswer, options: &[Choice], fields: &[FieldSpec]) -> AnswerView {
     let label = |id: &str| {
         options
             .iter()

@@ -237,7 +237,7 @@ pub fn mine(hub: &Hub, c: &TrackedCommand, options: &[Choice]) -> CommandView {
 /// `me` is this console's source: a command sent as it (by an earlier
 /// page, before a reload) is the person's own.
 pub fn chain(
-    c: &store::Command,
+    c: &store::CommandChain,
     session: Option<&store::Session>,
     options: &[Choice],
     me: &str,

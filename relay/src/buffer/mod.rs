@@ -9,5 +9,4 @@ pub use disk::DiskError;
 pub use session::{Admission, SessionBuffer};
 pub use store::{Replay, SessionStore, StoreLimits};
 
-/// A session position `(epoch, seq)`, ordered as AEP-0001 §7 orders them.
-pub type Position = (u64, u64);
+pub use aep_client::protocol::event::Position;

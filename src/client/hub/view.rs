@@ -13,7 +13,7 @@ use crate::control::ack::Decision;
 use crate::control::sender::{CommandState, TrackedCommand};
 use crate::protocol::frame::{ControlCapability, RosterEntry};
 use crate::store::{
-    AnswerVia, AttentionKind, Card, Channel, Closure, Command, CommandStatus, OutcomeLink, Resolution, Run,
+    AnswerVia, AttentionKind, Card, Channel, Closure, CommandChain, CommandStatus, OutcomeLink, Resolution, Run,
     RunEnding, RunStatus, Session, SessionKey, Store, StreamViolation,
 };
 use crate::time::UnixMs;
@@ -179,7 +179,7 @@ fn run(r: &Run) -> Value {
 }
 
 /// A command's audit chain as the stream shows it (whoever sent it).
-pub fn chain(c: &Command) -> Value {
+pub fn chain(c: &CommandChain) -> Value {
     let status = match c.status() {
         CommandStatus::AwaitingAck => "awaiting-ack",
         CommandStatus::Accepted => "accepted",
