@@ -44,6 +44,31 @@ pub enum Core {
 }
 
 impl Core {
+    pub const ALL: [Core; 17] = [
+        Core::Aep,
+        Core::Id,
+        Core::Type,
+        Core::Subject,
+        Core::Time,
+        Core::Source,
+        Core::Agent,
+        Core::Session,
+        Core::Run,
+        Core::Step,
+        Core::Seq,
+        Core::Epoch,
+        Core::Cause,
+        Core::Traceparent,
+        Core::Severity,
+        Core::Capture,
+        Core::Data,
+    ];
+
+    /// Whether the member's value is text (all but `seq`, `epoch`, `data`).
+    pub fn is_text(self) -> bool {
+        !matches!(self, Core::Seq | Core::Epoch | Core::Data)
+    }
+
     /// The member named `name`, if it is a core one. Every member of every
     /// event is looked up here, so the length and first bytes pick the one
     /// candidate and a single comparison confirms it (a `match` on the
@@ -125,23 +150,8 @@ impl<'a> From<&'a RawValue> for Raw<'a> {
 /// The members of one event object, borrowed from its text.
 #[derive(Debug, Default)]
 pub struct Envelope<'a> {
-    pub aep: Option<Raw<'a>>,
-    pub id: Option<Raw<'a>>,
-    pub ty: Option<Raw<'a>>,
-    pub subject: Option<Raw<'a>>,
-    pub time: Option<Raw<'a>>,
-    pub source: Option<Raw<'a>>,
-    pub agent: Option<Raw<'a>>,
-    pub session: Option<Raw<'a>>,
-    pub run: Option<Raw<'a>>,
-    pub step: Option<Raw<'a>>,
-    pub seq: Option<Raw<'a>>,
-    pub epoch: Option<Raw<'a>>,
-    pub cause: Option<Raw<'a>>,
-    pub traceparent: Option<Raw<'a>>,
-    pub severity: Option<Raw<'a>>,
-    pub capture: Option<Raw<'a>>,
-    pub data: Option<Raw<'a>>,
+    /// The core members' values, by [`Core`].
+    core: [Option<Raw<'a>>; Core::ALL.len()],
     /// Every other member, in wire order; a repeated name keeps its first
     /// place and its last value (as a JSON object reader would).
     pub extensions: Vec<(Cow<'a, str>, Raw<'a>)>,
@@ -174,26 +184,9 @@ impl<'a> Envelope<'a> {
     }
 
     /// The value of a core attribute, when present.
+    #[inline]
     pub fn get(&self, core: Core) -> Option<Raw<'a>> {
-        match core {
-            Core::Aep => self.aep,
-            Core::Id => self.id,
-            Core::Type => self.ty,
-            Core::Subject => self.subject,
-            Core::Time => self.time,
-            Core::Source => self.source,
-            Core::Agent => self.agent,
-            Core::Session => self.session,
-            Core::Run => self.run,
-            Core::Step => self.step,
-            Core::Seq => self.seq,
-            Core::Epoch => self.epoch,
-            Core::Cause => self.cause,
-            Core::Traceparent => self.traceparent,
-            Core::Severity => self.severity,
-            Core::Capture => self.capture,
-            Core::Data => self.data,
-        }
+        self.core[core as usize]
     }
 
     /// Files one member: a core attribute in its slot, anything else as an
@@ -209,25 +202,7 @@ impl<'a> Envelope<'a> {
     }
 
     fn slot(&mut self, core: Core) -> &mut Option<Raw<'a>> {
-        match core {
-            Core::Aep => &mut self.aep,
-            Core::Id => &mut self.id,
-            Core::Type => &mut self.ty,
-            Core::Subject => &mut self.subject,
-            Core::Time => &mut self.time,
-            Core::Source => &mut self.source,
-            Core::Agent => &mut self.agent,
-            Core::Session => &mut self.session,
-            Core::Run => &mut self.run,
-            Core::Step => &mut self.step,
-            Core::Seq => &mut self.seq,
-            Core::Epoch => &mut self.epoch,
-            Core::Cause => &mut self.cause,
-            Core::Traceparent => &mut self.traceparent,
-            Core::Severity => &mut self.severity,
-            Core::Capture => &mut self.capture,
-            Core::Data => &mut self.data,
-        }
+        &mut self.core[core as usize]
     }
 }
 
@@ -264,63 +239,31 @@ pub type Decoded<'a> = Option<Option<Cow<'a, str>>>;
 /// the envelope rules and the event both read them, and decoding again
 /// for each reader would scan every text several times.
 #[derive(Debug, Default)]
-pub struct Texts<'a> {
-    pub aep: Decoded<'a>,
-    pub id: Decoded<'a>,
-    pub ty: Decoded<'a>,
-    pub subject: Decoded<'a>,
-    pub time: Decoded<'a>,
-    pub source: Decoded<'a>,
-    pub agent: Decoded<'a>,
-    pub session: Decoded<'a>,
-    pub run: Decoded<'a>,
-    pub step: Decoded<'a>,
-    pub cause: Decoded<'a>,
-    pub traceparent: Decoded<'a>,
-    pub severity: Decoded<'a>,
-    pub capture: Decoded<'a>,
-}
+pub struct Texts<'a>([Decoded<'a>; Core::ALL.len()]);
 
 impl<'a> Texts<'a> {
-    /// The slot of a string-valued core attribute.
+    /// A text member as decoded (`None` for `seq`, `epoch` and `data`).
+    #[inline]
+    pub fn get(&self, core: Core) -> &Decoded<'a> {
+        &self.0[core as usize]
+    }
+
+    /// Takes a text member out, leaving `None`.
+    pub fn take(&mut self, core: Core) -> Decoded<'a> {
+        self.0[core as usize].take()
+    }
+
+    /// The slot of a text member.
     fn slot(&mut self, core: Core) -> Option<&mut Decoded<'a>> {
-        Some(match core {
-            Core::Aep => &mut self.aep,
-            Core::Id => &mut self.id,
-            Core::Type => &mut self.ty,
-            Core::Subject => &mut self.subject,
-            Core::Time => &mut self.time,
-            Core::Source => &mut self.source,
-            Core::Agent => &mut self.agent,
-            Core::Session => &mut self.session,
-            Core::Run => &mut self.run,
-            Core::Step => &mut self.step,
-            Core::Cause => &mut self.cause,
-            Core::Traceparent => &mut self.traceparent,
-            Core::Severity => &mut self.severity,
-            Core::Capture => &mut self.capture,
-            Core::Seq | Core::Epoch | Core::Data => return None,
-        })
+        core.is_text().then(|| &mut self.0[core as usize])
     }
 
     pub fn of(env: &Envelope<'a>) -> Texts<'a> {
-        let d = |v: Option<Raw<'a>>| v.map(as_str);
-        Texts {
-            aep: d(env.aep),
-            id: d(env.id),
-            ty: d(env.ty),
-            subject: d(env.subject),
-            time: d(env.time),
-            source: d(env.source),
-            agent: d(env.agent),
-            session: d(env.session),
-            run: d(env.run),
-            step: d(env.step),
-            cause: d(env.cause),
-            traceparent: d(env.traceparent),
-            severity: d(env.severity),
-            capture: d(env.capture),
+        let mut texts = Texts::default();
+        for core in Core::ALL.into_iter().filter(|c| c.is_text()) {
+            texts.0[core as usize] = env.get(core).map(as_str);
         }
+        texts
     }
 }
 
@@ -536,25 +479,27 @@ mod tests {
             assert_eq!(env.core(name), other.core(name), "{name}");
         }
         assert_eq!(env.extensions, other.extensions);
-        assert_eq!(env.id.map(Raw::get), Some(r#""E2""#), "the last value of a repeated name");
-        assert_eq!(texts.id, Some(Some(Cow::Borrowed("E2"))));
-        assert_eq!(texts.session, Texts::of(&other).session);
+        assert_eq!(env.get(Core::Id).map(Raw::get), Some(r#""E2""#), "the last value of a repeated name");
+        assert_eq!(texts.get(Core::Id), &Some(Some(Cow::Borrowed("E2"))));
+        assert_eq!(texts.get(Core::Session), Texts::of(&other).get(Core::Session));
+        assert_eq!(texts.get(Core::Seq), &None, "seq is not text");
         // An escape, or a string member of another kind, takes the general way.
         for text in [r#"{"id":"E\u0031"}"#, r#"{"id":7}"#, r#"{"session":null}"#, r#"{"id":"E1"} x"#] {
             assert!(Plain::read(text).is_err(), "{text}");
         }
         let (env, texts) = Envelope::parse_decoded(r#"{"id":"E\u0031","session":null}"#).unwrap();
-        assert_eq!((env.id.map(Raw::get), texts.id), (Some(r#""E\u0031""#), Some(Some(Cow::Owned("E1".into())))));
-        assert_eq!((env.session.map(Raw::get), texts.session), (Some("null"), Some(None)));
+        assert_eq!(env.get(Core::Id).map(Raw::get), Some(r#""E\u0031""#));
+        assert_eq!(texts.get(Core::Id), &Some(Some(Cow::Owned("E1".into()))));
+        assert_eq!((env.get(Core::Session).map(Raw::get), texts.get(Core::Session)), (Some("null"), &Some(None)));
     }
 
     #[test]
     fn members_land_in_slots_and_extensions_keep_order() {
         let text = r#"{"zeta":1,"id":"E\u0031","aep":"0.1","alpha":true,"data":{"a":[1]},"zeta":2}"#;
         let env = Envelope::parse(text).unwrap();
-        assert_eq!(as_str(env.id.unwrap()).unwrap(), "E1");
-        assert!(matches!(as_str(env.aep.unwrap()), Some(Cow::Borrowed("0.1"))));
-        assert_eq!(env.data.unwrap().get(), r#"{"a":[1]}"#);
+        assert_eq!(as_str(env.get(Core::Id).unwrap()).unwrap(), "E1");
+        assert!(matches!(as_str(env.get(Core::Aep).unwrap()), Some(Cow::Borrowed("0.1"))));
+        assert_eq!(env.get(Core::Data).unwrap().get(), r#"{"a":[1]}"#);
         let ext: Vec<(&str, &str)> = env.extensions.iter().map(|(n, v)| (n.as_ref(), v.get())).collect();
         assert_eq!(ext, [("zeta", "2"), ("alpha", "true")]);
         assert!(Envelope::parse("[1]").is_err());

@@ -14,7 +14,7 @@ use std::sync::{Arc, LazyLock, OnceLock};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::envelope::{self, as_u64, Decoded, Envelope, Texts};
+use super::envelope::{self, as_u64, Core, Decoded, Envelope, Texts};
 use super::validate::{self, Violation};
 use crate::time::UnixMs;
 
@@ -222,11 +222,12 @@ impl Event {
 
     /// Files the members of `env`, validated and read from `text`, as
     /// spans of the event's own copy of `text`.
-    fn from_envelope(text: &str, env: &Envelope<'_>, texts: Texts<'_>, at: Option<UnixMs>) -> Event {
+    fn from_envelope(text: &str, env: &Envelope<'_>, mut texts: Texts<'_>, at: Option<UnixMs>) -> Event {
         let base = text.as_ptr() as usize;
         let mut unescaped = String::new();
         // Validation guarantees the shapes read below.
-        let mut span = |v: Decoded<'_>| -> Option<Text> {
+        let mut span = |core: Core| -> Option<Text> {
+            let v: Decoded<'_> = texts.take(core);
             match v?? {
                 Cow::Borrowed(s) => Some(Text { at: (s.as_ptr() as usize - base) as u32, len: s.len() as u32 }),
                 Cow::Owned(s) => {
@@ -237,12 +238,10 @@ impl Event {
             }
         };
         let empty = Text { at: 0, len: 0 };
-        let Texts { aep, id, ty, subject, time, source, agent, session, run, step, cause, traceparent, severity, capture } =
-            texts;
-        let (aep, id, ty, time) = (span(aep), span(id), span(ty), span(time));
-        let (source, agent) = (span(source), span(agent));
-        let (subject, session, run, step) = (span(subject), span(session), span(run), span(step));
-        let (cause, traceparent) = (span(cause), span(traceparent));
+        let (aep, id, ty, time) = (span(Core::Aep), span(Core::Id), span(Core::Type), span(Core::Time));
+        let (source, agent) = (span(Core::Source), span(Core::Agent));
+        let (subject, session, run, step) = (span(Core::Subject), span(Core::Session), span(Core::Run), span(Core::Step));
+        let (cause, traceparent) = (span(Core::Cause), span(Core::Traceparent));
         Event {
             aep: aep.unwrap_or(empty),
             id: id.unwrap_or(empty),
@@ -254,14 +253,14 @@ impl Event {
             session,
             run,
             step,
-            seq: env.seq.and_then(as_u64),
-            epoch: env.epoch.and_then(as_u64),
+            seq: env.get(Core::Seq).and_then(as_u64),
+            epoch: env.get(Core::Epoch).and_then(as_u64),
             cause,
             traceparent,
-            severity: severity.flatten().and_then(|s| Severity::parse(&s)),
-            capture: capture.flatten().and_then(|s| Capture::parse(&s)),
+            severity: texts.take(Core::Severity).flatten().and_then(|s| Severity::parse(&s)),
+            capture: texts.take(Core::Capture).flatten().and_then(|s| Capture::parse(&s)),
             at,
-            data_span: env.data.map(|d| Text { at: (d.get().as_ptr() as usize - base) as u32, len: d.get().len() as u32 }),
+            data_span: env.get(Core::Data).map(|d| Text { at: (d.get().as_ptr() as usize - base) as u32, len: d.get().len() as u32 }),
             data: OnceLock::new(),
             extensions: (!env.extensions.is_empty()).then(|| {
                 Box::new(

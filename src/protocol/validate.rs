@@ -10,7 +10,7 @@ use std::fmt;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::envelope::{as_u64, is_integer, kind as raw_kind, Decoded, Envelope, Raw, Texts};
+use super::envelope::{as_u64, is_integer, kind as raw_kind, Core, Decoded, Envelope, Raw, Texts};
 use super::event::{is_agent_scoped_type, is_foreign_emitter_type, Capture, Severity};
 use super::AEP_VERSION;
 use crate::time::UnixMs;
@@ -68,37 +68,27 @@ pub(crate) fn check_decoded(env: &Envelope<'_>, t: &Texts<'_>) -> (Vec<Violation
     let mut out = Vec::new();
     let mut bad = |rule: &'static str, detail: String| out.push(Violation::new(rule, detail));
 
-    let required = [("aep", env.aep), ("id", env.id), ("type", env.ty), ("time", env.time), ("source", env.source), ("agent", env.agent)];
-    for (key, value) in required {
-        if value.is_none() {
-            bad("envelope.required", format!("`{key}` is required"));
+    for core in [Core::Aep, Core::Id, Core::Type, Core::Time, Core::Source, Core::Agent] {
+        if env.get(core).is_none() {
+            bad("envelope.required", format!("`{}` is required", core.name()));
         }
     }
-    if let (Some(v), Some(text)) = (env.aep, &t.aep) {
+    if let (Some(v), Some(text)) = (env.get(Core::Aep), t.get(Core::Aep)) {
         if text.as_deref() != Some(AEP_VERSION) {
             bad("envelope.aep-version", format!("`aep` must be \"{AEP_VERSION}\", got {v}"));
         }
     }
-    let strings = [
-        ("id", env.id, &t.id),
-        ("subject", env.subject, &t.subject),
-        ("time", env.time, &t.time),
-        ("source", env.source, &t.source),
-        ("agent", env.agent, &t.agent),
-        ("session", env.session, &t.session),
-        ("run", env.run, &t.run),
-        ("step", env.step, &t.step),
-        ("cause", env.cause, &t.cause),
-    ];
-    for (key, value, text) in strings {
-        match (value, text) {
+    let strings = [Core::Id, Core::Subject, Core::Time, Core::Source, Core::Agent, Core::Session, Core::Run, Core::Step, Core::Cause];
+    for core in strings {
+        let key = core.name();
+        match (env.get(core), t.get(core)) {
             (Some(_), Some(Some(s))) if !s.is_empty() => {}
             (Some(_), Some(Some(_))) => bad("envelope.string", format!("`{key}` must not be empty")),
             (Some(v), _) => bad("envelope.string", format!("`{key}` must be a string, got {}", raw_kind(v))),
             (None, _) => {}
         }
     }
-    let ty = match (env.ty, &t.ty) {
+    let ty = match (env.get(Core::Type), t.get(Core::Type)) {
         (Some(_), Some(Some(ty))) => {
             if let Err(why) = check_type_name(ty) {
                 bad(why.0, format!("type `{ty}`: {}", why.1));
@@ -112,32 +102,32 @@ pub(crate) fn check_decoded(env: &Envelope<'_>, t: &Texts<'_>) -> (Vec<Violation
         (None, _) => None,
     };
     let mut at = None;
-    if let Some(Some(time)) = &t.time {
+    if let Some(Some(time)) = t.get(Core::Time) {
         at = UnixMs::parse_rfc3339(time);
         if at.is_none() && !time.is_empty() {
             bad("envelope.time", format!("`time` is not an RFC 3339 date-time: {time}"));
         }
     }
-    if let Some(Some(s)) = &t.source {
+    if let Some(Some(s)) = t.get(Core::Source) {
         if !s.is_empty() && !is_uri(s) {
             bad("envelope.source", format!("`source` is not a URI: {s}"));
         }
     }
-    for (key, rule, value) in [("seq", "envelope.seq", env.seq), ("epoch", "envelope.epoch", env.epoch)] {
-        if let Some(v) = value.filter(|v| as_u64(*v).is_none()) {
-            bad(rule, format!("`{key}` must be an integer >= 0, got {v}"));
+    for (core, rule) in [(Core::Seq, "envelope.seq"), (Core::Epoch, "envelope.epoch")] {
+        if let Some(v) = env.get(core).filter(|v| as_u64(*v).is_none()) {
+            bad(rule, format!("`{}` must be an integer >= 0, got {v}", core.name()));
         }
     }
-    if let Some(v) = env.severity.filter(|_| decoded(&t.severity).and_then(Severity::parse).is_none()) {
+    if let Some(v) = env.get(Core::Severity).filter(|_| decoded(t.get(Core::Severity)).and_then(Severity::parse).is_none()) {
         bad("envelope.severity", format!("unknown severity {v}"));
     }
-    if let Some(v) = env.capture.filter(|_| decoded(&t.capture).and_then(Capture::parse).is_none()) {
+    if let Some(v) = env.get(Core::Capture).filter(|_| decoded(t.get(Core::Capture)).and_then(Capture::parse).is_none()) {
         bad("envelope.capture", format!("unknown capture level {v}"));
     }
-    if let Some(v) = env.traceparent.filter(|_| !decoded(&t.traceparent).is_some_and(is_traceparent)) {
+    if let Some(v) = env.get(Core::Traceparent).filter(|_| !decoded(t.get(Core::Traceparent)).is_some_and(is_traceparent)) {
         bad("envelope.traceparent", format!("malformed traceparent {v}"));
     }
-    if let Some(v) = env.data.filter(|v| raw_kind(*v) != "object") {
+    if let Some(v) = env.get(Core::Data).filter(|v| raw_kind(*v) != "object") {
         bad("envelope.data", format!("`data` must be an object, got {}", raw_kind(v)));
     }
     for (name, value) in &env.extensions {
@@ -151,21 +141,20 @@ pub(crate) fn check_decoded(env: &Envelope<'_>, t: &Texts<'_>) -> (Vec<Violation
 
     if let Some(t) = ty {
         if is_agent_scoped_type(t) {
-            let scoped = [("session", env.session), ("run", env.run), ("step", env.step), ("seq", env.seq)];
-            for (k, _) in scoped.into_iter().filter(|(_, v)| v.is_some()) {
-                bad("envelope.scope.agent", format!("agent-scoped `{t}` must omit `{k}`"));
+            for core in [Core::Session, Core::Run, Core::Step, Core::Seq].into_iter().filter(|c| env.get(*c).is_some()) {
+                bad("envelope.scope.agent", format!("agent-scoped `{t}` must omit `{}`", core.name()));
             }
         } else if is_foreign_emitter_type(t) {
-            if env.session.is_none() {
+            if env.get(Core::Session).is_none() {
                 bad("envelope.scope.foreign", format!("`{t}` must carry `session`"));
             }
-            if env.seq.is_some() {
+            if env.get(Core::Seq).is_some() {
                 bad("envelope.scope.foreign", format!("`{t}` is foreign-emitter and must omit `seq`"));
             }
         } else {
-            for (k, v) in [("session", env.session), ("seq", env.seq)] {
-                if v.is_none() {
-                    bad("envelope.scope.session", format!("session-scoped `{t}` must carry `{k}`"));
+            for core in [Core::Session, Core::Seq] {
+                if env.get(core).is_none() {
+                    bad("envelope.scope.session", format!("session-scoped `{t}` must carry `{}`", core.name()));
                 }
             }
         }
