@@ -5,10 +5,10 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { installPackage, startRelay, waitFor, Agent } from './support.mjs';
+import { stage, waitFor, Agent } from './support.mjs';
 
 let pkg;
-let installed;
+let stop;
 let relay;
 let agent;
 let client;
@@ -17,11 +17,7 @@ const statuses = [];
 const cards = new Map();
 
 before(async () => {
-  installed = await installPackage();
-  pkg = installed.pkg;
-  relay = await startRelay();
-  agent = new Agent(pkg, relay);
-  await agent.connect();
+  ({ pkg, relay, agent, stop } = await stage());
   agent.emit({ type: 'session.started', session: 'build-1', data: { label: 'Fix the build' } });
 
   client = new pkg.AepClient({
@@ -38,9 +34,7 @@ before(async () => {
 
 after(async () => {
   client?.close();
-  agent?.close();
-  await relay?.stop();
-  installed?.cleanup();
+  await stop?.();
 });
 
 const seen = (pred) => events.find(({ e }) => pred(e))?.e;

@@ -5,28 +5,22 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { installPackage, startRelay, startProxy, waitFor, Agent } from './support.mjs';
+import { stage, startProxy, waitFor } from './support.mjs';
 
 let pkg;
-let installed;
+let stop;
 let relay;
 let agent;
 let proxy;
 
 before(async () => {
-  installed = await installPackage();
-  pkg = installed.pkg;
-  relay = await startRelay();
-  agent = new Agent(pkg, relay);
-  await agent.connect();
+  ({ pkg, relay, agent, stop } = await stage());
   proxy = await startProxy(relay.port);
 });
 
 after(async () => {
-  agent?.close();
   proxy?.close();
-  await relay?.stop();
-  installed?.cleanup();
+  await stop?.();
 });
 
 function client(options = {}) {

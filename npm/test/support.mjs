@@ -32,6 +32,21 @@ export async function installPackage() {
   return { dir, pkg, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
+/** What most package tests start from: the package installed, a relay
+ * started and an agent connected to it. `stop` undoes all three. */
+export async function stage() {
+  const installed = await installPackage();
+  const relay = await startRelay();
+  const agent = new Agent(installed.pkg, relay);
+  await agent.connect();
+  const stop = async () => {
+    agent.close();
+    await relay.stop();
+    installed.cleanup();
+  };
+  return { installed, pkg: installed.pkg, relay, agent, stop };
+}
+
 export function relayBinary() {
   return process.env.AEP_RELAY_BIN || join(repo, 'target', 'debug', 'aep-relay');
 }

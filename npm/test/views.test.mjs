@@ -14,10 +14,11 @@ import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { installPackage, startRelay, waitFor, Agent, repo } from './support.mjs';
+import { stage, waitFor, repo } from './support.mjs';
 import { generate } from './stream.mjs';
 
 let installed;
+let stop;
 let pkg;
 let relay;
 let agent;
@@ -35,11 +36,7 @@ async function accepted(promise, { outcome: awaited = false } = {}) {
 }
 
 before(async () => {
-  installed = await installPackage();
-  pkg = installed.pkg;
-  relay = await startRelay();
-  agent = new Agent(pkg, relay);
-  await agent.connect();
+  ({ installed, pkg, relay, agent, stop } = await stage());
   agent.emit({ type: 'session.started', session: 'views-1', data: { label: 'Views' } });
   agent.emit({ type: 'run.started', session: 'views-1', run: 'r1', data: { trigger: 'user' } });
   client = new pkg.AepClient({
@@ -58,9 +55,7 @@ before(async () => {
 
 after(async () => {
   client?.close();
-  agent?.close();
-  await relay?.stop();
-  installed?.cleanup();
+  await stop?.();
 });
 
 test('every view the package hands out type-checks against its declaration', async () => {
