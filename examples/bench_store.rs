@@ -7,6 +7,11 @@
 //! and cancel, unknown vendor types, agent heartbeats, and about 5 %
 //! redeliveries. Sessions interleave at random, as on a shared relay.
 //!
+//! Then one long session (an agent that ran all day, folded unbounded):
+//! 5 000, 20 000 and 80 000 events with a command and its ack every 20
+//! events. Its rate should hold as the session grows; the ratio of the
+//! longest to the shortest is printed.
+//!
 //! Run: `cargo run --release --example bench_store` (`AEP_BENCH_EVENTS=n`
 //! folds a shorter stream, e.g. under a profiler).
 
@@ -352,4 +357,49 @@ fn main() {
     println!("stream: {} events, {:.1} MiB of JSON, {} sessions", lines.len(), mib(bytes), sessions.len());
     run("default bounds", StoreConfig::default(), &lines);
     run("unbounded (every session and event held)", StoreConfig::unbounded(), &lines);
+    long_session();
+}
+
+/// One session's events: tool calls, and every 20 a pause from a console
+/// and the agent's ack.
+fn long_session_lines(n: usize) -> Vec<String> {
+    let source = "aep://host-0/agent/builder/session/all-day";
+    let at = |i: usize| UnixMs(T0 + i as u64 * 10).to_rfc3339();
+    let mut lines = Vec::with_capacity(n);
+    let (mut seq, mut i) = (0u64, 0usize);
+    while lines.len() < n {
+        i += 1;
+        let call = json!({ "aep": "0.1", "id": format!("T{i}"), "type": "tool.requested", "time": at(i), "source": source,
+            "agent": "builder", "session": "all-day", "seq": seq, "run": "r1",
+            "data": { "tool": { "name": "Bash", "call_id": format!("c{i}") } } });
+        lines.push(call.to_string());
+        seq += 1;
+        if i % 20 == 0 {
+            let pause = json!({ "aep": "0.1", "id": format!("P{i}"), "type": "control.pause", "time": at(i),
+                "source": "aep://consoles/agent/console-0", "agent": "console-0", "session": "all-day" });
+            let ack = json!({ "aep": "0.1", "id": format!("A{i}"), "type": "control.accepted", "time": at(i), "source": source,
+                "agent": "builder", "session": "all-day", "seq": seq, "cause": format!("P{i}") });
+            lines.push(pause.to_string());
+            lines.push(ack.to_string());
+            seq += 1;
+        }
+    }
+    lines
+}
+
+fn long_session() {
+    println!("== one long session (unbounded; a command and its ack every 20 events)");
+    let mut rates = Vec::new();
+    for n in [5_000, 20_000, 80_000] {
+        let events: Vec<Event> = long_session_lines(n).iter().map(|l| Event::parse(l).expect("valid")).collect();
+        let mut store = Store::new(StoreConfig::unbounded());
+        let started = Instant::now();
+        for (i, event) in events.into_iter().enumerate() {
+            store.apply(event, Some("relay-a"), UnixMs(T0 + i as u64));
+        }
+        let rate = n as f64 / started.elapsed().as_secs_f64();
+        println!("  {n:>6} events : {rate:>9.0} events/s (fold only)");
+        rates.push(rate);
+    }
+    println!("  80 000 / 5 000 rate ratio: {:.2} (1.00 is linear)", rates[2] / rates[0]);
 }

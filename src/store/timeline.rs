@@ -13,7 +13,10 @@
 //! that needs one parses the entry again ([`Entry::event`]).
 
 use std::collections::VecDeque;
+use std::hash::BuildHasher;
 use std::sync::Arc;
+
+use super::hash::FastSet;
 
 use crate::control::ack;
 use crate::protocol::event::{is_agent_scoped_type, is_command_type, is_foreign_emitter_type, Event, EventError, Text};
@@ -132,11 +135,20 @@ pub struct Timeline {
     lane: VecDeque<(LaneKey, Entry)>,
     capacity: usize,
     dropped: u64,
+    /// Digests of the `cause`s in the lane (and of some dropped since).
+    /// Every command asks whether an event it caused arrived before it;
+    /// nearly always none did, and this answers that without a walk over
+    /// the lane, which made a long session quadratic in its commands.
+    causes: FastSet<u64>,
 }
 
 impl Timeline {
     pub(crate) fn new(capacity: usize) -> Timeline {
-        Timeline { lane: VecDeque::new(), capacity, dropped: 0 }
+        Timeline { lane: VecDeque::new(), capacity, dropped: 0, causes: FastSet::default() }
+    }
+
+    fn digest(&self, cause: &str) -> u64 {
+        self.causes.hasher().hash_one(cause)
     }
 
     /// Events in lane order.
@@ -189,10 +201,14 @@ impl Timeline {
 
     /// Entries whose `cause` is `id`, in lane order.
     pub(crate) fn caused_by<'a>(&'a self, id: &'a str) -> impl Iterator<Item = &'a Entry> + 'a {
-        self.iter().filter(move |e| e.cause() == Some(id))
+        let maybe = self.causes.contains(&self.digest(id));
+        self.iter().take_while(move |_| maybe).filter(move |e| e.cause() == Some(id))
     }
 
     fn insert(&mut self, key: LaneKey, entry: Entry) {
+        if let Some(cause) = entry.cause() {
+            self.causes.insert(self.digest(cause));
+        }
         match self.lane.back() {
             Some((last, _)) if *last > key => {
                 let at = self.lane.partition_point(|(k, _)| *k < key);
@@ -203,6 +219,13 @@ impl Timeline {
         while self.lane.len() > self.capacity {
             self.lane.pop_front();
             self.dropped += 1;
+        }
+        // Digests of dropped entries only cost a needless walk; once they
+        // outnumber the lane, start again from what it holds.
+        if self.causes.len() > 2 * self.lane.len() + 64 {
+            let digests: Vec<u64> = self.iter().filter_map(Entry::cause).map(|c| self.digest(c)).collect();
+            self.causes.clear();
+            self.causes.extend(digests);
         }
     }
 }
@@ -272,6 +295,29 @@ mod tests {
         // Backfill older than everything retained is dropped at once.
         t.insert_at((0, 0), entry("old", Some(0), 9));
         assert_eq!(ids(&t), ["s2", "s3", "s4"]);
+    }
+
+    fn caused(id: &str, seq: u64, cause: &str) -> Entry {
+        let raw = format!(
+            r#"{{"aep":"0.1","id":"{id}","type":"progress.status","time":"2026-07-03T10:00:00Z","source":"aep://h/agent/a","agent":"a","session":"s","seq":{seq},"cause":"{cause}"}}"#
+        );
+        let d = Delivery { event: Event::parse(&raw).unwrap(), relay: None, received_at: UnixMs(0), arrival: seq + 1 };
+        Entry::keep(d, Arc::from("progress.status"))
+    }
+
+    #[test]
+    fn events_are_found_by_cause_while_retained() {
+        let mut t = Timeline::new(100);
+        for s in 0..1_000 {
+            t.insert_at((0, s), caused(&format!("e{s}"), s, &format!("c{}", s % 400)));
+        }
+        let by = |t: &Timeline, c: &str| t.caused_by(c).map(|e| e.id().to_owned()).collect::<Vec<_>>();
+        // The lane holds e900..=e999, caused by c100..=c199.
+        assert_eq!(by(&t, "c199"), ["e999"]);
+        assert_eq!(by(&t, "c100"), ["e900"]);
+        assert!(by(&t, "c300").is_empty(), "e300 and e700 were dropped");
+        assert!(by(&t, "nobody").is_empty());
+        assert!(t.causes.len() <= 2 * t.len() + 64, "the digests stay bounded by the lane: {}", t.causes.len());
     }
 
     #[test]
