@@ -47,7 +47,7 @@ async fn without_a_token_no_command_is_ever_routed() {
         .subject(fresh_id())
         .capture(aep_client::Capture::Metadata)
         .data(json!({"answer": {"option": "live-check-probe"}}))
-        .build(&sender_identity(), fresh_id(), now())
+        .build(&support::sender(), fresh_id(), now())
         .unwrap();
     sender.send_text(cmd.raw()).await;
     let refusal = sender.recv_json().await;
@@ -71,8 +71,34 @@ async fn without_a_token_no_command_is_ever_routed() {
     target.stop().await;
 }
 
-fn sender_identity() -> aep_client::protocol::ids::Identity {
-    sender()
+/// Sends `cmd` on `sock` and returns the relay's refusal, checked to
+/// name `cmd` as its cause and to carry `code`.
+async fn refused(sock: &mut Ws, cmd: &Event, code: &str) -> Value {
+    sock.send_text(cmd.raw()).await;
+    let refusal = sock.recv_json().await;
+    assert_eq!((refusal["code"].as_str(), refusal["cause"].as_str()), (Some(code), Some(cmd.id())), "{refusal}");
+    refusal
+}
+
+/// Sends a fresh pause to `s` from `sender` and waits for its one ack on
+/// the stream: the command and the ack.
+async fn pause_acked(t: &TestRelay, sender: &mut Ws, s: &str) -> (Event, Event) {
+    let mut sse = watch(t, s).await;
+    let cmd = command("control.pause", s, json!({}));
+    sender.send_text(cmd.raw()).await;
+    let live = sse.collect_data(Duration::from_millis(1000)).await;
+    let acks = acks_for(&live, cmd.id());
+    assert_eq!(acks.len(), 1, "{live:?}");
+    (cmd, Event::parse(&acks[0]).unwrap())
+}
+
+/// A fresh pause to `s` from `sender` is routed to `target`: no refusal
+/// comes back, and the target received it.
+async fn routed(sender: &mut Ws, target: &TestTarget, s: &str) {
+    let cmd = command("control.pause", s, json!({}));
+    sender.send_text(cmd.raw()).await;
+    assert!(sender.recv_json_within(Duration::from_millis(500)).await.is_none(), "routed, no refusal");
+    assert!(target.saw(cmd.id()));
 }
 
 #[tokio::test]
@@ -92,8 +118,7 @@ async fn no_claimant_is_refused_on_behalf_and_never_enters_history() {
     assert_eq!(refusal["code"], "no-route");
     assert!(refusal.get("seq").is_none() && refusal.get("aep").is_none());
 
-    let from = enc(&json!([{ "session": s, "epoch": 0, "seq": 0 }]));
-    let mut replay = t.sse(&format!("filter={}&from={from}", enc(&json!({ "session": s })))).await;
+    let mut replay = t.sse(&format!("filter={}&from={}", enc(&json!({ "session": s })), after(&s, 0))).await;
     let got = replay.collect_data(Duration::from_millis(1500)).await;
     assert_eq!(got.len(), 1, "{got:?}");
     assert_eq!(got[0].data[0], run.raw());
@@ -142,9 +167,7 @@ async fn an_undeclared_command_is_refused_on_the_targets_behalf() {
     let mut sse = watch(&t, &s).await;
     let mut sender = t.consumer().await;
     let cmd = command("control.pause", &s, json!({}));
-    sender.send_text(cmd.raw()).await;
-    let refusal = sender.recv_json().await;
-    assert_eq!((refusal["code"].as_str(), refusal["cause"].as_str()), (Some("unsupported"), Some(cmd.id())));
+    refused(&mut sender, &cmd, "unsupported").await;
     let messages = sse.collect_data(Duration::from_millis(800)).await;
     assert!(acks_for(&messages, cmd.id()).is_empty());
     assert!(!target.saw(cmd.id()));
@@ -162,7 +185,7 @@ async fn a_retransmit_is_forwarded_and_the_byte_identical_re_ack_traverses() {
         .session(&s)
         .subject(target.attention.clone())
         .data(json!({"answer": {"option": "allow"}}))
-        .build(&sender_identity(), fresh_id(), now())
+        .build(&support::sender(), fresh_id(), now())
         .unwrap();
     sender.send_text(cmd.raw()).await;
     tokio::time::sleep(Duration::from_millis(120)).await;
@@ -189,7 +212,7 @@ async fn cancel_is_acked_once_and_its_outcome_follows() {
         .run(target.run.clone())
         .capture(aep_client::Capture::Redacted)
         .data(json!({"scope": "run", "reason": "live-check"}))
-        .build(&sender_identity(), fresh_id(), now())
+        .build(&support::sender(), fresh_id(), now())
         .unwrap();
     sender.send_text(cmd.raw()).await;
     let messages = sse.collect_data(Duration::from_millis(1500)).await;
@@ -213,18 +236,13 @@ async fn two_claimants_are_ambiguous_until_one_leaves() {
     let second = TestTarget::start(&t, &s, &["control.pause"]).await;
     let mut sender = t.consumer().await;
     let cmd = command("control.pause", &s, json!({}));
-    sender.send_text(cmd.raw()).await;
-    let refusal = sender.recv_json().await;
-    assert_eq!((refusal["code"].as_str(), refusal["cause"].as_str()), (Some("ambiguous"), Some(cmd.id())));
+    refused(&mut sender, &cmd, "ambiguous").await;
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert!(!first.saw(cmd.id()) && !second.saw(cmd.id()), "never guess, never broadcast");
 
     second.stop().await;
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let retry = command("control.pause", &s, json!({}));
-    sender.send_text(retry.raw()).await;
-    assert!(sender.recv_json_within(Duration::from_millis(500)).await.is_none(), "routed, no refusal");
-    assert!(first.saw(retry.id()));
+    routed(&mut sender, &first, &s).await;
     first.stop().await;
 }
 
@@ -240,9 +258,7 @@ async fn a_sender_that_claims_the_session_counts_among_its_claimants() {
     emitter.send_text(event("session.started", &s, 7, 0).raw()).await;
     tokio::time::sleep(Duration::from_millis(100)).await;
     let cmd = command("control.pause", &s, json!({}));
-    emitter.send_text(cmd.raw()).await;
-    let refusal = emitter.recv_json().await;
-    assert_eq!((refusal["code"].as_str(), refusal["cause"].as_str()), (Some("ambiguous"), Some(cmd.id())), "{refusal}");
+    refused(&mut emitter, &cmd, "ambiguous").await;
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert!(!target.saw(cmd.id()), "never guess: the other claimant is not picked");
 
@@ -251,10 +267,7 @@ async fn a_sender_that_claims_the_session_counts_among_its_claimants() {
     drop(emitter);
     tokio::time::sleep(Duration::from_millis(300)).await;
     let mut sender = t.consumer().await;
-    let retry = command("control.pause", &s, json!({}));
-    sender.send_text(retry.raw()).await;
-    assert!(sender.recv_json_within(Duration::from_millis(500)).await.is_none(), "routed, no refusal");
-    assert!(target.saw(retry.id()));
+    routed(&mut sender, &target, &s).await;
     target.stop().await;
 }
 
@@ -302,10 +315,20 @@ fn data_of(body: &str) -> Vec<String> {
     body.split("\n\n").map(parse_message).filter(|m| !m.data.is_empty()).map(|m| m.data[0].clone()).collect()
 }
 
-/// Replays `s` from `from` (a query value) to the end.
-async fn replay(t: &TestRelay, s: &str, from: &str) -> Vec<String> {
+/// The `from` query value resuming `s` after `(0, seq)`.
+fn after(s: &str, seq: u64) -> String {
+    enc(&json!([{ "session": s, "epoch": 0, "seq": seq }]))
+}
+
+/// Replays `s` from `from` (a query value) to the end: the whole body.
+async fn replay_body(t: &TestRelay, s: &str, from: &str) -> String {
     let query = format!("live=0&filter={}&from={from}", enc(&json!({ "session": s })));
-    data_of(&t.sse(&query).await.body_until_end(PROMPT).await)
+    t.sse(&query).await.body_until_end(PROMPT).await
+}
+
+/// Replays `s` from `from` (a query value) to the end: the events.
+async fn replay(t: &TestRelay, s: &str, from: &str) -> Vec<String> {
+    data_of(&replay_body(t, s, from).await)
 }
 
 /// AEP-0004 §4.4: a forwarded command is kept in its session's history, so
@@ -319,14 +342,8 @@ async fn forwarded_commands_are_kept_in_history_where_they_arrived() {
     let t = TestRelay::start(Posture::Token).await;
     let s = session_name("live-control");
     let target = TestTarget::start(&t, &s, &["control.pause"]).await;
-    let mut sse = watch(&t, &s).await;
     let mut sender = t.consumer().await;
-    let cmd = command("control.pause", &s, json!({}));
-    sender.send_text(cmd.raw()).await;
-    let live = sse.collect_data(Duration::from_millis(1000)).await;
-    let acks = acks_for(&live, cmd.id());
-    assert_eq!(acks.len(), 1, "{live:?}");
-    let ack = Event::parse(&acks[0]).unwrap();
+    let (cmd, ack) = pause_acked(&t, &mut sender, &s).await;
     assert_eq!(ack.seq(), Some(2));
 
     // Refused on the target's behalf: never history.
@@ -338,7 +355,7 @@ async fn forwarded_commands_are_kept_in_history_where_they_arrived() {
         .session(&s)
         .subject(&target.attention)
         .data(json!({"to": "slack"}))
-        .build(&sender_identity(), fresh_id(), now())
+        .build(&support::sender(), fresh_id(), now())
         .unwrap();
     assert_eq!(t.post_one(&routed).await.status(), 202);
     tokio::time::sleep(Duration::from_millis(100)).await;
@@ -356,10 +373,9 @@ async fn forwarded_commands_are_kept_in_history_where_they_arrived() {
     assert_eq!(all[4], routed.raw());
     assert!(all.iter().all(|d| !d.contains(refused.id())));
 
-    let from = |seq: u64| enc(&json!([{ "session": s, "epoch": 0, "seq": seq }]));
-    assert_eq!(replay(&t, &s, &from(1)).await, all[2..].to_vec(), "after run.started: the command, its ack, the hop");
-    assert_eq!(replay(&t, &s, &from(2)).await, all[4..].to_vec(), "after the ack: the command is not sent again");
-    assert_eq!(replay(&t, &s, &from(0)).await, all[1..].to_vec());
+    assert_eq!(replay(&t, &s, &after(&s, 1)).await, all[2..].to_vec(), "after run.started: the command, its ack, the hop");
+    assert_eq!(replay(&t, &s, &after(&s, 2)).await, all[4..].to_vec(), "after the ack: the command is not sent again");
+    assert_eq!(replay(&t, &s, &after(&s, 0)).await, all[1..].to_vec());
     target.stop().await;
 }
 
@@ -370,25 +386,18 @@ async fn an_evicted_command_is_reported_as_a_loss() {
     let t = TestRelay::start_with(Posture::Token, |c| c.buffer_depth = 3).await;
     let s = session_name("live-control");
     let target = TestTarget::start(&t, &s, &["control.pause"]).await;
-    let mut sse = watch(&t, &s).await;
     let mut sender = t.consumer().await;
-    let cmd = command("control.pause", &s, json!({}));
-    sender.send_text(cmd.raw()).await;
-    let live = sse.collect_data(Duration::from_millis(1000)).await;
-    assert_eq!(acks_for(&live, cmd.id()).len(), 1);
+    pause_acked(&t, &mut sender, &s).await;
     // session.started, run.started, command, ack: depth 3 keeps the last 3.
-    let query = format!("live=0&filter={}&from={}", enc(&json!({ "session": s })), enc(&json!([{ "session": s, "epoch": 0, "seq": 1 }])));
-    let body = t.sse(&query).await.body_until_end(PROMPT).await;
+    let body = replay_body(&t, &s, &after(&s, 1)).await;
     assert!(!body.contains("replay-exhausted"), "nothing after seq 1 was lost: {body}");
     assert_eq!(data_of(&body).len(), 2, "{body}");
     // Two more events push run.started and the command out.
     let more: Vec<Event> = (3..5).map(|seq| event("progress.status", &s, 0, seq)).collect();
     assert_eq!(t.post_events(&more).await.status(), 202);
-    let query = format!("live=0&filter={}&from={}", enc(&json!({ "session": s })), enc(&json!([{ "session": s, "epoch": 0, "seq": 1 }])));
-    let body = t.sse(&query).await.body_until_end(PROMPT).await;
+    let body = replay_body(&t, &s, &after(&s, 1)).await;
     assert!(body.contains(&format!(": replay-exhausted {s} ")), "the command after seq 1 is gone: {body}");
-    let query = format!("live=0&filter={}&from={}", enc(&json!({ "session": s })), enc(&json!([{ "session": s, "epoch": 0, "seq": 2 }])));
-    let body = t.sse(&query).await.body_until_end(PROMPT).await;
+    let body = replay_body(&t, &s, &after(&s, 2)).await;
     assert!(!body.contains("replay-exhausted"), "nothing after the ack was lost: {body}");
     assert_eq!(data_of(&body), more.iter().map(|e| e.raw().to_owned()).collect::<Vec<_>>());
     target.stop().await;
@@ -401,12 +410,8 @@ async fn a_console_connecting_later_sees_the_command_before_its_ack() {
     let t = TestRelay::start(Posture::Token).await;
     let s = session_name("live-control");
     let target = TestTarget::start(&t, &s, &["control.pause"]).await;
-    let mut sse = watch(&t, &s).await;
     let mut sender = t.consumer().await;
-    let cmd = command("control.pause", &s, json!({}));
-    sender.send_text(cmd.raw()).await;
-    let live = sse.collect_data(Duration::from_millis(1000)).await;
-    assert_eq!(acks_for(&live, cmd.id()).len(), 1);
+    let (cmd, _) = pause_acked(&t, &mut sender, &s).await;
 
     let mut late = support::console::Console::connect(&t.relay, TOKEN).await;
     let id = cmd.id().to_owned();
