@@ -137,8 +137,7 @@ async fn stalled_consumers(binary: &str) -> (f64, f64, String) {
     let mut seq = 0;
     while seq < FLOOD_EVENTS && Instant::now() < deadline {
         let body: String = (seq..seq + FLOOD_BATCH).map(|n| event(n) + "\n").collect();
-        let post = http.post(&url).header("content-type", "application/x-ndjson").header("aep-version", "0.1").body(body);
-        let _ = tokio::time::timeout(Duration::from_secs(20), post.send()).await;
+        let _ = tokio::time::timeout(Duration::from_secs(20), post_ndjson(&http, &url, body).send()).await;
         seq += FLOOD_BATCH;
         peak = peak.max(relay.rss_mb());
     }
@@ -203,6 +202,16 @@ const DURABLE_SESSIONS: u64 = 20;
 const DURABLE_PER_SESSION: u64 = 1_000;
 const DURABLE_BATCH: u64 = 500;
 
+/// One NDJSON batch of `session`'s events from `seq0` on.
+fn batch(session: u64, seq0: u64) -> String {
+    (seq0..seq0 + DURABLE_BATCH).map(|seq| format!("{}\n", session_event(session, seq))).collect()
+}
+
+/// An NDJSON POST of `body` to `url`, as an ingesting agent sends it.
+fn post_ndjson(http: &reqwest::Client, url: &str, body: String) -> reqwest::RequestBuilder {
+    http.post(url).header("content-type", "application/x-ndjson").header("aep-version", "0.1").body(body)
+}
+
 fn session_event(session: u64, seq: u64) -> String {
     json!({
         "aep": "0.1", "id": format!("01J{session:03}{seq:020}"), "type": "progress.status", "time": "2026-07-03T10:00:00Z",
@@ -234,16 +243,7 @@ async fn kill_9_run(binary: &str, data_dir: Option<&std::path::Path>) -> Durabil
     let started = Instant::now();
     for seq0 in (0..DURABLE_PER_SESSION).step_by(DURABLE_BATCH as usize) {
         for session in 0..DURABLE_SESSIONS {
-            let body: String =
-                (seq0..seq0 + DURABLE_BATCH).map(|seq| format!("{}\n", session_event(session, seq))).collect();
-            let r = http
-                .post(&url)
-                .header("content-type", "application/x-ndjson")
-                .header("AEP-Version", "0.1")
-                .body(body)
-                .send()
-                .await
-                .unwrap();
+            let r = post_ndjson(&http, &url, batch(session, seq0)).send().await.unwrap();
             if r.status() == 202 {
                 accepted += DURABLE_BATCH;
             }
@@ -264,7 +264,6 @@ async fn kill_9_run(binary: &str, data_dir: Option<&std::path::Path>) -> Durabil
     Durability { accepted, replayed, events_per_s }
 }
 
-/// Database file size after a flood many times the byte bound.
 /// File size after each of three floods, each many times the bound: it
 /// levels off instead of growing with what was posted.
 async fn disk_bound(binary: &str, total_bytes: usize) -> (u64, Vec<u64>) {
@@ -280,16 +279,9 @@ async fn disk_bound(binary: &str, total_bytes: usize) -> (u64, Vec<u64>) {
     for round in 0..3 {
         for seq0 in (round * DURABLE_PER_SESSION..(round + 1) * DURABLE_PER_SESSION).step_by(DURABLE_BATCH as usize) {
             for session in 0..DURABLE_SESSIONS {
-                let body: String =
-                    (seq0..seq0 + DURABLE_BATCH).map(|seq| format!("{}\n", session_event(session, seq))).collect();
+                let body = batch(session, seq0);
                 posted += body.len() as u64;
-                http.post(&url)
-                    .header("content-type", "application/x-ndjson")
-                    .header("AEP-Version", "0.1")
-                    .body(body)
-                    .send()
-                    .await
-                    .unwrap();
+                post_ndjson(&http, &url, body).send().await.unwrap();
             }
         }
         sizes.push(std::fs::metadata(dir.join("history.redb")).map_or(0, |m| m.len()));
