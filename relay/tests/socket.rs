@@ -8,7 +8,7 @@ mod support;
 use std::time::Duration;
 
 use aep_client::protocol::ids::Draft;
-use aep_client::Capture;
+use aep_client::{Capture, Event};
 use serde_json::{json, Value};
 use support::*;
 
@@ -202,20 +202,21 @@ async fn replay_all_over_the_socket() {
     assert_eq!(got.iter().map(|v| v["seq"].as_u64().unwrap()).collect::<Vec<_>>(), vec![2, 3]);
 }
 
+/// A run opening at capture `full` whose prompt is `prompt`.
+fn full_run(s: &str, prompt: &str) -> Event {
+    event_with(
+        Draft::new("run.started").run("r").seq(0).capture(Capture::Full).data(json!({"trigger": "user", "prompt": prompt})),
+        s,
+    )
+}
+
 #[tokio::test]
 async fn capture_ceiling_per_subscription() {
     let t = TestRelay::start(Posture::Token).await;
     let s = session_name("live");
     let mut ws = t.consumer().await;
     ws.subscribe(json!({"type": "subscribe", "id": "low", "filter": {"session": s}, "capture": "none"})).await;
-    let e = event_with(
-        Draft::new("run.started")
-            .run("r")
-            .seq(0)
-            .capture(Capture::Full)
-            .data(json!({"trigger": "user", "prompt": "SECRET"})),
-        &s,
-    );
+    let e = full_run(&s, "SECRET");
     t.post_one(&e).await;
     let v = ws.recv_json().await;
     assert_eq!(v["capture"], "none");
@@ -398,14 +399,7 @@ async fn overlapping_subscriptions_each_keep_their_ceiling() {
     ws.subscribe(json!({"type": "subscribe", "id": "uncapped", "filter": {"session": s}})).await;
     ws.subscribe(json!({"type": "subscribe", "id": "meta", "filter": {"session": s}, "capture": "metadata"})).await;
     ws.subscribe(json!({"type": "subscribe", "id": "meta-2", "filter": {"session": s}, "capture": "metadata"})).await;
-    let full = event_with(
-        Draft::new("run.started")
-            .run("r")
-            .seq(0)
-            .capture(Capture::Full)
-            .data(json!({"trigger": "user", "prompt": "SECRET-PROMPT"})),
-        &s,
-    );
+    let full = full_run(&s, "SECRET-PROMPT");
     let already_metadata = event_with(
         Draft::new("run.started").run("r2").seq(1).capture(Capture::Metadata).data(json!({"trigger": "user"})),
         &s,
