@@ -177,12 +177,6 @@ impl<'a> Envelope<'a> {
         Ok((envelope, texts))
     }
 
-    /// The slot of a core attribute (`data` included), or `None` for an
-    /// extension name.
-    pub fn core(&self, name: &str) -> Option<Option<Raw<'a>>> {
-        Core::of(name).map(|c| self.get(c))
-    }
-
     /// The value of a core attribute, when present.
     #[inline]
     pub fn get(&self, core: Core) -> Option<Raw<'a>> {
@@ -475,8 +469,8 @@ mod tests {
         let plain = r#"{"aep":"0.1","id":"E1","type":"run.started","time":"t","source":"aep://h","agent":"a","session":"s","seq":3,"x1":"v","data":{"k":"\n"},"id":"E2"}"#;
         let (env, texts) = Plain::read(plain).expect("plain strings take the one pass");
         let other = general(plain);
-        for name in ["aep", "id", "type", "time", "source", "agent", "session", "seq", "data", "run"] {
-            assert_eq!(env.core(name), other.core(name), "{name}");
+        for core in Core::ALL {
+            assert_eq!(env.get(core), other.get(core), "{}", core.name());
         }
         assert_eq!(env.extensions, other.extensions);
         assert_eq!(env.get(Core::Id).map(Raw::get), Some(r#""E2""#), "the last value of a repeated name");
