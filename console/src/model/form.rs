@@ -43,19 +43,19 @@ pub type Errors = BTreeMap<String, Vec<String>>;
 impl Draft {
     /// Empty inputs for `fields` (checkboxes unticked, selects unchosen).
     pub fn new(fields: &[FieldSpec]) -> Draft {
-        let inputs = fields
-            .iter()
-            .map(|f| {
-                let input = match (f.ty, f.multi) {
-                    (FieldType::String, _) => Input::Text(String::new()),
-                    (FieldType::Number, _) => Input::Number(String::new()),
-                    (FieldType::Boolean, _) => Input::Bool(false),
-                    (FieldType::Select, true) => Input::Multi(Vec::new()),
-                    (FieldType::Select, false) => Input::Choice(None),
-                };
-                (f.id.clone(), input)
-            })
-            .collect();
+        // Inserted one by one: collecting into a BTreeMap would link a
+        // stable sort of its own.
+        let mut inputs = BTreeMap::new();
+        for f in fields {
+            let input = match (f.ty, f.multi) {
+                (FieldType::String, _) => Input::Text(String::new()),
+                (FieldType::Number, _) => Input::Number(String::new()),
+                (FieldType::Boolean, _) => Input::Bool(false),
+                (FieldType::Select, true) => Input::Multi(Vec::new()),
+                (FieldType::Select, false) => Input::Choice(None),
+            };
+            inputs.insert(f.id.clone(), input);
+        }
         Draft {
             inputs,
             other: BTreeMap::new(),
