@@ -8,11 +8,11 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use aep_client::client::hub::Hub;
+use aep_client::order;
 use aep_client::store::{Card, CardRef, SessionKey};
 use aep_client::UnixMs;
 
 use super::card::{self, CardView};
-use super::order;
 use super::slots::{self, Slot};
 
 /// What the inbox knows of a waiting request without building its view:

@@ -8,7 +8,6 @@ pub mod command;
 pub mod form;
 pub mod inbox;
 pub mod notice;
-pub mod order;
 pub mod reply;
 pub mod session;
 pub mod slots;

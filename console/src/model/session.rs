@@ -4,12 +4,12 @@
 use aep_client::client::hub::Hub;
 use aep_client::client::State;
 use aep_client::control::sender::command::{CANCEL, PAUSE, RESPOND, RESUME};
+use aep_client::order;
 use aep_client::protocol::event::is_vendor_command_type;
 use aep_client::store::{RunEnding, RunStatus, Session, SessionKey, SessionState};
 use aep_client::UnixMs;
 
 use super::command::{self, CommandView};
-use super::order;
 
 /// Where a run stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

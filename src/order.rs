@@ -1,8 +1,8 @@
 //! Stable sorting through one shared instantiation. Each `sort_by` on a
 //! new element type or closure links its own copy of the standard sort
-//! (about 5 KB of WebAssembly); here only indices are sorted, by a
+//! (2 to 5 KB of WebAssembly); here only indices are sorted, by a
 //! type-erased comparison that keeps ties in their original order, so
-//! every list the console sorts shares one copy.
+//! every list the engine and the console sort shares one copy.
 
 use std::cmp::Ordering;
 
