@@ -3,10 +3,10 @@
 //! (`protocol::form::check_values`), so the console never sends what the
 //! agent would refuse, and says why in the same words.
 
-use std::collections::BTreeMap;
-
 use aep_client::protocol::form::{check_values, FieldSpec, FieldType};
 use serde_json::{Map, Number, Value};
+
+use super::by_field::ByField;
 
 /// What one input holds.
 #[derive(Clone, Debug, PartialEq)]
@@ -25,9 +25,9 @@ pub const OTHER: &str = "\u{0}other";
 
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Draft {
-    pub inputs: BTreeMap<String, Input>,
+    pub inputs: ByField<Input>,
     /// Free text for `other` selects, by field id.
-    pub other: BTreeMap<String, String>,
+    pub other: ByField<String>,
 }
 
 /// Whether a field is marked "(required)". A checkbox always answers
@@ -38,14 +38,12 @@ pub fn marked_required(spec: &FieldSpec) -> bool {
 }
 
 /// Field id → the messages to show next to it.
-pub type Errors = BTreeMap<String, Vec<String>>;
+pub type Errors = ByField<Vec<String>>;
 
 impl Draft {
     /// Empty inputs for `fields` (checkboxes unticked, selects unchosen).
     pub fn new(fields: &[FieldSpec]) -> Draft {
-        // Inserted one by one: collecting into a BTreeMap would link a
-        // stable sort of its own.
-        let mut inputs = BTreeMap::new();
+        let mut inputs = ByField::new();
         for f in fields {
             let input = match (f.ty, f.multi) {
                 (FieldType::String, _) => Input::Text(String::new()),
@@ -58,7 +56,7 @@ impl Draft {
         }
         Draft {
             inputs,
-            other: BTreeMap::new(),
+            other: ByField::new(),
         }
     }
 
@@ -81,8 +79,7 @@ impl Draft {
                         values.insert(f.id.clone(), Value::Number(n));
                     }
                     None => errors
-                        .entry(f.id.clone())
-                        .or_default()
+                        .or_default(f.id.clone())
                         .push(format!("\u{201c}{}\u{201d} must be a number", f.label)),
                 },
                 Input::Bool(b) => {
@@ -115,7 +112,7 @@ impl Draft {
                 // A field already reported (an unreadable number) is not
                 // also reported missing.
                 if !errors.contains_key(&p.field) || !self.inputs.contains_key(&p.field) {
-                    errors.entry(p.field.clone()).or_default().push(p.message);
+                    errors.or_default(p.field.clone()).push(p.message);
                 }
             }
         }
