@@ -11,9 +11,11 @@
 //!   outcomes) and the command target (dedupe, recorded acks, answer checks).
 //! * [`store`]: the correlation fold over a stream of events.
 //! * [`client`]: the sans-IO relay connection.
+//! * [`order`]: the one sort the WebAssembly builds link.
 
 pub mod client;
 pub mod control;
+pub mod order;
 pub mod protocol;
 pub mod store;
 pub mod text;

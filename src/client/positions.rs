@@ -1,8 +1,6 @@
 //! Resume positions: the highest `(epoch, seq)` delivered per session
 //! (AEP-0003 §7), bounded in the number of sessions.
 
-use std::collections::BTreeMap;
-
 use crate::protocol::frame::Position;
 
 /// Default bound on sessions tracked per map: also the most `from`
@@ -20,10 +18,14 @@ struct Entry {
 /// Highest position per session. When full, the session that advanced
 /// least recently is forgotten: resuming it then replays from the relay's
 /// choice instead of an exact position, which costs redelivery, not order.
+///
+/// The entries are a list sorted by session rather than a `BTreeMap`: the
+/// map is bounded (a few hundred sessions), a binary search finds one as
+/// fast, and the WebAssembly builds do not link a tree for it.
 #[derive(Clone, Debug)]
 pub struct PositionMap {
     max_sessions: usize,
-    entries: BTreeMap<String, Entry>,
+    entries: Vec<(String, Entry)>,
     clock: u64,
 }
 
@@ -35,14 +37,15 @@ impl Default for PositionMap {
 
 impl PositionMap {
     pub fn new(max_sessions: usize) -> PositionMap {
-        PositionMap { max_sessions: max_sessions.max(1), entries: BTreeMap::new(), clock: 0 }
+        PositionMap { max_sessions: max_sessions.max(1), entries: Vec::new(), clock: 0 }
     }
 
     /// Records `at` for `session` if it is beyond what is held. Returns
     /// whether the position moved.
     pub fn advance(&mut self, session: &str, at: (u64, u64)) -> bool {
         self.clock += 1;
-        if let Some(e) = self.entries.get_mut(session) {
+        if let Ok(i) = self.find(session) {
+            let e = &mut self.entries[i].1;
             if at <= e.at {
                 return false;
             }
@@ -51,17 +54,22 @@ impl PositionMap {
             return true;
         }
         if self.entries.len() >= self.max_sessions {
-            let stalest = self.entries.iter().min_by_key(|(_, e)| e.touched).map(|(k, _)| k.clone());
-            if let Some(k) = stalest {
-                self.entries.remove(&k);
+            let stalest = (0..self.entries.len()).min_by_key(|&i| self.entries[i].1.touched);
+            if let Some(i) = stalest {
+                self.entries.remove(i);
             }
         }
-        self.entries.insert(session.to_owned(), Entry { at, touched: self.clock });
+        let i = self.find(session).unwrap_err();
+        self.entries.insert(i, (session.to_owned(), Entry { at, touched: self.clock }));
         true
     }
 
+    fn find(&self, session: &str) -> Result<usize, usize> {
+        self.entries.binary_search_by(|(s, _)| s.as_str().cmp(session))
+    }
+
     pub fn get(&self, session: &str) -> Option<(u64, u64)> {
-        self.entries.get(session).map(|e| e.at)
+        self.find(session).ok().map(|i| self.entries[i].1.at)
     }
 
     pub fn len(&self) -> usize {

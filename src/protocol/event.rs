@@ -262,13 +262,14 @@ impl Event {
             at,
             data_span: env.get(Core::Data).map(|d| Text { at: (d.get().as_ptr() as usize - base) as u32, len: d.get().len() as u32 }),
             data: OnceLock::new(),
+            // Inserted one by one: collecting into a Map (a BTreeMap) would
+            // link a stable sort of its own into the WebAssembly builds.
             extensions: (!env.extensions.is_empty()).then(|| {
-                Box::new(
-                    env.extensions
-                        .iter()
-                        .map(|(name, v)| (name.to_string(), serde_json::from_str(v.get()).unwrap_or(Value::Null)))
-                        .collect(),
-                )
+                let mut map = Map::new();
+                for (name, v) in &env.extensions {
+                    map.insert(name.to_string(), serde_json::from_str(v.get()).unwrap_or(Value::Null));
+                }
+                Box::new(map)
             }),
             unescaped: unescaped.into_boxed_str(),
             raw: Arc::from(text),

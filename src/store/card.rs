@@ -562,7 +562,7 @@ impl Cards {
     /// Marks open requests raised before the session's end as abandoned.
     pub(crate) fn abandon_open(&mut self, end: SessionEndMark, end_event: &str, out: &mut Outbox) {
         let mut cards: Vec<&mut Card> = self.map.values_mut().collect();
-        cards.sort_unstable_by_key(|c| c.arrival);
+        crate::order::sort_by(&mut cards, |a, b| a.arrival.cmp(&b.arrival));
         for card in cards {
             if abandon_if_open(card, end, end_event, out) {
                 emit(out, &card.key, Touch::Closed);

@@ -274,7 +274,7 @@ impl Store {
     /// Cards waiting on a person: most severe first, then soonest to expire, then oldest.
     pub fn inbox(&self) -> Vec<&Card> {
         let mut cards: Vec<&Card> = self.cards().filter(|c| c.needs_answer()).collect();
-        cards.sort_unstable_by_key(|c| c.inbox_key());
+        crate::order::sort_by(&mut cards, |a, b| a.inbox_key().cmp(&b.inbox_key()));
         cards
     }
 
@@ -311,7 +311,7 @@ impl Store {
                 Some(ResumePosition { session: s.key().name.clone(), source: s.key().source.clone(), epoch, seq })
             })
             .collect();
-        out.sort_unstable_by(|a, b| (&a.session, &a.source).cmp(&(&b.session, &b.source)));
+        crate::order::sort_by(&mut out, |a, b| (&a.session, &a.source).cmp(&(&b.session, &b.source)));
         out
     }
 

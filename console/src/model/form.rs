@@ -3,10 +3,10 @@
 //! (`protocol::form::check_values`), so the console never sends what the
 //! agent would refuse, and says why in the same words.
 
-use std::collections::BTreeMap;
-
 use aep_client::protocol::form::{check_values, FieldSpec, FieldType};
 use serde_json::{Map, Number, Value};
+
+use super::by_field::ByField;
 
 /// What one input holds.
 #[derive(Clone, Debug, PartialEq)]
@@ -25,9 +25,9 @@ pub const OTHER: &str = "\u{0}other";
 
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Draft {
-    pub inputs: BTreeMap<String, Input>,
+    pub inputs: ByField<Input>,
     /// Free text for `other` selects, by field id.
-    pub other: BTreeMap<String, String>,
+    pub other: ByField<String>,
 }
 
 /// Whether a field is marked "(required)". A checkbox always answers
@@ -38,27 +38,25 @@ pub fn marked_required(spec: &FieldSpec) -> bool {
 }
 
 /// Field id → the messages to show next to it.
-pub type Errors = BTreeMap<String, Vec<String>>;
+pub type Errors = ByField<Vec<String>>;
 
 impl Draft {
     /// Empty inputs for `fields` (checkboxes unticked, selects unchosen).
     pub fn new(fields: &[FieldSpec]) -> Draft {
-        let inputs = fields
-            .iter()
-            .map(|f| {
-                let input = match (f.ty, f.multi) {
-                    (FieldType::String, _) => Input::Text(String::new()),
-                    (FieldType::Number, _) => Input::Number(String::new()),
-                    (FieldType::Boolean, _) => Input::Bool(false),
-                    (FieldType::Select, true) => Input::Multi(Vec::new()),
-                    (FieldType::Select, false) => Input::Choice(None),
-                };
-                (f.id.clone(), input)
-            })
-            .collect();
+        let mut inputs = ByField::new();
+        for f in fields {
+            let input = match (f.ty, f.multi) {
+                (FieldType::String, _) => Input::Text(String::new()),
+                (FieldType::Number, _) => Input::Number(String::new()),
+                (FieldType::Boolean, _) => Input::Bool(false),
+                (FieldType::Select, true) => Input::Multi(Vec::new()),
+                (FieldType::Select, false) => Input::Choice(None),
+            };
+            inputs.insert(f.id.clone(), input);
+        }
         Draft {
             inputs,
-            other: BTreeMap::new(),
+            other: ByField::new(),
         }
     }
 
@@ -81,8 +79,7 @@ impl Draft {
                         values.insert(f.id.clone(), Value::Number(n));
                     }
                     None => errors
-                        .entry(f.id.clone())
-                        .or_default()
+                        .or_default(f.id.clone())
                         .push(format!("\u{201c}{}\u{201d} must be a number", f.label)),
                 },
                 Input::Bool(b) => {
@@ -115,7 +112,7 @@ impl Draft {
                 // A field already reported (an unreadable number) is not
                 // also reported missing.
                 if !errors.contains_key(&p.field) || !self.inputs.contains_key(&p.field) {
-                    errors.entry(p.field.clone()).or_default().push(p.message);
+                    errors.or_default(p.field.clone()).push(p.message);
                 }
             }
         }
@@ -133,10 +130,48 @@ fn parse_number(s: &str) -> Option<Number> {
     if let Ok(i) = s.parse::<i64>() {
         return Some(Number::from(i));
     }
-    s.parse::<f64>()
-        .ok()
+    decimal(s)
         .filter(|f| f.is_finite())
         .and_then(Number::from_f64)
+}
+
+/// `s` as the nearest `f64` when it is a decimal number in the grammar
+/// `str::parse::<f64>` reads (`-1.5`, `.5`, `2.`, `+3e-4`; its `inf` and
+/// `NaN` words, never finite, are left out). In WebAssembly the host's
+/// `parseFloat` (correctly rounded, as Rust's is) converts it, so the
+/// module does not carry core's float parser and its 10 KB table of
+/// powers of five.
+fn decimal(s: &str) -> Option<f64> {
+    if !is_decimal(s) {
+        return None;
+    }
+    #[cfg(target_arch = "wasm32")]
+    {
+        Some(js_sys::parse_float(s))
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        s.parse::<f64>().ok()
+    }
+}
+
+/// Sign, digits with at most one point and at least one digit, then an
+/// optional exponent: `e` or `E`, a sign, digits.
+fn is_decimal(s: &str) -> bool {
+    let s = s.strip_prefix(['+', '-']).unwrap_or(s);
+    let (mantissa, exponent) = match s.find(['e', 'E']) {
+        Some(i) => (&s[..i], Some(&s[i + 1..])),
+        None => (s, None),
+    };
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let digits = |t: &str| t.bytes().all(|b| b.is_ascii_digit());
+    let mantissa_ok =
+        digits(whole) && digits(fraction) && !(whole.is_empty() && fraction.is_empty());
+    let exponent_ok = exponent.map_or(true, |e| {
+        let e = e.strip_prefix(['+', '-']).unwrap_or(e);
+        !e.is_empty() && digits(e)
+    });
+    mantissa_ok && exponent_ok
 }
 
 #[cfg(test)]
@@ -208,6 +243,32 @@ mod tests {
             .insert("replicas".into(), Input::Number("three".into()));
         let e = d.values(&fields).unwrap_err();
         assert!(e["replicas"][0].contains("must be a number"), "{e:?}");
+    }
+
+    #[test]
+    fn numbers_read_as_rust_reads_them() {
+        let short = [
+            "0", "7", "-7", "1.5", "-2.25", ".5", "-.5", "+.5", "2.", "1.e5", "+3e-4", "1E5",
+            "1e+5", "0.1", "1e308", "1e309", "-1e400", "1e-400", "-0.0", "4.9e-324", "007.50", "",
+            ".", "e5", "1e", "1e+", "1e-", "1.2.3", "--1", "+-1", "1_000", "0x10", "1,5", "1 5",
+            "inf", "-inf", "infinity", "NaN", "nan", "1e5.5", "five", "\u{661}",
+        ];
+        let long = [
+            "6.02214076e23",
+            "0.30000000000000004",
+            "3.14159265358979323846264338327950288",
+            "123456789012345678901234567890",
+        ];
+        let typed = short.into_iter().chain(long);
+        for s in typed {
+            let std = s.parse::<f64>().ok().filter(|f| f.is_finite());
+            let ours = decimal(s).filter(|f| f.is_finite());
+            assert_eq!(ours.map(f64::to_bits), std.map(f64::to_bits), "{s:?}");
+        }
+        assert_eq!(parse_number(" 42 "), Some(Number::from(42)));
+        assert_eq!(parse_number("2.5"), Number::from_f64(2.5));
+        assert_eq!(parse_number("1e400"), None);
+        assert_eq!(parse_number("three"), None);
     }
 
     #[test]

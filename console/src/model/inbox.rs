@@ -8,6 +8,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use aep_client::client::hub::Hub;
+use aep_client::order;
 use aep_client::store::{Card, CardRef, SessionKey};
 use aep_client::UnixMs;
 
@@ -219,7 +220,7 @@ pub fn facets(rows: &[Row], chosen: &Filter) -> Facets {
         add(&mut f.kinds, kind.clone(), kind_label(kind), 0);
     }
     for list in [&mut f.agents, &mut f.sessions, &mut f.kinds] {
-        list.sort_by(|a, b| a.label.cmp(&b.label).then_with(|| a.value.cmp(&b.value)));
+        order::sort_by(list, |a, b| a.label.cmp(&b.label).then_with(|| a.value.cmp(&b.value)));
     }
     f
 }
@@ -374,7 +375,8 @@ pub fn history(hub: &Hub) -> Vec<CardView> {
         .cards()
         .filter(|c| c.request().is_some() && !c.needs_answer())
         .collect();
-    settled.sort_by_key(|c| std::cmp::Reverse(c.closed_at().or(c.answered_at()).unwrap_or(c.first_seen())));
+    let settled_at = |c: &&Card| c.closed_at().or(c.answered_at()).unwrap_or(c.first_seen());
+    order::sort_by(&mut settled, |a, b| settled_at(b).cmp(&settled_at(a)));
     settled.truncate(MAX_HISTORY);
     settled.into_iter().map(|c| card::view(hub, c)).collect()
 }

@@ -4,6 +4,7 @@
 use aep_client::client::hub::Hub;
 use aep_client::client::State;
 use aep_client::control::sender::command::{CANCEL, PAUSE, RESPOND, RESUME};
+use aep_client::order;
 use aep_client::protocol::event::is_vendor_command_type;
 use aep_client::store::{RunEnding, RunStatus, Session, SessionKey, SessionState};
 use aep_client::UnixMs;
@@ -185,7 +186,7 @@ pub fn lane(hub: &Hub, s: &Session) -> Lane {
             (r.first_seen(), view)
         })
         .collect();
-    runs.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.name.cmp(&b.1.name)));
+    order::sort_by(&mut runs, |a, b| a.0.cmp(&b.0).then_with(|| a.1.name.cmp(&b.1.name)));
     Lane {
         key: s.key().clone(),
         name: s.name().to_owned(),
@@ -216,7 +217,7 @@ pub fn lane(hub: &Hub, s: &Session) -> Lane {
 /// row is where it was when the finger comes down.
 pub fn lanes(hub: &Hub) -> Vec<Lane> {
     let mut all: Vec<Lane> = hub.store().sessions().map(|s| lane(hub, s)).collect();
-    all.sort_by(|a, b| a.started_at.cmp(&b.started_at).then_with(|| a.key.cmp(&b.key)));
+    order::sort_by(&mut all, |a, b| a.started_at.cmp(&b.started_at).then_with(|| a.key.cmp(&b.key)));
     all
 }
 
@@ -237,6 +238,6 @@ pub fn commands(hub: &Hub, s: &Session) -> Vec<CommandView> {
             command::view(hub, c.id(), Some(s), options)
         })
         .collect();
-    out.sort_by(|a, b| a.sent_at.cmp(&b.sent_at).then_with(|| a.id.cmp(&b.id)));
+    order::sort_by(&mut out, |a, b| a.sent_at.cmp(&b.sent_at).then_with(|| a.id.cmp(&b.id)));
     out
 }

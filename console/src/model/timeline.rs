@@ -127,28 +127,31 @@ pub fn rows(items: &[Item], filter: Filter) -> Vec<Row> {
     use std::collections::HashMap;
     let is_call = |i: &Item| matches!(i.ty.as_str(), "tool.requested" | "tool.started");
     let is_result = |i: &Item| matches!(i.ty.as_str(), "tool.completed" | "tool.failed");
-    // Each result's call (the latest call with its id before it).
+    // Each result's call (the latest call with its id before it), by
+    // position: lists rather than maps of positions, which would each link
+    // a hash table of their own.
     let mut open: HashMap<&str, usize> = HashMap::new();
-    let mut call_of: HashMap<usize, usize> = HashMap::new();
+    let mut call_of: Vec<Option<usize>> = vec![None; items.len()];
+    let mut paired = vec![false; items.len()];
     for (n, i) in items.iter().enumerate() {
         let Some(call) = i.call.as_deref() else { continue };
         if is_call(i) {
             open.insert(call, n);
         } else if is_result(i) {
             if let Some(c) = open.remove(call) {
-                call_of.insert(n, c);
+                call_of[n] = Some(c);
+                paired[c] = true;
             }
         }
     }
-    let paired: std::collections::HashSet<usize> = call_of.values().copied().collect();
     let mut out = Vec::new();
     for (n, i) in items.iter().enumerate().rev() {
-        if paired.contains(&n) || !filter.admits(i.category) {
+        if paired[n] || !filter.admits(i.category) {
             continue;
         }
-        out.push(match call_of.get(&n) {
+        out.push(match call_of[n] {
             Some(c) => Row::ToolCall {
-                call: items[*c].clone(),
+                call: items[c].clone(),
                 result: Some(i.clone()),
             },
             None => Row::Event(i.clone()),
@@ -347,7 +350,7 @@ fn known(e: &Event) -> Option<String> {
     })
 }
 
-fn item(entry: &Entry, shown: &std::collections::HashMap<&str, String>) -> Item {
+fn item(entry: &Entry, shown: &std::collections::HashMap<&str, &Entry>) -> Item {
     let parsed = entry.event().ok();
     let call = parsed.as_ref().and_then(|e| {
         e.data()?
@@ -379,7 +382,7 @@ fn item(entry: &Entry, shown: &std::collections::HashMap<&str, String>) -> Item 
         at: entry.at(),
         agent,
         relay: entry.relay.as_deref().map(str::to_owned),
-        cause: entry.cause().map(|c| (c.to_owned(), shown.get(c).cloned())),
+        cause: entry.cause().map(|c| (c.to_owned(), shown.get(c).map(|e| cause_words(e)))),
         summary: cut(summary),
         generic: generic_form,
         command: entry.is_command(),
@@ -394,21 +397,17 @@ fn item(entry: &Entry, shown: &std::collections::HashMap<&str, String>) -> Item 
 pub fn items(s: &Session) -> (Vec<Item>, usize) {
     let lane = s.timeline();
     let skip = lane.len().saturating_sub(MAX_ITEMS);
-    let shown: std::collections::HashMap<&str, String> = lane
-        .iter()
-        .skip(skip)
-        .map(|e| {
-            (
-                e.id(),
-                format!("{} {}", position_words(e.position()), e.ty()),
-            )
-        })
-        .collect();
+    let shown: std::collections::HashMap<&str, &Entry> = lane.iter().skip(skip).map(|e| (e.id(), e)).collect();
     let hidden = skip + lane.dropped() as usize;
     (
         lane.iter().skip(skip).map(|e| item(e, &shown)).collect(),
         hidden,
     )
+}
+
+/// How a row names the shown event that caused it: `#7 tool.started`.
+fn cause_words(cause: &Entry) -> String {
+    format!("{} {}", position_words(cause.position()), cause.ty())
 }
 
 /// `#7`, `#2:7` (epoch 2), or a dash for an event without a position.

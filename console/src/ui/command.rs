@@ -65,7 +65,7 @@ pub fn CommandList(commands: Signal<Vec<CommandView>>) -> impl IntoView {
             <ol class="commands" aria-label="Commands" aria-live="polite">
                 <For
                     each=move || commands.get()
-                    key=|c| (c.id.clone(), c.phase.clone(), c.sends, c.ack_latency_ms, c.outcome_latency_ms)
+                    key=|c| super::key((&c.id, &c.phase, c.sends, c.ack_latency_ms, c.outcome_latency_ms))
                     let:c
                 >
                     <CommandRow command=c />

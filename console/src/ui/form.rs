@@ -3,6 +3,7 @@
 
 use aep_client::control::answer::Answer;
 use aep_client::protocol::form::{FieldSpec, FieldType};
+use aep_client::text::number;
 use leptos::ev::SubmitEvent;
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
@@ -17,8 +18,10 @@ fn dom_id(card: &str, field: &str) -> String {
     format!("f-{card}-{field}")
 }
 
+/// Numbers go through the engine's `text::number` rather than `f64`'s
+/// `Display`, which would link core's float formatting (about 10 KB).
 fn range(f: &FieldSpec) -> Option<String> {
-    match (f.min, f.max) {
+    match (f.min.map(number), f.max.map(number)) {
         (Some(a), Some(b)) => Some(format!("{a} to {b}")),
         (Some(a), None) => Some(format!("at least {a}")),
         (None, Some(b)) => Some(format!("at most {b}")),
@@ -100,8 +103,8 @@ fn Field(
                     inputmode="decimal"
                     step="any"
                     name=spec.id.clone()
-                    min=spec.min.map(|m| m.to_string())
-                    max=spec.max.map(|m| m.to_string())
+                    min=spec.min.map(number)
+                    max=spec.max.map(number)
                     aria-invalid=invalid
                     aria-describedby=err_id.clone()
                     aria-required=required.to_string()

@@ -20,12 +20,12 @@ pub fn History() -> impl IntoView {
                 <ol class="cards">
                     <For
                         each=move || console.history.get()
-                        key=|c| (
-                            c.id.clone(),
+                        key=|c| super::key((
+                            &c.id,
                             c.status,
                             c.answer.is_some(),
-                            c.commands.iter().map(|x| (x.id.clone(), x.phase.clone())).collect::<Vec<_>>(),
-                        )
+                            c.commands.iter().map(|x| (&x.id, &x.phase)).collect::<Vec<_>>(),
+                        ))
                         let:c
                     >
                         <li><SettledCard card=c /></li>

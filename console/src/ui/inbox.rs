@@ -34,7 +34,7 @@ fn FacetSelect(
                 set(Some(v).filter(|v| !v.is_empty()));
             }>
                 <option value="" selected=move || value.with(Option::is_none)>{all}</option>
-                <For each=options key=|f| (f.value.clone(), f.count, f.label.clone()) let:f>
+                <For each=options key=|f| super::key((&f.value, f.count, &f.label)) let:f>
                     {
                         let v = f.value.clone();
                         view! {
@@ -163,7 +163,7 @@ pub fn Inbox() -> impl IntoView {
                     }
                 >
                     <For each=move || groups.with(|gs| gs.iter().map(|g| (g.key.clone(), g.title.clone())).collect::<Vec<_>>())
-                        key=|g| g.clone() let:g>
+                        key=|g| super::key(g) let:g>
                         {
                             let (key, title) = g;
                             provide_context(UnderHeading);

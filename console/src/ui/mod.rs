@@ -19,6 +19,14 @@ mod steady;
 
 use crate::web::storage;
 
+/// A `For` row's key as one string. Every list is keyed by `String`, so
+/// the keyed diff and its hash set are linked once instead of once per
+/// key type; `Debug` quotes and escapes text, so different values never
+/// share a key.
+fn key(parts: impl std::fmt::Debug) -> String {
+    format!("{parts:?}")
+}
+
 /// Reads (and scrubs) a one-tap link before anything else, then mounts.
 pub fn start() {
     let link = storage::take_link();

@@ -362,7 +362,7 @@ fn Audit(commands: Signal<Vec<CommandView>>) -> impl IntoView {
             <Show when=move || commands.with(|c| !c.is_empty()) fallback=|| view! { <p class="hint">"No commands yet."</p> }>
                 <ol class="commands">
                     <For each=move || commands.get()
-                        key=|c| (c.id.clone(), c.phase.clone(), c.sends, c.ack_latency_ms, c.outcome_latency_ms)
+                        key=|c| super::key((&c.id, &c.phase, c.sends, c.ack_latency_ms, c.outcome_latency_ms))
                         let:c>
                         <CommandRow command=c />
                     </For>
@@ -449,7 +449,7 @@ pub fn SessionView(key: SessionKey) -> impl IntoView {
                     <h2>"Waiting for you"</h2>
                     {provide_context(UnderHeading)}
                     <ol class="cards">
-                        <For each=move || pending.get() key=|r| r.clone() let:r>
+                        <For each=move || pending.get() key=|r| super::key(r) let:r>
                             {move || console.card(&r).map(|c| view! { <li><CardItem card=c /></li> })}
                         </For>
                     </ol>

@@ -60,7 +60,7 @@ pub fn Sessions() -> impl IntoView {
                 fallback=|| view! { <p class="empty">"No sessions seen yet."</p> }
             >
                 <ol class="lanes">
-                    <For each=move || console.lanes.get() key=|l| (l.key.clone(), l.state, l.pending, l.events, l.verbs.clone(), l.updated_at.0, l.runs.len()) let:l>
+                    <For each=move || console.lanes.get() key=|l| super::key((&l.key, l.state, l.pending, l.events, &l.verbs, l.updated_at.0, l.runs.len())) let:l>
                         <li><LaneSummary lane=l /></li>
                     </For>
                 </ol>

@@ -19,7 +19,7 @@ fn RelayChips() -> impl IntoView {
     let console = expect_context::<Console>();
     view! {
         <ul class="relays" aria-label="Relays">
-            <For each=move || console.relays.get() key=|r| (r.id, r.words.clone()) let:r>
+            <For each=move || console.relays.get() key=|r| super::key((r.id, &r.words)) let:r>
                 <li class="chip" data-relay=r.label.clone() data-state=r.link.token() title=r.detail.clone().unwrap_or_default()>
                     <span class="dot" aria-hidden="true"></span>
                     <span class="chip-label">{r.label.clone()}</span>
@@ -169,7 +169,7 @@ fn Banners() -> impl IntoView {
             })}
             <For
                 each=move || console.relays.with(|r| r.iter().filter(|x| x.is_refused()).cloned().collect::<Vec<_>>())
-                key=|r| (r.id, r.words.clone())
+                key=|r| super::key((r.id, &r.words))
                 let:r
             >
                 <p class="banner offline" role="alert" data-banner="refused">
@@ -177,7 +177,7 @@ fn Banners() -> impl IntoView {
                     <button type="button" on:click=move |_| console.disconnect()>"Enter another token"</button>
                 </p>
             </For>
-            <For each=move || console.notices.get() key=|n| n.id let:n>
+            <For each=move || console.notices.get() key=|n| n.id.to_string() let:n>
                 <p class="banner notice" data-notice=n.kind.token() role="status">
                     <span>{n.text.clone()}</span>
                     <button type="button" class="quiet" aria-label="Dismiss notice" on:click=move |_| console.dismiss_notice(n.id)>

@@ -330,7 +330,7 @@ impl Console {
         for write in writes {
             write();
         }
-        asks.sort_unstable();
+        aep_client::order::sort_by(&mut asks, Ord::cmp);
         asks.dedup();
         if !asks.is_empty() {
             driver::with(&rc, |d| {

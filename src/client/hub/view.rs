@@ -9,6 +9,7 @@ use serde_json::{json, Map, Value};
 
 use super::{Hub, RelayId};
 use crate::client::State;
+use crate::order;
 use crate::control::ack::Decision;
 use crate::control::sender::{CommandState, TrackedCommand};
 use crate::protocol::frame::{ControlCapability, RosterEntry};
@@ -241,7 +242,7 @@ pub fn session(s: &Session) -> Value {
             .done()
     });
     let mut cards: Vec<&Card> = s.cards().collect();
-    cards.sort_unstable_by_key(|c| (c.first_seen(), c.arrival));
+    order::sort_by(&mut cards, |a, b| (a.first_seen(), a.arrival).cmp(&(b.first_seen(), b.arrival)));
     Obj::new()
         .set("key", session_key(s.key()))
         .set("source", s.source())
@@ -360,7 +361,7 @@ pub fn inbox(store: &Store) -> Value {
 /// Every session, most recently updated first, summarised.
 pub fn sessions(store: &Store) -> Value {
     let mut all: Vec<&Session> = store.sessions().collect();
-    all.sort_unstable_by(|a, b| b.updated_at().cmp(&a.updated_at()).then_with(|| a.key().cmp(b.key())));
+    order::sort_by(&mut all, |a, b| b.updated_at().cmp(&a.updated_at()).then_with(|| a.key().cmp(b.key())));
     Value::Array(all.into_iter().map(session_summary).collect())
 }
 
@@ -368,7 +369,7 @@ pub fn sessions(store: &Store) -> Value {
 pub fn projection(store: &Store) -> Value {
     let counts = store.counts();
     let mut all: Vec<&Session> = store.sessions().collect();
-    all.sort_unstable_by(|a, b| a.key().cmp(b.key()));
+    order::sort_by(&mut all, |a, b| a.key().cmp(b.key()));
     json!({
         "sessions": all.into_iter().map(session_summary).collect::<Vec<_>>(),
         "inbox": inbox(store),
@@ -394,7 +395,7 @@ pub fn rosters(hub: &Hub, relay: Option<RelayId>) -> Value {
     for id in ids {
         let label = hub.label(id).unwrap_or_default();
         let mut entries: Vec<&RosterEntry> = hub.roster(id).collect();
-        entries.sort_unstable_by(|a, b| a.session.cmp(&b.session));
+        order::sort_by(&mut entries, |a, b| a.session.cmp(&b.session));
         out.extend(entries.into_iter().map(|e| roster_entry(e, label)));
     }
     Value::Array(out)
