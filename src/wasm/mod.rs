@@ -32,3 +32,8 @@ pub mod options;
 pub mod socket;
 #[cfg(feature = "js-api")]
 pub mod target;
+
+/// Talc instead of the standard library's dlmalloc: the same service in
+/// less code, for the npm package and the console alike.
+#[global_allocator]
+static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
