@@ -9,9 +9,9 @@ use serde_json::{json, Map, Value};
 
 use super::{Hub, RelayId};
 use crate::client::State;
-use crate::order;
 use crate::control::ack::Decision;
 use crate::control::sender::{CommandState, TrackedCommand};
+use crate::order;
 use crate::protocol::frame::{ControlCapability, RosterEntry};
 use crate::store::{
     AnswerVia, AttentionKind, Card, Channel, Closure, CommandChain, CommandStatus, OutcomeLink, Resolution, Run,
