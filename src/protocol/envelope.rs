@@ -282,7 +282,7 @@ impl<'a> Plain<'a> {
     fn quoted(&self, s: &'a str) -> Option<Raw<'a>> {
         let at = (s.as_ptr() as usize).checked_sub(self.text.as_ptr() as usize)?;
         let raw = self.text.get(at.checked_sub(1)?..at + s.len() + 1)?;
-        (raw.starts_with('"') && raw.ends_with('"')).then_some(Raw(raw))
+        unquote(raw).map(|_| Raw(raw))
     }
 }
 
@@ -389,12 +389,21 @@ pub fn kind(v: Raw<'_>) -> &'static str {
 /// A string value's text: borrowed when it has no escapes.
 pub fn as_str(v: Raw<'_>) -> Option<Cow<'_, str>> {
     let raw = v.get();
-    let inner = raw.strip_prefix('"')?.strip_suffix('"')?;
+    let inner = unquote(raw)?;
     if has_backslash(inner.as_bytes()) {
         serde_json::from_str::<String>(raw).ok().map(Cow::Owned)
     } else {
         Some(Cow::Borrowed(inner))
     }
+}
+
+/// The text between a value's quotes, when it is quoted. Compared as
+/// bytes: the `char` patterns of `strip_prefix` encode their `char` on
+/// every call in the size-optimised WebAssembly build, and this runs for
+/// every string member of every event.
+fn unquote(raw: &str) -> Option<&str> {
+    let b = raw.as_bytes();
+    (b.len() >= 2 && b[0] == b'"' && b[b.len() - 1] == b'"').then(|| &raw[1..raw.len() - 1])
 }
 
 /// Whether `bytes` hold a `\\`, eight bytes at a time: every attribute

@@ -111,7 +111,7 @@ pub fn project_state(events: JsValue, options: JsValue) -> Result<JsValue, JsVal
             Some(Ok(items)) => {
                 for (i, item) in items.into_iter().enumerate() {
                     // A string element is an event's JSON text.
-                    match item.get().starts_with('"').then(|| serde_json::from_str::<String>(item.get())) {
+                    match item.get().as_bytes().first().is_some_and(|b| *b == b'"').then(|| serde_json::from_str::<String>(item.get())) {
                         Some(Ok(text)) => fold(i, Ok(&text), &mut store),
                         _ => fold(i, Ok(item.get()), &mut store),
                     }
