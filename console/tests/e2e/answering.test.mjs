@@ -45,6 +45,24 @@ async function open(kind) {
   return { ctx, page };
 }
 
+/**
+ * A test agent with a session titled `title`, and the console open at
+ * `kind`'s size: `body` gets both (and the browser context), and both are
+ * closed after it, whatever it throws.
+ */
+async function withAgent(options, title, kind, body) {
+  const agent = new TestAgent({ relay, ...options });
+  await agent.connect();
+  agent.start(title);
+  const { ctx, page } = await open(kind);
+  try {
+    return await body({ agent, page, ctx });
+  } finally {
+    agent.drop();
+    await ctx.close();
+  }
+}
+
 const card = (page, text) => page.locator('main article.card', { hasText: text }).first();
 
 async function inboxIds(page) {
@@ -57,11 +75,7 @@ async function inboxIds(page) {
  * lands where the next card has just moved to, and must not answer it.
  */
 async function doubleHit(kind, name, hit) {
-  const agent = new TestAgent({ relay, agent: `e2e-double-${name}` });
-  await agent.connect();
-  agent.start(`Double ${name}`);
-  const { ctx, page } = await open(kind);
-  try {
+  await withAgent({ agent: `e2e-double-${name}` }, `Double ${name}`, kind, async ({ agent, page }) => {
     const q1 = agent.ask(`Double ${name}: delete the first scratch volume?`);
     const q2 = agent.ask(`Double ${name}: delete the second scratch volume?`);
     const first = card(page, q1.data.prompt);
@@ -96,10 +110,7 @@ async function doubleHit(kind, name, hit) {
     // Once it has been still long enough, the second card answers as usual.
     await card(page, q2.data.prompt).locator('button.option[data-option="deny"]').click({ timeout: 5_000 });
     await until(() => agent.commands.length === 2, 'the second card answers once it has been seen', 5_000);
-  } finally {
-    agent.drop();
-    await ctx.close();
-  }
+  });
 }
 
 try {
@@ -112,11 +123,7 @@ try {
   });
 
   await step('a just-arrived card does not take a click meant for what was there', async () => {
-    const agent = new TestAgent({ relay, agent: 'e2e-arrival' });
-    await agent.connect();
-    agent.start('Arrivals');
-    const { ctx, page } = await open(DESKTOP);
-    try {
+    await withAgent({ agent: 'e2e-arrival' }, 'Arrivals', DESKTOP, async ({ agent, page }) => {
       const low = agent.ask('Arrival: rotate the staging log files?', undefined, { severity: 'info' });
       const lowCard = card(page, low.data.prompt);
       await lowCard.waitFor({ timeout: 10_000 });
@@ -130,18 +137,11 @@ try {
       await sleep(800);
       const subjects = agent.commands.map((c) => c.subject);
       check(!subjects.includes(high.id), `the card that had just arrived was not answered: ${JSON.stringify(subjects)}`);
-    } finally {
-      agent.drop();
-      await ctx.close();
-    }
+    });
   });
 
   await step('a card scrolled into view waits before its buttons act', async () => {
-    const agent = new TestAgent({ relay, agent: 'e2e-scrolled' });
-    await agent.connect();
-    agent.start('Scrolled');
-    const { ctx, page } = await open(DESKTOP);
-    try {
+    await withAgent({ agent: 'e2e-scrolled' }, 'Scrolled', DESKTOP, async ({ agent, page }) => {
       const qs = [];
       for (let i = 1; i <= 8; i++) qs.push(agent.ask(`Scrolled: question ${i}?`));
       const last = card(page, qs[7].data.prompt);
@@ -158,18 +158,11 @@ try {
       check(agent.commands.length === 0, `nothing answered 120 ms after it came into view: ${JSON.stringify(agent.commands.map((c) => c.subject))}`);
       await page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
       await until(() => agent.commands.length === 1 && agent.commands[0].subject === qs[7].id, 'once seen, it answers', 5_000);
-    } finally {
-      agent.drop();
-      await ctx.close();
-    }
+    });
   });
 
   await step('typed text on a permission: the button says it sends a refusal', async () => {
-    const agent = new TestAgent({ relay, agent: 'e2e-typed' });
-    await agent.connect();
-    agent.start('Typed replies');
-    const { ctx, page } = await open(DESKTOP);
-    try {
+    await withAgent({ agent: 'e2e-typed' }, 'Typed replies', DESKTOP, async ({ agent, page }) => {
       const q = agent.ask('Typed: push the release branch?');
       const c = card(page, q.data.prompt);
       await c.waitFor({ timeout: 10_000 });
@@ -189,18 +182,11 @@ try {
       await until(() => agent.commands.length === 1, 'the reply was sent', 5_000);
       const answer = agent.commands[0].data.answer;
       check(answer.text === 'yes, go ahead', `the typed text went as typed: ${JSON.stringify(answer)}`);
-    } finally {
-      agent.drop();
-      await ctx.close();
-    }
+    });
   });
 
   await step('keyboard: after an answer the focus moves to the next waiting card, and j/k go on from there', async () => {
-    const agent = new TestAgent({ relay, agent: 'e2e-keys' });
-    await agent.connect();
-    agent.start('Keyboard answers');
-    const { ctx, page } = await open(DESKTOP);
-    try {
+    await withAgent({ agent: 'e2e-keys' }, 'Keyboard answers', DESKTOP, async ({ agent, page }) => {
       const qs = ['one', 'two', 'three'].map((n) => agent.ask(`Keys: question ${n}?`));
       await card(page, 'Keys: question three?').waitFor({ timeout: 10_000 });
       await sleep(1_000);
@@ -229,19 +215,12 @@ try {
       await until(() => page.evaluate(() => document.activeElement.textContent === 'Close'), 'the key list has the focus', 2_000);
       await page.keyboard.press('Escape');
       await until(async () => (await focused()) === qs[2].id, 'closing the key list gives the focus back to the card', 2_000);
-    } finally {
-      agent.drop();
-      await ctx.close();
-    }
+    });
   });
 
   for (const [kind, size] of [[DESKTOP, '1280x800'], [PHONE, '390x844']]) {
     await step(`${size}: an answered card folds into a one-line row in its place; the queue stays in view`, async () => {
-      const agent = new TestAgent({ relay, agent: `e2e-fold-${size}` });
-      await agent.connect();
-      agent.start('Folding');
-      const { ctx, page } = await open(kind);
-      try {
+      await withAgent({ agent: `e2e-fold-${size}` }, 'Folding', kind, async ({ agent, page }) => {
         const qs = ['one', 'two', 'three'].map((n) => agent.ask(`Fold ${size}: question ${n}?`));
         await card(page, qs[2].data.prompt).waitFor({ timeout: 10_000 });
         await sleep(1_000);
@@ -263,21 +242,14 @@ try {
         const height = kind.viewport.height;
         check(next.y + 80 < height, `the next waiting card is still in view under two rows (top at ${next.y} of ${height})`);
         if (kind === PHONE) await page.screenshot({ path: `${ROOT}target/console-e2e/inbox-rows-390x844.png` });
-      } finally {
-        agent.drop();
-        await ctx.close();
-      }
+      });
     });
   }
 
   await step('two answers, one applied: the row says the later one was refused and which the agent applied', async () => {
     // The agent hears both answers but acknowledges neither in time (a
     // half-dead connection), then applies the first and refuses the second.
-    const agent = new TestAgent({ relay, agent: 'e2e-two-answers', ackWindowMs: 1500, ignore: 2 });
-    await agent.connect();
-    agent.start('Two answers');
-    const { ctx, page } = await open(DESKTOP);
-    try {
+    await withAgent({ agent: 'e2e-two-answers', ackWindowMs: 1500, ignore: 2 }, 'Two answers', DESKTOP, async ({ agent, page }) => {
       const q = agent.ask('Two answers: drop the stale feature flags?');
       const c = card(page, q.data.prompt);
       await c.waitFor({ timeout: 10_000 });
@@ -305,18 +277,11 @@ try {
         return { ok, outcome: getComputedStyle(e).color };
       });
       check(colours.outcome !== colours.ok, `not shown in the colour of success: ${JSON.stringify(colours)}`);
-    } finally {
-      agent.drop();
-      await ctx.close();
-    }
+    });
   });
 
   await step('offline: no relay shown live, one banner, answers refused; back online it reconnects', async () => {
-    const agent = new TestAgent({ relay, agent: 'e2e-offline' });
-    await agent.connect();
-    agent.start('Offline');
-    const { ctx, page } = await open(DESKTOP);
-    try {
+    await withAgent({ agent: 'e2e-offline' }, 'Offline', DESKTOP, async ({ agent, page, ctx }) => {
       const q = agent.ask('Offline: restart the queue workers?');
       const c = card(page, q.data.prompt);
       await c.waitFor({ timeout: 10_000 });
@@ -334,19 +299,12 @@ try {
       await page.locator('.chip[data-state="live"]').waitFor({ timeout: 30_000 });
       await until(async () => (await page.locator('.banners .banner').count()) === 0, 'the banner goes once a relay is live', 5_000);
       check(agent.commands.length === 0, 'nothing reached the agent from the offline attempt');
-    } finally {
-      agent.drop();
-      await ctx.close();
-    }
+    });
   });
 
   for (const [kind, size] of [[DESKTOP, '1280x800'], [PHONE, '390x844']]) {
     await step(`${size}: the tabs stay in view while scrolling; the title counts what waits`, async () => {
-      const agent = new TestAgent({ relay, agent: `e2e-long-${size}` });
-      await agent.connect();
-      agent.start('A long queue');
-      const { ctx, page } = await open(kind);
-      try {
+      await withAgent({ agent: `e2e-long-${size}` }, 'A long queue', kind, async ({ agent, page }) => {
         for (let i = 0; i < 12; i++) agent.ask(`Long queue: question ${i + 1}?`);
         await card(page, 'Long queue: question 12?').waitFor({ timeout: 10_000 });
         const waiting = (await inboxIds(page)).length;
@@ -363,10 +321,7 @@ try {
         check(at.scrolled > 200, `the page did scroll (${at.scrolled})`);
         check(at.top >= 0 && at.top <= 1 && at.onTop, `the tabs are at the top of the view: ${JSON.stringify(at)}`);
         check(title.startsWith(`(${waiting}) `), `the title starts with the waiting count, (${waiting}): ${title}`);
-      } finally {
-        agent.drop();
-        await ctx.close();
-      }
+      });
     });
   }
 
@@ -385,11 +340,7 @@ try {
   };
 
   await step('phone: a waiting card takes at most a third of the screen, its details one tap away; one relay is not repeated', async () => {
-    const agent = new TestAgent({ relay, agent: 'e2e-compact' });
-    await agent.connect();
-    agent.start('Compact cards');
-    const { ctx, page } = await open(PHONE);
-    try {
+    await withAgent({ agent: 'e2e-compact' }, 'Compact cards', PHONE, async ({ agent, page }) => {
       const q = agent.ask(LONG, undefined, { severity: 'error' });
       const f = agent.ask('Compact: confirm the rollout settings', [], { data: ROLLOUT });
       const c = card(page, 'Compact: run');
@@ -443,18 +394,11 @@ try {
       const { sw, iw } = await page.evaluate(() => ({ sw: document.documentElement.scrollWidth, iw: window.innerWidth }));
       check(sw <= iw, `it fits the phone (${sw} > ${iw})`);
       check(!agent.commands.some((x) => x.subject === q.id), 'nothing answered the other card');
-    } finally {
-      agent.drop();
-      await ctx.close();
-    }
+    });
   });
 
   await step('desktop: a card shows its details and form without an expand; one relay is not repeated', async () => {
-    const agent = new TestAgent({ relay, agent: 'e2e-wide' });
-    await agent.connect();
-    agent.start('Wide cards');
-    const { ctx, page } = await open(DESKTOP);
-    try {
+    await withAgent({ agent: 'e2e-wide' }, 'Wide cards', DESKTOP, async ({ agent, page }) => {
       agent.ask(LONG);
       agent.ask('Wide: confirm the rollout settings', [], { data: ROLLOUT });
       const c = card(page, 'Compact: run');
@@ -467,10 +411,7 @@ try {
       await fc.evaluate((e) => window.scrollBy(0, e.getBoundingClientRect().top - 64));
       await sleep(200);
       await page.screenshot({ path: `${ROOT}target/console-e2e/form-1280x800.png` });
-    } finally {
-      agent.drop();
-      await ctx.close();
-    }
+    });
   });
 
   for (const [kind, size] of [[DESKTOP, '1280x800'], [PHONE, '390x844']]) {
