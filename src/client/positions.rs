@@ -1,6 +1,7 @@
 //! Resume positions: the highest `(epoch, seq)` delivered per session
 //! (AEP-0003 §7), bounded in the number of sessions.
 
+use crate::order::SortedMap;
 use crate::protocol::frame::Position;
 
 /// Default bound on sessions tracked per map: also the most `from`
@@ -18,14 +19,10 @@ struct Entry {
 /// Highest position per session. When full, the session that advanced
 /// least recently is forgotten: resuming it then replays from the relay's
 /// choice instead of an exact position, which costs redelivery, not order.
-///
-/// The entries are a list sorted by session rather than a `BTreeMap`: the
-/// map is bounded (a few hundred sessions), a binary search finds one as
-/// fast, and the WebAssembly builds do not link a tree for it.
 #[derive(Clone, Debug)]
 pub struct PositionMap {
     max_sessions: usize,
-    entries: Vec<(String, Entry)>,
+    entries: SortedMap<Entry>,
     clock: u64,
 }
 
@@ -37,15 +34,14 @@ impl Default for PositionMap {
 
 impl PositionMap {
     pub fn new(max_sessions: usize) -> PositionMap {
-        PositionMap { max_sessions: max_sessions.max(1), entries: Vec::new(), clock: 0 }
+        PositionMap { max_sessions: max_sessions.max(1), entries: SortedMap::new(), clock: 0 }
     }
 
     /// Records `at` for `session` if it is beyond what is held. Returns
     /// whether the position moved.
     pub fn advance(&mut self, session: &str, at: (u64, u64)) -> bool {
         self.clock += 1;
-        if let Ok(i) = self.find(session) {
-            let e = &mut self.entries[i].1;
+        if let Some(e) = self.entries.get_mut(session) {
             if at <= e.at {
                 return false;
             }
@@ -54,22 +50,17 @@ impl PositionMap {
             return true;
         }
         if self.entries.len() >= self.max_sessions {
-            let stalest = (0..self.entries.len()).min_by_key(|&i| self.entries[i].1.touched);
-            if let Some(i) = stalest {
-                self.entries.remove(i);
+            let stalest = self.entries.iter().min_by_key(|(_, e)| e.touched).map(|(k, _)| k.to_owned());
+            if let Some(k) = stalest {
+                self.entries.remove(&k);
             }
         }
-        let i = self.find(session).unwrap_err();
-        self.entries.insert(i, (session.to_owned(), Entry { at, touched: self.clock }));
+        self.entries.insert(session.to_owned(), Entry { at, touched: self.clock });
         true
     }
 
-    fn find(&self, session: &str) -> Result<usize, usize> {
-        self.entries.binary_search_by(|(s, _)| s.as_str().cmp(session))
-    }
-
     pub fn get(&self, session: &str) -> Option<(u64, u64)> {
-        self.find(session).ok().map(|i| self.entries[i].1.at)
+        self.entries.get(session).map(|e| e.at)
     }
 
     pub fn len(&self) -> usize {
@@ -82,7 +73,7 @@ impl PositionMap {
 
     /// Every position, ordered by session.
     pub fn to_vec(&self) -> Vec<Position> {
-        self.entries.iter().map(|(s, e)| Position::new(s.as_str(), e.at.0, e.at.1)).collect()
+        self.entries.iter().map(|(s, e)| Position::new(s, e.at.0, e.at.1)).collect()
     }
 }
 

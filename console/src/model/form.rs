@@ -3,10 +3,9 @@
 //! (`protocol::form::check_values`), so the console never sends what the
 //! agent would refuse, and says why in the same words.
 
+use aep_client::order::SortedMap;
 use aep_client::protocol::form::{check_values, FieldSpec, FieldType};
 use serde_json::{Map, Number, Value};
-
-use super::by_field::ByField;
 
 /// What one input holds.
 #[derive(Clone, Debug, PartialEq)]
@@ -25,9 +24,9 @@ pub const OTHER: &str = "\u{0}other";
 
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Draft {
-    pub inputs: ByField<Input>,
+    pub inputs: SortedMap<Input>,
     /// Free text for `other` selects, by field id.
-    pub other: ByField<String>,
+    pub other: SortedMap<String>,
 }
 
 /// Whether a field is marked "(required)". A checkbox always answers
@@ -38,12 +37,12 @@ pub fn marked_required(spec: &FieldSpec) -> bool {
 }
 
 /// Field id → the messages to show next to it.
-pub type Errors = ByField<Vec<String>>;
+pub type Errors = SortedMap<Vec<String>>;
 
 impl Draft {
     /// Empty inputs for `fields` (checkboxes unticked, selects unchosen).
     pub fn new(fields: &[FieldSpec]) -> Draft {
-        let mut inputs = ByField::new();
+        let mut inputs = SortedMap::new();
         for f in fields {
             let input = match (f.ty, f.multi) {
                 (FieldType::String, _) => Input::Text(String::new()),
@@ -56,7 +55,7 @@ impl Draft {
         }
         Draft {
             inputs,
-            other: ByField::new(),
+            other: SortedMap::new(),
         }
     }
 

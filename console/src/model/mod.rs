@@ -2,7 +2,6 @@
 //! browser or Leptos in sight, so they are tested natively. The engine
 //! owns the truth; these only say it in a form a screen can show.
 
-pub mod by_field;
 pub mod card;
 pub mod clock;
 pub mod command;
