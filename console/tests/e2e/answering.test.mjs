@@ -185,6 +185,27 @@ try {
     });
   });
 
+  await step('typed numbers: each reaches the agent as the number its digits name, to the last bit', async () => {
+    // The browser converts them (the page's parseFloat, after the engine's
+    // grammar check): long mantissas, exponents, the smallest subnormal,
+    // a bare point at either end, an integer too long for 64 bits.
+    const typed = ['0.30000000000000004', '3.14159265358979323846264338327950288', '6.02214076e23',
+      '4.9e-324', '1e308', '.5', '2.', '-7.25E-3', '123456789012345678901234567890', '42'];
+    const fields = typed.map((_, i) => ({ id: `n${i}`, type: 'number', label: `Number ${i}`, required: true }));
+    await withAgent({ agent: 'e2e-numbers' }, 'Typed numbers', DESKTOP, async ({ agent, page }) => {
+      const f = agent.ask('Numbers: confirm the measured values', [], { data: { kind: 'form', fields } });
+      const c = card(page, 'confirm the measured values');
+      await c.waitFor({ timeout: 10_000 });
+      for (const [i, s] of typed.entries()) await c.locator(`[data-field="n${i}"] input`).fill(s);
+      await c.locator('form.form-answer button[type="submit"]').click();
+      await until(() => agent.commands.some((x) => x.subject === f.id), 'the form answer went out', 5_000);
+      const values = agent.commands.find((x) => x.subject === f.id).data.answer.values;
+      for (const [i, s] of typed.entries()) {
+        check(Object.is(values[`n${i}`], Number(s)), `${s} arrives as ${Number(s)}: ${JSON.stringify(values[`n${i}`])}`);
+      }
+    });
+  });
+
   await step('keyboard: after an answer the focus moves to the next waiting card, and j/k go on from there', async () => {
     await withAgent({ agent: 'e2e-keys' }, 'Keyboard answers', DESKTOP, async ({ agent, page }) => {
       const qs = ['one', 'two', 'three'].map((n) => agent.ask(`Keys: question ${n}?`));
