@@ -577,3 +577,43 @@ fn a_store_without_a_change_feed_folds_to_the_same_state_and_violations() {
     assert!(queued.poll_change().is_some());
     assert_eq!((off.poll_change(), off.pending_changes(), off.dropped_changes()), (None, 0, 0));
 }
+
+#[test]
+fn a_session_opened_in_an_evicted_ones_place_starts_as_new() {
+    let config = StoreConfig { max_sessions: 1, ..small() };
+    // The first session fills every part of a session: start, runs, a
+    // waiting card, a command chain, a pause, a violation, a full lane.
+    let a = owner(1);
+    let mc = console("mc");
+    let mut store = Store::new(config.clone());
+    put(&mut store, build(at("session.started", 0).data(json!({"label": "first"})), &a, "S0", 0));
+    put(&mut store, build(at("run.started", 1).run("r1"), &a, "R1", 1));
+    put(&mut store, build(at("run.finished", 2).run("r1"), &a, "F1", 2));
+    put(&mut store, build(at("run.failed", 3).run("r1"), &a, "F2", 3));
+    put(&mut store, request(&a, "Q", 4, 4, Severity::Warning));
+    put(&mut store, build(Draft::new("control.pause").session("s"), &mc, "P", 5));
+    put(&mut store, build(at("control.accepted", 5).cause("P"), &a, "PA", 6));
+    put(&mut store, build(at("progress.status", 6).cause("P"), &a, "PO", 7));
+    let first = store.session(&a.source, "s").unwrap();
+    assert!(first.pending_count() == 1 && first.commands().count() == 1 && first.runs().count() == 1);
+    assert!(first.state() == SessionState::Paused && first.timeline().dropped() > 0);
+
+    // The second takes its place, and is what it would be in a new store.
+    let b = owner(2);
+    let only = build(at("progress.status", 9).run("r2"), &b, "B1", 50);
+    put(&mut store, only.clone());
+    assert!(store.session(&a.source, "s").is_none());
+    let mut fresh = Store::new(config);
+    put(&mut fresh, only);
+    // Arrival numbers count the store's arrivals, which differ between the two.
+    let shown = |s: &Store| {
+        let mut text = format!("{:?}", s.session(&b.source, "s").unwrap());
+        for counter in ["touched: ", "arrival: "] {
+            let parts = text.split(counter).enumerate();
+            text = parts.map(|(i, part)| if i == 0 { part } else { part.trim_start_matches(|c: char| c.is_ascii_digit()) }).collect();
+        }
+        text
+    };
+    assert_eq!(shown(&store), shown(&fresh));
+    assert_eq!(store.inbox().len(), 0, "the first session's card went with it");
+}

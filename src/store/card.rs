@@ -447,6 +447,12 @@ impl Cards {
         Cards { map: FastMap::default(), capacity, dropped: 0, waiting: 0 }
     }
 
+    /// New, empty cards in this table's memory.
+    pub(crate) fn emptied(mut self, capacity: usize) -> Cards {
+        self.map.clear();
+        Cards { map: self.map, ..Cards::new(capacity) }
+    }
+
     pub(crate) fn get(&self, id: &str) -> Option<&Card> {
         self.map.get(id)
     }

@@ -197,6 +197,13 @@ impl Control {
         Control { chains: FastMap::default(), ack_of: FastMap::default(), capacity, dropped: 0 }
     }
 
+    /// New, empty control state in this one's memory.
+    pub(crate) fn emptied(mut self, capacity: usize) -> Control {
+        self.chains.clear();
+        self.ack_of.clear();
+        Control { chains: self.chains, ack_of: self.ack_of, ..Control::new(capacity) }
+    }
+
     pub(crate) fn get(&self, id: &str) -> Option<&CommandChain> {
         self.chains.get(id)
     }

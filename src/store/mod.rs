@@ -126,6 +126,8 @@ pub struct Store {
     /// dropped; the live collections count the rest.
     evicted: Evictions,
     interned: FastSet<Arc<str>>,
+    /// The last evicted session, emptied into the next one opened.
+    spare: Option<Session>,
     outbox: Outbox,
     arrival: u64,
     version: u64,
@@ -151,6 +153,7 @@ impl Store {
             unattached_names: FastMap::default(),
             evicted: Evictions::default(),
             interned: FastSet::default(),
+            spare: None,
             outbox: Outbox::new(config.max_changes, config.max_violations, config.changes),
             arrival: 0,
             version: 0,
@@ -387,7 +390,10 @@ impl Store {
         let claimants = self.by_name.entry(key.name.clone()).or_default();
         claimants.push(id);
         let sole = claimants.len() == 1;
-        let session = Session::new(key.clone(), e.agent(), &self.config, entry.received_at);
+        let session = match self.spare.take() {
+            Some(gone) => gone.reopened(key.clone(), e.agent(), &self.config, entry.received_at),
+            None => Session::new(key.clone(), e.agent(), &self.config, entry.received_at),
+        };
         if self.bounded_sessions() {
             self.recency.insert(id, session.mark());
         }
@@ -521,5 +527,6 @@ impl Store {
             }
         }
         self.outbox.push(Change::SessionEvicted(key));
+        self.spare = Some(gone);
     }
 }

@@ -106,6 +106,12 @@ impl Runs {
         Runs { map: FastMap::default(), capacity, dropped: 0 }
     }
 
+    /// New, empty runs in this table's memory.
+    pub(crate) fn emptied(mut self, capacity: usize) -> Runs {
+        self.map.clear();
+        Runs { map: self.map, ..Runs::new(capacity) }
+    }
+
     pub(crate) fn get(&self, name: &str) -> Option<&Run> {
         self.map.get(name)
     }

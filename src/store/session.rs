@@ -133,6 +133,23 @@ impl Session {
         }
     }
 
+    /// A new session for `key` in the memory of this evicted one: its
+    /// tables keep their allocations, so a store cycling through more
+    /// sessions than it may hold does not free and regrow them for each.
+    pub(crate) fn reopened(self, key: SessionKey, agent: &str, config: &StoreConfig, now: UnixMs) -> Session {
+        let mut agent_text = self.agent;
+        agent_text.clear();
+        agent_text.push_str(agent);
+        Session {
+            agent: agent_text,
+            timeline: self.timeline.emptied(config.max_timeline_per_session),
+            runs: self.runs.emptied(config.max_runs_per_session),
+            cards: self.cards.emptied(config.max_cards_per_session),
+            control: self.control.emptied(config.max_commands_per_session),
+            ..Session::new(key, "", config, now)
+        }
+    }
+
     pub fn key(&self) -> &SessionKey {
         &self.key
     }

@@ -147,6 +147,13 @@ impl Timeline {
         Timeline { lane: VecDeque::new(), capacity, dropped: 0, causes: FastSet::default() }
     }
 
+    /// A new, empty timeline in this one's memory (see [`Session::reopened`](super::session::Session::reopened)).
+    pub(crate) fn emptied(mut self, capacity: usize) -> Timeline {
+        self.lane.clear();
+        self.causes.clear();
+        Timeline { lane: self.lane, causes: self.causes, ..Timeline::new(capacity) }
+    }
+
     fn digest(&self, cause: &str) -> u64 {
         self.causes.hasher().hash_one(cause)
     }
