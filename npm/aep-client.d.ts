@@ -534,6 +534,8 @@ export interface Evictions {
 /** Bounds for `projectState`; a bound not given is unlimited. */
 export interface StoreLimits {
   maxSessions?: number;
+  /** Events, runs, cards and command chains held by all sessions together. */
+  maxHeld?: number;
   maxTimelinePerSession?: number;
   maxRunsPerSession?: number;
   maxCardsPerSession?: number;

@@ -617,3 +617,45 @@ fn a_session_opened_in_an_evicted_ones_place_starts_as_new() {
     assert_eq!(shown(&store), shown(&fresh));
     assert_eq!(store.inbox().len(), 0, "the first session's card went with it");
 }
+
+#[test]
+fn a_busy_relays_many_small_sessions_are_all_held_by_default() {
+    // 2 000 sessions of a few events each, interleaved as on a shared relay.
+    let mut store = Store::default();
+    for round in 0..4u64 {
+        for n in 0..2_000u32 {
+            put(&mut store, build(at("progress.status", round), &owner(n), &format!("E{n}-{round}"), round));
+            while store.poll_change().is_some() {}
+        }
+    }
+    assert_eq!(store.counts().sessions, 2_000);
+    assert_eq!(store.counts().events, 8_000);
+    assert!(!store.evictions().any(), "{:?}", store.evictions());
+}
+
+#[test]
+fn what_all_sessions_hold_together_is_bounded_and_the_least_recent_go() {
+    let config = StoreConfig { max_held: 10, max_sessions: 100, ..StoreConfig::default() };
+    let mut store = Store::new(config);
+    // Session 1 asks a person something: it is kept over idle ones.
+    put(&mut store, request(&owner(1), "Q", 0, 0, Severity::Notice));
+    for n in 2..=5 {
+        for s in 0..3 {
+            put(&mut store, build(at("progress.status", s), &owner(n), &format!("E{n}-{s}"), s));
+        }
+    }
+    // 2 held by session 1 (its event and its card), 3 by each other: the
+    // budget of 10 leaves room for session 1 and two of the others.
+    let held: Vec<bool> = (1..=5).map(|n| store.session(&owner(n).source, "s").is_some()).collect();
+    assert_eq!(held, [true, false, false, true, true]);
+    let c = store.counts();
+    assert!(c.events + c.runs + c.cards + c.commands <= 10, "{c:?}");
+    assert_eq!(store.evictions().sessions, 2);
+    // A session over the budget on its own is not dropped for it: its own
+    // bounds apply.
+    for s in 0..12 {
+        put(&mut store, build(at("progress.status", s), &owner(9), &format!("L{s}"), 10 + s));
+    }
+    assert_eq!(store.session(&owner(9).source, "s").unwrap().timeline().len(), 12);
+    assert_eq!(store.counts().sessions, 1);
+}

@@ -37,6 +37,11 @@ pub struct StoreConfig {
     /// Sessions kept; the least recently updated is dropped, preferring
     /// one with no card waiting on a person.
     pub max_sessions: usize,
+    /// Events, runs, cards and command chains held by all sessions
+    /// together. Past it, sessions are dropped whole as for
+    /// `max_sessions`: memory is bounded by what is held, so many small
+    /// sessions (a busy shared relay) fit where a few large ones would.
+    pub max_held: usize,
     /// Events kept per session lane; the oldest in lane order are dropped.
     pub max_timeline_per_session: usize,
     /// Runs remembered per session; ended runs are forgotten first.
@@ -63,7 +68,8 @@ impl Default for StoreConfig {
         StoreConfig {
             arrival: Arrival::MayBackfill,
             max_seen_ids: 65_536,
-            max_sessions: 512,
+            max_sessions: 4_096,
+            max_held: 131_072,
             max_timeline_per_session: 256,
             max_runs_per_session: 256,
             max_cards_per_session: 64,
@@ -87,6 +93,7 @@ impl StoreConfig {
             arrival: Arrival::MayBackfill,
             max_seen_ids: usize::MAX,
             max_sessions: usize::MAX,
+            max_held: usize::MAX,
             max_timeline_per_session: usize::MAX,
             max_runs_per_session: usize::MAX,
             max_cards_per_session: usize::MAX,
@@ -107,6 +114,7 @@ impl StoreConfig {
             arrival: Arrival::EmissionOrder,
             max_seen_ids: 1 << 20,
             max_sessions: 1 << 16,
+            max_held: usize::MAX,
             max_timeline_per_session: 1 << 12,
             max_runs_per_session: 1 << 16,
             max_cards_per_session: 1 << 12,

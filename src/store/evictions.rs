@@ -11,7 +11,7 @@ use serde::Serialize;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Evictions {
-    /// Sessions dropped whole (`max_sessions`).
+    /// Sessions dropped whole (`max_sessions`, `max_held`).
     pub sessions: u64,
     /// Timeline events no longer held: dropped from a full lane
     /// (`max_timeline_per_session`) or with their session.

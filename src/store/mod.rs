@@ -128,6 +128,8 @@ pub struct Store {
     interned: FastSet<Arc<str>>,
     /// The last evicted session, emptied into the next one opened.
     spare: Option<Session>,
+    /// What all sessions hold together, against `max_held`.
+    held: usize,
     outbox: Outbox,
     arrival: u64,
     version: u64,
@@ -154,6 +156,7 @@ impl Store {
             evicted: Evictions::default(),
             interned: FastSet::default(),
             spare: None,
+            held: 0,
             outbox: Outbox::new(config.max_changes, config.max_violations, config.changes),
             arrival: 0,
             version: 0,
@@ -367,14 +370,20 @@ impl Store {
         self.session(source, name).map(|s| s.key().clone())
     }
 
-    /// Runs `fold` on a session and keeps the recency index current.
+    /// Runs `fold` on a session, keeps the recency index and the held
+    /// count current, and drops other sessions if it went over `max_held`.
     fn with_session(&mut self, id: SessionId, fold: impl FnOnce(&mut Session, &mut Outbox)) {
         let bounded = self.bounded_sessions();
         let Some(s) = self.sessions.get_mut(&id) else { return };
-        let before = s.mark();
+        let (mark, held) = (s.mark(), s.held());
         fold(s, &mut self.outbox);
+        self.held = self.held - held + s.held();
         if bounded {
-            self.recency.moved(id, before, s.mark());
+            self.recency.moved(id, mark, s.mark());
+            while self.held > self.config.max_held {
+                let Some(victim) = self.recency.pop_victim(Some(id)) else { break };
+                self.evict(victim);
+            }
         }
     }
 
@@ -498,10 +507,10 @@ impl Store {
         }
     }
 
-    /// Whether the session bound can ever be reached: only then is the
+    /// Whether a session bound can ever be reached: only then is the
     /// recency index (who to drop) kept.
     fn bounded_sessions(&self) -> bool {
-        self.config.max_sessions != usize::MAX
+        self.config.max_sessions != usize::MAX || self.config.max_held != usize::MAX
     }
 
     /// Drops the least recently updated session when full, preferring one
@@ -510,8 +519,15 @@ impl Store {
         if self.sessions.len() < self.config.max_sessions.max(1) {
             return;
         }
-        let Some(id) = self.recency.pop_victim() else { return };
+        if let Some(id) = self.recency.pop_victim(None) {
+            self.evict(id);
+        }
+    }
+
+    /// Drops a session whole, already taken out of the recency index.
+    fn evict(&mut self, id: SessionId) {
         let Some(gone) = self.sessions.remove(&id) else { return };
+        self.held -= gone.held();
         self.evicted += gone.evictions(true);
         let key = gone.key().clone();
         if let Some(m) = self.by_source.get_mut(&key.source) {

@@ -45,9 +45,15 @@ impl Recency {
         }
     }
 
-    /// The session to drop when full, taken out of the index.
-    pub(crate) fn pop_victim(&mut self) -> Option<SessionId> {
-        let (_, id) = self.idle.pop_first().or_else(|| self.waiting.pop_first())?;
-        Some(id)
+    /// The session to drop when full, other than `keep` (the one being
+    /// folded into), taken out of the index.
+    pub(crate) fn pop_victim(&mut self, keep: Option<SessionId>) -> Option<SessionId> {
+        for set in [&mut self.idle, &mut self.waiting] {
+            if let Some(&entry) = set.iter().find(|(_, id)| Some(*id) != keep) {
+                set.remove(&entry);
+                return Some(entry.1);
+            }
+        }
+        None
     }
 }

@@ -228,6 +228,11 @@ impl Session {
 
     /// What this session's bounds dropped; `whole` counts everything it
     /// still holds as well, for a session being dropped.
+    /// What this session holds against the store's `max_held`.
+    pub(crate) fn held(&self) -> usize {
+        self.timeline.len() + self.runs.len() + self.cards.len() + self.control.len()
+    }
+
     pub(crate) fn evictions(&self, whole: bool) -> Evictions {
         let held = |n: usize| if whole { n as u64 } else { 0 };
         Evictions {

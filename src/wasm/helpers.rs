@@ -179,6 +179,7 @@ fn reserve_heap(bytes: usize) {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct Limits {
     max_sessions: Option<usize>,
+    max_held: Option<usize>,
     max_timeline_per_session: Option<usize>,
     max_runs_per_session: Option<usize>,
     max_cards_per_session: Option<usize>,
@@ -197,6 +198,7 @@ fn limits(value: Option<Value>) -> Result<StoreConfig, JsValue> {
         .map_err(|e| aep_error("invalid-argument", format!("projectState options.limits: {e}")))?;
     let set = |bound: &mut usize, limit: Option<usize>| *bound = limit.unwrap_or(*bound);
     set(&mut c.max_sessions, l.max_sessions);
+    set(&mut c.max_held, l.max_held);
     set(&mut c.max_timeline_per_session, l.max_timeline_per_session);
     set(&mut c.max_runs_per_session, l.max_runs_per_session);
     set(&mut c.max_cards_per_session, l.max_cards_per_session);
