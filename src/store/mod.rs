@@ -380,8 +380,11 @@ impl Store {
         self.held = self.held - held + s.held();
         if bounded {
             self.recency.moved(id, mark, s.mark());
+            self.recency.sweep(self.sessions.iter().map(|(id, s)| (*id, s.mark())));
             while self.held > self.config.max_held {
-                let Some(victim) = self.recency.pop_victim(Some(id)) else { break };
+                let Some(victim) = self.recency.pop_victim(Some(id), |id| self.sessions.get(&id).map(Session::mark)) else {
+                    break;
+                };
                 self.evict(victim);
             }
         }
@@ -519,7 +522,7 @@ impl Store {
         if self.sessions.len() < self.config.max_sessions.max(1) {
             return;
         }
-        if let Some(id) = self.recency.pop_victim(None) {
+        if let Some(id) = self.recency.pop_victim(None, |id| self.sessions.get(&id).map(Session::mark)) {
             self.evict(id);
         }
     }

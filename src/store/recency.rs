@@ -1,10 +1,14 @@
-//! Which session the session bound drops: the least recently updated one
+//! Which session the session bounds drop: the least recently updated one
 //! with no card waiting on a person, else the least recently updated.
 //!
 //! Sessions with a waiting card are indexed apart, so finding the victim
-//! never walks past them (a full store may hold many).
+//! never walks past them (a full store may hold many). An update pushes
+//! the session's new mark and leaves the old one behind: it is skipped
+//! when found, and swept out once such marks outnumber the sessions, so
+//! the update every event makes costs a push rather than a search.
 
-use std::collections::BTreeSet;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 pub(crate) type SessionId = u64;
 
@@ -15,14 +19,17 @@ pub(crate) struct Mark {
     pub waiting: bool,
 }
 
+/// Marks, oldest first.
+type Queue = BinaryHeap<Reverse<(u64, SessionId)>>;
+
 #[derive(Debug, Default)]
 pub(crate) struct Recency {
-    idle: BTreeSet<(u64, SessionId)>,
-    waiting: BTreeSet<(u64, SessionId)>,
+    idle: Queue,
+    waiting: Queue,
 }
 
 impl Recency {
-    fn set(&mut self, waiting: bool) -> &mut BTreeSet<(u64, SessionId)> {
+    fn queue(&mut self, waiting: bool) -> &mut Queue {
         if waiting {
             &mut self.waiting
         } else {
@@ -31,29 +38,115 @@ impl Recency {
     }
 
     pub(crate) fn insert(&mut self, id: SessionId, mark: Mark) {
-        self.set(mark.waiting).insert((mark.touched, id));
-    }
-
-    pub(crate) fn remove(&mut self, id: SessionId, mark: Mark) {
-        self.set(mark.waiting).remove(&(mark.touched, id));
+        self.queue(mark.waiting).push(Reverse((mark.touched, id)));
     }
 
     pub(crate) fn moved(&mut self, id: SessionId, before: Mark, after: Mark) {
         if before != after {
-            self.remove(id, before);
             self.insert(id, after);
         }
     }
 
-    /// The session to drop when full, other than `keep` (the one being
-    /// folded into), taken out of the index.
-    pub(crate) fn pop_victim(&mut self, keep: Option<SessionId>) -> Option<SessionId> {
-        for set in [&mut self.idle, &mut self.waiting] {
-            if let Some(&entry) = set.iter().find(|(_, id)| Some(*id) != keep) {
-                set.remove(&entry);
-                return Some(entry.1);
+    /// Rebuilds the index from every session's current mark once the
+    /// marks left behind outnumber them.
+    pub(crate) fn sweep(&mut self, live: impl ExactSizeIterator<Item = (SessionId, Mark)>) {
+        if self.idle.len() + self.waiting.len() <= 2 * live.len() + 64 {
+            return;
+        }
+        self.idle.clear();
+        self.waiting.clear();
+        for (id, mark) in live {
+            self.insert(id, mark);
+        }
+    }
+
+    /// The session to drop, other than `keep` (the one being folded into),
+    /// taken out of the index. `current` is a session's mark now, or
+    /// `None` once it is gone.
+    pub(crate) fn pop_victim(
+        &mut self,
+        keep: Option<SessionId>,
+        current: impl Fn(SessionId) -> Option<Mark>,
+    ) -> Option<SessionId> {
+        for waiting in [false, true] {
+            let queue = self.queue(waiting);
+            let mut kept = None;
+            let found = loop {
+                let Some(Reverse((touched, id))) = queue.pop() else { break None };
+                if current(id) != Some(Mark { touched, waiting }) {
+                    continue; // left behind
+                }
+                if Some(id) == keep {
+                    kept = Some((touched, id));
+                    continue;
+                }
+                break Some(id);
+            };
+            if let Some(k) = kept {
+                queue.push(Reverse(k));
+            }
+            if found.is_some() {
+                return found;
             }
         }
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    /// The rule itself, by search: the oldest idle session, else the
+    /// oldest waiting one, never `keep`.
+    fn oldest(marks: &BTreeMap<SessionId, Mark>, keep: Option<SessionId>) -> Option<SessionId> {
+        let pick = |waiting: bool| {
+            marks.iter().filter(|(id, m)| m.waiting == waiting && Some(**id) != keep).min_by_key(|(id, m)| (m.touched, **id)).map(|(id, _)| *id)
+        };
+        pick(false).or_else(|| pick(true))
+    }
+
+    #[test]
+    fn picks_the_session_a_search_would_pick() {
+        // A deterministic walk of updates, evictions and sweeps.
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let mut index = Recency::default();
+        let mut marks: BTreeMap<SessionId, Mark> = BTreeMap::new();
+        let mut clock = 0;
+        for step in 0..20_000 {
+            clock += 1;
+            let id = next(40);
+            match (next(10), marks.get(&id).copied()) {
+                (0, _) => {
+                    let keep = (next(2) == 0).then(|| next(40));
+                    let want = oldest(&marks, keep);
+                    let got = index.pop_victim(keep, |id| marks.get(&id).copied());
+                    assert_eq!(got, want, "step {step}");
+                    if let Some(gone) = got {
+                        marks.remove(&gone);
+                    }
+                }
+                (_, None) => {
+                    let mark = Mark { touched: clock, waiting: next(3) == 0 };
+                    marks.insert(id, mark);
+                    index.insert(id, mark);
+                }
+                (k, Some(before)) => {
+                    // Sometimes a late event: the waiting flag moves, the time does not.
+                    let touched = if k == 1 { before.touched } else { clock };
+                    let after = Mark { touched, waiting: next(3) == 0 };
+                    marks.insert(id, after);
+                    index.moved(id, before, after);
+                }
+            }
+            index.sweep(marks.iter().map(|(id, m)| (*id, *m)));
+        }
     }
 }
