@@ -12,7 +12,7 @@
 //! events. Its rate should hold as the session grows; the ratio of the
 //! longest to the shortest is printed.
 //!
-//! Each rate is the best of `AEP_BENCH_ROUNDS` rounds (default 3).
+//! Each rate is the best of `AEP_BENCH_ROUNDS` rounds (default 5).
 //!
 //! Run: `cargo run --release --example bench_store` (`AEP_BENCH_EVENTS=n`
 //! folds a shorter stream, e.g. under a profiler).
@@ -310,13 +310,13 @@ impl Best {
     }
 }
 
-/// Rounds per measurement (`AEP_BENCH_ROUNDS`, default 3).
+/// Rounds per measurement (`AEP_BENCH_ROUNDS`, default 5).
 fn rounds() -> usize {
-    std::env::var("AEP_BENCH_ROUNDS").ok().and_then(|n| n.parse().ok()).unwrap_or(3).max(1)
+    std::env::var("AEP_BENCH_ROUNDS").ok().and_then(|n| n.parse().ok()).unwrap_or(5).max(1)
 }
 
 /// Parses and folds `lines` into a new store, as a driver does.
-fn fold_all(config: &StoreConfig, lines: &[String]) -> (Store, [u64; 3]) {
+fn fold_all(config: &StoreConfig, lines: &[&str]) -> (Store, [u64; 3]) {
     let mut store = Store::new(config.clone());
     let mut applied = [0u64; 3];
     for (i, line) in lines.iter().enumerate() {
@@ -334,7 +334,7 @@ fn fold_all(config: &StoreConfig, lines: &[String]) -> (Store, [u64; 3]) {
     (store, applied)
 }
 
-fn run(name: &str, config: StoreConfig, lines: &[String]) {
+fn run(name: &str, config: StoreConfig, lines: &[&str]) {
     // Memory first, in a round of its own with the allocator counting: the
     // peak is the store's own memory plus one event in flight.
     let baseline = LIVE.load(Ordering::Relaxed);
@@ -409,8 +409,11 @@ fn run(name: &str, config: StoreConfig, lines: &[String]) {
 
 fn main() {
     let mut rng = Rng(aep_client::client::Jitter::new(42));
-    let lines = generate(&mut rng);
-    let bytes: usize = lines.iter().map(String::len).sum();
+    // One JSONL text, as a log file or a socket's buffer holds a stream:
+    // each line is read where it lies, after the one before it.
+    let jsonl = generate(&mut rng).join("\n");
+    let lines: Vec<&str> = jsonl.split('\n').collect();
+    let bytes: usize = lines.iter().map(|l| l.len()).sum();
     let sessions: std::collections::HashSet<&str> =
         lines.iter().filter_map(|l| l.split("\"session\":\"").nth(1)?.split('"').next()).collect();
     println!("stream: {} events, {:.1} MiB of JSON, {} sessions", lines.len(), mib(bytes), sessions.len());
