@@ -126,7 +126,7 @@ pub struct Store {
     /// dropped; the live collections count the rest.
     evicted: Evictions,
     interned: FastSet<Arc<str>>,
-    /// The last evicted session, emptied into the next one opened.
+    /// The last evicted session's tables, emptied, for the next one opened.
     spare: Option<Session>,
     /// What all sessions hold together, against `max_held`.
     held: usize,
@@ -546,6 +546,8 @@ impl Store {
             }
         }
         self.outbox.push(Change::SessionEvicted(key));
-        self.spare = Some(gone);
+        // What it held goes now; its tables wait for the next session.
+        let old_key = gone.key().clone();
+        self.spare = Some(gone.reopened(old_key, "", &self.config, UnixMs(0)));
     }
 }
