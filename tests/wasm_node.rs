@@ -152,6 +152,12 @@ fn project_state_holds_every_session_unless_limited_and_reports_evictions() {
     assert_eq!(some["evicted"]["sessions"], n - 10);
     assert_eq!(some["evicted"]["events"], n - 10);
 
+    // One event each: a budget of 20 held keeps 20 sessions.
+    let held = js_value(&json!({"limits": {"maxHeld": 20}}));
+    let some = json(&project_state(JsValue::from_str(&sessions_stream(n)), held).unwrap());
+    assert_eq!(some["counts"]["sessions"], 20);
+    assert_eq!(some["evicted"]["sessions"], n - 20);
+
     let unknown = js_value(&json!({"limits": {"maxSesions": 10}}));
     assert!(project_state(JsValue::from_str("").into(), unknown).is_err(), "a misspelt bound is refused");
 }
