@@ -59,6 +59,7 @@ use changes::Outbox;
 use hash::{FastMap, FastSet};
 use recency::{Recency, SessionId};
 use seen::{SeenIds, Sighting};
+use session::Tables;
 
 use crate::protocol::event::Event;
 use crate::time::UnixMs;
@@ -127,7 +128,7 @@ pub struct Store {
     evicted: Evictions,
     interned: FastSet<Arc<str>>,
     /// The last evicted session's tables, emptied, for the next one opened.
-    spare: Option<Session>,
+    spare: Option<Tables>,
     /// What all sessions hold together, against `max_held`.
     held: usize,
     outbox: Outbox,
@@ -402,10 +403,8 @@ impl Store {
         let claimants = self.by_name.entry(key.name.clone()).or_default();
         claimants.push(id);
         let sole = claimants.len() == 1;
-        let session = match self.spare.take() {
-            Some(gone) => gone.reopened(key.clone(), e.agent(), &self.config, entry.received_at),
-            None => Session::new(key.clone(), e.agent(), &self.config, entry.received_at),
-        };
+        let tables = self.spare.take().unwrap_or_else(|| Tables::new(&self.config));
+        let session = Session::new(key.clone(), e.agent(), tables, entry.received_at);
         if self.bounded_sessions() {
             self.recency.insert(id, session.mark());
         }
@@ -546,8 +545,6 @@ impl Store {
             }
         }
         self.outbox.push(Change::SessionEvicted(key));
-        // What it held goes now; its tables wait for the next session.
-        let old_key = gone.key().clone();
-        self.spare = Some(gone.reopened(old_key, "", &self.config, UnixMs(0)));
+        self.spare = Some(gone.into_tables(&self.config));
     }
 }

@@ -114,39 +114,63 @@ pub struct Session {
     pub(crate) touched: u64,
 }
 
-impl Session {
-    pub(crate) fn new(key: SessionKey, agent: &str, config: &StoreConfig, now: UnixMs) -> Session {
-        Session {
-            key,
-            agent: agent.to_owned(),
-            started: None,
-            end: None,
-            pause: None,
-            high_water: None,
+/// A session's tables, empty. An evicted session's are kept for the next
+/// one opened: a store cycling through more sessions than it holds then
+/// does not free and regrow them for each.
+#[derive(Debug)]
+pub(crate) struct Tables {
+    agent: String,
+    timeline: Timeline,
+    runs: Runs,
+    cards: Cards,
+    control: Control,
+}
+
+impl Tables {
+    pub(crate) fn new(config: &StoreConfig) -> Tables {
+        Tables {
+            agent: String::new(),
             timeline: Timeline::new(config.max_timeline_per_session),
             runs: Runs::new(config.max_runs_per_session),
             cards: Cards::new(config.max_cards_per_session),
             control: Control::new(config.max_commands_per_session),
+        }
+    }
+}
+
+impl Session {
+    /// A new session in `tables`, new ones or an evicted session's.
+    pub(crate) fn new(key: SessionKey, agent: &str, tables: Tables, now: UnixMs) -> Session {
+        let Tables { agent: mut agent_text, timeline, runs, cards, control } = tables;
+        agent_text.push_str(agent);
+        Session {
+            key,
+            agent: agent_text,
+            started: None,
+            end: None,
+            pause: None,
+            high_water: None,
+            timeline,
+            runs,
+            cards,
+            control,
             first_seen: now,
             updated_at: now,
             touched: 0,
         }
     }
 
-    /// A new session for `key` in the memory of this evicted one: its
-    /// tables keep their allocations, so a store cycling through more
-    /// sessions than it may hold does not free and regrow them for each.
-    pub(crate) fn reopened(self, key: SessionKey, agent: &str, config: &StoreConfig, now: UnixMs) -> Session {
-        let mut agent_text = self.agent;
-        agent_text.clear();
-        agent_text.push_str(agent);
-        Session {
-            agent: agent_text,
+    /// This session's tables, emptied: what it held goes now, and their
+    /// memory serves the next session opened.
+    pub(crate) fn into_tables(self, config: &StoreConfig) -> Tables {
+        let mut agent = self.agent;
+        agent.clear();
+        Tables {
+            agent,
             timeline: self.timeline.emptied(config.max_timeline_per_session),
             runs: self.runs.emptied(config.max_runs_per_session),
             cards: self.cards.emptied(config.max_cards_per_session),
             control: self.control.emptied(config.max_commands_per_session),
-            ..Session::new(key, "", config, now)
         }
     }
 

@@ -147,7 +147,7 @@ impl Timeline {
         Timeline { lane: VecDeque::new(), capacity, dropped: 0, causes: FastSet::default() }
     }
 
-    /// A new, empty timeline in this one's memory (see [`Session::reopened`](super::session::Session::reopened)).
+    /// A new, empty timeline in this one's memory.
     pub(crate) fn emptied(mut self, capacity: usize) -> Timeline {
         self.lane.clear();
         self.causes.clear();
