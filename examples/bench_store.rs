@@ -308,6 +308,14 @@ impl Best {
         self.wall = self.wall.min(wall);
         self.cpu = self.cpu.zip(cpu).map(|(a, b)| a.min(b));
     }
+
+    /// Runs `f` once, keeping its wall and CPU time if they are the best.
+    fn time(&mut self, f: impl FnOnce()) {
+        let cpu0 = cpu_ns();
+        let started = Instant::now();
+        f();
+        self.keep(started.elapsed(), cpu_ns().zip(cpu0).map(|(b, a)| b - a));
+    }
 }
 
 /// Rounds per measurement (`AEP_BENCH_ROUNDS`, default 5).
@@ -352,10 +360,8 @@ fn run(name: &str, config: StoreConfig, lines: &[&str]) {
     // Parse and fold together, timed.
     let mut with_parse = Best::NONE;
     for _ in 0..rounds() {
-        let cpu0 = cpu_ns();
-        let started = Instant::now();
-        let folded = fold_all(&config, lines);
-        with_parse.keep(started.elapsed(), cpu_ns().zip(cpu0).map(|(b, a)| b - a));
+        let mut folded = None;
+        with_parse.time(|| folded = Some(fold_all(&config, lines)));
         drop(folded);
     }
 
@@ -365,12 +371,11 @@ fn run(name: &str, config: StoreConfig, lines: &[&str]) {
     let mut parse_only = Best::NONE;
     let mut fold_only = Best::NONE;
     for _ in 0..rounds() {
-        let cpu0 = cpu_ns();
-        let started = Instant::now();
-        for line in lines {
-            std::hint::black_box(Event::parse(line).expect("valid"));
-        }
-        parse_only.keep(started.elapsed(), cpu_ns().zip(cpu0).map(|(b, a)| b - a));
+        parse_only.time(|| {
+            for line in lines {
+                std::hint::black_box(Event::parse(line).expect("valid"));
+            }
+        });
 
         let mut store = Store::new(config.clone());
         let mut wall = std::time::Duration::ZERO;
