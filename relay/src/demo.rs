@@ -6,13 +6,12 @@
 //! acks, answer checks), so a console sees exactly what a real agent sends.
 //!
 //! Who they are and what they ask is in [`cast`]; how one behaves over time
-//! in [`agent`]; [`link`] is the thin socket driver.
+//! in [`agent`]; the socket driver is the engine's tokio driver, [`Link`].
 //!
 //! [`ControlTarget`]: aep_client::control::target::ControlTarget
 
 pub mod agent;
 pub mod cast;
-pub mod link;
 mod rng;
 
 #[cfg(test)]
@@ -29,7 +28,7 @@ use tokio::task::JoinHandle;
 
 pub use agent::{Agent, Pace};
 pub use cast::{Persona, CAST};
-pub use link::{now, Link, Step};
+pub use aep_driver_tokio::{now, Link, Step};
 
 use crate::Relay;
 use rng::Rng;
@@ -154,7 +153,7 @@ fn connection_config(agent: &mut Agent) -> ConnectionConfig {
 
 /// One agent's task: the agent's events out, commands in, its timers
 /// only while the connection is live (an offline agent waits).
-async fn drive(mut agent: Agent, mut link: Link, mut stop: watch::Receiver<bool>) {
+async fn drive(mut agent: Agent, mut link: Link<Connection>, mut stop: watch::Receiver<bool>) {
     let name = agent.persona().name;
     link.conn().connect(now());
     loop {

@@ -85,7 +85,7 @@ async fn an_emitters_events_queued_during_an_outage_are_sent_after_it() {
     assert_eq!(ids[1..], [resolved.id(), ended.id()], "sent once each, in order");
 }
 
-async fn step_until(link: &mut Link, done: impl Fn(&mut Link) -> bool) {
+async fn step_until(link: &mut Link<Connection>, done: impl Fn(&mut Link<Connection>) -> bool) {
     let deadline = now() + support::console::PATIENCE_MS;
     while !done(link) {
         assert!(now() < deadline, "gave up waiting; connection is {:?}", link.conn().state());

@@ -22,6 +22,7 @@
 pub mod agent;
 mod backoff;
 mod config;
+mod endpoint;
 pub mod hub;
 mod outbox;
 mod output;
@@ -33,6 +34,7 @@ use std::collections::VecDeque;
 pub use backoff::{Backoff, Jitter};
 pub use outbox::{MAX_QUEUED_EVENTS, MAX_QUEUED_EVENT_BYTES, MAX_SOCKET_FRAMES};
 pub use config::{Config, ConfigError, ResumePolicy};
+pub use endpoint::Endpoint;
 pub use output::{ClientError, ClientEvent, Refusal, SocketAction, State};
 pub use positions::{PositionMap, DEFAULT_MAX_SESSIONS};
 pub use subscription::SubState;

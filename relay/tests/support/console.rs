@@ -19,7 +19,7 @@ pub const PATIENCE_MS: u64 = 30_000;
 
 /// A console: one watching connection that also sends commands.
 pub struct Console {
-    pub link: Link,
+    pub link: Link<Connection>,
     pub sender: ControlSender,
     pub seen: Vec<Event>,
     pub errors: Vec<ErrorFrame>,

@@ -1,14 +1,21 @@
-//! A tokio driver for the engine's sans-IO [`Connection`]: a real
-//! WebSocket (tokio-tungstenite), the wall clock, and nothing else. The
-//! connection decides everything (hello, pings, backoff, refusals); this
-//! only opens and closes sockets, moves text frames and arms one timer.
+//! A tokio driver for the engine's sans-IO endpoints (a consumer's
+//! [`Connection`], an agent's [`Agent`]): a real WebSocket
+//! (tokio-tungstenite), the wall clock, and nothing else. The endpoint
+//! decides everything (hello, pings, backoff, refusals, acks); this only
+//! opens and closes sockets, moves text frames and arms one timer.
+//!
+//! [`Connection`]: aep_client::client::Connection
+//! [`Agent`]: aep_client::client::agent::Agent
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use aep_client::client::{ClientEvent, Connection, SocketAction, State};
+use std::convert::Infallible;
+
+use aep_client::client::{Endpoint, SocketAction, State};
 use aep_client::UnixMs;
 use futures_util::{SinkExt, StreamExt};
 use tokio::net::TcpStream;
+use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::time::{sleep_until, timeout, Instant};
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::CloseFrame;
@@ -35,27 +42,30 @@ pub fn now() -> UnixMs {
 /// notification stays unboxed.
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
-pub enum Step {
-    /// The connection's next notification.
-    Notice(ClientEvent),
+pub enum Step<N, R = Infallible> {
+    /// The endpoint's next notification.
+    Notice(N),
     /// The caller's wake-up time came.
     Wake,
+    /// A message arrived in the caller's inbox ([`Link::next_or`]), or
+    /// `None`: the inbox closed, nobody can ask anything any more.
+    Inbox(R),
 }
 
-/// One [`Connection`] over one (re)opened WebSocket.
-pub struct Link {
-    conn: Connection,
+/// One endpoint over one (re)opened WebSocket.
+pub struct Link<E> {
+    conn: E,
     url: String,
     socket: Option<Socket>,
 }
 
-impl Link {
-    pub fn new(conn: Connection, url: impl Into<String>) -> Link {
+impl<E: Endpoint> Link<E> {
+    pub fn new(conn: E, url: impl Into<String>) -> Link<E> {
         Link { conn, url: url.into(), socket: None }
     }
 
-    /// The engine connection, for intents (connect, subscribe, send).
-    pub fn conn(&mut self) -> &mut Connection {
+    /// The endpoint, for intents (connect, subscribe, send, emit).
+    pub fn conn(&mut self) -> &mut E {
         &mut self.conn
     }
 
@@ -63,12 +73,28 @@ impl Link {
         *self.conn.state() == State::Live
     }
 
-    /// Carries out whatever the connection asked for, then waits for its
+    /// Carries out whatever the endpoint asked for, then waits for its
     /// next notification, or until `until` passes ([`Step::Wake`]).
-    pub async fn next(&mut self, until: Option<UnixMs>) -> Step {
+    pub async fn next(&mut self, until: Option<UnixMs>) -> Step<E::Notice> {
+        match self.wait::<Infallible>(until, None).await {
+            Step::Notice(n) => Step::Notice(n),
+            Step::Wake => Step::Wake,
+            Step::Inbox(Some(never)) => match never {},
+            Step::Inbox(None) => unreachable!("without an inbox nothing arrives from one"),
+        }
+    }
+
+    /// As [`Link::next`], and also returns what arrives in `inbox`
+    /// meanwhile. Waiting is only ever cut short between socket
+    /// operations, so no frame is half written.
+    pub async fn next_or<R>(&mut self, until: Option<UnixMs>, inbox: &mut UnboundedReceiver<R>) -> Step<E::Notice, Option<R>> {
+        self.wait(until, Some(inbox)).await
+    }
+
+    async fn wait<R>(&mut self, until: Option<UnixMs>, mut inbox: Option<&mut UnboundedReceiver<R>>) -> Step<E::Notice, Option<R>> {
         loop {
             self.pump().await;
-            if let Some(notice) = self.conn.poll_event() {
+            if let Some(notice) = self.conn.poll_notice() {
                 return Step::Notice(notice);
             }
             if until.is_some_and(|u| now() >= u) {
@@ -84,19 +110,23 @@ impl Link {
                     None => std::future::pending().await,
                 }
             };
-            let message = match self.socket.as_mut() {
-                Some(socket) => tokio::select! {
-                    message = socket.next() => Some(message),
-                    () = sleep => None,
-                },
-                None => {
-                    sleep.await;
-                    None
+            let asked = async {
+                match inbox.as_deref_mut() {
+                    Some(inbox) => inbox.recv().await,
+                    None => std::future::pending().await,
                 }
             };
-            match message {
-                Some(message) => self.on_message(message),
-                None => self.conn.handle_timeout(now()),
+            let message = async {
+                match self.socket.as_mut() {
+                    Some(socket) => socket.next().await,
+                    None => std::future::pending().await,
+                }
+            };
+            // All three are cancel-safe: the losers lose nothing.
+            tokio::select! {
+                message = message => self.on_message(message),
+                () = sleep => self.conn.handle_timeout(now()),
+                asked = asked => return Step::Inbox(asked),
             }
         }
     }

@@ -1,0 +1,383 @@
+//! Claude Code's hooks as AEP events (AEP-0002 Annex A.1), pure: a hook
+//! and the adapter's memory of each session in, the events to emit (and
+//! whether the hook is held for a person's answer) out.
+//!
+//! The table, and where it deviates:
+//!
+//! | hook | AEP |
+//! |---|---|
+//! | first hook of a session, or `SessionStart` | `session.started` |
+//! | `SessionEnd` | `session.ended` |
+//! | `UserPromptSubmit` (one turn) | `run.started`, run id = `prompt_id` |
+//! | `Stop` / `StopFailure` | `run.finished` / `run.failed` |
+//! | `PreToolUse` | `tool.requested` |
+//! | `PostToolUse` / `PostToolUseFailure` | `tool.completed` / `tool.failed` |
+//! | `PermissionDenied` | `tool.denied` |
+//! | `PermissionRequest` | `attention.requested` (permission), held |
+//! | `Elicitation` | `attention.requested` (form, AEP-0006), held |
+//! | `Notification` | `progress.status` |
+//! | `SubagentStart` / `SubagentStop` | `delegation.subagent.started` / `.stopped` |
+//! | `PostCompact` | `session.compacted` (`PreCompact`: nothing) |
+//! | `TaskCreated` / `TaskCompleted` | `progress.task.planned` / `.completed` |
+//! | `TeammateIdle` | `agent.idle` |
+//! | any other | `x.claude-code.session.<snake_case>` |
+//!
+//! Deviations: Claude Code calls `SessionStart` on command hooks only, so
+//! a session opened over HTTP hooks starts at its first hook. Every
+//! `Notification` is a `progress.status` (with its type as `phase`): the
+//! permission prompt it announces is already a held, answerable
+//! `attention.requested`, and a second, unanswerable card for the same
+//! prompt would be noise.
+
+use std::collections::HashMap;
+
+use aep_client::protocol::ids::Draft;
+use serde_json::{json, Map, Value};
+
+use crate::hook::HookInput;
+
+/// The agent name and vendor prefix the adapter emits under.
+pub const AGENT: &str = "claude-code";
+/// The option that allows, and the one that refuses (AEP-0008: unmatched
+/// typed text applies it, with the text as the reason).
+pub const ALLOW: &str = "allow";
+pub const DENY: &str = "deny";
+/// Sessions remembered at once; the least recently heard goes first.
+pub const MAX_SESSIONS: usize = 1024;
+/// A tool's input shown in a prompt is cut at this many characters.
+const PROMPT_INPUT_CHARS: usize = 600;
+
+/// One event to emit, in `session` (none for an agent-scoped event).
+#[derive(Clone, Debug)]
+pub struct Emission {
+    pub session: Option<String>,
+    pub draft: Draft,
+}
+
+/// What to do with one hook.
+#[derive(Clone, Debug)]
+pub enum Plan {
+    /// Emit these and answer the hook at once.
+    Observe(Vec<Emission>),
+    /// Emit `before`, then raise `request` and hold the hook until it is
+    /// answered or times out.
+    Ask { before: Vec<Emission>, session: String, request: Draft, kind: AskKind },
+    /// Not a hook the adapter can read.
+    Unreadable(String),
+}
+
+/// What a held request returns to Claude Code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AskKind {
+    Permission,
+    Elicitation,
+}
+
+#[derive(Clone, Debug, Default)]
+struct SessionMemory {
+    run: Option<String>,
+    runs: u64,
+    heard: u64,
+}
+
+/// The adapter's memory of the sessions it has seen.
+#[derive(Debug, Default)]
+pub struct Mapper {
+    sessions: HashMap<String, SessionMemory>,
+    clock: u64,
+    /// For runs Claude Code gives no id.
+    minted: u64,
+}
+
+impl Mapper {
+    pub fn new() -> Mapper {
+        Mapper::default()
+    }
+
+    /// The run open in `session`, if any.
+    pub fn run_of(&self, session: &str) -> Option<&str> {
+        self.sessions.get(session).and_then(|s| s.run.as_deref())
+    }
+
+    pub fn plan(&mut self, hook: &HookInput) -> Plan {
+        let Some(session) = hook.session_id.clone().filter(|s| !s.is_empty()) else {
+            return Plan::Unreadable(format!("{} has no session_id", hook.hook_event_name));
+        };
+        let name = hook.hook_event_name.as_str();
+        let mut out = Vec::new();
+        let fresh = !self.sessions.contains_key(&session);
+        if fresh && name != "SessionEnd" {
+            self.remember(&session);
+            out.push(emission(&session, Draft::new("session.started").data(session_started(hook))));
+            if name == "SessionStart" {
+                return Plan::Observe(out);
+            }
+        }
+        self.touch(&session);
+        let run = self.run_of(&session).map(str::to_owned);
+        let tool = || tool_of(hook);
+        let in_run = |draft: Draft| draft.maybe_run(run.clone());
+        let draft = match name {
+            "SessionStart" => Draft::new("session.started").data(session_started(hook)),
+            "SessionEnd" => {
+                let runs = self.sessions.remove(&session).map_or(0, |s| s.runs);
+                Draft::new("session.ended").data(json!({ "reason": "normal", "runs": runs }))
+            }
+            "UserPromptSubmit" => {
+                let id = hook.prompt_id.clone().filter(|p| !p.is_empty()).unwrap_or_else(|| self.mint_run());
+                let memory = self.sessions.entry(session.clone()).or_default();
+                memory.run = Some(id.clone());
+                memory.runs += 1;
+                let mut data = json!({ "trigger": "user" });
+                if let Some(p) = &hook.prompt {
+                    data["prompt"] = p.as_str().into();
+                }
+                Draft::new("run.started").run(id).data(data)
+            }
+            "Stop" | "StopFailure" => {
+                let Some(run) = self.sessions.get_mut(&session).and_then(|s| s.run.take()) else {
+                    return Plan::Observe(out);
+                };
+                if name == "Stop" {
+                    let mut data = json!({});
+                    if let Some(m) = hook.text("last_assistant_message") {
+                        data["summary"] = m.into();
+                    }
+                    Draft::new("run.finished").run(run).data(data)
+                } else {
+                    let reason = hook.text("error").or(hook.text("reason")).unwrap_or("error");
+                    Draft::new("run.failed").run(run).data(json!({ "reason": reason }))
+                }
+            }
+            "PreToolUse" => {
+                let mut data = json!({ "tool": tool() });
+                if let Some(input) = &hook.tool_input {
+                    data["args"] = as_object(input);
+                }
+                in_run(Draft::new("tool.requested")).data(data)
+            }
+            "PostToolUse" => {
+                let mut data = json!({ "tool": tool(), "status": "ok" });
+                if let Some(ms) = hook.duration_ms {
+                    data["duration_ms"] = ms.into();
+                }
+                if let Some(result) = &hook.tool_response {
+                    data["result"] = result.clone();
+                }
+                in_run(Draft::new("tool.completed")).data(data)
+            }
+            "PostToolUseFailure" => {
+                let message = hook.text("error").unwrap_or("the tool failed");
+                let data = json!({ "tool": tool(), "error": { "message": message } });
+                in_run(Draft::new("tool.failed")).data(data)
+            }
+            "PermissionDenied" => in_run(Draft::new("tool.denied")).data(json!({ "tool": tool(), "by": "policy" })),
+            "PermissionRequest" => {
+                let request = in_run(Draft::new("attention.requested")).data(permission_request(hook));
+                return Plan::Ask { before: out, session, request, kind: AskKind::Permission };
+            }
+            "Elicitation" => {
+                let data = match crate::form::elicitation_request(hook) {
+                    Ok(data) => data,
+                    Err(e) => return Plan::Unreadable(e),
+                };
+                let request = in_run(Draft::new("attention.requested")).data(data);
+                return Plan::Ask { before: out, session, request, kind: AskKind::Elicitation };
+            }
+            "Notification" => {
+                let mut data = json!({});
+                if let Some(m) = hook.text("message") {
+                    data["message"] = m.into();
+                }
+                if let Some(t) = hook.text("notification_type") {
+                    data["phase"] = t.into();
+                }
+                in_run(Draft::new("progress.status")).data(data)
+            }
+            "SubagentStart" | "SubagentStop" => {
+                let mut data = Map::new();
+                if let Some(id) = hook.text("agent_id") {
+                    data.insert("child".into(), json!({ "agent": id }));
+                }
+                if let Some(t) = hook.text("agent_type") {
+                    data.insert("agent_type".into(), t.into());
+                }
+                let ty = if name == "SubagentStart" { "delegation.subagent.started" } else { "delegation.subagent.stopped" };
+                in_run(Draft::new(ty)).data(Value::Object(data))
+            }
+            "PreCompact" => return Plan::Observe(out),
+            "PostCompact" => {
+                let mut data = json!({});
+                if let Some(t) = hook.text("trigger") {
+                    data["trigger"] = t.into();
+                }
+                Draft::new("session.compacted").data(data)
+            }
+            "TaskCreated" | "TaskCompleted" => {
+                let mut task = Map::new();
+                for key in ["task_id", "task_subject"] {
+                    if let Some(v) = hook.text(key) {
+                        task.insert(key.trim_start_matches("task_").into(), v.into());
+                    }
+                }
+                let ty = if name == "TaskCreated" { "progress.task.planned" } else { "progress.task.completed" };
+                in_run(Draft::new(ty)).data(json!({ "task": task }))
+            }
+            "TeammateIdle" => {
+                out.push(Emission { session: None, draft: Draft::new("agent.idle").data(json!({})) });
+                return Plan::Observe(out);
+            }
+            other => in_run(Draft::new(format!("x.{AGENT}.session.{}", snake_case(other)))).data(json!({})),
+        };
+        out.push(emission(&session, draft));
+        Plan::Observe(out)
+    }
+
+    fn mint_run(&mut self) -> String {
+        self.minted += 1;
+        format!("run-{}", self.minted)
+    }
+
+    fn remember(&mut self, session: &str) {
+        if self.sessions.len() >= MAX_SESSIONS {
+            if let Some(oldest) = self.sessions.iter().min_by_key(|(_, s)| s.heard).map(|(k, _)| k.clone()) {
+                self.sessions.remove(&oldest);
+            }
+        }
+        self.sessions.insert(session.to_owned(), SessionMemory::default());
+    }
+
+    fn touch(&mut self, session: &str) {
+        self.clock += 1;
+        if let Some(s) = self.sessions.get_mut(session) {
+            s.heard = self.clock;
+        }
+    }
+}
+
+fn emission(session: &str, draft: Draft) -> Emission {
+    Emission { session: Some(session.to_owned()), draft }
+}
+
+fn session_started(hook: &HookInput) -> Value {
+    let mut data = json!({ "client": { "name": AGENT } });
+    if let Some(cwd) = &hook.cwd {
+        data["cwd"] = cwd.as_str().into();
+    }
+    data
+}
+
+fn tool_of(hook: &HookInput) -> Value {
+    let mut tool = json!({ "name": hook.tool_name.as_deref().unwrap_or("unknown") });
+    if let Some(id) = &hook.tool_use_id {
+        tool["call_id"] = id.as_str().into();
+    }
+    tool
+}
+
+fn as_object(v: &Value) -> Value {
+    match v {
+        Value::Object(_) => v.clone(),
+        other => json!({ "value": other }),
+    }
+}
+
+/// A permission request: the tool and exactly what it would do, so a
+/// person can decide from the prompt alone.
+fn permission_request(hook: &HookInput) -> Value {
+    let tool = hook.tool_name.as_deref().unwrap_or("a tool");
+    let mut data = json!({
+        "kind": "permission",
+        "prompt": permission_prompt(tool, hook.tool_input.as_ref()),
+        "options": [{ "id": ALLOW, "label": "Allow" }, { "id": DENY, "label": "Deny" }],
+        "respond_via": ["control"],
+    });
+    let mut context = json!({ "tool": tool });
+    if let Some(input) = &hook.tool_input {
+        context["tool_input"] = input.clone();
+    }
+    if let Some(cwd) = &hook.cwd {
+        context["cwd"] = cwd.as_str().into();
+    }
+    data["context"] = context;
+    data
+}
+
+/// `Bash: rm -rf build/`, `Write: src/main.rs`, or the tool's input.
+pub fn permission_prompt(tool: &str, input: Option<&Value>) -> String {
+    let field = |name: &str| input.and_then(|i| i.get(name)).and_then(Value::as_str);
+    let what = field("command")
+        .or_else(|| field("file_path"))
+        .or_else(|| field("url"))
+        .or_else(|| field("pattern"))
+        .map(str::to_owned)
+        .or_else(|| input.map(Value::to_string))
+        .unwrap_or_default();
+    let what = cut(&what, PROMPT_INPUT_CHARS);
+    if what.is_empty() {
+        format!("Allow {tool}?")
+    } else {
+        format!("{tool}: {what}")
+    }
+}
+
+fn cut(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_owned(),
+    }
+}
+
+/// `PreToolUse` → `pre_tool_use` (the vendor-extension fallback's tail).
+pub fn snake_case(name: &str) -> String {
+    let mut out = String::with_capacity(name.len() + 4);
+    for (i, c) in name.chars().enumerate() {
+        if c.is_ascii_uppercase() {
+            if i > 0 {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+        } else if c.is_ascii_alphanumeric() {
+            out.push(c);
+        } else {
+            out.push('_');
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hook(v: Value) -> HookInput {
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn snake_cases_hook_names() {
+        assert_eq!(snake_case("ConfigChange"), "config_change");
+        assert_eq!(snake_case("CwdChanged"), "cwd_changed");
+    }
+
+    #[test]
+    fn a_bash_prompt_names_the_tool_and_the_exact_command() {
+        let input = json!({ "command": "rm -rf build/", "description": "clean" });
+        assert_eq!(permission_prompt("Bash", Some(&input)), "Bash: rm -rf build/");
+    }
+
+    #[test]
+    fn a_turn_is_a_run_and_its_tools_belong_to_it() {
+        let mut m = Mapper::new();
+        let Plan::Observe(first) = m.plan(&hook(json!({"hook_event_name": "UserPromptSubmit", "session_id": "s1", "prompt_id": "p1", "prompt": "hi", "cwd": "/w"}))) else { panic!() };
+        let types: Vec<_> = first.iter().map(|e| e.draft.ty().to_owned()).collect();
+        assert_eq!(types, ["session.started", "run.started"]);
+        assert_eq!(m.run_of("s1"), Some("p1"));
+        let Plan::Ask { request, session, .. } = m.plan(&hook(json!({"hook_event_name": "PermissionRequest", "session_id": "s1", "tool_name": "Bash", "tool_input": {"command": "ls"}}))) else { panic!() };
+        assert_eq!(session, "s1");
+        assert_eq!(request.ty(), "attention.requested");
+        let Plan::Observe(stop) = m.plan(&hook(json!({"hook_event_name": "Stop", "session_id": "s1"}))) else { panic!() };
+        assert_eq!(stop[0].draft.ty(), "run.finished");
+        assert_eq!(m.run_of("s1"), None);
+    }
+}
