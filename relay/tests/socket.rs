@@ -278,6 +278,27 @@ async fn bad_frames_are_answered_and_the_connection_carries_on() {
     assert_eq!(ws.recv_json().await, json!({"type": "pong", "t": 42}));
 }
 
+/// A refused subscribe is answered from the closed set of AEP-0003 §6.5,
+/// even when it has no usable id to echo.
+#[tokio::test]
+async fn a_subscribe_without_an_id_is_refused_as_an_invalid_filter() {
+    for posture in POSTURES {
+        let t = TestRelay::start(posture).await;
+        let mut ws = t.consumer().await;
+        for frame in [
+            json!({"type": "subscribe", "filter": {}}),
+            json!({"type": "subscribe", "id": "", "filter": {}}),
+            json!({"type": "subscribe", "id": 7, "filter": {}}),
+        ] {
+            ws.send(&frame).await;
+            let error = ws.recv_json().await;
+            assert_eq!((&error["type"], &error["code"]), (&json!("error"), &json!("invalid-filter")), "{frame}: {error}");
+            assert!(error.get("id").is_none(), "no id to echo: {error}");
+        }
+        assert_eq!(ws.subscribe(json!({"type": "subscribe", "id": "after"})).await["type"], "subscribed");
+    }
+}
+
 #[tokio::test]
 async fn the_relay_pings_idle_sockets() {
     let t = TestRelay::start_with(Posture::Open, |c| c.heartbeat = Duration::from_millis(100)).await;
