@@ -270,6 +270,26 @@ impl SessionStore {
         Some(Replay { session: key.clone(), exhausted_from, events })
     }
 
+    /// The session a `Last-Event-ID` header names. HTTP strips leading
+    /// whitespace from a header value, so a session whose name begins
+    /// with spaces or tabs arrives without them: when `named` is no session
+    /// known here, the one known session it is the stripped name of is
+    /// meant. `named` itself when there is none, or more than one.
+    pub fn named_in_header<'a>(&'a self, named: &'a str) -> &'a str {
+        if self.sessions.contains_key(named) || self.tombstones.contains_key(named) {
+            return named;
+        }
+        let mut stripped_to_named = self
+            .sessions
+            .keys()
+            .chain(self.tombstones.keys())
+            .filter(|k| k.len() > named.len() && k.trim_start_matches([' ', '\t']) == named);
+        match (stripped_to_named.next(), stripped_to_named.next()) {
+            (Some(one), None) => one,
+            _ => named,
+        }
+    }
+
     /// Every held session from its earliest held event (replay-all, which
     /// never reports exhaustion), least recently written first.
     pub fn replay_all(&self) -> Vec<Replay> {
@@ -375,6 +395,20 @@ mod tests {
         assert_eq!(s.replay_after("a", (0, 2)).unwrap().exhausted_from, Some((0, 5)));
         assert!(s.replay_after("a", (0, 4)).is_none());
         assert!(s.replay_after("a", (0, 9)).is_none());
+    }
+
+    #[test]
+    fn a_header_names_a_session_without_its_leading_whitespace() {
+        let mut s = store(10, 4);
+        s.admit(" a", ev("a", 0));
+        s.admit("b", ev("b", 0));
+        s.admit(" b", ev("b", 0));
+        s.admit("\tc", ev("c", 0));
+        s.admit(" \tc", ev("c", 0));
+        assert_eq!(s.named_in_header("a"), " a");
+        assert_eq!(s.named_in_header("b"), "b", "a session of that very name");
+        assert_eq!(s.named_in_header("c"), "c", "two candidates: no guess");
+        assert_eq!(s.named_in_header("d"), "d");
     }
 
     #[test]
