@@ -440,3 +440,20 @@ async fn overlapping_subscriptions_each_keep_their_ceiling() {
     assert!(!frames[1].contains("SECRET-PROMPT"), "the metadata ceiling holds");
     assert_eq!(frames[2], already_metadata.raw(), "one copy when every ceiling yields the same bytes");
 }
+
+/// A `full` event under a `redacted` ceiling lands on `metadata`
+/// (AEP-0001 §8.2(e)): the `metadata` and `redacted` subscriptions of one
+/// connection then take the same form, and share one copy of it.
+#[tokio::test]
+async fn ceilings_landing_on_one_form_share_one_copy() {
+    let t = TestRelay::start(Posture::Token).await;
+    let s = session_name("live");
+    let mut ws = t.consumer().await;
+    ws.subscribe(json!({"type": "subscribe", "id": "meta", "filter": {"session": s}, "capture": "metadata"})).await;
+    ws.subscribe(json!({"type": "subscribe", "id": "red", "filter": {"session": s}, "capture": "redacted"})).await;
+    let full = full_run(&s, "SECRET-PROMPT");
+    t.post_one(&full).await;
+    let frames = ws.collect(Duration::from_millis(500)).await;
+    assert_eq!(frames.len(), 1, "one form, one copy: {frames:#?}");
+    assert_eq!((frames[0]["id"].as_str(), frames[0]["capture"].as_str()), (Some(full.id()), Some("metadata")));
+}

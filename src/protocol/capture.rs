@@ -9,7 +9,7 @@ mod downlevel;
 mod exception;
 mod form_values;
 
-pub use downlevel::downlevel;
+pub use downlevel::{downlevel, landing_level};
 pub use exception::synthesized_prompt;
 pub use form_values::gate_form_values;
 
