@@ -292,7 +292,8 @@ async fn a_subscribe_without_an_id_is_refused_as_an_invalid_filter() {
         ] {
             ws.send(&frame).await;
             let error = ws.recv_json().await;
-            assert_eq!((&error["type"], &error["code"]), (&json!("error"), &json!("invalid-filter")), "{frame}: {error}");
+            let answer = (&error["type"], &error["code"]);
+            assert_eq!(answer, (&json!("error"), &json!("invalid-filter")), "{frame}: {error}");
             assert!(error.get("id").is_none(), "no id to echo: {error}");
         }
         assert_eq!(ws.subscribe(json!({"type": "subscribe", "id": "after"})).await["type"], "subscribed");
@@ -456,4 +457,30 @@ async fn ceilings_landing_on_one_form_share_one_copy() {
     let frames = ws.collect(Duration::from_millis(500)).await;
     assert_eq!(frames.len(), 1, "one form, one copy: {frames:#?}");
     assert_eq!((frames[0]["id"].as_str(), frames[0]["capture"].as_str()), (Some(full.id()), Some("metadata")));
+}
+
+/// A `hello` must declare a defined role, and an emitting one its agent
+/// (AEP-0003 §4 rules 2 and 3): anything else is refused and closed, as
+/// any first frame that is not an acceptable `hello`.
+#[tokio::test]
+async fn a_hello_with_an_unknown_role_or_an_emitter_without_agent_is_refused() {
+    for posture in POSTURES {
+        let t = TestRelay::start(posture).await;
+        for (role, identity) in [
+            ("emitter", json!({"instance": "x"})),
+            ("emitter", json!({"agent": ""})),
+            ("both", json!(null)),
+            ("admin", json!({"agent": AGENT})),
+        ] {
+            let mut ws = t.ws().await;
+            ws.send(&json!({"type": "hello", "versions": ["0.1"], "role": role, "identity": identity})).await;
+            let reply = ws.recv_json().await;
+            let answer = (&reply["type"], &reply["code"]);
+            assert_eq!(answer, (&json!("error"), &json!("hello-required")), "{role} {identity}: {reply}");
+            assert!(reply["detail"].is_string());
+            assert_eq!(ws.recv_close_frame(PROMPT).await.map(|(code, _)| code), Some(1002), "{role} {identity}");
+        }
+        let (_, reply) = t.ws_hello("both", json!({"agent": AGENT}), json!({})).await;
+        assert_eq!(reply["versions"], json!(["0.1"]));
+    }
 }

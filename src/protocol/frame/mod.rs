@@ -19,7 +19,10 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 pub use error::{codes, ErrorFrame};
-pub use hello::{Capabilities, ControlCapability, Hello, HelloIdentity, ReplayCapability, Role, DEFAULT_ACK_WINDOW_MS};
+pub use hello::{
+    check_declarations, Capabilities, ControlCapability, DeclarationError, Hello, HelloIdentity, ReplayCapability, Role,
+    DEFAULT_ACK_WINDOW_MS,
+};
 pub use roster::RosterEntry;
 pub use subscribe::{Closing, Delivered, Position, ReplayExhausted, ResumeFrom, Subscribe};
 
