@@ -184,7 +184,8 @@ async fn a_pretty_printed_command_has_the_same_bytes_on_every_binding() {
     sender.send_text(&pretty).await;
 
     let live = sse.collect_data(Duration::from_millis(1000)).await;
-    let on_sse: Vec<&String> = live.iter().map(|m| &m.data[0]).filter(|d| d.contains(&id) && !d.contains("cause")).collect();
+    let on_sse: Vec<&String> =
+        live.iter().map(|m| &m.data[0]).filter(|d| d.contains(&id) && !d.contains("cause")).collect();
     assert_eq!(on_sse, vec![&compact], "SSE subscribers");
     let forwarded: Vec<String> = target.frames().into_iter().filter(|f| f.contains(&id)).collect();
     assert_eq!(forwarded, vec![compact.clone()], "the target");

@@ -92,7 +92,13 @@ fn read_request(query: &str, headers: &HeaderMap) -> Result<StreamRequest, Error
         Some(_) => None,
         None => last_event_id(headers).map(|(session, (epoch, seq))| Position::new(session, epoch, seq)),
     };
-    Ok(StreamRequest { filter: subscribe.filter, ceiling: subscribe.capture, from: subscribe.from, last_event_id, live })
+    Ok(StreamRequest {
+        filter: subscribe.filter,
+        ceiling: subscribe.capture,
+        from: subscribe.from,
+        last_event_id,
+        live,
+    })
 }
 
 /// The subscription id an SSE stream's refusals are reported under.
