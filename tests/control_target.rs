@@ -612,3 +612,48 @@ fn peoples_text_is_full_and_stays_under_the_default_ceiling() {
     assert_eq!(answered.capture(), Capture::Full);
     assert!(answered.raw().contains("hunter2"), "kept in full at a full ceiling");
 }
+
+/// A form answered through a target at its default `metadata` ceiling:
+/// closed-select choices, numbers and booleans are structure and stay
+/// (AEP-0002 §5.3, AEP-0006); only free text goes. The request's fields
+/// say which is which, so the answer is gated by them, not by a blunt
+/// down-level that cannot tell a choice id from typed text.
+#[test]
+fn form_answers_keep_their_choices_under_the_default_ceiling() {
+    use aep_client::store::{Store, StoreConfig};
+    let form = json!({"kind": "form", "prompt": "Where to?", "fields": [
+        {"id": "env", "type": "select", "label": "Environment", "required": true,
+         "choices": [{"id": "staging", "label": "Staging"}, {"id": "production", "label": "Production"}]},
+        {"id": "n", "type": "number", "label": "Replicas"},
+        {"id": "why", "type": "string", "label": "Why"},
+        {"id": "db", "type": "select", "label": "Database", "other": true, "choices": [{"id": "pg", "label": "PostgreSQL"}]}
+    ]});
+    let answer = json!({"env": "staging", "n": 2, "why": "ship it", "db": "MariaDB"});
+    for (ceiling, expected, capture) in [
+        (Capture::Metadata, json!({"env": "staging", "n": 2}), Capture::Metadata),
+        (Capture::Redacted, json!({"env": "staging", "n": 2}), Capture::Metadata),
+        (Capture::Full, answer.clone(), Capture::Full),
+    ] {
+        let mut t = ControlTarget::new(agent(), ALL_CORE.iter().copied()).unwrap().with_ceiling(ceiling);
+        let mut seqs = SeqCounter::new();
+        let request = requested("F1", form.clone(), &mut seqs);
+        t.register_request(&request, None).unwrap();
+        let cmd = respond("F1", values(answer.clone()), "C1");
+        let Received::Fresh { action: Action::Respond { request: open, applied }, ack, .. } =
+            t.handle_command(&cmd, T0, 1, &mut seqs).unwrap()
+        else {
+            panic!("a fresh respond")
+        };
+        let [answered, resolved] = t.answer_outcomes(&cmd, &open, &applied.answer, T0, 2, &mut seqs).unwrap();
+        assert_eq!(answered.data().unwrap()["answer"], json!({"values": expected}), "{ceiling:?}: {}", answered.raw());
+        assert_eq!(answered.capture(), capture, "{ceiling:?}");
+
+        // The engine's own fold finds the answer honest.
+        let mut store = Store::new(StoreConfig::default());
+        for e in [request, cmd.clone(), ack, answered, resolved] {
+            store.apply(e, None, T0);
+        }
+        let violations: Vec<String> = store.violations().map(|v| v.detail.clone()).collect();
+        assert!(violations.is_empty(), "{ceiling:?}: {violations:?}");
+    }
+}

@@ -87,6 +87,48 @@ test('a console answers an AepAgent: ack by the agent, outcome by its helper', a
   await waitFor(() => client.sessions().find((s) => s.name === 'js-1')?.state === 'paused', 'the session paused');
 });
 
+test('a form answered through an AepAgent at its default ceiling keeps its choices and numbers', async () => {
+  const formAgent = new pkg.AepAgent({
+    url: relay.url,
+    token: relay.token,
+    agent: 'js-form-agent',
+    host: 'agents.test',
+    accepts: ['control.attention.respond'],
+    ackWindowMs: 4000,
+  });
+  formAgent.on('command', (command, received) => {
+    if (received.kind === 'fresh' && received.action.type === 'respond') formAgent.answer(command, received.action);
+  });
+  assert.equal((await formAgent.connect()).state, 'live');
+  try {
+    const started = formAgent.emit({ type: 'session.started', session: 'js-form', data: {} });
+    const request = formAgent.ask({
+      type: 'attention.requested',
+      session: 'js-form',
+      data: {
+        kind: 'form',
+        prompt: 'Where to?',
+        fields: [
+          { id: 'env', type: 'select', label: 'Environment', required: true,
+            choices: [{ id: 'staging', label: 'Staging' }, { id: 'production', label: 'Production' }] },
+          { id: 'n', type: 'number', label: 'Replicas' },
+        ],
+      },
+    });
+    await waitFor(() => client.inbox().find((c) => c.id === request.id), 'the form in the console');
+    const { ack, outcome } = await client.respond(request.id, { values: { env: 'staging', n: 2 } });
+    assert.equal(ack.type, 'control.accepted');
+    const answered = await outcome;
+    assert.equal(answered.type, 'attention.answered');
+    assert.deepEqual(answered.data.answer, { values: { env: 'staging', n: 2 } }, 'a choice id is structure, not text');
+    assert.equal(answered.capture, 'metadata');
+    const projection = pkg.projectState([started, request, ack, answered]);
+    assert.deepEqual(projection.violations, [], 'the package\'s own fold finds the answer complete');
+  } finally {
+    formAgent.close();
+  }
+});
+
 test('a command the agent does not take is nacked for it, unsupported', async () => {
   const err = await client.cancel({ session: 'js-1', scope: 'session' }).then(() => null, (e) => e);
   assert.ok(err instanceof pkg.NackError, `${err}`);

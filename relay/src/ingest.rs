@@ -97,14 +97,33 @@ pub fn parse_line(bytes: &[u8]) -> Result<Event, EventError> {
 }
 
 /// Keeps an event's bytes on one line. JSON only allows a raw line break
-/// as whitespace between tokens, so a multi-line event is a pretty-printed
-/// one; it is compacted once here, and those compact bytes are what every
-/// binding then serves (an SSE `data:` line cannot hold a line break).
+/// as whitespace between tokens, so a multi-line event (or command) is a
+/// pretty-printed one; it is compacted once, on arrival, and those compact
+/// bytes are what every binding then serves, a command's target included
+/// (an SSE `data:` line cannot hold a line break).
 pub fn single_line(event: Event) -> Event {
     if !event.raw().contains(['\n', '\r']) {
         return event;
     }
-    Event::from_value(event.to_value()).unwrap_or(event)
+    Event::parse(&without_whitespace(event.raw())).unwrap_or(event)
+}
+
+/// JSON text without the whitespace between its tokens: every token (key
+/// order, string escapes, number spelling) stays byte for byte.
+pub fn without_whitespace(json: &str) -> String {
+    let mut out = String::with_capacity(json.len());
+    let (mut in_string, mut escaped) = (false, false);
+    for c in json.chars() {
+        if in_string {
+            (escaped, in_string) = (!escaped && c == '\\', escaped || c != '"');
+        } else if matches!(c, ' ' | '\t' | '\n' | '\r') {
+            continue;
+        } else {
+            in_string = c == '"';
+        }
+        out.push(c);
+    }
+    out
 }
 
 #[cfg(test)]
@@ -171,7 +190,14 @@ mod tests {
     fn pretty_printed_events_become_one_line() {
         let pretty = line("a", 0).replace(",\"", ",\n  \"");
         let e = parse_body(BodyKind::Single, pretty.as_bytes(), limits(1)).unwrap().remove(0);
-        assert!(!e.raw().contains('\n'));
-        assert_eq!(e.id(), "a");
+        assert_eq!(e.raw(), line("a", 0), "only the whitespace between tokens goes");
+    }
+
+    #[test]
+    fn whitespace_inside_strings_and_escapes_is_kept() {
+        let compact = r#"{"b":"x \" y\\","a":[1.50,"\u00e9\n"],"c":{}}"#;
+        let pretty = "{\n  \"b\": \"x \\\" y\\\\\",\r\n\t\"a\" : [ 1.50 , \"\\u00e9\\n\" ],\n \"c\": { }\n}\n";
+        assert_eq!(without_whitespace(pretty), compact);
+        assert_eq!(without_whitespace(compact), compact);
     }
 }

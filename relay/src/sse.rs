@@ -3,6 +3,7 @@
 
 use crate::buffer::Position;
 use crate::held::Held;
+use crate::ingest::without_whitespace;
 
 /// A heartbeat comment (§3.3.4).
 pub const PING: &str = ": ping\n\n";
@@ -20,8 +21,7 @@ pub fn push_event(out: &mut String, event: &Held, bytes: &str) {
     out.push_str("\ndata: ");
     if bytes.contains(['\n', '\r']) {
         // Only insignificant JSON whitespace can hold a raw line break.
-        let compact = serde_json::from_str::<serde_json::Value>(bytes).map(|v| v.to_string());
-        out.push_str(compact.as_deref().unwrap_or(""));
+        out.push_str(&without_whitespace(bytes));
     } else {
         out.push_str(bytes);
     }

@@ -161,3 +161,54 @@ async fn a_consumer_that_never_reads_is_dropped_within_a_bounded_time() {
     assert_eq!(t.relay.shutdown().await, aep_relay::ShutdownOutcome::Drained);
     drop(ws);
 }
+
+/// Posts 100 KB events at `seqs`, `info` and `notice` in turn.
+async fn post_alternating(t: &TestRelay, s: &str, seqs: std::ops::Range<u64>) {
+    let note = "x".repeat(100_000);
+    let lines: Vec<String> = seqs
+        .map(|seq| {
+            let severity = if seq % 2 == 0 { Severity::Info } else { Severity::Notice };
+            event_with(Draft::new("progress.status").seq(seq).severity(severity).data(json!({"note": note})), s)
+                .raw()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(t.post_lines(&lines).await.status(), 202);
+}
+
+/// Large events toward a consumer that reads nothing: the overflow cuts a
+/// write in progress (here in the middle of a replay, where the writer
+/// always has the next event at hand). `closing` may name only positions
+/// written before it, or a consumer resuming from there silently loses
+/// the rest.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closing_names_only_positions_that_were_written() {
+    let t = TestRelay::start_with(Posture::Token, |c| c.buffer_bytes = 32 << 20).await;
+    let s = session_name("live-cut");
+    // 20 MB to replay: far more than the socket takes.
+    for from in (0..200).step_by(20) {
+        post_alternating(&t, &s, from..from + 20).await;
+    }
+    let mut ws = t.consumer().await;
+    let from = json!([{"session": s, "epoch": 0, "seq": 0}]);
+    ws.subscribe(json!({"type": "subscribe", "id": "cut", "filter": {"session": s}, "from": from})).await;
+    let mut next = 200;
+    while t.relay.stats().counters.disconnected_for_backpressure == 0 {
+        assert!(next < 1_000, "the relay never cut the stalled consumer");
+        post_alternating(&t, &s, next..next + 20).await;
+        next += 20;
+    }
+
+    // Read at once: a cut connection gets `closing` within a short grace.
+    let mut last = None;
+    let closing = loop {
+        let text = ws.recv_text(PROMPT).await.expect("events, then closing");
+        let v: Value = serde_json::from_str(&text).unwrap();
+        if v["type"] == "closing" {
+            break v;
+        }
+        last = v["seq"].as_u64();
+    };
+    let last = last.expect("some events were written before the cut");
+    assert_eq!(closing["delivered"], json!([{"sub": "cut", "session": s, "epoch": 0, "seq": last}]));
+}

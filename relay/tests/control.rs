@@ -159,6 +159,43 @@ async fn a_routed_command_reaches_exactly_one_target_byte_for_byte_and_its_ack_f
     target.stop().await;
 }
 
+/// A pretty-printed command cannot travel on an SSE `data:` line as sent.
+/// It is kept on one line with only the whitespace between its tokens
+/// removed (its key order, escapes and numbers as the sender wrote them),
+/// and those same bytes reach the target, socket subscribers, SSE
+/// subscribers and history alike (AEP-0001 §4.2, AEP-0003 §10).
+#[tokio::test]
+async fn a_pretty_printed_command_has_the_same_bytes_on_every_binding() {
+    let t = TestRelay::start(Posture::Token).await;
+    let s = session_name("live-control");
+    let target = TestTarget::start(&t, &s, &["control.attention.respond"]).await;
+    let mut sse = watch(&t, &s).await;
+    let mut watcher = t.consumer().await;
+    watcher.subscribe(json!({"type": "subscribe", "id": "w", "filter": {"session": s}})).await;
+    let id = fresh_id();
+    let compact = format!(
+        r#"{{"type":"control.attention.respond","aep":"0.1","id":"{id}","time":"{}","source":"aep://live-check/agent/aep-live-check","agent":"aep-live-check","session":"{s}","subject":"{}","data":{{"answer":{{"option":"allow","text":"caf\u00e9 \"ok\"\/ 1.50"}},"n":1.50}}}}"#,
+        now(),
+        target.attention
+    );
+    let pretty = compact.replace(",\"", ",\n    \"").replace("{\"", "{\n  \"").replace("}}", "\n}\n}\t");
+    assert!(pretty.contains('\n'));
+    let mut sender = t.consumer().await;
+    sender.send_text(&pretty).await;
+
+    let live = sse.collect_data(Duration::from_millis(1000)).await;
+    let on_sse: Vec<&String> =
+        live.iter().map(|m| &m.data[0]).filter(|d| d.contains(&id) && !d.contains("cause")).collect();
+    assert_eq!(on_sse, vec![&compact], "SSE subscribers");
+    let forwarded: Vec<String> = target.frames().into_iter().filter(|f| f.contains(&id)).collect();
+    assert_eq!(forwarded, vec![compact.clone()], "the target");
+    let watched = watcher.recv_text(PROMPT).await.unwrap();
+    assert_eq!(watched, compact, "socket subscribers");
+    let history = replay(&t, &s, &after(&s, 0)).await;
+    assert!(history.contains(&compact), "history: {history:?}");
+    target.stop().await;
+}
+
 #[tokio::test]
 async fn an_undeclared_command_is_refused_on_the_targets_behalf() {
     let t = TestRelay::start(Posture::Token).await;

@@ -23,39 +23,85 @@ async fn sse_replay(t: &TestRelay, session: &str, from: Value) -> String {
     t.sse(&query).await.body_until_end(PROMPT).await
 }
 
+/// The `replay-exhausted` markers of a replay, as `(earliest epoch, seq)`,
+/// and the positions of the events after them, from both bindings (which
+/// must agree).
+async fn replayed(t: &TestRelay, session: &str, from: Value) -> (Vec<(u64, u64)>, Vec<u64>) {
+    let mut markers = Vec::new();
+    let mut seqs = Vec::new();
+    for frame in ws_replay(t, session, from.clone()).await {
+        if frame["type"] == "replay-exhausted" {
+            assert_eq!((&frame["sub"], &frame["session"]), (&json!("r"), &json!(session)), "{frame}");
+            assert!(seqs.is_empty(), "a marker comes before the events it qualifies");
+            markers.push((frame["earliest"]["epoch"].as_u64().unwrap(), frame["earliest"]["seq"].as_u64().unwrap()));
+        } else {
+            seqs.push(frame["seq"].as_u64().expect("an event"));
+        }
+    }
+    let (mut sse_markers, mut sse_seqs) = (Vec::new(), Vec::new());
+    for raw in sse_replay(t, session, from).await.split_terminator("\n\n") {
+        let m = parse_message(&format!("{raw}\n\n"));
+        if let Some(rest) = m.comments.iter().find_map(|c| c.strip_prefix(&format!("replay-exhausted {session} "))) {
+            let (epoch, seq) = rest.split_once(':').unwrap();
+            sse_markers.push((epoch.parse().unwrap(), seq.parse().unwrap()));
+        } else if !m.data.is_empty() {
+            sse_seqs.push(m.json()["seq"].as_u64().unwrap());
+        }
+    }
+    assert_eq!((&sse_markers, &sse_seqs), (&markers, &seqs), "both bindings say the same");
+    (markers, seqs)
+}
+
+/// An in-memory relay restarted in the middle of a session: the emitter
+/// re-posts what it was not sure of and carries on, but what came before
+/// is gone. A consumer that has only the session's first event is told;
+/// one that has everything before what is held is not.
 #[tokio::test]
-async fn a_restarted_relay_says_what_it_cannot_replay() {
+async fn a_restart_that_lost_the_start_of_a_session_says_so() {
+    let s = session_name("restart");
+    let events: Vec<_> = (0..5).map(|i| event("progress.status", &s, 0, i)).collect();
+    let before = TestRelay::start(Posture::Token).await;
+    assert_eq!(before.post_events(&events[..3]).await.status(), 202);
+    before.relay.shutdown().await;
+
+    let t = TestRelay::start(Posture::Token).await;
+    assert_eq!(t.post_events(&events[2..]).await.status(), 202);
+    let from = |seq| json!([{"session": s, "epoch": 0, "seq": seq}]);
+    assert_eq!(replayed(&t, &s, from(0)).await, (vec![(0, 2)], vec![2, 3, 4]), "seq 1 is not held");
+    assert_eq!(replayed(&t, &s, from(1)).await, (vec![], vec![2, 3, 4]));
+    // The conformance probe's case stays quiet: a session never held here.
+    let never = session_name("never");
+    assert_eq!(replayed(&t, &never, json!([{"session": never, "epoch": 0, "seq": 0}])).await, (vec![], vec![]));
+    assert_eq!(t.relay.stats().sessions, 1, "asking about a session creates no state");
+}
+
+/// `earliest` in `replay-exhausted` is a position the relay holds: a
+/// restarted relay that holds nothing of a session, or nothing after the
+/// consumer's position, has no loss to name, and one that holds part of it
+/// names exactly where its history resumes.
+#[tokio::test]
+async fn a_restarted_relay_names_only_losses_it_can_see() {
     let s = session_name("restart");
     let before = TestRelay::start(Posture::Token).await;
     let events: Vec<_> = (0..10).map(|i| event("progress.status", &s, 0, i)).collect();
     assert_eq!(before.post_events(&events).await.status(), 202);
     before.relay.shutdown().await;
 
-    // A fresh process: nothing of `s` survived.
+    // A fresh process: nothing of `s` survived, and the caught-up
+    // consumer lost nothing.
     let t = TestRelay::start(Posture::Token).await;
-    let from = json!([{"session": s, "epoch": 0, "seq": 9}]);
-    let frames = ws_replay(&t, &s, from.clone()).await;
-    assert_eq!(frames.len(), 1, "{frames:?}");
-    assert_eq!(frames[0]["type"], "replay-exhausted");
-    assert_eq!(frames[0]["sub"], "r");
-    assert_eq!(frames[0]["session"], s);
-    let body = sse_replay(&t, &s, from).await;
-    assert!(body.contains(&format!(": replay-exhausted {s} ")), "{body}");
+    let from = |epoch, seq| json!([{"session": s, "epoch": epoch, "seq": seq}]);
+    assert_eq!(replayed(&t, &s, from(0, 9)).await, (vec![], vec![]));
+    assert_eq!(replayed(&t, &s, from(0, 5)).await, (vec![], vec![]), "nothing held: no earliest to name");
 
-    // The emitter carries on; a consumer further ahead than anything held
-    // is told too, and nothing it already has is sent again.
+    // The emitter carries on after a gap the relay missed.
     let more: Vec<_> = (20..25).map(|i| event("progress.status", &s, 0, i)).collect();
     assert_eq!(t.post_events(&more).await.status(), 202);
-    let ahead = json!([{"session": s, "epoch": 0, "seq": 40}]);
-    let frames = ws_replay(&t, &s, ahead.clone()).await;
-    assert_eq!(frames.len(), 1, "{frames:?}");
-    assert_eq!(frames[0]["type"], "replay-exhausted");
-    assert!(sse_replay(&t, &s, ahead).await.contains(": replay-exhausted"));
-
-    // A position the relay does cover is served exactly, without a marker.
-    let frames = ws_replay(&t, &s, json!([{"session": s, "epoch": 0, "seq": 22}])).await;
-    let seqs: Vec<u64> = frames.iter().map(|f| f["seq"].as_u64().expect("events only")).collect();
-    assert_eq!(seqs, vec![23, 24]);
-    let caught_up = sse_replay(&t, &s, json!([{"session": s, "epoch": 0, "seq": 24}])).await;
-    assert!(!caught_up.contains("replay-exhausted"), "{caught_up}");
+    assert_eq!(replayed(&t, &s, from(0, 9)).await, (vec![(0, 20)], vec![20, 21, 22, 23, 24]));
+    // Ahead of everything held: nothing to send and nothing it lacks here.
+    assert_eq!(replayed(&t, &s, from(0, 40)).await, (vec![], vec![]));
+    assert_eq!(replayed(&t, &s, from(2, 0)).await, (vec![], vec![]));
+    // Within what is held: served exactly, without a marker.
+    assert_eq!(replayed(&t, &s, from(0, 22)).await, (vec![], vec![23, 24]));
+    assert_eq!(replayed(&t, &s, from(0, 24)).await, (vec![], vec![]));
 }

@@ -278,6 +278,28 @@ async fn bad_frames_are_answered_and_the_connection_carries_on() {
     assert_eq!(ws.recv_json().await, json!({"type": "pong", "t": 42}));
 }
 
+/// A refused subscribe is answered from the closed set of AEP-0003 §6.5,
+/// even when it has no usable id to echo.
+#[tokio::test]
+async fn a_subscribe_without_an_id_is_refused_as_an_invalid_filter() {
+    for posture in POSTURES {
+        let t = TestRelay::start(posture).await;
+        let mut ws = t.consumer().await;
+        for frame in [
+            json!({"type": "subscribe", "filter": {}}),
+            json!({"type": "subscribe", "id": "", "filter": {}}),
+            json!({"type": "subscribe", "id": 7, "filter": {}}),
+        ] {
+            ws.send(&frame).await;
+            let error = ws.recv_json().await;
+            let answer = (&error["type"], &error["code"]);
+            assert_eq!(answer, (&json!("error"), &json!("invalid-filter")), "{frame}: {error}");
+            assert!(error.get("id").is_none(), "no id to echo: {error}");
+        }
+        assert_eq!(ws.subscribe(json!({"type": "subscribe", "id": "after"})).await["type"], "subscribed");
+    }
+}
+
 #[tokio::test]
 async fn the_relay_pings_idle_sockets() {
     let t = TestRelay::start_with(Posture::Open, |c| c.heartbeat = Duration::from_millis(100)).await;
@@ -418,4 +440,47 @@ async fn overlapping_subscriptions_each_keep_their_ceiling() {
     assert_eq!((low["id"].as_str(), low["capture"].as_str()), (Some(full.id()), Some("metadata")));
     assert!(!frames[1].contains("SECRET-PROMPT"), "the metadata ceiling holds");
     assert_eq!(frames[2], already_metadata.raw(), "one copy when every ceiling yields the same bytes");
+}
+
+/// A `full` event under a `redacted` ceiling lands on `metadata`
+/// (AEP-0001 §8.2(e)): the `metadata` and `redacted` subscriptions of one
+/// connection then take the same form, and share one copy of it.
+#[tokio::test]
+async fn ceilings_landing_on_one_form_share_one_copy() {
+    let t = TestRelay::start(Posture::Token).await;
+    let s = session_name("live");
+    let mut ws = t.consumer().await;
+    ws.subscribe(json!({"type": "subscribe", "id": "meta", "filter": {"session": s}, "capture": "metadata"})).await;
+    ws.subscribe(json!({"type": "subscribe", "id": "red", "filter": {"session": s}, "capture": "redacted"})).await;
+    let full = full_run(&s, "SECRET-PROMPT");
+    t.post_one(&full).await;
+    let frames = ws.collect(Duration::from_millis(500)).await;
+    assert_eq!(frames.len(), 1, "one form, one copy: {frames:#?}");
+    assert_eq!((frames[0]["id"].as_str(), frames[0]["capture"].as_str()), (Some(full.id()), Some("metadata")));
+}
+
+/// A `hello` must declare a defined role, and an emitting one its agent
+/// (AEP-0003 §4 rules 2 and 3): anything else is refused and closed, as
+/// any first frame that is not an acceptable `hello`.
+#[tokio::test]
+async fn a_hello_with_an_unknown_role_or_an_emitter_without_agent_is_refused() {
+    for posture in POSTURES {
+        let t = TestRelay::start(posture).await;
+        for (role, identity) in [
+            ("emitter", json!({"instance": "x"})),
+            ("emitter", json!({"agent": ""})),
+            ("both", json!(null)),
+            ("admin", json!({"agent": AGENT})),
+        ] {
+            let mut ws = t.ws().await;
+            ws.send(&json!({"type": "hello", "versions": ["0.1"], "role": role, "identity": identity})).await;
+            let reply = ws.recv_json().await;
+            let answer = (&reply["type"], &reply["code"]);
+            assert_eq!(answer, (&json!("error"), &json!("hello-required")), "{role} {identity}: {reply}");
+            assert!(reply["detail"].is_string());
+            assert_eq!(ws.recv_close_frame(PROMPT).await.map(|(code, _)| code), Some(1002), "{role} {identity}");
+        }
+        let (_, reply) = t.ws_hello("both", json!({"agent": AGENT}), json!({})).await;
+        assert_eq!(reply["versions"], json!(["0.1"]));
+    }
 }

@@ -87,6 +87,31 @@ async fn last_event_id_resumes_and_from_takes_precedence() {
     assert_eq!(got[0].data[0], events[2].raw());
 }
 
+/// A stream's `id:` comes back as `Last-Event-ID` on reconnect. HTTP strips
+/// a header value's leading whitespace and carries UTF-8 as raw bytes, so
+/// a session named with a leading space, or outside ASCII, must still be
+/// found from the header the consumer sends.
+#[tokio::test]
+async fn last_event_id_resumes_sessions_whose_names_the_header_bends() {
+    let t = TestRelay::start(Posture::Open).await;
+    for s in [format!(" {}", session_name("live")), format!("\t {}", session_name("live")), session_name("café")] {
+        // The name as it is cannot sit in a `source` URI.
+        let events: Vec<_> = (0..3)
+            .map(|i| Draft::new("progress.status").session(&s).seq(i).build(&sender(), fresh_id(), now()).unwrap())
+            .collect();
+        assert_eq!(t.post_events(&events).await.status(), 202);
+        let mut sse = t.sse(&format!("live=0&from=all&{}", filter_session(&s))).await;
+        let first = sse.next_data(PROMPT).await.unwrap();
+        let id = first.id.clone().expect("a positioned event has an id");
+        assert_eq!(id, format!("{s}:0:0"));
+        let header = reqwest::header::HeaderValue::from_bytes(id.as_bytes()).unwrap();
+        let mut again = t.sse_with("live=0", |r| r.header("last-event-id", header)).await;
+        let got = again.collect_data(Duration::from_millis(500)).await;
+        let raws: Vec<&str> = got.iter().map(|m| m.data[0].as_str()).collect();
+        assert_eq!(raws, vec![events[1].raw(), events[2].raw()], "{s:?}");
+    }
+}
+
 #[tokio::test]
 async fn capture_ceiling_downlevels_at_fan_out() {
     for posture in POSTURES {

@@ -2,7 +2,7 @@
 
 use super::backoff::Backoff;
 use super::positions::DEFAULT_MAX_SESSIONS;
-use crate::protocol::frame::{ControlCapability, HelloIdentity, Role};
+use crate::protocol::frame::{check_declarations, ControlCapability, HelloIdentity, Role};
 
 /// How a subscription resumes after a reconnect.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -76,24 +76,10 @@ impl Config {
     }
 
     pub(crate) fn check(&self) -> Result<(), ConfigError> {
-        if matches!(self.role, Role::Other(_)) {
-            return Err(ConfigError::UnknownRole(self.role.as_str().to_owned()));
-        }
-        let has_agent = self.identity.as_ref().and_then(|i| i.agent.as_deref()).is_some_and(|a| !a.is_empty());
-        if self.role.is_emitter() && !has_agent {
-            return Err(ConfigError::EmitterWithoutAgent);
-        }
-        Ok(())
+        check_declarations(&self.role, self.identity.as_ref())
     }
 }
 
-/// A configuration the handshake would be refused for.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum ConfigError {
-    /// Emitters name their agent in `hello` (AEP-0003 §4 rule 3).
-    #[error("an emitter must name its agent in hello identity")]
-    EmitterWithoutAgent,
-    /// Only `consumer`, `emitter` and `both` are defined.
-    #[error("unknown role `{0}` (consumer, emitter or both)")]
-    UnknownRole(String),
-}
+/// A configuration the handshake would be refused for: the declarations
+/// a relay refuses in a `hello`.
+pub use crate::protocol::frame::DeclarationError as ConfigError;

@@ -9,9 +9,9 @@ mod downlevel;
 mod exception;
 mod form_values;
 
-pub use downlevel::downlevel;
+pub use downlevel::{downlevel, landing_level};
 pub use exception::synthesized_prompt;
-pub use form_values::gate_form_values;
+pub use form_values::{gate_form_values, has_free_text};
 
 use crate::protocol::event::Capture;
 use crate::protocol::validate::payload::schema::{self, Schema};

@@ -235,10 +235,19 @@ impl SessionBuffer {
         self.last_evicted.and_then(|(p, _)| p)
     }
 
-    /// Whether a resume from `requested` lost events to eviction, i.e. the
-    /// position predates something evicted (never when nothing was).
+    /// Whether a resume from `requested` cannot be served whole: the
+    /// position predates something evicted, or, when nothing ever was,
+    /// this buffer's history begins after the position right after it.
+    /// Then the session had events here before the buffer's first (the
+    /// consumer saw one) that it never held: the relay restarted, or first
+    /// saw the session mid-way. Gaps after the first held event are the
+    /// emitter's (AEP-0001 §7.2), never reported.
     pub fn is_exhausted_for(&self, requested: Position) -> bool {
-        self.last_evicted.is_some_and(|evicted| resume_slot(requested) < evicted)
+        let Some(evicted) = self.last_evicted else {
+            let next = (requested.0, requested.1.saturating_add(1));
+            return self.events.iter().find_map(|e| e.slot.0).is_some_and(|first| first > next);
+        };
+        resume_slot(requested) < evicted
     }
 
     pub fn len(&self) -> usize {
@@ -366,9 +375,18 @@ mod tests {
     }
 
     #[test]
-    fn never_exhausted_without_eviction() {
+    fn exhausted_without_eviction_only_before_the_first_held_event() {
         let mut b = SessionBuffer::new(3, usize::MAX, None);
+        b.admit_unpositioned(command("c"));
         b.admit(ev("a", 0, 5));
-        assert!(!b.is_exhausted_for((0, 0)));
+        b.admit(ev("b", 0, 9));
+        assert!(b.is_exhausted_for((0, 0)), "seq 1 to 4 were never held here");
+        assert!(!b.is_exhausted_for((0, 4)));
+        assert!(!b.is_exhausted_for((0, 5)));
+        assert!(!b.is_exhausted_for((0, 6)), "a gap between held events is the emitter's");
+        let mut evicted = SessionBuffer::new(1, usize::MAX, None);
+        evicted.admit(ev("a", 0, 0));
+        evicted.admit(ev("b", 0, 5));
+        assert!(!evicted.is_exhausted_for((0, 0)), "held from its first event: the gap is the emitter's");
     }
 }

@@ -243,41 +243,51 @@ impl SessionStore {
     }
 
     /// Held events of `session` strictly after `after`, with an
-    /// exhaustion notice whenever this relay cannot vouch for everything
-    /// after that position: it predates an eviction (delivery resumes at
-    /// the earliest held event), or this relay has no history reaching it
-    /// at all (a session it does not hold, or a position beyond the
-    /// highest it ever held: it restarted, or forgot the session). In the
-    /// latter cases the notice names the position right after the
-    /// requested one, and nothing held is sent. `None` when there is
-    /// nothing to say.
+    /// exhaustion notice whenever the requested position predates what is
+    /// held (AEP-0003 §5): something after it was evicted, or the held
+    /// history begins later than the position right after it (this relay
+    /// restarted, or first saw the session mid-way). Delivery then resumes
+    /// at the earliest held position, which the notice names.
     ///
-    /// One exception: a session never held here, asked from its origin
-    /// `0:0`, replays nothing and says nothing. That is how conformance
-    /// probes ask about sessions that do not exist (they must "replay
-    /// nothing and create no state"); the cost is that a restart's loss
-    /// after a session's first event goes unannounced.
+    /// A position beyond everything held has nothing to replay and no loss
+    /// to name: the consumer has all this relay could give it. So
+    /// has a session this relay holds nothing of (a restart forgot it, or
+    /// it never existed, as a conformance probe's sessions: replay nothing
+    /// and create no state). A session evicted whole is remembered by its
+    /// high water: behind it is a loss, announced at the position delivery
+    /// resumes from. `None` when there is nothing to say.
     pub fn replay_after(&self, session: &str, after: Position) -> Option<Replay> {
-        let next = (after.0, after.1.saturating_add(1));
-        let unknown = |key: Arc<str>| Some(Replay { session: key, exhausted_from: Some(next), events: Vec::new() });
         let Some((key, buffer)) = self.sessions.get_key_value(session) else {
-            return match self.tombstones.get_key_value(session) {
-                // Evicted whole after the consumer had everything: nothing lost.
-                Some((_, high)) if after == *high => None,
-                Some((key, high)) if after < *high => {
-                    Some(Replay { session: key.clone(), exhausted_from: Some((high.0, high.1.saturating_add(1))), events: Vec::new() })
-                }
-                Some((key, _)) => unknown(key.clone()),
-                None if after == (0, 0) => None,
-                None => unknown(Arc::from(session)),
-            };
+            let (key, high) = self.tombstones.get_key_value(session)?;
+            let exhausted_from = Some((high.0, high.1.saturating_add(1)));
+            return (after < *high).then(|| Replay { session: key.clone(), exhausted_from, events: Vec::new() });
         };
         if buffer.high_water().is_none_or(|high| after > high) {
-            return unknown(key.clone());
+            return None;
         }
         let exhausted_from = if buffer.is_exhausted_for(after) { buffer.earliest() } else { None };
         let events = buffer.after(after).cloned().collect();
         Some(Replay { session: key.clone(), exhausted_from, events })
+    }
+
+    /// The session a `Last-Event-ID` header names. HTTP strips leading
+    /// whitespace from a header value, so a session whose name begins
+    /// with spaces or tabs arrives without them: when `named` is no session
+    /// known here, the one known session it is the stripped name of is
+    /// meant. `named` itself when there is none, or more than one.
+    pub fn named_in_header<'a>(&'a self, named: &'a str) -> &'a str {
+        if self.sessions.contains_key(named) || self.tombstones.contains_key(named) {
+            return named;
+        }
+        let mut stripped_to_named = self
+            .sessions
+            .keys()
+            .chain(self.tombstones.keys())
+            .filter(|k| k.len() > named.len() && k.trim_start_matches([' ', '\t']) == named);
+        match (stripped_to_named.next(), stripped_to_named.next()) {
+            (Some(one), None) => one,
+            _ => named,
+        }
     }
 
     /// Every held session from its earliest held event (replay-all, which
@@ -366,22 +376,39 @@ mod tests {
     }
 
     #[test]
-    fn positions_without_history_here_are_exhausted() {
+    fn only_losses_of_held_history_are_exhausted() {
         let mut s = store(10, 1);
-        for seq in 0..3 {
+        for seq in 2..5 {
             s.admit("a", ev("a", seq));
         }
-        let unknown = s.replay_after("never-seen", (0, 9)).unwrap();
-        assert_eq!((unknown.exhausted_from, unknown.events.len()), (Some((0, 10)), 0));
+        assert!(s.replay_after("never-seen", (0, 9)).is_none(), "nothing held: nothing to name");
         assert!(s.replay_after("never-seen", (0, 0)).is_none(), "the conformance probe's origin");
-        let ahead = s.replay_after("a", (0, 7)).unwrap();
-        assert_eq!((ahead.exhausted_from, ahead.events.len()), (Some((0, 8)), 0));
-        let caught_up = s.replay_after("a", (0, 2)).unwrap();
+        assert!(s.replay_after("a", (0, 7)).is_none(), "ahead of everything held");
+        let caught_up = s.replay_after("a", (0, 4)).unwrap();
         assert_eq!((caught_up.exhausted_from, caught_up.events.len()), (None, 0));
-        // Evicted whole: behind its high water is a loss, at it is not.
+        let before_start = s.replay_after("a", (0, 0)).unwrap();
+        assert_eq!((before_start.exhausted_from, before_start.events.len()), (Some((0, 2)), 3));
+        let at_start = s.replay_after("a", (0, 1)).unwrap();
+        assert_eq!((at_start.exhausted_from, at_start.events.len()), (None, 3));
+        // Evicted whole: behind its high water is a loss, at or beyond it is not.
         s.admit("b", ev("b", 0));
-        assert_eq!(s.replay_after("a", (0, 0)).unwrap().exhausted_from, Some((0, 3)));
-        assert!(s.replay_after("a", (0, 2)).is_none());
+        assert_eq!(s.replay_after("a", (0, 2)).unwrap().exhausted_from, Some((0, 5)));
+        assert!(s.replay_after("a", (0, 4)).is_none());
+        assert!(s.replay_after("a", (0, 9)).is_none());
+    }
+
+    #[test]
+    fn a_header_names_a_session_without_its_leading_whitespace() {
+        let mut s = store(10, 4);
+        s.admit(" a", ev("a", 0));
+        s.admit("b", ev("b", 0));
+        s.admit(" b", ev("b", 0));
+        s.admit("\tc", ev("c", 0));
+        s.admit(" \tc", ev("c", 0));
+        assert_eq!(s.named_in_header("a"), " a");
+        assert_eq!(s.named_in_header("b"), "b", "a session of that very name");
+        assert_eq!(s.named_in_header("c"), "c", "two candidates: no guess");
+        assert_eq!(s.named_in_header("d"), "d");
     }
 
     #[test]

@@ -10,7 +10,7 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
-use aep_client::protocol::frame::{codes, ErrorFrame, Position, ResumeFrom, Subscribe};
+use aep_client::protocol::frame::{codes, ErrorFrame, Position, Subscribe};
 use aep_client::Capture;
 use axum::body::{Body, Bytes};
 use axum::extract::State;
@@ -88,18 +88,25 @@ fn read_request(query: &str, headers: &HeaderMap) -> Result<StreamRequest, Error
     let subscribe = Subscribe::from_members(STREAM_SUB.to_owned(), filter.as_ref(), from.as_ref(), capture.as_ref())
         .map_err(|e| e.refusal().unwrap_or_else(|| invalid(e.to_string())))?;
     // `from` takes precedence over `Last-Event-ID`.
-    let from = subscribe.from.or_else(|| {
-        let (session, (epoch, seq)) = last_event_id(headers)?;
-        Some(ResumeFrom::Positions(vec![Position::new(session, epoch, seq)]))
-    });
-    Ok(StreamRequest { filter: subscribe.filter, ceiling: subscribe.capture, from, live })
+    let last_event_id = match subscribe.from {
+        Some(_) => None,
+        None => last_event_id(headers).map(|(session, (epoch, seq))| Position::new(session, epoch, seq)),
+    };
+    Ok(StreamRequest {
+        filter: subscribe.filter,
+        ceiling: subscribe.capture,
+        from: subscribe.from,
+        last_event_id,
+        live,
+    })
 }
 
 /// The subscription id an SSE stream's refusals are reported under.
 const STREAM_SUB: &str = "stream";
 
+/// The header as sent: an `id:` is UTF-8, which travels as raw bytes.
 fn last_event_id(headers: &HeaderMap) -> Option<(String, (u64, u64))> {
-    sse::parse_last_event_id(headers.get("last-event-id")?.to_str().ok()?)
+    sse::parse_last_event_id(std::str::from_utf8(headers.get("last-event-id")?.as_bytes()).ok()?)
 }
 
 fn heartbeat(period: Duration) -> Interval {

@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use aep_client::protocol::capture::landing_level;
 use aep_client::{Capture, Event};
 
 use crate::held::Held;
@@ -26,12 +27,13 @@ pub(super) struct Tally {
 /// Every subscription's capture ceiling holds for what it receives
 /// (AEP-0003 §6.4: down-level, never up-level), and a connection gets each
 /// *form* of the event once: subscriptions whose ceilings yield the same
-/// bytes (the same ceiling, or any ceiling at or above the event's own
-/// capture) share one delivery; a subscription with a lower ceiling gets
-/// its own, down-levelled one. Forms go out widest first, so a consumer
-/// that keeps the first copy of an `(source, id)` keeps the most it may see.
-/// Delivering only the lowest form would starve the wider subscriptions;
-/// only the widest would breach the lower ceilings.
+/// bytes (ceilings landing on the same level, or any ceiling at or above
+/// the event's own capture) share one delivery; a subscription with a
+/// lower ceiling gets its own, down-levelled one. Forms go out widest
+/// first, so a consumer that keeps the first copy of an `(source, id)`
+/// keeps the most it may see. Delivering only the lowest form would starve
+/// the wider subscriptions; only the widest would breach the lower
+/// ceilings.
 /// `event` is matched; `held` (the same event, as kept) is what is queued.
 pub(super) fn fan_out(
     listeners: &HashMap<ConnId, Listener>,
@@ -55,8 +57,9 @@ pub(super) fn fan_out(
             continue;
         };
         // The form each subscription receives: `None` as stored, or the
-        // lower level it is cut to.
-        let form = |ceiling: Option<Capture>| ceiling.filter(|c| *c < stored);
+        // lower level it lands on (a `redacted` ceiling cuts a `full`
+        // event to `metadata`).
+        let form = |ceiling: Option<Capture>| ceiling.filter(|c| *c < stored).map(|c| landing_level(stored, c));
         let mut forms: Vec<(Option<Capture>, Vec<Arc<str>>)> = Vec::new();
         for sub in [first, second].into_iter().chain(matched) {
             let level = form(sub.ceiling);

@@ -27,7 +27,7 @@ use std::sync::{Arc, Mutex};
 
 use aep_client::protocol::filter::Filter;
 use aep_client::protocol::frame::{
-    codes, ControlCapability, ErrorFrame, Frame, Hello, ResumeFrom, Role, RosterEntry, Subscribe,
+    codes, ControlCapability, ErrorFrame, Frame, Hello, Position, ResumeFrom, Role, RosterEntry, Subscribe,
 };
 use aep_client::{Capture, Event};
 use tokio::sync::watch;
@@ -154,6 +154,9 @@ pub struct StreamRequest {
     pub filter: Filter,
     pub ceiling: Option<Capture>,
     pub from: Option<ResumeFrom>,
+    /// Without `from`: the position a `Last-Event-ID` header names, its
+    /// session as HTTP delivered it ([`SessionStore::named_in_header`]).
+    pub last_event_id: Option<Position>,
     /// `false` (`live=0`): end after the replay.
     pub live: bool,
 }
@@ -258,7 +261,14 @@ impl Hub {
         let outbox = self.outbox();
         let sub: Arc<str> = Arc::from("stream");
         let mut fanout = lock(&self.fanout);
-        let sessions = self.replay(request.from.as_ref());
+        let sessions = {
+            let state = lock(&self.state);
+            let header = request.last_event_id.map(|p| {
+                let session = state.store.named_in_header(&p.session).to_owned();
+                ResumeFrom::Positions(vec![Position { session, ..p }])
+            });
+            replay(&state.store, request.from.as_ref().or(header.as_ref()))
+        };
         if !sessions.is_empty() {
             let filter = (!request.filter.is_match_all()).then(|| request.filter.clone());
             outbox.push(Outgoing::Replay(Box::new(ReplayBatch { sub: sub.clone(), ceiling: request.ceiling, filter, sessions })));

@@ -11,7 +11,9 @@
 //! 4. a target that declared `control.accepts` without this type is
 //!    refused on its behalf (`unsupported`);
 //! 5. the exact bytes go to that one target (subscribers other than the
-//!    target then see it, fanned out by the hub).
+//!    target then see it, fanned out by the hub). They are the bytes every
+//!    binding serves: a pretty-printed command was put on one line on
+//!    arrival, only the whitespace between its tokens removed.
 //!
 //! Refusals are connection-scoped `error` frames for the sender only and
 //! never enter any session's history.

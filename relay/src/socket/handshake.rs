@@ -1,5 +1,6 @@
 //! The `hello` exchange (AEP-0003 §4): the client speaks first, the relay
-//! sends nothing before it, and anything but an acceptable `hello` is
+//! sends nothing before it, and anything but an acceptable `hello` (one
+//! version in common, a defined role, an emitter naming its agent) is
 //! answered with an `error` frame and then a close.
 
 use std::time::Duration;
@@ -32,7 +33,10 @@ pub async fn await_hello(
         Err(_elapsed) => hello_required(format!("no hello within {} s", limit.as_secs())),
         Ok(None) => return None,
         Ok(Some(Message::Text(text))) => match Frame::decode(text.as_str()) {
-            Ok(Frame::Hello(hello)) if hello.negotiate(&[AEP_VERSION]).is_some() => return Some(hello),
+            Ok(Frame::Hello(hello)) if hello.negotiate(&[AEP_VERSION]).is_some() => match hello.check_declarations() {
+                Ok(()) => return Some(hello),
+                Err(refused) => hello_required(format!("this hello cannot be accepted: {refused}")),
+            },
             Ok(Frame::Hello(hello)) => ErrorFrame {
                 versions: Some(versions()),
                 ..ErrorFrame::new(

@@ -109,12 +109,13 @@ impl Inbound<'_> {
     }
 
     fn event(&self, event: Event) {
+        let event = single_line(event);
         if event.is_command() {
             if let Err(refusal) = self.hub.route(self.conn, event) {
                 self.send(Frame::Error(refusal));
             }
         } else {
-            self.hub.ingest(Origin::Socket(self.conn), vec![single_line(event)]);
+            self.hub.ingest(Origin::Socket(self.conn), vec![event]);
         }
     }
 

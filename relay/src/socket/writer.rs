@@ -96,33 +96,38 @@ async fn write(sink: &mut Sink, out: Outgoing, delivered: &mut DeliveredPosition
         Outgoing::Verbatim(bytes) => sink.feed(Message::Text((&*bytes).into())).await,
         Outgoing::Live(d) => {
             let Some(bytes) = event_bytes(&d.event, d.ceiling) else { return Ok(()) };
+            sink.feed(Message::Text((&*bytes).into())).await?;
             for sub in d.subs.iter() {
                 note(delivered, sub, &d.event);
             }
-            sink.feed(Message::Text((&*bytes).into())).await
+            Ok(())
         }
         Outgoing::Replay(batch) => {
             let (sub, ceiling) = (batch.sub.clone(), batch.ceiling);
             for piece in batch.into_pieces() {
-                let text = match piece {
-                    ReplayPiece::Exhausted { session, earliest } => Frame::ReplayExhausted(ReplayExhausted {
-                        sub: sub.to_string(),
-                        earliest: FramePosition::new(&*session, earliest.0, earliest.1),
-                    })
-                    .encode(),
+                match piece {
+                    ReplayPiece::Exhausted { session, earliest } => {
+                        let frame = Frame::ReplayExhausted(ReplayExhausted {
+                            sub: sub.to_string(),
+                            earliest: FramePosition::new(&*session, earliest.0, earliest.1),
+                        });
+                        sink.feed(Message::Text(frame.encode().into())).await?;
+                    }
                     ReplayPiece::Event(e) => {
                         let Some(bytes) = event_bytes(&e, ceiling) else { continue };
+                        sink.feed(Message::Text((&*bytes).into())).await?;
                         note(delivered, &sub, &e);
-                        bytes.to_string()
                     }
-                };
-                sink.feed(Message::Text(text.into())).await?;
+                }
             }
             Ok(())
         }
     }
 }
 
+/// Records a position once its event is handed to the socket: from then
+/// on it is written before anything sent after it, `closing` included. A
+/// send abandoned by a cut never got that far and is not recorded.
 fn note(delivered: &mut DeliveredPositions, sub: &Arc<str>, event: &Held) {
     if let (Some(session), Some(position)) = (event.session(), event.position()) {
         delivered.record(sub, session, position);

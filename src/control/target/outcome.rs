@@ -6,6 +6,7 @@ use serde_json::{json, Map, Value};
 
 use super::{ControlTarget, Sequencer};
 use crate::control::answer::{Answer, OpenRequest};
+use crate::protocol::capture::{gate_form_values, has_free_text, landing_level};
 use crate::protocol::event::{Capture, Event};
 use crate::protocol::ids::{ulid, BuildError, Draft};
 use crate::time::UnixMs;
@@ -36,16 +37,11 @@ impl ControlTarget {
         random: u128,
         seqs: &mut dyn Sequencer,
     ) -> Result<[Event; 2], BuildError> {
+        let (applied, capture) = self.answer_as_emitted(request, applied);
         let mut answered = Map::new();
         answered.insert("answer".into(), applied.to_value());
         answered.insert("by".into(), command.agent().into());
         answered.insert("via".into(), "control".into());
-        // A person's text, as typed: nothing redacts it, so it is `full`.
-        let capture = if applied.carries_text() {
-            Capture::Full
-        } else {
-            Capture::Metadata
-        };
         let answered = Draft::new("attention.answered")
             .subject(request.id.clone())
             .maybe_run(request.run.clone())
@@ -63,6 +59,24 @@ impl ControlTarget {
             .data(resolved);
         let resolved = self.outcome(command, resolved, now, random.wrapping_add(1), seqs)?;
         Ok([answered, resolved])
+    }
+
+    /// The answer `attention.answered` carries, and the capture it
+    /// declares. A person's text, as typed, is `full` (nothing redacts it)
+    /// and is left to the ceiling's down-level. A form's values are gated
+    /// here by the request's fields instead, at the level the event lands
+    /// on under the ceiling: choice ids, numbers and booleans are
+    /// structure and stay at `metadata`, which the down-level, blind to
+    /// the fields, would take for text (AEP-0002 §5.3, AEP-0006).
+    fn answer_as_emitted(&self, request: &OpenRequest, applied: &Answer) -> (Answer, Capture) {
+        let text = |carries: bool| if carries { Capture::Full } else { Capture::Metadata };
+        let (Answer::Values { map }, Some(fields)) = (applied, &request.fields) else {
+            return (applied.clone(), text(applied.carries_text()));
+        };
+        let fields: Vec<Value> = fields.iter().filter_map(|f| serde_json::to_value(f).ok()).collect();
+        let kept = gate_form_values(&fields, map, landing_level(Capture::Full, self.ceiling));
+        let capture = text(has_free_text(&fields, &kept));
+        (Answer::values(kept), capture)
     }
 
     /// `run.cancelled` (by `control`) for an accepted cancel of the

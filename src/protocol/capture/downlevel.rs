@@ -39,8 +39,10 @@ pub fn downlevel(event: &Event, ceiling: Capture) -> Event {
     event.with_payload(data, level)
 }
 
-/// The level a mechanical hop may declare under `ceiling` (AEP-0001 §8.2(e)).
-fn landing_level(declared: Capture, ceiling: Capture) -> Capture {
+/// The level a mechanical hop may declare under `ceiling` (AEP-0001 §8.2(e)),
+/// for an event declared above it: what [`downlevel`] rewrites `capture`
+/// to. Two ceilings with the same landing level yield the same event.
+pub fn landing_level(declared: Capture, ceiling: Capture) -> Capture {
     if declared == Capture::Full && ceiling == Capture::Redacted {
         Capture::Metadata
     } else {

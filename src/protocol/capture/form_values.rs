@@ -36,6 +36,17 @@ pub fn gate_form_values(fields: &[Value], values: &Map<String, Value>, ceiling: 
     kept
 }
 
+/// Whether any of `values` is free text given the request's `fields`: the
+/// answer then carries a person's words, not only structure.
+pub fn has_free_text(fields: &[Value], values: &Map<String, Value>) -> bool {
+    values.iter().any(|(id, value)| {
+        fields
+            .iter()
+            .find(|f| f.get("id").and_then(Value::as_str) == Some(id.as_str()))
+            .is_some_and(|field| classify(field, value) == ValueClass::FreeText)
+    })
+}
+
 fn classify(field: &Value, value: &Value) -> ValueClass {
     let structural = match field.get("type").and_then(Value::as_str) {
         Some("number") => value.is_number(),
@@ -98,6 +109,15 @@ mod tests {
         assert_eq!(gate(json!({"m": ["1", "2"]}), Capture::Metadata), json!({"m": ["1", "2"]}));
         assert_eq!(gate(json!({"m": ["1", "my own"]}), Capture::Metadata), json!({}));
         assert_eq!(gate(json!({"m": ["1", "my own"]}), Capture::Full), json!({"m": ["1", "my own"]}));
+    }
+
+    #[test]
+    fn free_text_is_told_from_structure_by_the_field() {
+        let free = |values: Value| has_free_text(&fields(), values.as_object().unwrap());
+        assert!(!free(json!({"n": 3, "b": true, "m": ["1", "2"]})));
+        assert!(free(json!({"m": ["1", "my own"]})));
+        assert!(free(json!({"s": "1"})));
+        assert!(!free(json!({"x": "answers no field"})));
     }
 
     #[test]

@@ -48,6 +48,30 @@ impl Role {
     }
 }
 
+/// Declarations a `hello` may not make (AEP-0003 §4): a role outside the
+/// three defined (rule 2), or an emitting role without its agent (rule 3).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum DeclarationError {
+    /// Emitters name their agent in `hello` (AEP-0003 §4 rule 3).
+    #[error("an emitter must name its agent in hello identity")]
+    EmitterWithoutAgent,
+    /// Only `consumer`, `emitter` and `both` are defined.
+    #[error("unknown role `{0}` (consumer, emitter or both)")]
+    UnknownRole(String),
+}
+
+/// Checks a role and identity a `hello` declares (AEP-0003 §4 rules 2, 3).
+pub fn check_declarations(role: &Role, identity: Option<&HelloIdentity>) -> Result<(), DeclarationError> {
+    if let Role::Other(other) = role {
+        return Err(DeclarationError::UnknownRole(other.clone()));
+    }
+    let has_agent = identity.and_then(|i| i.agent.as_deref()).is_some_and(|a| !a.is_empty());
+    if role.is_emitter() && !has_agent {
+        return Err(DeclarationError::EmitterWithoutAgent);
+    }
+    Ok(())
+}
+
 /// `hello.identity` (AEP-0003 §4 rule 3).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct HelloIdentity {
@@ -219,6 +243,13 @@ pub struct Hello {
 }
 
 impl Hello {
+    /// Whether the peer's role and identity may be accepted
+    /// ([`check_declarations`]). A hello without a role declares nothing
+    /// to check, and is read as a consumer's.
+    pub fn check_declarations(&self) -> Result<(), DeclarationError> {
+        self.role.as_ref().map_or(Ok(()), |role| check_declarations(role, self.identity.as_ref()))
+    }
+
     /// The first of the peer's versions (its preference order) that we
     /// also speak; `None` means `version-unsupported`.
     pub fn negotiate<'a>(&'a self, supported: &[&str]) -> Option<&'a str> {

@@ -19,7 +19,10 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 pub use error::{codes, ErrorFrame};
-pub use hello::{Capabilities, ControlCapability, Hello, HelloIdentity, ReplayCapability, Role, DEFAULT_ACK_WINDOW_MS};
+pub use hello::{
+    check_declarations, Capabilities, ControlCapability, DeclarationError, Hello, HelloIdentity, ReplayCapability, Role,
+    DEFAULT_ACK_WINDOW_MS,
+};
 pub use roster::RosterEntry;
 pub use subscribe::{Closing, Delivered, Position, ReplayExhausted, ResumeFrom, Subscribe};
 
@@ -94,13 +97,13 @@ pub enum FrameError {
 
 impl FrameError {
     /// The in-band answer to a request that could not be read: a refused
-    /// `subscribe` is answered `invalid-filter` with its id, and the
-    /// connection survives (AEP-0003 §6.5). `None` when there is no id to
-    /// answer.
+    /// `subscribe` is answered `invalid-filter` (with its id when it has
+    /// a usable one), and the connection survives (AEP-0003 §6.5). `None`
+    /// for text that is no request at all (not an object, no `type`).
     pub fn refusal(&self) -> Option<ErrorFrame> {
         match self {
-            FrameError::Malformed { id: Some(id), code, detail, .. } => {
-                Some(ErrorFrame::for_request(id.clone(), *code, Some(detail.clone())))
+            FrameError::Malformed { id, code, detail, .. } => {
+                Some(ErrorFrame { id: id.clone(), ..ErrorFrame::new(*code, Some(detail.clone())) })
             }
             _ => None,
         }
@@ -432,6 +435,10 @@ mod tests {
         };
         assert_eq!(s.from, Some(ResumeFrom::Positions(vec![Position::new("s", 0, 2)])));
         assert!(s.filter.is_match_all());
+        for text in [r#"{"type":"subscribe"}"#, r#"{"type":"subscribe","id":""}"#, r#"{"type":"subscribe","id":3}"#] {
+            let refusal = Frame::decode(text).unwrap_err().refusal().expect("answerable without an id");
+            assert_eq!((refusal.id, refusal.code.as_str()), (None, codes::INVALID_FILTER), "{text}");
+        }
     }
 
     #[test]
