@@ -4,14 +4,21 @@
 //!
 //! The levels come from the `x-aep-capture` annotations of the payload
 //! schemas, compiled into the engine at build time.
+//!
+//! With the `redact` feature, the adapter's side too: the AEP-0003 §9.4
+//! redaction pipeline.
 
 mod downlevel;
 mod exception;
 mod form_values;
+#[cfg(feature = "redact")]
+mod redact;
 
 pub use downlevel::downlevel;
 pub use exception::synthesized_prompt;
 pub use form_values::gate_form_values;
+#[cfg(feature = "redact")]
+pub use redact::{RedactOptions, Redactor};
 
 use crate::protocol::event::Capture;
 use crate::protocol::validate::payload::schema::{self, Schema};
