@@ -13,9 +13,9 @@ use regex::{Captures, Regex};
 use serde_json::{Map, Value};
 
 /// What replaces a secret or credential.
-pub const SECRET: &str = "[REDACTED:secret]";
+const SECRET: &str = "[REDACTED:secret]";
 /// What replaces an email address or phone number.
-pub const PII: &str = "[REDACTED:pii]";
+const PII: &str = "[REDACTED:pii]";
 
 /// The operator's settings for the pipeline. The engine reads nothing
 /// from its environment: the adapter resolves these and passes them in.
