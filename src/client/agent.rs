@@ -48,6 +48,11 @@ pub struct AgentConfig {
 /// sovereign: it may still refuse).
 pub type Decider = Box<dyn FnMut(&Action) -> Verdict>;
 
+/// Turns each event the agent raises into what it emits (an adapter's
+/// capture pipeline: redaction, digests, per-type ceilings). The agent's
+/// own ceiling still holds over what it returns.
+pub type Gate = Box<dyn Fn(&Event) -> Event>;
+
 /// What happened, for the agent's code.
 #[derive(Clone, Debug, PartialEq)]
 pub enum AgentChange {
@@ -83,6 +88,7 @@ pub struct Agent {
     seqs: SeqCounter,
     ids: Jitter,
     decide: Option<Decider>,
+    gate: Option<Gate>,
     changes: VecDeque<AgentChange>,
 }
 
@@ -110,8 +116,15 @@ impl Agent {
             seqs: SeqCounter::with_epoch(config.epoch),
             ids: Jitter::new(config.seed ^ 0x9e37_79b9_7f4a_7c15),
             decide: None,
+            gate: None,
             changes: VecDeque::new(),
         })
+    }
+
+    /// Passes every event [`Agent::emit`] and [`Agent::ask`] build through
+    /// `gate` before the agent's ceiling.
+    pub fn set_gate(&mut self, gate: Option<Gate>) {
+        self.gate = gate;
     }
 
     /// Consults `decide` for every command that passed the protocol's checks.
@@ -197,6 +210,10 @@ impl Agent {
         };
         let id = self.next_id(now);
         let event = draft.build(self.target.identity(), id, now).map_err(AgentError::Build)?;
+        let event = match &self.gate {
+            Some(gate) => gate(&event),
+            None => event,
+        };
         let event = downlevel(&event, self.target.ceiling());
         self.send(&event)?;
         Ok(event)

@@ -4,14 +4,25 @@
 //!
 //! The levels come from the `x-aep-capture` annotations of the payload
 //! schemas, compiled into the engine at build time.
+//!
+//! With the `redact` feature, the adapter's side too (AEP-0003 §9): the
+//! redaction pipeline, content digests and emission at a ceiling.
 
 mod downlevel;
+#[cfg(feature = "redact")]
+mod emit;
 mod exception;
 mod form_values;
+#[cfg(feature = "redact")]
+mod redact;
 
 pub use downlevel::{downlevel, landing_level};
+#[cfg(feature = "redact")]
+pub use emit::{content_digest, emit_at_ceiling, CaptureCeiling};
 pub use exception::synthesized_prompt;
 pub use form_values::{gate_form_values, has_free_text};
+#[cfg(feature = "redact")]
+pub use redact::{RedactOptions, Redactor};
 
 use crate::protocol::event::Capture;
 use crate::protocol::validate::payload::schema::{self, Schema};

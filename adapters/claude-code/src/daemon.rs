@@ -11,6 +11,7 @@ use aep_client::client::agent::{Agent, AgentChange, AgentConfig};
 use aep_client::client::{Backoff, Config as ConnectionConfig, State};
 use aep_client::control::answer::{Answer, OpenRequest};
 use aep_client::control::target::{Action, Received};
+use aep_client::protocol::capture::{emit_at_ceiling, CaptureCeiling, RedactOptions, Redactor};
 use aep_client::protocol::event::{Capture, Event};
 use aep_client::protocol::ids::{source_uri, Draft, Identity};
 use aep_client::UnixMs;
@@ -37,8 +38,10 @@ pub struct Options {
     /// How long a request waits for a person before Claude Code is told
     /// to decide for itself (shorter than the hook's own timeout).
     pub attention_timeout: Duration,
-    /// The capture ceiling of what the adapter emits.
-    pub ceiling: Capture,
+    /// The capture ceiling of what the adapter emits (AEP-0003 §9.1).
+    pub ceiling: CaptureCeiling,
+    /// What the redaction pipeline takes out of `redacted` text.
+    pub redaction: RedactOptions,
     /// Names the adapter's `source`.
     pub host: String,
 }
@@ -76,18 +79,20 @@ pub async fn run(options: Options, mut calls: mpsc::UnboundedReceiver<HookCall>,
         identity,
         accepts: vec![ACCEPTS.to_owned()],
         ack_window_ms: Some(ACK_WINDOW_MS),
-        ceiling: options.ceiling,
+        ceiling: highest(&options.ceiling),
         epoch: start.0,
         seed: rand::random(),
         connection,
     };
-    let agent = match Agent::new(config) {
+    let mut agent = match Agent::new(config) {
         Ok(a) => a,
         Err(e) => {
             tracing::error!("the adapter's agent could not be set up: {e}");
             return;
         }
     };
+    let (ceiling, redactor) = (options.ceiling.clone(), Redactor::new(options.redaction.clone()));
+    agent.set_gate(Some(Box::new(move |event| emit_at_ceiling(event, &ceiling, &redactor))));
     let mut link = Link::new(agent, options.socket_url.clone());
     let mut daemon = Daemon { mapper: Mapper::new(), held: HashMap::new(), timeout: options.attention_timeout };
     link.conn().connect(now());
@@ -230,7 +235,13 @@ fn emit_all(agent: &mut Agent, emissions: Vec<Emission>, at: UnixMs) {
 }
 
 /// Everything the mapping builds carries the hook's content as it is
-/// (`full`); the agent's ceiling takes it down from there.
+/// (`full`); the capture pipeline takes it down from there.
 fn prepare(draft: Draft) -> Draft {
     draft.capture(Capture::Full)
+}
+
+/// The highest level any type may reach: the agent's own ceiling, which
+/// also holds its acks and outcomes.
+fn highest(ceiling: &CaptureCeiling) -> Capture {
+    ceiling.overrides.iter().map(|(_, level)| *level).fold(ceiling.default, Capture::max)
 }

@@ -9,6 +9,7 @@ use aep_claude_code::daemon::{self, Options, Status};
 use aep_claude_code::server;
 use aep_claude_code::settings::{self, Hooks, Outcome};
 use aep_client::client::hub::socket_url;
+use aep_client::protocol::capture::{CaptureCeiling, RedactOptions};
 use aep_client::protocol::event::Capture;
 use clap::{Args, Parser, Subcommand};
 use tokio::sync::{mpsc, watch};
@@ -50,8 +51,10 @@ struct Serve {
     /// decides for itself (keep it below the hook timeout `install` sets).
     #[arg(long, default_value_t = 240)]
     attention_timeout: u64,
-    /// Capture ceiling of what the adapter emits: metadata, redacted or full.
-    #[arg(long, default_value = "full", value_parser = parse_capture)]
+    /// Capture ceiling of what the adapter emits: metadata, redacted or
+    /// full. Below redacted, permission requests still carry their command
+    /// at redacted, through the redaction pipeline (AEP-0003 §9.1).
+    #[arg(long, default_value = "metadata", value_parser = parse_capture)]
     capture: Capture,
 }
 
@@ -83,6 +86,16 @@ fn parse_capture(s: &str) -> Result<Capture, String> {
         "redacted" => Ok(Capture::Redacted),
         "full" => Ok(Capture::Full),
         other => Err(format!("`{other}` is not metadata, redacted or full")),
+    }
+}
+
+/// `metadata` keeps `attention.*` at `redacted`, so a person can read what
+/// is asked; `redacted` and `full` hold for every type.
+fn ceiling(level: Capture) -> CaptureCeiling {
+    if level >= Capture::Redacted {
+        CaptureCeiling::uniform(level)
+    } else {
+        CaptureCeiling { default: level, ..CaptureCeiling::default() }
     }
 }
 
@@ -137,7 +150,8 @@ fn serve(s: Serve) -> Result<(), String> {
     let options = Options {
         socket_url: socket,
         attention_timeout: Duration::from_secs(s.attention_timeout),
-        ceiling: s.capture,
+        ceiling: ceiling(s.capture),
+        redaction: RedactOptions { home: std::env::var("HOME").ok(), ..RedactOptions::default() },
         host: host.unwrap_or_else(|| "localhost".into()),
     };
     // One thread is plenty, and keeps the engine's agent (not `Send`) on

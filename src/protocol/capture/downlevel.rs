@@ -52,7 +52,7 @@ pub fn landing_level(declared: Capture, ceiling: Capture) -> Capture {
 
 /// Keeps the members whose level is at most `level`; members the schema
 /// does not name count as `metadata` (AEP-0002 §5.1 rule 4).
-fn prune(schema: &Schema, members: &Map<String, Value>, level: Capture) -> Map<String, Value> {
+pub(super) fn prune(schema: &Schema, members: &Map<String, Value>, level: Capture) -> Map<String, Value> {
     let mut kept = Map::new();
     for (name, value) in members {
         let field = schema.property(name);

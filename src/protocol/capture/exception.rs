@@ -47,6 +47,14 @@ pub fn synthesized_prompt(agent: &str, kind: &str, subject: Option<&str>) -> Str
     }
 }
 
+/// Whether the field at `path` of a `ty` payload is a `[metadata*]` field:
+/// at `redacted` and above it may hold real text, which must then pass the
+/// redaction pipeline like any `redacted` field.
+#[cfg(feature = "redact")]
+pub(super) fn is_exception(ty: &str, path: &[&str]) -> bool {
+    EXCEPTIONS.iter().any(|x| x.ty == ty && x.path == path)
+}
+
 /// Degrades every `[metadata*]` field of `data` (the payload of `event`).
 pub(super) fn degrade(event: &Event, data: &mut Map<String, Value>) {
     let kind = data.get("kind").and_then(Value::as_str).unwrap_or("attention").to_owned();
