@@ -19,7 +19,7 @@ use aep_driver_tokio::{now, Link, Step};
 use serde_json::{json, Value};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::form::elicitation_output;
+use crate::form::{elicitation_output, structural_prompt};
 use crate::hook::{Decision, HookInput};
 use crate::mapping::{AskKind, Emission, Mapper, Plan, AGENT, DENY};
 
@@ -92,7 +92,7 @@ pub async fn run(options: Options, mut calls: mpsc::UnboundedReceiver<HookCall>,
         }
     };
     let (ceiling, redactor) = (options.ceiling.clone(), Redactor::new(options.redaction.clone()));
-    agent.set_gate(Some(Box::new(move |event| emit_at_ceiling(event, &ceiling, &redactor))));
+    agent.set_gate(Some(Box::new(move |event| structural_prompt(&emit_at_ceiling(event, &ceiling, &redactor)))));
     let mut link = Link::new(agent, options.socket_url.clone());
     let mut daemon = Daemon { mapper: Mapper::new(), held: HashMap::new(), timeout: options.attention_timeout };
     link.conn().connect(now());

@@ -7,6 +7,8 @@ use indexmap::IndexMap;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
+use aep_client::protocol::event::{Capture, Event};
+
 use crate::hook::HookInput;
 
 /// The restricted flat schema an MCP server asks with.
@@ -79,4 +81,19 @@ pub fn elicitation_output(values: Option<&Map<String, Value>>) -> Value {
         Some(values) => json!({ "hookSpecificOutput": { "hookEventName": "Elicitation", "action": "accept", "content": values } }),
         None => json!({}),
     }
+}
+
+/// A form's prompt below `redacted`, from its structure alone (the hop
+/// rule would say only "requests form"): the pinned
+/// `{agent} requests input ({n} fields)`.
+pub fn structural_prompt(event: &Event) -> Event {
+    let Some(data) = event.data() else { return event.clone() };
+    let is_form = data.get("kind").and_then(Value::as_str) == Some("form");
+    let Some(fields) = data.get("fields").and_then(Value::as_array) else { return event.clone() };
+    if event.ty() != "attention.requested" || !is_form || event.capture() >= Capture::Redacted {
+        return event.clone();
+    }
+    let mut data = data.clone();
+    data.insert("prompt".into(), format!("{} requests input ({} fields)", event.agent(), fields.len()).into());
+    event.with_payload(Some(data), event.capture())
 }
