@@ -157,6 +157,7 @@ impl Daemon {
             AgentChange::Command { command, received: Received::Fresh { action: Action::Respond { request, applied }, .. } } => {
                 self.answered(agent, &command, &request, &applied.answer, at)
             }
+            AgentChange::State(State::Live) => self.reclaim(agent, at),
             AgentChange::State(State::Refused { reason }) => tracing::error!("the relay refused the adapter: {reason}"),
             AgentChange::State(s) => tracing::debug!("relay connection: {s:?}"),
             AgentChange::Disconnected { reason } => tracing::info!("relay connection lost: {reason}"),
@@ -191,6 +192,22 @@ impl Daemon {
             },
         };
         let _ = held.reply.send(output);
+    }
+
+    /// A relay routes a session's commands to the connection that last
+    /// emitted in it, and a new connection has emitted nothing yet: each
+    /// session still waiting on a person says so again, so its answer can
+    /// reach the adapter after a reconnect or a relay restart.
+    fn reclaim(&mut self, agent: &mut Agent, at: UnixMs) {
+        let mut waiting: Vec<(&str, Option<&str>)> = self.held.values().map(|h| (h.session.as_str(), h.run.as_deref())).collect();
+        waiting.sort_unstable();
+        waiting.dedup_by_key(|(session, _)| *session);
+        for (session, run) in waiting {
+            let draft = Draft::new("progress.status").maybe_run(run).data(json!({ "phase": "waiting", "message": "waiting for a person's answer" }));
+            if let Err(e) = agent.emit(prepare(draft), Some(session), None, at) {
+                tracing::warn!("session {session} not reclaimed: {e}");
+            }
+        }
     }
 
     /// Requests past the adapter's timeout: `attention.timeout` on the

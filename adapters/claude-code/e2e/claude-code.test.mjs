@@ -1,0 +1,274 @@
+// End-to-end: the real Claude Code CLI asks permission, and a person
+// answers from the console on a phone. Everything runs on loopback: a
+// scripted Messages API (fake-model.mjs), the CLI with its telemetry,
+// updates and error reports off and a fresh HOME, the adapter, the relay
+// and the release console in headless Chromium at 390×844. Run it inside
+// a network namespace of its own (scripts/test-claude-code does), so a
+// stray lookup fails at once instead of leaving the machine.
+
+import { spawn, execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { ROOT, Relay, Steps, browser, check, freePort, sleep, until } from '../../../console/tests/e2e/lib.mjs';
+import { installPackage } from '../../../npm/test/support.mjs';
+import { FakeModel } from './fake-model.mjs';
+
+const HERE = new URL('.', import.meta.url).pathname;
+const CLAUDE = join(HERE, 'node_modules/@anthropic-ai/claude-code-linux-x64/claude');
+const ADAPTER = `${ROOT}target/release/aep-claude-code`;
+const SHOTS = `${ROOT}target/claude-code-e2e`;
+const PHONE = { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 };
+/** What Claude Code waits for a held hook, and the adapter before it gives up. */
+const HOOK_TIMEOUT_S = 60;
+const ATTENTION_TIMEOUT_S = 45;
+
+if (!existsSync(CLAUDE)) throw new Error(`the Claude Code CLI is not installed at ${CLAUDE} (scripts/setup installs it)`);
+mkdirSync(SHOTS, { recursive: true });
+
+const token = `cc-${randomBytes(12).toString('hex')}`;
+const { pkg, cleanup } = await installPackage();
+const model = await new FakeModel().start();
+const chromium = await browser();
+const steps = new Steps();
+const scratch = mkdtempSync(join(tmpdir(), 'cc-e2e-'));
+
+/** The adapter binary serving hooks on `port` for the relay at `relay`. */
+class Adapter {
+  constructor({ relay, attentionTimeout = ATTENTION_TIMEOUT_S }) {
+    Object.assign(this, { relay, attentionTimeout });
+    this.log = [];
+  }
+
+  async start() {
+    this.port = await freePort();
+    this.origin = `http://127.0.0.1:${this.port}`;
+    const args = ['serve', '--relay', this.relay.base, '--listen', `127.0.0.1:${this.port}`,
+      '--attention-timeout', String(this.attentionTimeout), '--capture', 'redacted'];
+    this.proc = spawn(ADAPTER, args, { env: { PATH: process.env.PATH, AEP_TOKEN: token, RUST_LOG: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.proc.stdout.on('data', (d) => this.log.push(String(d)));
+    this.proc.stderr.on('data', (d) => this.log.push(String(d)));
+    this.exited = new Promise((r) => this.proc.on('exit', r));
+    await until(async () => (await (await fetch(`${this.origin}/healthz`)).json()).relay, `the adapter reaches the relay\n${this.log.join('')}`, 20_000);
+  }
+
+  /** A new project directory connected to this adapter by `install`. */
+  project(name) {
+    const dir = join(scratch, name);
+    mkdirSync(dir, { recursive: true });
+    execFileSync(ADAPTER, ['install', '--project', dir, '--adapter', this.origin, '--hook-timeout', String(HOOK_TIMEOUT_S)]);
+    return dir;
+  }
+
+  async stop() {
+    if (this.proc.exitCode !== null) return;
+    this.proc.kill('SIGINT');
+    const t = setTimeout(() => this.proc.kill('SIGKILL'), 5_000);
+    await this.exited;
+    clearTimeout(t);
+  }
+}
+
+/** Claude Code in `-p` mode in `dir`, with nothing of this machine but PATH. */
+function claude(dir, prompt) {
+  const home = join(dir, '.home');
+  mkdirSync(home, { recursive: true });
+  const env = {
+    PATH: '/usr/bin:/bin',
+    HOME: home,
+    ANTHROPIC_BASE_URL: model.url,
+    ANTHROPIC_API_KEY: 'sk-e2e-not-a-key',
+    DISABLE_TELEMETRY: '1',
+    DISABLE_AUTOUPDATER: '1',
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    DISABLE_ERROR_REPORTING: '1',
+  };
+  const started = Date.now();
+  const proc = spawn(CLAUDE, ['-p', prompt, '--output-format', 'stream-json', '--verbose'], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  proc.stdout.on('data', (d) => (out += d));
+  proc.stderr.on('data', (d) => (out += d));
+  const killer = setTimeout(() => proc.kill('SIGKILL'), (HOOK_TIMEOUT_S + 60) * 1000);
+  const done = new Promise((resolve) => proc.on('exit', (code) => {
+    clearTimeout(killer);
+    resolve({ code, out, seconds: (Date.now() - started) / 1000 });
+  }));
+  return { proc, done };
+}
+
+async function openConsole(relay) {
+  const ctx = await chromium.newContext(PHONE);
+  const page = await ctx.newPage();
+  await page.goto(`${relay.base}/#token=${encodeURIComponent(token)}`);
+  await page.locator('.chip[data-state="live"]').waitFor({ timeout: 20_000 });
+  return { ctx, page };
+}
+
+const card = (page, text) => page.locator('main article.card', { hasText: text }).first();
+
+/** The tool result the model was sent for `id`, once it has been. */
+const resultFor = (id, after) => until(() => model.toolResults.slice(after).find((r) => r.id === id), `the model got a result for ${id}`, 30_000);
+
+/** Every event the relay holds for the adapter's sessions. */
+async function history(relay) {
+  const r = await fetch(`${relay.base}/stream?live=0&from=all`, { headers: { authorization: `Bearer ${token}` } });
+  const text = await r.text();
+  return text.split('\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6))).filter((e) => e.agent === 'claude-code');
+}
+
+let relay = new Relay({ port: await freePort(), token, demo: false, args: ['--data-dir', join(scratch, 'history')] });
+await relay.start();
+const adapter = new Adapter({ relay });
+await adapter.start();
+const { ctx, page } = await openConsole(relay);
+
+try {
+  await steps.step('Allow on the phone: the command runs', async () => {
+    const dir = adapter.project('allow');
+    const seen = model.toolResults.length;
+    const run = claude(dir, `please RUN:touch ${dir}/allowed.txt`);
+    const c = card(page, `Bash: touch ${dir}/allowed.txt`);
+    await c.waitFor({ timeout: 30_000 });
+    await page.screenshot({ path: `${SHOTS}/permission-phone.png` });
+    await c.locator('button.option[data-option="allow"]').tap();
+    const { code } = await run.done;
+    check(existsSync(`${dir}/allowed.txt`), 'the file the command writes exists');
+    const result = await resultFor('toolu_e2e_1', seen);
+    check(!result.error, `the model got the tool's own result (${result.content})`);
+    check(code === 0, `claude exited 0 (${code})`);
+  });
+
+  await steps.step('Deny on the phone: the command does not run, and the model is told', async () => {
+    const dir = adapter.project('deny');
+    const seen = model.toolResults.length;
+    const run = claude(dir, `please RUN:touch ${dir}/denied.txt`);
+    const c = card(page, `Bash: touch ${dir}/denied.txt`);
+    await c.waitFor({ timeout: 30_000 });
+    await c.locator('button.option[data-option="deny"]').tap();
+    await run.done;
+    check(!existsSync(`${dir}/denied.txt`), 'nothing was written');
+    const result = await resultFor('toolu_e2e_1', seen);
+    check(result.error && /Denied by .* from an AEP console/.test(result.content), `the model read the denial (${result.content})`);
+  });
+
+  await steps.step('A typed reply is a refusal whose words the model reads', async () => {
+    const dir = adapter.project('typed');
+    const seen = model.toolResults.length;
+    const run = claude(dir, `please RUN:touch ${dir}/typed.txt`);
+    const c = card(page, `Bash: touch ${dir}/typed.txt`);
+    await c.waitFor({ timeout: 30_000 });
+    const toggle = c.locator('button.details-toggle');
+    if (await toggle.isVisible()) await toggle.tap();
+    await c.locator('form.reply input[name="reply"]').fill('use a dry run first');
+    await c.locator('form.reply button.send').tap();
+    await run.done;
+    check(!existsSync(`${dir}/typed.txt`), 'nothing was written');
+    const result = await resultFor('toolu_e2e_1', seen);
+    check(result.error && result.content.includes('use a dry run first'), `the model read the reply (${result.content})`);
+  });
+
+  await steps.step('Two tool calls in one turn: each its own card and its own decision', async () => {
+    const dir = adapter.project('two');
+    const seen = model.toolResults.length;
+    const run = claude(dir, `please TWO:touch ${dir}/first.txt|touch ${dir}/second.txt`);
+    const first = card(page, `Bash: touch ${dir}/first.txt`);
+    await first.waitFor({ timeout: 30_000 });
+    // Claude Code asks for one, then the next: the second is not up yet.
+    await sleep(1_500);
+    const together = await card(page, `Bash: touch ${dir}/second.txt`).isVisible();
+    console.log(`      Claude Code asked for both at once: ${together}`);
+    const second = card(page, `Bash: touch ${dir}/second.txt`);
+    if (together) {
+      // Answered in the opposite order, each lands on its own call.
+      await second.locator('button.option[data-option="deny"]').tap();
+      await first.locator('button.option[data-option="allow"]').tap();
+    } else {
+      await first.locator('button.option[data-option="allow"]').tap();
+      await second.waitFor({ timeout: 30_000 });
+      await second.locator('button.option[data-option="deny"]').tap();
+    }
+    await run.done;
+    check(existsSync(`${dir}/first.txt`), 'the allowed call ran');
+    check(!existsSync(`${dir}/second.txt`), 'the denied call did not');
+    const one = await resultFor('toolu_e2e_1', seen);
+    const two = await resultFor('toolu_e2e_2', seen);
+    check(!one.error && two.error, `each result is its own call's (${JSON.stringify([one, two])})`);
+  });
+
+  await steps.step('The relay restarts while a request is held: answered after the reconnect', async () => {
+    const dir = adapter.project('restart');
+    const run = claude(dir, `please RUN:touch ${dir}/after-restart.txt`);
+    const prompt = `Bash: touch ${dir}/after-restart.txt`;
+    await card(page, prompt).waitFor({ timeout: 30_000 });
+    await relay.stop();
+    await sleep(500);
+    await relay.start();
+    await until(async () => (await (await fetch(`${adapter.origin}/healthz`)).json()).relay, 'the adapter is back on the relay', 20_000);
+    await page.locator('.chip[data-state="live"]').waitFor({ timeout: 30_000 });
+    const c = card(page, prompt);
+    await c.waitFor({ timeout: 30_000 });
+    await c.locator('button.option[data-option="allow"]').tap();
+    await run.done;
+    check(existsSync(`${dir}/after-restart.txt`), 'the request was answered after the restart, and the command ran');
+  });
+
+  await steps.step('No answer: attention.timeout on the wire, and Claude Code decides (denied in -p)', async () => {
+    const quick = new Adapter({ relay, attentionTimeout: 3 });
+    await quick.start();
+    try {
+      const dir = quick.project('timeout');
+      const run = claude(dir, `please RUN:touch ${dir}/unanswered.txt`);
+      await card(page, `Bash: touch ${dir}/unanswered.txt`).waitFor({ timeout: 30_000 });
+      const { seconds } = await run.done;
+      check(!existsSync(`${dir}/unanswered.txt`), 'nothing was written');
+      check(seconds < HOOK_TIMEOUT_S, `claude finished in ${seconds} s, before the hook's ${HOOK_TIMEOUT_S} s`);
+      const events = await history(relay);
+      const asked = events.find((e) => e.type === 'attention.requested' && e.data.prompt.includes('unanswered.txt'));
+      const timedOut = events.find((e) => e.type === 'attention.timeout' && e.subject === asked?.id);
+      check(timedOut && timedOut.data.after_ms >= 3_000, `attention.timeout names the request (${JSON.stringify(timedOut)})`);
+    } finally {
+      await quick.stop();
+    }
+  });
+
+  await steps.step("Every event the adapter emitted passes the engine's validator", async () => {
+    const events = await history(relay);
+    const types = new Set(events.map((e) => e.type));
+    for (const t of ['session.started', 'run.started', 'tool.requested', 'attention.requested', 'attention.answered',
+      'attention.resolved', 'attention.timeout', 'tool.completed', 'run.finished', 'session.ended', 'control.accepted']) {
+      check(types.has(t), `${t} was emitted`);
+    }
+    const bad = events.map((e) => [e, pkg.validateEvent(e)]).filter(([, r]) => !r.valid);
+    check(bad.length === 0, `all ${events.length} valid: ${JSON.stringify(bad.slice(0, 3).map(([e, r]) => [e.type, r.violations]))}`);
+  });
+
+  await steps.step('The session page shows the prompt and the tool calls', async () => {
+    const events = await history(relay);
+    const started = events.find((e) => e.type === 'run.started' && e.data.prompt?.includes('allowed.txt'));
+    check(started, 'the allowed turn is in the history with its prompt');
+    await page.goto(`${relay.base}/#/session/${encodeURIComponent(started.source)}/${encodeURIComponent(started.session)}`);
+    const timeline = page.locator('ol.timeline');
+    await timeline.waitFor({ timeout: 15_000 });
+    await until(async () => (await timeline.innerText()).includes('RUN:touch'), 'the timeline shows the prompt', 10_000).catch(async (e) => {
+      throw new Error(`${e.message}\n${await timeline.innerText()}`);
+    });
+    const text = await timeline.innerText();
+    check(/Bash/.test(text), `the timeline names the tool:\n${text}`);
+    await page.screenshot({ path: `${SHOTS}/session-phone.png`, fullPage: true });
+  });
+} finally {
+  await ctx.close();
+  await chromium.close();
+  await adapter.stop();
+  await relay.stop();
+  await model.stop();
+  cleanup();
+  rmSync(scratch, { recursive: true, force: true });
+}
+
+console.log(`${steps.passed} passed, ${steps.failed} failed`);
+if (steps.failed) {
+  console.log(`adapter log:\n${adapter.log.join('').slice(-4000)}`);
+  process.exit(1);
+}
