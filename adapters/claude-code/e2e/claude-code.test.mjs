@@ -117,6 +117,19 @@ async function history(relay) {
   return text.split('\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6))).filter((e) => e.agent === 'claude-code');
 }
 
+/**
+ * A new project whose Claude Code asks to `touch` `file` in it, with the
+ * card for that up on the phone.
+ */
+async function asking(name, file) {
+  const dir = adapter.project(name);
+  const seen = model.toolResults.length;
+  const run = claude(dir, `please RUN:touch ${dir}/${file}`);
+  const c = card(page, `Bash: touch ${dir}/${file}`);
+  await c.waitFor({ timeout: 30_000 });
+  return { dir, seen, run, c };
+}
+
 let relay = new Relay({ port: await freePort(), token, demo: false, args: ['--data-dir', join(scratch, 'history')] });
 await relay.start();
 const adapter = new Adapter({ relay });
@@ -125,11 +138,7 @@ const { ctx, page } = await openConsole(relay);
 
 try {
   await steps.step('Allow on the phone: the command runs', async () => {
-    const dir = adapter.project('allow');
-    const seen = model.toolResults.length;
-    const run = claude(dir, `please RUN:touch ${dir}/allowed.txt`);
-    const c = card(page, `Bash: touch ${dir}/allowed.txt`);
-    await c.waitFor({ timeout: 30_000 });
+    const { dir, seen, run, c } = await asking('allow', 'allowed.txt');
     await page.screenshot({ path: `${SHOTS}/permission-phone.png` });
     await c.locator('button.option[data-option="allow"]').tap();
     const { code } = await run.done;
@@ -140,11 +149,7 @@ try {
   });
 
   await steps.step('Deny on the phone: the command does not run, and the model is told', async () => {
-    const dir = adapter.project('deny');
-    const seen = model.toolResults.length;
-    const run = claude(dir, `please RUN:touch ${dir}/denied.txt`);
-    const c = card(page, `Bash: touch ${dir}/denied.txt`);
-    await c.waitFor({ timeout: 30_000 });
+    const { dir, seen, run, c } = await asking('deny', 'denied.txt');
     await c.locator('button.option[data-option="deny"]').tap();
     await run.done;
     check(!existsSync(`${dir}/denied.txt`), 'nothing was written');
@@ -153,11 +158,7 @@ try {
   });
 
   await steps.step('A typed reply is a refusal whose words the model reads', async () => {
-    const dir = adapter.project('typed');
-    const seen = model.toolResults.length;
-    const run = claude(dir, `please RUN:touch ${dir}/typed.txt`);
-    const c = card(page, `Bash: touch ${dir}/typed.txt`);
-    await c.waitFor({ timeout: 30_000 });
+    const { dir, seen, run, c } = await asking('typed', 'typed.txt');
     const toggle = c.locator('button.details-toggle');
     if (await toggle.isVisible()) await toggle.tap();
     await c.locator('form.reply input[name="reply"]').fill('use a dry run first');
