@@ -259,10 +259,15 @@ fn emission(session: &str, draft: Draft) -> Emission {
     Emission { session: Some(session.to_owned()), draft }
 }
 
+/// The session's `cwd`, and its folder's name as the label a person knows
+/// it by (a session id is a UUID).
 fn session_started(hook: &HookInput) -> Value {
     let mut data = json!({ "client": { "name": AGENT } });
     if let Some(cwd) = &hook.cwd {
         data["cwd"] = cwd.as_str().into();
+        if let Some(name) = std::path::Path::new(cwd).file_name().and_then(|n| n.to_str()) {
+            data["label"] = name.into();
+        }
     }
     data
 }
