@@ -21,7 +21,7 @@ use axum::routing::get;
 use axum::Router;
 use serde_json::{json, Value};
 
-use crate::auth::{self, Access, Denied};
+use crate::auth::{self, Access, Denied, Keyring};
 use crate::config::Config;
 use crate::discovery::{self, EVENTS_PATH, HEALTH_PATH, SOCKET_PATH, STREAM_PATH, WELL_KNOWN_PATH};
 use crate::hub::Hub;
@@ -35,17 +35,20 @@ pub struct AppState {
     pub addr: SocketAddr,
     pub discovery: Arc<Value>,
     pub started: Instant,
+    /// The accepted credentials; `None`: none configured (everyone is
+    /// anonymous and no command is routed).
+    pub keyring: Option<Arc<Keyring>>,
 }
 
 impl AppState {
-    pub fn new(hub: Arc<Hub>, config: Arc<Config>, addr: SocketAddr) -> AppState {
+    pub fn new(hub: Arc<Hub>, config: Arc<Config>, addr: SocketAddr, keyring: Option<Arc<Keyring>>) -> AppState {
         let discovery = Arc::new(discovery::document(&config));
-        AppState { hub, config, addr, discovery, started: Instant::now() }
+        AppState { hub, config, addr, discovery, started: Instant::now(), keyring }
     }
 
     /// Checks the request's credentials; the refusal answers 401.
     pub fn authorize(&self, headers: &HeaderMap, uri: &Uri) -> Result<Access, Unauthorized> {
-        auth::check(self.config.token.as_ref(), headers, uri.query()).map_err(Unauthorized)
+        auth::check(self.keyring.as_deref(), headers, uri.query()).map_err(Unauthorized)
     }
 }
 
@@ -70,6 +73,12 @@ pub fn json_response(status: StatusCode, body: Value) -> Response {
     let mut response = (status, body.to_string()).into_response();
     response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     response
+}
+
+/// A request whose principal lacks the role for it (403).
+pub fn forbidden(access: &Access, what: &str) -> Response {
+    let detail = format!("`{}` may not {what}", access.principal().name);
+    json_response(StatusCode::FORBIDDEN, json!({ "error": codes::UNAUTHORIZED, "detail": detail }))
 }
 
 /// A request refused for its credentials (401).
