@@ -5,6 +5,7 @@
 
 mod events;
 mod health;
+pub mod origin;
 mod static_files;
 mod stream;
 
@@ -64,8 +65,36 @@ pub fn router(state: AppState) -> Router {
         .route(SOCKET_PATH, get(crate::socket::upgrade))
         .route(HEALTH_PATH, get(health::health))
         .fallback_service(console)
+        .layer(middleware::from_fn_with_state(state.clone(), same_site_only))
         .layer(middleware::from_fn(log_request))
         .with_state(state)
+}
+
+/// No web page but the relay's own reaches it, in every posture: a request
+/// naming a host the relay does not serve (DNS rebinding) or carrying a
+/// foreign `Origin` (a page elsewhere, the WebSocket constructor included)
+/// is refused before anything else. Programs that send no `Origin` (every
+/// non-browser client) are unaffected.
+async fn same_site_only(axum::extract::State(app): axum::extract::State<AppState>, request: Request, next: Next) -> Response {
+    let host = request.headers().get(header::HOST).and_then(|v| v.to_str().ok());
+    if let Some(host) = host {
+        if !origin::host_allowed(host, app.addr, &app.config.allowed_hosts) {
+            return refused_site(format!("this relay does not serve the host `{host}` (--allow-host adds one)"));
+        }
+    }
+    if let Some(value) = request.headers().get(header::ORIGIN) {
+        let origin = value.to_str().unwrap_or("");
+        if !origin::origin_allowed(origin, host, &app.config.allowed_origins) {
+            return refused_site(format!(
+                "pages from `{origin}` may not use this relay; only its own origin (and --allow-origin) may"
+            ));
+        }
+    }
+    next.run(request).await
+}
+
+fn refused_site(detail: String) -> Response {
+    json_response(StatusCode::FORBIDDEN, json!({ "error": "forbidden-origin", "detail": detail }))
 }
 
 /// A JSON response.

@@ -323,6 +323,10 @@ impl Ws {
         Ok(Ws { inner })
     }
 
+    pub fn from_stream(inner: WebSocketStream<MaybeTlsStream<TcpStream>>) -> Ws {
+        Ws { inner }
+    }
+
     pub async fn send(&mut self, v: &Value) {
         self.send_text(&v.to_string()).await;
     }
