@@ -111,7 +111,7 @@ impl Cli {
             None => None,
             Some(secret) => Some(
                 Token::new(secret)
-                    .ok_or_else(|| ConfigError("the token is empty; omit it for the development posture".into()))?,
+                    .ok_or_else(|| ConfigError("--token is empty (or the token file holds none); omit it for the development posture".into()))?,
             ),
         };
         let config = Config {

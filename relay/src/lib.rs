@@ -32,7 +32,7 @@ pub mod hub;
 pub mod ingest;
 pub mod outbox;
 mod recency;
-mod server;
+pub(crate) mod server;
 pub mod scrub;
 mod socket;
 pub mod sse;
@@ -85,6 +85,9 @@ pub async fn serve(config: Config, listener: TcpListener) -> Result<Relay, Confi
         max_connections: config.max_connections,
         header_read_timeout: config.header_read_timeout,
         idle_timeout: config.http_idle_timeout,
+        per_address: config.max_connections_per_address,
+        reserved: config.reserved_connections,
+        first_request_timeout: config.first_request_timeout,
     };
     let server = tokio::spawn(server::serve(listener, app, limits, hub.shutdown_signal()));
     Ok(Relay { addr, hub, drain_timeout: config.drain_timeout, server })

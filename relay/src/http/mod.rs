@@ -90,6 +90,13 @@ async fn same_site_only(axum::extract::State(app): axum::extract::State<AppState
             ));
         }
     }
+    // A connection that passed the credential check keeps its slot when
+    // the relay is full (see the accept loop).
+    if let Some(proof) = request.extensions().get::<Arc<crate::server::Proof>>() {
+        if app.authorize(request.headers(), request.uri()).is_ok() {
+            proof.proven();
+        }
+    }
     next.run(request).await
 }
 
@@ -122,6 +129,8 @@ impl IntoResponse for Unauthorized {
         let mut response =
             json_response(StatusCode::UNAUTHORIZED, json!({ "error": codes::UNAUTHORIZED, "detail": detail }));
         response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        // An unauthenticated connection does not keep its slot.
+        response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
         response
     }
 }
