@@ -323,3 +323,17 @@ async fn a_position_already_held_is_refused() {
         assert_eq!(t.relay.session_len(&s), 1, "{posture:?}");
     }
 }
+
+/// A principal bound to its name is told it in the relay's `hello`, so a
+/// console can send its commands under it; the single-token owner, which
+/// may use any name, is told nothing.
+#[tokio::test]
+async fn the_relays_hello_names_a_named_principal() {
+    let t = relay().await;
+    let (_, reply) = t.ws_hello_with(Some(ALICE_TOKEN), "consumer", json!({}), json!({})).await;
+    let named = &reply["capabilities"]["experimental"]["principal"];
+    assert_eq!(named["name"], ALICE, "{reply}");
+    assert_eq!(named["roles"], json!(["operator", "viewer"]));
+    let (_, owner) = t.ws_hello("consumer", json!({}), json!({})).await;
+    assert!(owner["capabilities"].get("experimental").is_none(), "{owner}");
+}

@@ -46,7 +46,7 @@ async fn run(socket: WebSocket, app: AppState, access: Access) {
     };
     let peer = Peer::from_hello(&hello);
     let (may_watch, may_emit) = (peer.may_watch(), peer.may_emit());
-    let (conn, outbox) = app.hub.attach_socket(access.clone(), peer, discovery::hello(&app.config, app.addr));
+    let (conn, outbox) = app.hub.attach_socket(access.clone(), peer, discovery::hello(&app.config, app.addr, Some(access.principal())));
     if app.hub.is_shutting_down() {
         outbox.close(CloseReason::Shutdown);
     }
