@@ -124,3 +124,31 @@ async fn a_credentials_file_names_roles_and_a_removed_line_is_revoked_without_a_
     };
     assert_eq!(closed, Some(1008));
 }
+
+/// With a credentials file only, the demonstration agents get a token of
+/// their own for the run and emit under it; a viewer sees them.
+#[tokio::test]
+async fn the_demo_agents_run_under_their_own_credential() {
+    let file = scratch("credentials");
+    let viewer = format!("wall-{}", fresh_id());
+    write(&file, &format!("wall viewer {}\n", token_hash(&viewer)));
+    let relay = Binary::start(&["--credentials", file.to_str().unwrap(), "--demo", "--demo-seed", "3"]);
+    let client = reqwest::Client::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+    loop {
+        let body = client
+            .get(format!("http://{}/stream?live=0&from=all", relay.addr))
+            .bearer_auth(&viewer)
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        if body.contains("\"session.started\"") {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "no demo session appeared");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+}
