@@ -563,3 +563,36 @@ fn views_carry_provenance_and_status_names() {
     assert_eq!(p["counts"]["pending"], 1);
     assert_eq!(p["inbox"][0]["id"], "REQ1");
 }
+
+/// A relay that names the principal of this connection's credential
+/// accepts commands only under that name, so the hub sends them as it; a
+/// relay that names none gets the hub's own identity.
+#[test]
+fn commands_go_out_under_the_principal_each_relay_names() {
+    let mut h = Harness::new(&["a", "b"], None);
+    h.hub.connect(h.now);
+    h.flush();
+    h.actions.clear();
+    for relay in [A, B] {
+        h.hub.handle_open(relay, h.now);
+        let mut hello = relay_hello();
+        if let (A, Frame::Hello(hello)) = (relay, &mut hello) {
+            hello.capabilities.set_principal("alice", &["operator", "viewer"]);
+        }
+        h.relay(relay, hello);
+        let sent = h.take_sent(relay);
+        let sub = sent.iter().find_map(|f| if let Frame::Subscribe(s) = f { Some(s.id.clone()) } else { None });
+        h.relay(relay, Frame::Subscribed { id: sub.unwrap() });
+    }
+    h.relay(A, Frame::Event(agent_event("E1", "progress.status", "sa", 0, json!({}))));
+    h.relay(B, Frame::Event(agent_event("E2", "progress.status", "sb", 0, json!({}))));
+    h.hub.pause(&Target::session("sa"), 1, h.now).unwrap();
+    h.hub.pause(&Target::session("sb"), 2, h.now).unwrap();
+    h.flush();
+    let on_a = h.take_sent(A);
+    let a = commands_in(&on_a);
+    assert_eq!((a[0].agent(), a[0].source()), ("alice", "aep://console.test/agent/alice"));
+    let on_b = h.take_sent(B);
+    let b = commands_in(&on_b);
+    assert_eq!((b[0].agent(), b[0].source()), ("console", "aep://console.test/agent/console"));
+}

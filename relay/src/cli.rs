@@ -18,9 +18,32 @@ pub struct Cli {
     pub listen: SocketAddr,
 
     /// Bearer token required on every request; enables command routing.
-    /// Without it the relay is watch-only (development posture).
-    #[arg(long, env = "AEP_TOKEN", hide_env_values = true)]
+    /// Without it the relay is watch-only (development posture). Prefer
+    /// --token-file or AEP_TOKEN: a command-line argument shows in the
+    /// process list.
+    #[arg(long, env = "AEP_TOKEN", hide_env_values = true, conflicts_with = "token_file")]
     pub token: Option<String>,
+
+    /// Read the bearer token from this file (its first line), so it never
+    /// appears on the command line or in the process list.
+    #[arg(long, env = "AEP_TOKEN_FILE")]
+    pub token_file: Option<PathBuf>,
+
+    /// Credentials file: one principal a line, `name roles sha256-of-token`
+    /// (roles: agent, operator, viewer, comma-separated). Reloaded when it
+    /// changes or on SIGHUP; a removed line is revoked at once.
+    #[arg(long, env = "AEP_CREDENTIALS")]
+    pub credentials: Option<PathBuf>,
+
+    /// An origin (scheme://host:port) whose pages may use the relay,
+    /// besides its own. Repeatable; `*` allows any page (not advised).
+    #[arg(long = "allow-origin", env = "AEP_ALLOW_ORIGIN", value_delimiter = ',')]
+    pub allow_origins: Vec<String>,
+
+    /// A host name requests may address, besides the loopback names and
+    /// the listening address. Repeatable; `*` allows any.
+    #[arg(long = "allow-host", env = "AEP_ALLOW_HOST", value_delimiter = ',')]
+    pub allow_hosts: Vec<String>,
 
     /// Serve a non-loopback address without a token. Off-host bindings
     /// need a bearer token (AEP-0003 §8.1); without this flag the relay
@@ -57,6 +80,11 @@ pub struct Cli {
     #[arg(long, env = "AEP_MAX_CONNECTIONS", default_value_t = Config::default().max_connections)]
     pub max_connections: usize,
 
+    /// Most connections one address may hold before it presents a valid
+    /// credential.
+    #[arg(long, env = "AEP_MAX_CONNECTIONS_PER_ADDRESS", default_value_t = Config::default().max_connections_per_address)]
+    pub max_connections_per_address: usize,
+
     /// Directory holding the console build (index.html, wasm, js, css).
     #[arg(long, env = "AEP_STATIC_DIR", default_value = "dist")]
     pub static_dir: PathBuf,
@@ -79,15 +107,19 @@ pub struct Cli {
 impl Cli {
     /// The relay configuration these options describe.
     pub fn config(&self) -> Result<Config, ConfigError> {
-        let token = match &self.token {
+        let token = match self.secret()? {
             None => None,
             Some(secret) => Some(
-                Token::new(secret.clone())
-                    .ok_or_else(|| ConfigError("--token is empty; omit it for the development posture".into()))?,
+                Token::new(secret)
+                    .ok_or_else(|| ConfigError("--token is empty (or the token file holds none); omit it for the development posture".into()))?,
             ),
         };
         let config = Config {
             token,
+            credentials_file: self.credentials.clone(),
+            allowed_origins: self.allow_origins.clone(),
+            allowed_hosts: self.allow_hosts.clone(),
+            max_connections_per_address: self.max_connections_per_address,
             buffer_depth: self.buffer,
             buffer_bytes: self.buffer_bytes,
             total_buffer_bytes: self.total_buffer_bytes,
@@ -105,16 +137,26 @@ impl Cli {
         Ok(config)
     }
 
+    /// The single token, from --token / AEP_TOKEN or --token-file.
+    pub fn secret(&self) -> Result<Option<String>, ConfigError> {
+        if let Some(file) = &self.token_file {
+            let text = std::fs::read_to_string(file)
+                .map_err(|e| ConfigError(format!("--token-file {}: {e}", file.display())))?;
+            return Ok(Some(text.lines().next().unwrap_or("").trim().to_owned()));
+        }
+        Ok(self.token.clone())
+    }
+
     /// A relay reachable off-host with no token would accept events from,
     /// and stream them to, anyone on the network.
     fn check_exposure(&self, config: &Config) -> Result<(), ConfigError> {
-        if self.listen.ip().is_loopback() || config.token.is_some() || self.insecure {
+        if self.listen.ip().is_loopback() || config.control_enabled() || self.insecure {
             return Ok(());
         }
         Err(ConfigError(format!(
             "refusing to listen on {} without a token: an off-host binding requires a bearer token (AEP-0003 §8.1), \
              and without one anyone who can reach this address may post and read events. \
-             Set --token (or AEP_TOKEN), listen on a loopback address, or pass --insecure to serve it open anyway",
+             Set --token-file (or AEP_TOKEN, or --credentials), listen on a loopback address, or pass --insecure to serve it open anyway",
             self.listen
         )))
     }

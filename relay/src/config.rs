@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::auth::Token;
+use crate::auth::{Keyring, Principal, Token};
 
 /// How the relay runs. [`Config::default`] is the development posture on
 /// sensible bounds; the binary fills it from the command line.
@@ -16,6 +16,27 @@ pub struct Config {
     /// open and every command is refused, because control needs an
     /// authenticated binding (AEP-0004 §4.1).
     pub token: Option<Token>,
+    /// Further credentials, each naming its principal and role (the
+    /// credentials file adds its own to these on start and on reload).
+    pub principals: Vec<(Token, Principal)>,
+    /// The credentials file (`--credentials`): `name roles sha256` lines,
+    /// reloaded when it changes.
+    pub credentials_file: Option<PathBuf>,
+    /// Origins, besides the relay's own, whose pages may use it
+    /// (`--allow-origin`). A request carrying any other `Origin` is refused.
+    pub allowed_origins: Vec<String>,
+    /// Host names, besides the loopback names, a request may address
+    /// (`--allow-host`); `*` allows any. Others are refused (DNS rebinding).
+    pub allowed_hosts: Vec<String>,
+    /// Most connections open at once from one address, before any request
+    /// is authenticated.
+    pub max_connections_per_address: usize,
+    /// Connections kept free for clients that authenticated: an address
+    /// beyond its share, or any connection once only these are left,
+    /// must present a valid credential at once or be closed.
+    pub reserved_connections: usize,
+    /// How long a new connection may take to send its first request head.
+    pub first_request_timeout: Duration,
     /// Events kept per session for replay; the depth advertised as
     /// `replay.buffer`.
     pub buffer_depth: usize,
@@ -97,6 +118,13 @@ impl Default for Config {
     fn default() -> Config {
         Config {
             token: None,
+            principals: Vec::new(),
+            credentials_file: None,
+            allowed_origins: Vec::new(),
+            allowed_hosts: Vec::new(),
+            max_connections_per_address: 64,
+            reserved_connections: 16,
+            first_request_timeout: Duration::from_secs(2),
             buffer_depth: 1_000,
             buffer_bytes: 8 * 1024 * 1024,
             total_buffer_bytes: 256 * 1024 * 1024,
@@ -204,8 +232,24 @@ impl Config {
         self.max_event.min(self.max_body)
     }
 
-    /// Whether commands can be routed at all.
+    /// Whether credentials are configured (commands can be routed).
     pub fn control_enabled(&self) -> bool {
-        self.token.is_some()
+        self.token.is_some() || !self.principals.is_empty() || self.credentials_file.is_some()
+    }
+
+    /// The credentials as configured, before any file is read: `None`
+    /// when there are none (the development posture).
+    pub fn keyring(&self) -> Option<Keyring> {
+        if !self.control_enabled() {
+            return None;
+        }
+        let ring = Keyring::default();
+        if let Some(token) = &self.token {
+            ring.add(token, Principal::owner());
+        }
+        for (token, principal) in &self.principals {
+            ring.add(token, principal.clone());
+        }
+        Some(ring)
     }
 }

@@ -11,6 +11,7 @@ use aep_client::protocol::AEP_VERSION;
 use aep_client::Capture;
 use serde_json::{json, Map, Value};
 
+use crate::auth::{Agents, Principal};
 use crate::config::Config;
 
 /// Paths served at the origin root.
@@ -51,7 +52,17 @@ pub fn document(config: &Config) -> Value {
 
 /// The relay's `hello`: exactly one version, and the same capabilities as
 /// the discovery document.
-pub fn hello(config: &Config, addr: SocketAddr) -> String {
+pub fn hello(config: &Config, addr: SocketAddr, principal: Option<&Principal>) -> String {
+    let mut capabilities = capabilities(config);
+    // A principal bound to its own name is told it, so its commands carry
+    // the `agent` the relay will accept from it.
+    if let Some(p) = principal.filter(|p| matches!(p.agents, Agents::Named(_))) {
+        let roles: Vec<&str> = [("agent", p.roles.agent), ("operator", p.roles.operator), ("viewer", p.roles.viewer)]
+            .into_iter()
+            .filter_map(|(name, held)| held.then_some(name))
+            .collect();
+        capabilities.set_principal(&p.name, &roles);
+    }
     Frame::Hello(Hello {
         versions: versions(),
         role: Some(Role::Both),
@@ -60,7 +71,7 @@ pub fn hello(config: &Config, addr: SocketAddr) -> String {
             instance: Some(addr.to_string()),
             card: None,
         }),
-        capabilities: capabilities(config),
+        capabilities,
     })
     .encode()
 }
@@ -85,7 +96,7 @@ mod tests {
 
     #[test]
     fn hello_selects_exactly_one_version() {
-        let text = hello(&Config::default(), "127.0.0.1:1".parse().unwrap());
+        let text = hello(&Config::default(), "127.0.0.1:1".parse().unwrap(), None);
         let v: Value = serde_json::from_str(&text).unwrap();
         assert_eq!(v["type"], "hello");
         assert_eq!(v["versions"], json!(["0.1"]));

@@ -23,6 +23,7 @@ pub mod auth;
 pub mod buffer;
 pub mod cli;
 pub mod config;
+pub mod credentials;
 pub mod demo;
 pub mod discovery;
 pub mod held;
@@ -31,7 +32,7 @@ pub mod hub;
 pub mod ingest;
 pub mod outbox;
 mod recency;
-mod server;
+pub(crate) mod server;
 pub mod scrub;
 mod socket;
 pub mod sse;
@@ -74,11 +75,19 @@ pub async fn serve(config: Config, listener: TcpListener) -> Result<Relay, Confi
     let addr = listener.local_addr().map_err(|e| ConfigError(format!("listener has no address: {e}")))?;
     let config = Arc::new(config);
     let hub = Arc::new(Hub::open(&config).map_err(|e| ConfigError(format!("durable history: {e}")))?);
-    let app = http::router(http::AppState::new(hub.clone(), config.clone(), addr));
+    let keyring = config.keyring().map(Arc::new);
+    if let (Some(ring), Some(file)) = (&keyring, &config.credentials_file) {
+        credentials::load_into(ring, file, &config).map_err(ConfigError)?;
+        tokio::spawn(credentials::watch(ring.clone(), file.clone(), config.clone(), hub.clone()));
+    }
+    let app = http::router(http::AppState::new(hub.clone(), config.clone(), addr, keyring.clone()));
     let limits = server::ConnectionLimits {
         max_connections: config.max_connections,
         header_read_timeout: config.header_read_timeout,
         idle_timeout: config.http_idle_timeout,
+        per_address: config.max_connections_per_address,
+        reserved: config.reserved_connections,
+        first_request_timeout: config.first_request_timeout,
     };
     let server = tokio::spawn(server::serve(listener, app, limits, hub.shutdown_signal()));
     Ok(Relay { addr, hub, drain_timeout: config.drain_timeout, server })

@@ -3,7 +3,9 @@
 
 use std::process::ExitCode;
 
+use aep_relay::auth::{Agents, Principal, Roles, Token};
 use aep_relay::cli::Cli;
+use aep_relay::Config;
 use aep_relay::demo::{self, DemoOptions};
 use aep_relay::{boot_line, serve, ShutdownOutcome};
 use clap::Parser;
@@ -23,6 +25,8 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let mut config = config;
+    let demo_token = if cli.demo { demo_token(&cli, &mut config) } else { None };
     let listener = match TcpListener::bind(cli.listen).await {
         Ok(l) => l,
         Err(e) => {
@@ -48,7 +52,7 @@ async fn main() -> ExitCode {
     };
     println!("{}", boot_line(&config, relay.local_addr()));
     let demo = if cli.demo {
-        let options = DemoOptions { seed: cli.demo_seed, token: cli.token.clone(), ..DemoOptions::default() };
+        let options = DemoOptions { seed: cli.demo_seed, token: demo_token, ..DemoOptions::default() };
         match demo::launch(&relay, &options) {
             Ok(demo) => Some(demo),
             Err(why) => {
@@ -71,6 +75,22 @@ async fn main() -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// The token the demonstration agents connect with: the single token when
+/// there is one; with a credentials file only, a fresh one for this run,
+/// held in memory, whose principal (`demo`) may only emit.
+fn demo_token(cli: &Cli, config: &mut Config) -> Option<String> {
+    if let Ok(Some(secret)) = cli.secret() {
+        return Some(secret);
+    }
+    if !config.control_enabled() {
+        return None;
+    }
+    let secret = demo::fresh_token();
+    let token = Token::new(secret.clone())?;
+    config.principals.push((token, Principal { agents: Agents::Any, ..Principal::named("demo", Roles { agent: true, ..Roles::default() }) }));
+    Some(secret)
 }
 
 /// SIGINT and SIGTERM, registered up front.

@@ -39,6 +39,8 @@ pub enum CloseReason {
     TooBig { limit: usize },
     /// The peer went away; nothing more can be sent.
     PeerGone,
+    /// The connection's credential was revoked.
+    Revoked,
 }
 
 impl CloseReason {
@@ -56,6 +58,7 @@ impl CloseReason {
             CloseReason::Overflow => "backpressure",
             CloseReason::TooBig { .. } => "message-too-big",
             CloseReason::PeerGone => "peer-gone",
+            CloseReason::Revoked => "revoked",
         }
     }
 }

@@ -1,9 +1,18 @@
 //! The accept loop: HTTP/1.1 connections bounded in number and in time.
 //!
 //! - At most `max_connections` sockets are open at once (upgraded
-//!   WebSockets included, since the permit travels with the socket);
+//!   WebSockets included, since the slot travels with the socket);
 //!   beyond it a connection gets a `503` and is closed, instead of a
 //!   socket the relay cannot afford.
+//! - Connections that have not yet passed the credential check are
+//!   *unproven*. They may hold at most `max_connections - reserved` slots
+//!   and `max_connections_per_address` from one address; past either, or
+//!   when the cap is reached, the oldest unproven connection is closed to
+//!   make room, so silent or unauthenticated clients cannot starve
+//!   authenticated ones. A new connection takes no slot until it sends
+//!   something (silent ones wait outside, bounded in number and per
+//!   address), and is closed if no complete request head follows within
+//!   `first_request_timeout`.
 //! - A connection waiting for a request head, idle or half-sent, is closed
 //!   after `header_read_timeout`; one that had sent part of a head is told
 //!   `408` first.
@@ -16,10 +25,12 @@
 //! On shutdown the listener stops, idle connections close, and requests
 //! in flight finish (the hub ends every stream).
 
+use std::collections::{BTreeMap, HashMap};
 use std::io;
+use std::net::IpAddr;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -29,7 +40,8 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{watch, Notify, OwnedSemaphorePermit, Semaphore};
+use tower::ServiceExt;
 use tokio::time::Instant;
 
 /// The bounds the accept loop applies, copied from the configuration.
@@ -38,6 +50,141 @@ pub struct ConnectionLimits {
     pub max_connections: usize,
     pub header_read_timeout: Duration,
     pub idle_timeout: Duration,
+    pub per_address: usize,
+    pub reserved: usize,
+    pub first_request_timeout: Duration,
+}
+
+/// What a connection has shown so far, set by the request path: a request
+/// head arrived; a request passed the credential check.
+#[derive(Default, Debug)]
+pub struct Proof {
+    requested: AtomicBool,
+    proven: AtomicBool,
+}
+
+impl Proof {
+    pub fn requested(&self) {
+        self.requested.store(true, Ordering::Relaxed);
+    }
+
+    pub fn proven(&self) {
+        self.proven.store(true, Ordering::Relaxed);
+    }
+
+    fn is_proven(&self) -> bool {
+        self.proven.load(Ordering::Relaxed)
+    }
+
+    fn has_requested(&self) -> bool {
+        self.requested.load(Ordering::Relaxed)
+    }
+}
+
+/// One open connection as the slot table sees it.
+struct Slot {
+    ip: IpAddr,
+    proof: Arc<Proof>,
+    evict: Arc<Notify>,
+}
+
+/// Every open connection, oldest first.
+struct Slots {
+    open: Mutex<BTreeMap<u64, Slot>>,
+    next: AtomicU64,
+    limits: ConnectionLimits,
+}
+
+/// Connections accepted and not yet heard from: at most
+/// `WAITING_PER_SLOT × max_connections` in all and `per_address` from one
+/// address, each for at most `first_request_timeout`.
+struct Waiting {
+    by_address: Mutex<HashMap<IpAddr, usize>>,
+    limits: ConnectionLimits,
+}
+
+const WAITING_PER_SLOT: usize = 4;
+
+struct WaitingGuard {
+    waiting: Arc<Waiting>,
+    ip: IpAddr,
+}
+
+impl Waiting {
+    fn enter(self: &Arc<Self>, ip: IpAddr) -> Option<WaitingGuard> {
+        let mut by = self.by_address.lock().unwrap_or_else(|p| p.into_inner());
+        let total: usize = by.values().sum();
+        let here = by.get(&ip).copied().unwrap_or(0);
+        if here >= self.limits.per_address || total >= self.limits.max_connections.saturating_mul(WAITING_PER_SLOT) {
+            return None;
+        }
+        *by.entry(ip).or_default() += 1;
+        Some(WaitingGuard { waiting: self.clone(), ip })
+    }
+}
+
+impl Drop for WaitingGuard {
+    fn drop(&mut self) {
+        let mut by = self.waiting.by_address.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(n) = by.get_mut(&self.ip) {
+            *n -= 1;
+            if *n == 0 {
+                by.remove(&self.ip);
+            }
+        }
+    }
+}
+
+/// A connection's place in [`Slots`], given back when it ends.
+struct SlotGuard {
+    slots: Arc<Slots>,
+    id: u64,
+}
+
+impl Drop for SlotGuard {
+    fn drop(&mut self) {
+        self.slots.open.lock().unwrap_or_else(|p| p.into_inner()).remove(&self.id);
+    }
+}
+
+impl Slots {
+    /// Takes a slot for a connection from `ip`, closing the oldest unproven
+    /// connection when room is needed; `None` when every slot is held by a
+    /// proven connection.
+    fn admit(self: &Arc<Self>, ip: IpAddr) -> Option<(SlotGuard, Arc<Proof>, Arc<Notify>)> {
+        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        let reserved = self.limits.reserved.min(self.limits.max_connections / 4);
+        let unproven_cap = self.limits.max_connections - reserved;
+        let unproven = |open: &BTreeMap<u64, Slot>, from: Option<IpAddr>| {
+            open.values().filter(|s| !s.proof.is_proven() && from.is_none_or(|ip| s.ip == ip)).count()
+        };
+        let evict_oldest = |open: &mut BTreeMap<u64, Slot>, from: Option<IpAddr>| -> bool {
+            let oldest = open
+                .iter()
+                .find(|(_, s)| !s.proof.is_proven() && from.is_none_or(|ip| s.ip == ip))
+                .map(|(id, _)| *id);
+            match oldest.and_then(|id| open.remove(&id)) {
+                Some(slot) => {
+                    slot.evict.notify_one();
+                    true
+                }
+                None => false,
+            }
+        };
+        if unproven(&open, Some(ip)) >= self.limits.per_address {
+            evict_oldest(&mut open, Some(ip));
+        }
+        if open.len() >= self.limits.max_connections || unproven(&open, None) >= unproven_cap {
+            if !evict_oldest(&mut open, None) && open.len() >= self.limits.max_connections {
+                return None;
+            }
+        }
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let proof = Arc::new(Proof::default());
+        let evict = Arc::new(Notify::new());
+        open.insert(id, Slot { ip, proof: proof.clone(), evict: evict.clone() });
+        Some((SlotGuard { slots: self.clone(), id }, proof, evict))
+    }
 }
 
 /// What a connection over the cap is told before it is closed.
@@ -52,10 +199,14 @@ const REFUSAL_WRITE: Duration = Duration::from_secs(1);
 /// Serves `app` on `listener` until `stop` turns true, then waits for the
 /// open connections to finish.
 pub async fn serve(listener: TcpListener, app: Router, limits: ConnectionLimits, stop: watch::Receiver<bool>) -> io::Result<()> {
-    let permits = Arc::new(Semaphore::new(limits.max_connections));
+    // Evicted connections end promptly but not at once: room for them.
+    let capacity = limits.max_connections * 2;
+    let permits = Arc::new(Semaphore::new(capacity));
+    let slots = Arc::new(Slots { open: Mutex::new(BTreeMap::new()), next: AtomicU64::new(0), limits });
+    let waiting = Arc::new(Waiting { by_address: Mutex::new(HashMap::new()), limits });
     let mut accept_stop = stop.clone();
     loop {
-        let (tcp, _) = tokio::select! {
+        let (tcp, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(accepted) => accepted,
                 // Out of descriptors or a connection reset before accept:
@@ -71,18 +222,31 @@ pub async fn serve(listener: TcpListener, app: Router, limits: ConnectionLimits,
         // Frames are small and latency matters (a command round trip is
         // four of them): never hold one back waiting for more (Nagle).
         let _ = tcp.set_nodelay(true);
-        match permits.clone().try_acquire_owned() {
-            Ok(permit) => {
-                tokio::spawn(connection(tcp, permit, app.clone(), limits, stop.clone()));
+        let Some(waiting) = waiting.enter(peer.ip()) else {
+            tokio::spawn(refuse(tcp));
+            continue;
+        };
+        let (slots, permits, app, stop) = (slots.clone(), permits.clone(), app.clone(), stop.clone());
+        tokio::spawn(async move {
+            // A slot is taken only once the peer has sent something: a
+            // silent connection costs a task and a descriptor, never a slot.
+            let ready = tokio::time::timeout(limits.first_request_timeout, tcp.readable()).await;
+            drop(waiting);
+            if !matches!(ready, Ok(Ok(()))) {
+                return;
             }
-            Err(_) => {
-                tokio::spawn(refuse(tcp));
+            match (slots.admit(peer.ip()), permits.try_acquire_owned()) {
+                (Some((slot, proof, evict)), Ok(permit)) => {
+                    let held = Held { _permit: permit, _slot: slot };
+                    connection(tcp, held, proof, evict, app, limits, stop).await;
+                }
+                _ => refuse(tcp).await,
             }
-        }
+        });
     }
     drop(listener);
     // Every permit back means every connection (and upgraded socket) ended.
-    let _ = permits.acquire_many(limits.max_connections as u32).await;
+    let _ = permits.acquire_many(capacity as u32).await;
     Ok(())
 }
 
@@ -99,23 +263,48 @@ async fn refuse(mut tcp: TcpStream) {
     .await;
 }
 
+/// What a connection holds while it lives: its permit and its slot.
+struct Held {
+    _permit: OwnedSemaphorePermit,
+    _slot: SlotGuard,
+}
+
 async fn connection(
     tcp: TcpStream,
-    permit: OwnedSemaphorePermit,
+    held: Held,
+    proof: Arc<Proof>,
+    evict: Arc<Notify>,
     app: Router,
     limits: ConnectionLimits,
     mut stop: watch::Receiver<bool>,
 ) {
     let activity = Arc::new(Activity::new());
     let tcp = Arc::new(tcp);
-    let io = Tracked { inner: tcp.clone(), activity: activity.clone(), _permit: permit };
+    let io = Tracked { inner: tcp.clone(), activity: activity.clone(), _held: held };
     let mut builder = http1::Builder::new();
     builder.timer(TokioTimer::new()).header_read_timeout(limits.header_read_timeout).keep_alive(true);
-    let conn = builder.serve_connection(TokioIo::new(io), TowerToHyperService::new(app)).with_upgrades();
+    let marked = proof.clone();
+    let service = app.map_request(move |mut request: hyper::Request<hyper::body::Incoming>| {
+        marked.requested();
+        request.extensions_mut().insert(marked.clone());
+        request
+    });
+    let conn = builder.serve_connection(TokioIo::new(io), TowerToHyperService::new(service)).with_upgrades();
     tokio::pin!(conn);
     let mut stopping = false;
+    // Bytes arrived; a whole request head must follow as promptly.
+    let first_request = tokio::time::sleep(limits.first_request_timeout);
+    tokio::pin!(first_request);
+    let mut waiting_first = true;
     loop {
         tokio::select! {
+            () = evict.notified() => return,
+            () = &mut first_request, if waiting_first => {
+                waiting_first = false;
+                if !proof.has_requested() {
+                    return;
+                }
+            }
             ended = conn.as_mut() => {
                 if ended.is_err_and(|e| e.is_timeout()) && activity.head_in_progress() {
                     // Best effort: the socket's buffer is empty (nothing
@@ -184,7 +373,7 @@ struct Tracked {
     /// Shared so a `408` can still be written once hyper gave up on it.
     inner: Arc<TcpStream>,
     activity: Arc<Activity>,
-    _permit: OwnedSemaphorePermit,
+    _held: Held,
 }
 
 impl AsyncRead for Tracked {

@@ -270,7 +270,8 @@ async fn two_claimants_are_ambiguous_until_one_leaves() {
     let t = TestRelay::start(Posture::Token).await;
     let s = session_name("live-control");
     let first = TestTarget::start(&t, &s, &["control.pause"]).await;
-    let second = TestTarget::start(&t, &s, &["control.pause"]).await;
+    // Its own positions: one position names one event.
+    let second = TestTarget::start_as(&t, None, support::target::TARGET_AGENT, &s, &["control.pause"], 1).await;
     let mut sender = t.consumer().await;
     let cmd = command("control.pause", &s, json!({}));
     refused(&mut sender, &cmd, "ambiguous").await;

@@ -46,7 +46,7 @@ async fn relay() -> TestRelay {
 async fn half_sent_headers_are_cut_off() {
     let t = relay().await;
     let mut tcp = TcpStream::connect(t.relay.local_addr()).await.unwrap();
-    tcp.write_all(b"GET /healthz HTTP/1.1\r\nHost: relay\r\nX-Slow: ").await.unwrap();
+    tcp.write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ").await.unwrap();
     let started = Instant::now();
     let answer = read_until_closed(&mut tcp, Duration::from_secs(3)).await.expect("closed within 3 s");
     assert!(started.elapsed() >= Duration::from_millis(400));
@@ -59,7 +59,7 @@ async fn half_sent_headers_are_cut_off() {
 async fn a_body_that_never_ends_is_answered_408() {
     let t = relay().await;
     let mut tcp = TcpStream::connect(t.relay.local_addr()).await.unwrap();
-    let head = "POST /events HTTP/1.1\r\nHost: relay\r\nContent-Type: application/x-ndjson\r\nAEP-Version: 0.1\r\nTransfer-Encoding: chunked\r\n\r\n";
+    let head = "POST /events HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-ndjson\r\nAEP-Version: 0.1\r\nTransfer-Encoding: chunked\r\n\r\n";
     tcp.write_all(head.as_bytes()).await.unwrap();
     tcp.write_all(b"5\r\n{\"a\":\r\n").await.unwrap();
     let answer = read_until_closed(&mut tcp, Duration::from_secs(3)).await.expect("an answer and a close within 3 s");
@@ -71,7 +71,7 @@ async fn a_body_that_never_ends_is_answered_408() {
 async fn an_idle_keep_alive_connection_is_closed() {
     let t = relay().await;
     let mut tcp = TcpStream::connect(t.relay.local_addr()).await.unwrap();
-    tcp.write_all(b"GET /healthz HTTP/1.1\r\nHost: relay\r\n\r\n").await.unwrap();
+    tcp.write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").await.unwrap();
     let mut buf = [0u8; 1024];
     let n = tcp.read(&mut buf).await.unwrap();
     assert!(String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 200"));
@@ -85,13 +85,17 @@ async fn beyond_the_connection_cap_the_answer_is_503() {
     let mut held = Vec::new();
     for _ in 0..8 {
         let mut tcp = TcpStream::connect(t.relay.local_addr()).await.unwrap();
-        // Half a request: each of these holds a connection.
-        tcp.write_all(b"GET /healthz HTTP/1.1\r\n").await.unwrap();
+        // A request that passed the credential check: each of these holds
+        // its connection (kept alive) against newcomers.
+        tcp.write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").await.unwrap();
+        let mut buf = [0u8; 1024];
+        let n = tcp.read(&mut buf).await.unwrap();
+        assert!(String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 200"));
         held.push(tcp);
     }
     tokio::time::sleep(Duration::from_millis(100)).await;
     let mut extra = TcpStream::connect(t.relay.local_addr()).await.unwrap();
-    extra.write_all(b"GET /healthz HTTP/1.1\r\nHost: relay\r\n\r\n").await.unwrap();
+    extra.write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").await.unwrap();
     let answer = read_until_closed(&mut extra, Duration::from_secs(2)).await.expect("answered and closed");
     assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
     let (head, body) = answer.split_once("\r\n\r\n").unwrap();
@@ -127,7 +131,7 @@ async fn a_stalled_event_stream_is_closed_after_the_idle_timeout() {
     let s = session_name("stalled-sse");
     let filter = serde_urlencoded::to_string([("filter", json!({"session": s}).to_string())]).unwrap();
     let mut tcp = TcpStream::connect(t.relay.local_addr()).await.unwrap();
-    tcp.write_all(format!("GET /stream?{filter} HTTP/1.1\r\nHost: relay\r\n\r\n").as_bytes()).await.unwrap();
+    tcp.write_all(format!("GET /stream?{filter} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").as_bytes()).await.unwrap();
     while t.relay.stats().streams == 0 {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }

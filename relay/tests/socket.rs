@@ -325,7 +325,8 @@ async fn roster_lists_each_live_claim_with_verbatim_declarations() {
             .await;
         claimant.send_text(event("session.started", &s, 0, 0).raw()).await;
         let (mut second, _) = t.ws_hello("both", json!({"agent": "other", "instance": "two"}), json!({})).await;
-        second.send_text(event("session.started", &s, 0, 0).raw()).await;
+        // Its own position: another event at 0:0 would be refused.
+        second.send_text(event("session.started", &s, 1, 0).raw()).await;
         tokio::time::sleep(Duration::from_millis(300)).await;
 
         let mut consumer = t.consumer().await;

@@ -417,7 +417,7 @@ impl Hub {
         let relay = self.route(&session, None, hint)?;
         let to = Address { session, run };
         let command = Command::Respond { request: request.to_owned(), answer };
-        let event = command.build(self.sender.identity(), &to, ulid(now, random), now).map_err(HubError::Command)?;
+        let event = command.build(&self.identity_on(relay), &to, ulid(now, random), now).map_err(HubError::Command)?;
         self.dispatch(relay, event, now)
     }
 
@@ -432,7 +432,7 @@ impl Hub {
     ) -> Result<String, HubError> {
         let relay = self.route(&target.session, target.relay.as_deref(), None)?;
         let to = Address { session: target.session.clone(), run: target.run.clone() };
-        let event = command.build(self.sender.identity(), &to, ulid(now, random), now).map_err(HubError::Command)?;
+        let event = command.build(&self.identity_on(relay), &to, ulid(now, random), now).map_err(HubError::Command)?;
         self.dispatch(relay, event, now)
     }
 
@@ -479,9 +479,25 @@ impl Hub {
         let event = draft
             .capture(capture)
             .data(Value::Object(data))
-            .build(self.sender.identity(), ulid(now, random), now)
+            .build(&self.identity_on(relay), ulid(now, random), now)
             .map_err(HubError::Build)?;
         self.dispatch(relay, event, now)
+    }
+
+    /// Who a command sent on `relay` comes from: the hub's identity, or,
+    /// when that relay named the principal of this connection's credential,
+    /// that name (the only `agent` the relay accepts from it), under the
+    /// hub's source with the name in place of its own.
+    fn identity_on(&self, relay: RelayId) -> Identity {
+        let own = self.sender.identity();
+        let named = self.relays.get(relay).and_then(|r| r.conn.peer_hello()).and_then(|h| h.capabilities.principal());
+        match named {
+            Some(name) if name != own.agent => {
+                let base = own.source.split("/agent/").next().unwrap_or(&own.source);
+                Identity::new(format!("{base}/agent/{}", crate::protocol::ids::encode(name)), name)
+            }
+            _ => own.clone(),
+        }
     }
 
     /// Sends a command again with the same id and bytes (until an ack is

@@ -116,6 +116,54 @@ pub fn read_link(hash: &str) -> Option<Link> {
     any.then_some(link)
 }
 
+/// Where a one-tap link would connect, and which of its relays are
+/// unknown: neither the relay that served the page nor one already saved.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LinkPlan {
+    pub relays: Vec<RelayInput>,
+    /// Rows of `relays` the person has not used from here.
+    pub unknown: Vec<usize>,
+}
+
+impl LinkPlan {
+    /// A link connects at once only to relays the person already uses;
+    /// one that names any other is shown on the connect screen first, so
+    /// a crafted link cannot move the console to someone else's relay.
+    pub fn must_ask(&self) -> bool {
+        !self.unknown.is_empty()
+    }
+}
+
+/// What asking says about each unknown relay.
+pub const UNKNOWN_RELAY: &str =
+    "This link points to a relay that did not serve this page and that you have not used here. Check the address before you connect.";
+
+/// Plans a link: its relays (the page's own when it names none), each with
+/// its token, and which of them are unknown given `origin` (the page's
+/// relay) and the relays `saved` on this device or tab.
+pub fn plan_link(link: Link, origin: &str, saved: &[RelayInput]) -> LinkPlan {
+    let token = link.token.unwrap_or_default();
+    let urls = if link.relays.is_empty() { vec![origin.to_owned()] } else { link.relays };
+    let known = |url: &str| same_relay(url, origin) || saved.iter().any(|s| same_relay(url, &s.url));
+    let unknown = urls.iter().enumerate().filter(|(_, url)| !known(url)).map(|(i, _)| i).collect();
+    let relays = urls.into_iter().map(|url| RelayInput { url, token: token.clone() }).collect();
+    LinkPlan { relays, unknown }
+}
+
+/// Whether two typed relay addresses name the same socket (case of the
+/// scheme and host, a trailing `/` or `/socket`, and any query aside).
+fn same_relay(a: &str, b: &str) -> bool {
+    fn key(url: &str) -> String {
+        let url = url.trim().split(['?', '#']).next().unwrap_or("");
+        let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+        let (host, path) = rest.split_once('/').unwrap_or((rest, ""));
+        let path = path.trim_end_matches('/');
+        let path = path.strip_suffix("socket").unwrap_or(path).trim_end_matches('/');
+        format!("{}://{}/{path}", scheme.to_ascii_lowercase(), host.to_ascii_lowercase())
+    }
+    key(a) == key(b)
+}
+
 fn percent_decode(s: &str) -> String {
     percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned()
 }
@@ -135,6 +183,31 @@ mod tests {
             read_link("#token=abc%").unwrap().token.as_deref(),
             Some("abc%")
         );
+    }
+
+    fn input(url: &str) -> RelayInput {
+        RelayInput { url: url.into(), token: "saved".into() }
+    }
+
+    #[test]
+    fn a_link_connects_at_once_only_to_relays_already_in_use() {
+        let origin = "ws://127.0.0.1:8787/socket";
+        let own = plan_link(read_link("#token=t").unwrap(), origin, &[]);
+        assert!(!own.must_ask());
+        assert_eq!(own.relays, [RelayInput { url: origin.into(), token: "t".into() }]);
+        let same = plan_link(read_link("#token=t&relay=WS%3A%2F%2F127.0.0.1%3A8787%2F").unwrap(), origin, &[]);
+        assert!(!same.must_ask(), "the page's own relay, spelled otherwise");
+        let other = read_link("#relay=ws%3A%2F%2Fother%2Fsocket").unwrap();
+        let plan = plan_link(other.clone(), origin, &[]);
+        assert!(plan.must_ask());
+        assert_eq!(plan.unknown, [0]);
+        assert!(!plan_link(other, origin, &[input("ws://other")]).must_ask(), "a saved relay is known");
+        let mixed = plan_link(
+            read_link("#relay=ws%3A%2F%2F127.0.0.1%3A8787%2Fsocket&relay=wss%3A%2F%2Fevil.example%2Fsocket").unwrap(),
+            origin,
+            &[],
+        );
+        assert_eq!(mixed.unknown, [1]);
     }
 
     #[test]

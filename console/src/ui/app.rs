@@ -6,47 +6,52 @@ use leptos::prelude::*;
 use super::connect::Connect;
 use super::route::Route;
 use super::shell::Shell;
-use crate::model::setup::{default_relay, Link, RelayInput};
+use crate::model::setup::{default_relay, plan_link, Link, RelayInput, UNKNOWN_RELAY};
 use crate::web::bridge::Console;
 use crate::web::platform::window;
 use crate::web::storage;
 
-/// What the connect screen starts with, and whether to connect at once.
-fn initial(link: Option<Link>) -> (Vec<RelayInput>, bool, bool) {
+/// What the connect screen starts with.
+struct Initial {
+    relays: Vec<RelayInput>,
+    remember: bool,
+    /// Connect at once.
+    auto: bool,
+    /// The relays came from a link: kept for this tab only.
+    from_link: bool,
+    /// Per row, what to check before connecting.
+    notes: Vec<(usize, String)>,
+}
+
+fn initial(link: Option<Link>) -> Initial {
     let location = window().location();
     let origin = default_relay(
         &location.protocol().unwrap_or_default(),
         &location.host().unwrap_or_default(),
     );
+    let saved = storage::load().filter(|s| !s.relays.is_empty());
     if let Some(link) = link {
-        let token = link.token.unwrap_or_default();
-        let urls = if link.relays.is_empty() {
-            vec![origin]
-        } else {
-            link.relays
-        };
-        let relays: Vec<RelayInput> = urls
-            .into_iter()
-            .map(|url| RelayInput {
-                url,
-                token: token.clone(),
-            })
-            .collect();
-        // A link is a session's worth of access: kept for this tab only.
-        storage::save(&relays, false);
-        return (relays, false, true);
+        let known = saved.as_ref().map(|s| s.relays.as_slice()).unwrap_or_default();
+        let plan = plan_link(link, &origin, known);
+        let notes = plan.unknown.iter().map(|row| (*row, UNKNOWN_RELAY.to_owned())).collect();
+        let auto = !plan.must_ask();
+        if auto {
+            // A link is a session's worth of access: kept for this tab
+            // only, and what the device remembers stays.
+            storage::save_for_tab(&plan.relays);
+        }
+        return Initial { relays: plan.relays, remember: false, auto, from_link: true, notes };
     }
-    if let Some(saved) = storage::load().filter(|s| !s.relays.is_empty()) {
-        return (saved.relays, saved.remember, true);
+    if let Some(saved) = saved {
+        return Initial { relays: saved.relays, remember: saved.remember, auto: true, from_link: false, notes: Vec::new() };
     }
-    (
-        vec![RelayInput {
-            url: origin,
-            token: String::new(),
-        }],
-        false,
-        false,
-    )
+    Initial {
+        relays: vec![RelayInput { url: origin, token: String::new() }],
+        remember: false,
+        auto: false,
+        from_link: false,
+        notes: Vec::new(),
+    }
 }
 
 #[component]
@@ -64,8 +69,8 @@ pub fn App(link: Option<Link>) -> impl IntoView {
     on_cleanup(move || handle.remove());
     provide_context(route);
 
-    let (relays, remember, auto) = initial(link);
-    let errors = RwSignal::new(Vec::<(usize, String)>::new());
+    let Initial { relays, remember, auto, from_link, notes } = initial(link);
+    let errors = RwSignal::new(notes);
     if auto {
         if let Err(e) = console.connect(&relays) {
             errors.set(e);
@@ -74,11 +79,12 @@ pub fn App(link: Option<Link>) -> impl IntoView {
     let form = RwSignal::new(relays);
     provide_context(form);
     let remember = RwSignal::new(remember);
+    let from_link = RwSignal::new(from_link);
 
     view! {
         <Show
             when=move || console.active.get()
-            fallback=move || view! { <Connect relays=form remember=remember errors=errors /> }
+            fallback=move || view! { <Connect relays=form remember=remember errors=errors from_link=from_link /> }
         >
             <Shell />
         </Show>

@@ -12,6 +12,9 @@ pub fn Connect(
     relays: RwSignal<Vec<RelayInput>>,
     remember: RwSignal<bool>,
     errors: RwSignal<Vec<(usize, String)>>,
+    /// The relays came from a link: connecting keeps them for this tab
+    /// unless "remember" is ticked, and never erases what the device keeps.
+    from_link: RwSignal<bool>,
 ) -> impl IntoView {
     let console = expect_context::<Console>();
     let submit = move |ev: SubmitEvent| {
@@ -27,7 +30,11 @@ pub fn Connect(
             .collect();
         match console.connect(&list) {
             Ok(()) => {
-                storage::save(&list, remember.get_untracked());
+                if from_link.get_untracked() && !remember.get_untracked() {
+                    storage::save_for_tab(&list);
+                } else {
+                    storage::save(&list, remember.get_untracked());
+                }
                 errors.set(Vec::new());
             }
             Err(e) => errors.set(e),

@@ -58,13 +58,17 @@ pub fn load() -> Option<Saved> {
     })
 }
 
-/// Keeps `relays` where the policy says, and nowhere else.
-pub fn save(relays: &[RelayInput], remember: bool) {
-    let text = json!(relays
+fn encode(relays: &[RelayInput]) -> String {
+    json!(relays
         .iter()
         .map(|r| json!({ "url": r.url, "token": r.token }))
         .collect::<Vec<_>>())
-    .to_string();
+    .to_string()
+}
+
+/// Keeps `relays` where the policy says, and nowhere else.
+pub fn save(relays: &[RelayInput], remember: bool) {
+    let text = encode(relays);
     let (keep, clear) = if remember {
         (local(), session())
     } else {
@@ -74,6 +78,15 @@ pub fn save(relays: &[RelayInput], remember: bool) {
         let _ = s.remove_item(KEY);
     }
     if let Some(s) = keep {
+        let _ = s.set_item(KEY, &text);
+    }
+}
+
+/// Keeps `relays` for this tab only, leaving what is remembered on the
+/// device as it is (a link never erases saved relays).
+pub fn save_for_tab(relays: &[RelayInput]) {
+    let text = encode(relays);
+    if let Some(s) = session() {
         let _ = s.set_item(KEY, &text);
     }
 }

@@ -154,9 +154,30 @@ try {
     await ctx.close();
   });
 
+  await step('a link to a relay the page did not come from is asked about first, and saved relays stay', async () => {
+    const ctx = await chromium.newContext({ viewport: { width: 1280, height: 800 } });
+    const p = await ctx.newPage();
+    await p.goto(`${relay.base}/`);
+    await p.fill('#relay-token-0', token);
+    await p.check('input[name="remember"]');
+    await p.click('main form button[type="submit"]');
+    await p.locator('.chip[data-state="live"]').waitFor({ timeout: 15_000 });
+    const saved = await p.evaluate(() => localStorage.getItem('aep-console.relays'));
+    const other = `ws://127.0.0.1:${await freePort()}/socket`;
+    await p.goto(`${relay.base}/?x=1#relay=${encodeURIComponent(other)}&token=stolen`);
+    await p.locator('#relay-url-0').waitFor();
+    check((await p.inputValue('#relay-url-0')) === other, 'the link is shown, not followed');
+    await p.getByText('did not serve this page').first().waitFor();
+    check((await p.locator('.chip').count()) === 0, 'nothing connected');
+    check((await p.evaluate(() => localStorage.getItem('aep-console.relays'))) === saved, 'the saved relays are kept');
+    check(!p.url().includes('stolen'), 'the link was scrubbed');
+    await ctx.close();
+  });
+
   await step('two relays at once: each with its status, cards tagged with their relay, answers routed back', async () => {
     const tokenB = `b-${randomBytes(8).toString('hex')}`;
-    const relayB = new Relay({ port: await freePort(), token: tokenB, demo: false });
+    // A page of another origin reaches a relay only when it lets it.
+    const relayB = new Relay({ port: await freePort(), token: tokenB, demo: false, args: ['--allow-origin', relay.base] });
     await relayB.start();
     const agent = new TestAgent({ relay: relayB, agent: 'e2e-far' });
     try {

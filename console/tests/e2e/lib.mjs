@@ -40,10 +40,12 @@ export class Relay {
 
   async start() {
     const bin = `${ROOT}target/release/aep-relay`;
-    const args = ['--token', this.token, '--listen', `127.0.0.1:${this.port}`, '--static-dir', this.staticDir];
+    // The token goes through the environment, never the command line.
+    const args = ['--listen', `127.0.0.1:${this.port}`, '--static-dir', this.staticDir];
     if (this.demo) args.push('--demo', '--demo-seed', String(this.seed));
     args.push(...this.args);
-    this.proc = spawn(bin, args, { cwd: ROOT, env: { ...process.env, RUST_LOG: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const env = { ...process.env, AEP_TOKEN: this.token, RUST_LOG: 'warn' };
+    this.proc = spawn(bin, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     const keep = (d) => {
       this.log.push(String(d));
       if (this.log.length > 400) this.log.shift();

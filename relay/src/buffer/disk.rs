@@ -22,6 +22,8 @@ const ENTRIES: TableDefinition<(&str, &[u8]), &[u8]> = TableDefinition::new("ent
 const SESSIONS: TableDefinition<&str, &[u8]> = TableDefinition::new("sessions");
 /// `session` → high-water position of a session evicted whole.
 const TOMBSTONES: TableDefinition<&str, &[u8]> = TableDefinition::new("tombstones");
+/// session → the principal that owns it.
+const OWNERS: TableDefinition<&str, &str> = TableDefinition::new("owners");
 
 /// Why the history on disk could not be read or written.
 #[derive(Debug)]
@@ -47,6 +49,8 @@ pub enum Op {
     DropSession { session: Arc<str> },
     Tombstone { session: Arc<str>, high: Position },
     Untomb { session: Arc<str> },
+    Owner { session: Arc<str>, principal: Arc<str> },
+    Disown { session: Arc<str> },
 }
 
 /// One session as found on disk, entries in replay order.
@@ -59,6 +63,7 @@ pub struct LoadedSession {
 
 pub struct Loaded {
     pub sessions: Vec<LoadedSession>,
+    pub owners: Vec<(Arc<str>, Arc<str>)>,
     pub tombstones: Vec<(Arc<str>, Position)>,
 }
 
@@ -108,6 +113,7 @@ impl Disk {
             txn.open_table(ENTRIES).map_err(|e| fail("history table")(&e))?;
             txn.open_table(SESSIONS).map_err(|e| fail("history table")(&e))?;
             txn.open_table(TOMBSTONES).map_err(|e| fail("history table")(&e))?;
+            txn.open_table(OWNERS).map_err(|e| fail("history table")(&e))?;
         }
         txn.commit().map_err(|e| fail("cannot write the history")(&e))?;
         Ok(Disk { db, pending: Vec::new() })
@@ -132,6 +138,7 @@ impl Disk {
             let mut entries = txn.open_table(ENTRIES).map_err(|e| write(&e))?;
             let mut sessions = txn.open_table(SESSIONS).map_err(|e| write(&e))?;
             let mut tombstones = txn.open_table(TOMBSTONES).map_err(|e| write(&e))?;
+            let mut owners = txn.open_table(OWNERS).map_err(|e| write(&e))?;
             for op in ops {
                 match op {
                     Op::Put { session, slot, source, id, raw } => {
@@ -172,6 +179,12 @@ impl Disk {
                     Op::Untomb { session } => {
                         tombstones.remove(&**session).map_err(|e| write(&e))?;
                     }
+                    Op::Owner { session, principal } => {
+                        owners.insert(&**session, &**principal).map_err(|e| write(&e))?;
+                    }
+                    Op::Disown { session } => {
+                        owners.remove(&**session).map_err(|e| write(&e))?;
+                    }
                 }
             }
         }
@@ -187,6 +200,12 @@ impl Disk {
         let entries = txn.open_table(ENTRIES).map_err(|e| read(&e))?;
         let sessions_table = txn.open_table(SESSIONS).map_err(|e| read(&e))?;
         let tombstones_table = txn.open_table(TOMBSTONES).map_err(|e| read(&e))?;
+        let owners_table = txn.open_table(OWNERS).map_err(|e| read(&e))?;
+        let mut owners = Vec::new();
+        for row in owners_table.iter().map_err(|e| read(&e))? {
+            let (key, value) = row.map_err(|e| read(&e))?;
+            owners.push((Arc::from(key.value()), Arc::from(value.value())));
+        }
         let mut sessions: Vec<LoadedSession> = Vec::new();
         for row in entries.iter().map_err(|e| read(&e))? {
             let (key, value) = row.map_err(|e| read(&e))?;
@@ -224,7 +243,7 @@ impl Disk {
                 tombstones.push((Arc::from(key.value()), (epoch, seq)));
             }
         }
-        Ok(Loaded { sessions, tombstones })
+        Ok(Loaded { sessions, owners, tombstones })
     }
 }
 

@@ -33,6 +33,9 @@ pub enum Admission {
     /// At or before a position already evicted: holding it would put
     /// history back behind a gap consumers were told about.
     BeforeEvicted,
+    /// Another event already holds this `(epoch, seq)` in the session: one
+    /// position names one event, so the second is refused.
+    PositionTaken,
 }
 
 /// An event keyed by its identity `(source, id)`, so the dedupe set shares
@@ -152,6 +155,9 @@ impl SessionBuffer {
         if self.held.contains(&ByIdentity(event.clone())) {
             return Admission::Duplicate;
         }
+        if self.holds_position(position) {
+            return Admission::PositionTaken;
+        }
         // Events nearly always arrive in order, so the insertion point is
         // found from the back in O(1); equal positions keep arrival order.
         let mut at = self.events.len();
@@ -178,6 +184,17 @@ impl SessionBuffer {
         let at = self.events.len();
         self.insert(at, Entry { slot: (anchor, rank), event });
         Admission::Stored
+    }
+
+    /// Whether a positioned event at `position` is held.
+    pub fn holds_position(&self, position: Position) -> bool {
+        let slot = resume_slot(position);
+        self.events.iter().rev().take_while(|e| e.slot >= slot).any(|e| e.slot == slot)
+    }
+
+    /// Whether an event with this identity is held.
+    pub fn holds(&self, event: &Arc<Held>) -> bool {
+        self.held.contains(&ByIdentity(event.clone()))
     }
 
     fn insert(&mut self, at: usize, entry: Entry) {
@@ -303,9 +320,9 @@ mod tests {
         b.admit_unpositioned(command("c2"));
         assert_eq!(b.admit_unpositioned(command("c1")), Admission::Duplicate);
         b.admit(ev("b", 0, 1));
-        // A late event at an earlier position goes before the commands.
-        b.admit(ev("late", 0, 0));
-        assert_eq!(ids(b.all()), ["c0", "a", "late", "c1", "c2", "b"]);
+        // Another event at a position already held is refused.
+        assert_eq!(b.admit(ev("late", 0, 0)), Admission::PositionTaken);
+        assert_eq!(ids(b.all()), ["c0", "a", "c1", "c2", "b"]);
         assert_eq!(ids(b.after((0, 0))), ["c1", "c2", "b"]);
         assert_eq!(ids(b.after((0, 1))), Vec::<String>::new());
         assert_eq!(b.high_water(), Some((0, 1)));

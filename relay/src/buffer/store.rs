@@ -39,7 +39,15 @@ pub struct SessionStore {
     /// Write order across sessions, kept on disk so a restart evicts the
     /// same session first.
     tick: u64,
+    /// Which principal owns each session name: the first to write a
+    /// positioned event in it. Kept for more sessions than are buffered,
+    /// so an evicted session's name is not free for another to take.
+    owners: HashMap<Arc<str>, Arc<str>>,
+    owner_order: Recency<Arc<str>>,
 }
+
+/// Session owners remembered per buffered session.
+const OWNERS_PER_SESSION: usize = 4;
 
 /// How much a [`SessionStore`] may hold.
 #[derive(Clone, Copy, Debug)]
@@ -69,6 +77,8 @@ impl SessionStore {
             bytes: 0,
             disk: None,
             tick: 0,
+            owners: HashMap::new(),
+            owner_order: Recency::default(),
         }
     }
 
@@ -82,6 +92,10 @@ impl SessionStore {
         store.disk = Some(disk);
         let mut sessions = loaded.sessions;
         sessions.sort_by_key(|s| s.written);
+        for (session, owner) in loaded.owners {
+            store.owner_order.touch(&session);
+            store.owners.insert(session, owner);
+        }
         for (session, high) in loaded.tombstones {
             store.tombstone_order.touch(&session);
             store.tombstones.insert(session, high);
@@ -151,6 +165,35 @@ impl SessionStore {
         if let Some(disk) = &mut self.disk {
             disk.record(op);
         }
+    }
+
+    /// The principal that owns `session`, if one wrote in it.
+    pub fn owner(&self, session: &str) -> Option<&Arc<str>> {
+        self.owners.get(session)
+    }
+
+    /// Records that `principal` owns `session` (it wrote there first).
+    pub fn set_owner(&mut self, session: &str, principal: &Arc<str>) {
+        if self.owners.contains_key(session) {
+            return;
+        }
+        let key: Arc<str> = Arc::from(session);
+        while self.owners.len() >= self.max_sessions.saturating_mul(OWNERS_PER_SESSION) {
+            let Some(oldest) = self.owner_order.oldest().cloned() else { break };
+            self.owner_order.remove(&oldest);
+            self.owners.remove(&oldest);
+            self.record(Op::Disown { session: oldest });
+        }
+        self.owner_order.touch(&key);
+        self.owners.insert(key.clone(), principal.clone());
+        self.record(Op::Owner { session: key, principal: principal.clone() });
+    }
+
+    /// Whether a different event than `event` holds its position in
+    /// `session` (one position names one event).
+    pub fn position_taken(&self, session: &str, event: &Arc<Held>) -> bool {
+        let (Some(buffer), Some(position)) = (self.sessions.get(session), event.position()) else { return false };
+        !buffer.holds(event) && buffer.holds_position(position)
     }
 
     /// Offers a positioned session event to its session's buffer.

@@ -29,9 +29,10 @@ pub async fn discovery(State(app): State<AppState>, headers: HeaderMap, uri: Uri
 }
 
 pub async fn ingest(State(app): State<AppState>, headers: HeaderMap, uri: Uri, body: Body) -> Response {
-    if let Err(refused) = app.authorize(&headers, &uri) {
-        return refused.into_response();
-    }
+    let access = match app.authorize(&headers, &uri) {
+        Ok(access) => access,
+        Err(refused) => return refused.into_response(),
+    };
     if !speaks_our_version(&headers) {
         return json_response(
             StatusCode::UPGRADE_REQUIRED,
@@ -109,7 +110,16 @@ pub async fn ingest(State(app): State<AppState>, headers: HeaderMap, uri: Uri, b
             )
         }
     };
-    let report = app.hub.ingest(Origin::Http, events);
+    let report = match app.hub.ingest(Origin::Http, access.principal(), events) {
+        Ok(report) => report,
+        Err(refusal) => {
+            let status = if refusal.code == codes::UNAUTHORIZED { StatusCode::FORBIDDEN } else { StatusCode::CONFLICT };
+            return json_response(
+                status,
+                json!({ "error": refusal.code, "line": refusal.index, "id": refusal.id, "detail": format!("{}; nothing was ingested", refusal.detail) }),
+            );
+        }
+    };
     if report.unsaved {
         return json_response(
             StatusCode::SERVICE_UNAVAILABLE,

@@ -5,6 +5,7 @@
 
 mod events;
 mod health;
+pub mod origin;
 mod static_files;
 mod stream;
 
@@ -21,7 +22,7 @@ use axum::routing::get;
 use axum::Router;
 use serde_json::{json, Value};
 
-use crate::auth::{self, Access, Denied};
+use crate::auth::{self, Access, Denied, Keyring};
 use crate::config::Config;
 use crate::discovery::{self, EVENTS_PATH, HEALTH_PATH, SOCKET_PATH, STREAM_PATH, WELL_KNOWN_PATH};
 use crate::hub::Hub;
@@ -35,17 +36,20 @@ pub struct AppState {
     pub addr: SocketAddr,
     pub discovery: Arc<Value>,
     pub started: Instant,
+    /// The accepted credentials; `None`: none configured (everyone is
+    /// anonymous and no command is routed).
+    pub keyring: Option<Arc<Keyring>>,
 }
 
 impl AppState {
-    pub fn new(hub: Arc<Hub>, config: Arc<Config>, addr: SocketAddr) -> AppState {
+    pub fn new(hub: Arc<Hub>, config: Arc<Config>, addr: SocketAddr, keyring: Option<Arc<Keyring>>) -> AppState {
         let discovery = Arc::new(discovery::document(&config));
-        AppState { hub, config, addr, discovery, started: Instant::now() }
+        AppState { hub, config, addr, discovery, started: Instant::now(), keyring }
     }
 
     /// Checks the request's credentials; the refusal answers 401.
     pub fn authorize(&self, headers: &HeaderMap, uri: &Uri) -> Result<Access, Unauthorized> {
-        auth::check(self.config.token.as_ref(), headers, uri.query()).map_err(Unauthorized)
+        auth::check(self.keyring.as_deref(), headers, uri.query()).map_err(Unauthorized)
     }
 }
 
@@ -61,8 +65,43 @@ pub fn router(state: AppState) -> Router {
         .route(SOCKET_PATH, get(crate::socket::upgrade))
         .route(HEALTH_PATH, get(health::health))
         .fallback_service(console)
+        .layer(middleware::from_fn_with_state(state.clone(), same_site_only))
         .layer(middleware::from_fn(log_request))
         .with_state(state)
+}
+
+/// No web page but the relay's own reaches it, in every posture: a request
+/// naming a host the relay does not serve (DNS rebinding) or carrying a
+/// foreign `Origin` (a page elsewhere, the WebSocket constructor included)
+/// is refused before anything else. Programs that send no `Origin` (every
+/// non-browser client) are unaffected.
+async fn same_site_only(axum::extract::State(app): axum::extract::State<AppState>, request: Request, next: Next) -> Response {
+    let host = request.headers().get(header::HOST).and_then(|v| v.to_str().ok());
+    if let Some(host) = host {
+        if !origin::host_allowed(host, app.addr, &app.config.allowed_hosts) {
+            return refused_site(format!("this relay does not serve the host `{host}` (--allow-host adds one)"));
+        }
+    }
+    if let Some(value) = request.headers().get(header::ORIGIN) {
+        let origin = value.to_str().unwrap_or("");
+        if !origin::origin_allowed(origin, host, &app.config.allowed_origins) {
+            return refused_site(format!(
+                "pages from `{origin}` may not use this relay; only its own origin (and --allow-origin) may"
+            ));
+        }
+    }
+    // A connection that passed the credential check keeps its slot when
+    // the relay is full (see the accept loop).
+    if let Some(proof) = request.extensions().get::<Arc<crate::server::Proof>>() {
+        if app.authorize(request.headers(), request.uri()).is_ok() {
+            proof.proven();
+        }
+    }
+    next.run(request).await
+}
+
+fn refused_site(detail: String) -> Response {
+    json_response(StatusCode::FORBIDDEN, json!({ "error": "forbidden-origin", "detail": detail }))
 }
 
 /// A JSON response.
@@ -70,6 +109,12 @@ pub fn json_response(status: StatusCode, body: Value) -> Response {
     let mut response = (status, body.to_string()).into_response();
     response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     response
+}
+
+/// A request whose principal lacks the role for it (403).
+pub fn forbidden(access: &Access, what: &str) -> Response {
+    let detail = format!("`{}` may not {what}", access.principal().name);
+    json_response(StatusCode::FORBIDDEN, json!({ "error": codes::UNAUTHORIZED, "detail": detail }))
 }
 
 /// A request refused for its credentials (401).
@@ -84,6 +129,8 @@ impl IntoResponse for Unauthorized {
         let mut response =
             json_response(StatusCode::UNAUTHORIZED, json!({ "error": codes::UNAUTHORIZED, "detail": detail }));
         response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        // An unauthenticated connection does not keep its slot.
+        response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
         response
     }
 }

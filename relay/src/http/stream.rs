@@ -31,8 +31,10 @@ use crate::wire::event_bytes;
 const CHUNK: usize = 64 * 1024;
 
 pub async fn open(State(app): State<AppState>, headers: HeaderMap, uri: Uri) -> Response {
-    if let Err(refused) = app.authorize(&headers, &uri) {
-        return refused.into_response();
+    match app.authorize(&headers, &uri) {
+        Err(refused) => return refused.into_response(),
+        Ok(access) if !access.may_read() => return super::forbidden(&access, "read the stream"),
+        Ok(_) => {}
     }
     let request = match read_request(uri.query().unwrap_or(""), &headers) {
         Ok(r) => r,
@@ -190,7 +192,11 @@ impl SseBody {
                     out.push_str(match reason {
                         CloseReason::Shutdown => sse::SHUTTING_DOWN,
                         CloseReason::Overflow => sse::TOO_SLOW,
-                        CloseReason::Finished | CloseReason::IdleTimeout | CloseReason::PeerGone | CloseReason::TooBig { .. } => "",
+                        CloseReason::Finished
+                        | CloseReason::IdleTimeout
+                        | CloseReason::PeerGone
+                        | CloseReason::Revoked
+                        | CloseReason::TooBig { .. } => "",
                     });
                     self.ended = true;
                 }

@@ -32,7 +32,7 @@ use aep_client::protocol::frame::{
 use aep_client::{Capture, Event};
 use tokio::sync::watch;
 
-use crate::auth::Access;
+use crate::auth::{Access, Principal};
 use crate::buffer::{Admission, DiskError, Replay, SessionStore, StoreLimits};
 use crate::held::Held;
 use crate::config::Config;
@@ -87,6 +87,13 @@ impl Peer {
     /// connections (AEP-0003 §4.1 rule 2); an absent role watches.
     pub fn may_watch(&self) -> bool {
         self.role.as_ref().is_none_or(Role::is_consumer)
+    }
+
+    /// Events other than commands come from emitters (`emitter`, `both`);
+    /// a consumer, or a connection that declared no role, sends commands
+    /// only (AEP-0003 §3.5 rule 3).
+    pub fn may_emit(&self) -> bool {
+        self.role.as_ref().is_some_and(Role::is_emitter)
     }
 }
 
@@ -170,6 +177,19 @@ pub struct IngestReport {
     /// Durable history could not be written: what was stored is held in
     /// memory only and would not survive a restart.
     pub unsaved: bool,
+}
+
+/// Why an event (and, over HTTP, its whole batch) was refused: nothing of
+/// it was stored or fanned out.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refusal {
+    /// Which event of the batch.
+    pub index: usize,
+    pub id: String,
+    /// `unauthorized` (not the sender's to emit) or `invalid-event` (its
+    /// position is another event's).
+    pub code: &'static str,
+    pub detail: String,
 }
 
 /// Bounds applied to requests, copied from [`Config`].
@@ -277,7 +297,7 @@ impl Hub {
             outbox.close(CloseReason::Finished);
             return Ok((None, outbox));
         }
-        let conn = Conn { outbox: outbox.clone(), binding: Binding::Stream, access: Access::Anonymous, peer: None };
+        let conn = Conn { outbox: outbox.clone(), binding: Binding::Stream, access: Access::anonymous(), peer: None };
         let id = lock(&self.state).add_conn(conn);
         let subs = vec![Subscription::new(sub, request.filter, request.ceiling)];
         fanout.listeners.insert(id, Listener { outbox: outbox.clone(), subs });
@@ -391,23 +411,38 @@ impl Hub {
 
     /// Admits events to their session buffers and fans each one out, in
     /// order, under the fan-out lock so a batch is never interleaved.
-    /// Agent-scoped and unpositioned events are live-only. Events from a
-    /// socket claim their session for that connection.
-    pub fn ingest(&self, origin: Origin, events: Vec<Event>) -> IngestReport {
+    /// Agent-scoped and unpositioned events are live-only.
+    ///
+    /// Every event is first checked against `who` sent it, all before any
+    /// is admitted: its `agent` and `source` must be the sender's own, its
+    /// session not another principal's, and its position not another
+    /// event's. One failure refuses the whole batch. A session's first
+    /// stored positioned event makes the sender its owner; a stored one
+    /// from a socket claims the session for that connection (a duplicate
+    /// claims nothing).
+    pub fn ingest(&self, origin: Origin, who: &Principal, events: Vec<Event>) -> Result<IngestReport, Refusal> {
         let mut report = IngestReport::default();
         let held: Vec<Arc<Held>> = events.iter().map(|e| Arc::new(Held::new(e))).collect();
         let mut fanout = lock(&self.fanout);
         {
             let mut state = lock(&self.state);
             let state = &mut *state;
+            if let Err(refusal) = check_batch(&state.store, who, &events, &held) {
+                state.counters.events_refused += events.len() as u64;
+                return Err(refusal);
+            }
             for (event, held) in events.iter().zip(&held) {
                 report.accepted += 1;
                 let Some(session) = event.session().filter(|_| !event.is_agent_scoped()) else { continue };
                 let admission = if event.seq().is_some() {
-                    if let Origin::Socket(conn) = origin {
-                        state.claims.claim(conn, session);
+                    let admission = state.store.admit(session, held.clone());
+                    if admission == Admission::Stored {
+                        state.store.set_owner(session, &who.name);
+                        if let Origin::Socket(conn) = origin {
+                            state.claims.claim(conn, session);
+                        }
                     }
-                    state.store.admit(session, held.clone())
+                    admission
                 } else if event.is_foreign_emitter() {
                     // `attention.routed`: a router's hop belongs to the
                     // session's history though it has no position.
@@ -418,7 +453,7 @@ impl Hub {
                 match admission {
                     Admission::Stored => report.stored += 1,
                     Admission::Duplicate => report.duplicates += 1,
-                    Admission::BeforeEvicted => {}
+                    Admission::BeforeEvicted | Admission::PositionTaken => {}
                 }
             }
             // Durable before anyone is told: the 202, and the fan-out.
@@ -435,7 +470,26 @@ impl Hub {
             fan_out(&fanout.listeners, event, held, None, &mut tally);
         }
         self.settle(&mut fanout, tally);
-        report
+        Ok(report)
+    }
+
+    /// Closes the sockets and streams of principals no longer configured
+    /// (a credentials file reloaded without them).
+    pub fn close_revoked(&self, still_held: impl Fn(&str) -> bool) {
+        let mut fanout = lock(&self.fanout);
+        let mut state = lock(&self.state);
+        let revoked: Vec<ConnId> = state
+            .conns
+            .iter()
+            .filter(|(_, c)| c.access.is_authenticated() && !still_held(&c.access.principal().name))
+            .map(|(id, _)| *id)
+            .collect();
+        for conn in revoked {
+            if let Some(c) = state.conns.get(&conn) {
+                c.outbox.close(CloseReason::Revoked);
+            }
+            self.forget(&mut fanout, &mut state, conn);
+        }
     }
 
     /// Books a fan-out's backpressure outcome. A consumer that overflowed
@@ -500,6 +554,11 @@ impl Hub {
     /// unauthenticated sender whose command was also malformed).
     pub fn count_refused_command(&self) {
         lock(&self.state).counters.commands_refused += 1;
+    }
+
+    /// Counts an event refused before it reached ingest.
+    pub fn count_refused_event(&self) {
+        lock(&self.state).counters.events_refused += 1;
     }
 
     /// One entry per live (connection, claimed session), with what that
@@ -599,6 +658,32 @@ impl Drop for TaskGuard {
     }
 }
 
+/// Whether `who` may emit every event of a batch (see [`Hub::ingest`]).
+fn check_batch(store: &SessionStore, who: &Principal, events: &[Event], held: &[Arc<Held>]) -> Result<(), Refusal> {
+    let mut positions: HashMap<(&str, crate::buffer::Position), &Arc<Held>> = HashMap::new();
+    for (index, (event, held)) in events.iter().zip(held).enumerate() {
+        let refuse = |code: &'static str, detail: String| Refusal { index, id: event.id().to_owned(), code, detail };
+        who.check_emitter(event.agent(), event.source()).map_err(|detail| refuse(codes::UNAUTHORIZED, detail))?;
+        let Some(session) = event.session().filter(|_| !event.is_agent_scoped()) else { continue };
+        let Some(position) = event.position() else { continue };
+        if let Some(owner) = store.owner(session).filter(|owner| ***owner != *who.name) {
+            return Err(refuse(
+                codes::UNAUTHORIZED,
+                format!("session `{session}` belongs to `{owner}`; `{}` may not write in it", who.name),
+            ));
+        }
+        let earlier = positions.insert((session, position), held);
+        let clash = earlier.is_some_and(|e| e.source() != held.source() || e.id() != held.id());
+        if clash || store.position_taken(session, held) {
+            return Err(refuse(
+                codes::INVALID_EVENT,
+                format!("session `{session}` already has another event at epoch {} seq {}", position.0, position.1),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The held events a resume asks for, unfiltered.
 fn replay(store: &SessionStore, from: Option<&ResumeFrom>) -> Vec<Replay> {
     match from {
@@ -635,7 +720,7 @@ mod tests {
     #[test]
     fn a_panic_under_a_lock_does_not_take_the_hub_down() {
         let hub = Hub::new(&Config::default());
-        hub.ingest(Origin::Http, vec![event(0)]);
+        hub.ingest(Origin::Http, &Principal::anonymous(), vec![event(0)]).unwrap();
         for poison in [0, 1] {
             let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 let _fanout = hub.fanout.lock();
@@ -645,14 +730,14 @@ mod tests {
         }
         assert!(hub.state.is_poisoned());
         assert_eq!(hub.stats().buffered_events, 1);
-        let report = hub.ingest(Origin::Http, vec![event(1)]);
+        let report = hub.ingest(Origin::Http, &Principal::anonymous(), vec![event(1)]).unwrap();
         assert_eq!(report.stored, 1);
         let hello = match Frame::decode(r#"{"type":"hello","versions":["0.1"]}"#).unwrap() {
             Frame::Hello(h) => h,
             _ => unreachable!(),
         };
         let peer = Peer::from_hello(&hello);
-        let (conn, outbox) = hub.attach_socket(Access::Anonymous, peer, "{}".into());
+        let (conn, outbox) = hub.attach_socket(Access::anonymous(), peer, "{}".into());
         assert!(hub.subscribe(conn, subscribe("a")).is_ok());
         assert!(outbox.len() >= 2, "hello reply, subscribed and the replay are queued");
         assert!(hub.roster().is_empty());

@@ -1,6 +1,8 @@
 //! Command routing (AEP-0004 §4): the gates, in order, and the forward.
 //!
-//! 1. the sender's binding must be authenticated (`unauthorized`);
+//! 1. the sender's binding must be authenticated, its principal an
+//!    operator, and the command's `agent` that principal's own name
+//!    (`unauthorized`): who commanded is who holds the credential;
 //! 2. (an invalid envelope never gets here: the socket refuses it);
 //! 3. exactly one live connection must claim the session (`no-route`,
 //!    `ambiguous`: never guess, never broadcast). Every claimant counts,
@@ -28,12 +30,21 @@ use crate::outbox::{Outgoing, Pushed};
 
 pub(super) fn route(state: &State, sender: ConnId, command: &Arc<Event>) -> Result<ConnId, ErrorFrame> {
     let refuse = |code: &str, detail: String| ErrorFrame::for_command(command.id(), code, Some(detail));
-    let authenticated = state.conns.get(&sender).is_some_and(|c| c.access.may_command());
-    if !authenticated {
+    let Some(access) = state.conns.get(&sender).map(|c| &c.access).filter(|a| a.is_authenticated()) else {
         return Err(refuse(
             codes::UNAUTHORIZED,
             "control needs an authenticated connection; this relay routes commands only when started with a token"
                 .into(),
+        ));
+    };
+    let principal = access.principal();
+    if !access.may_command() {
+        return Err(refuse(codes::UNAUTHORIZED, format!("`{}` is not an operator and may not send commands", principal.name)));
+    }
+    if !principal.may_be(command.agent()) {
+        return Err(refuse(
+            codes::UNAUTHORIZED,
+            format!("a command's `agent` names its sender: `{}` may not command as `{}`", principal.name, command.agent()),
         ));
     }
     let session = command.session().unwrap_or_default();

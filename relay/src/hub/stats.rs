@@ -33,6 +33,8 @@ pub struct Counters {
     pub events_received: u64,
     /// Events admitted to a replay buffer.
     pub events_stored: u64,
+    /// Events refused for who sent them or for a position already held.
+    pub events_refused: u64,
     /// Events whose `(source, id)` was already buffered (still fanned out).
     pub duplicates: u64,
     /// Commands forwarded to a target.

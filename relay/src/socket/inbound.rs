@@ -48,6 +48,9 @@ pub struct Inbound<'a> {
     pub access: Access,
     /// Whether this connection's role may request a roster.
     pub may_watch: bool,
+    /// Whether this connection said hello as an emitter (or both): a
+    /// consumer emits commands only.
+    pub may_emit: bool,
     pub limits: FrameLimits,
 }
 
@@ -71,6 +74,11 @@ impl Inbound<'_> {
         }
         match Frame::decode(text) {
             Ok(Frame::Event(event)) => self.event(event),
+            Ok(Frame::Subscribe(request)) if !self.access.may_read() => self.send(Frame::Error(ErrorFrame::for_request(
+                request.id,
+                codes::UNAUTHORIZED,
+                Some(format!("`{}` may not read", self.access.principal().name)),
+            ))),
             Ok(Frame::Subscribe(request)) => {
                 if let Err(refusal) = self.hub.subscribe(self.conn, request) {
                     self.send(Frame::Error(refusal));
@@ -80,7 +88,7 @@ impl Inbound<'_> {
                 self.hub.unsubscribe(self.conn, &id);
                 self.send(Frame::Unsubscribed { id });
             }
-            Ok(Frame::RosterRequest { id }) if self.may_watch => {
+            Ok(Frame::RosterRequest { id }) if self.may_watch && self.access.may_read() => {
                 self.send(Frame::Roster { id, entries: self.hub.roster() });
             }
             Ok(Frame::RosterRequest { id }) => self.send(Frame::Error(ErrorFrame::for_request(
@@ -114,9 +122,18 @@ impl Inbound<'_> {
             if let Err(refusal) = self.hub.route(self.conn, event) {
                 self.send(Frame::Error(refusal));
             }
-        } else {
-            self.hub.ingest(Origin::Socket(self.conn), vec![event]);
+        } else if !self.may_emit {
+            self.refuse_event(&event, "a consumer connection sends commands only; say hello as an emitter to emit".into());
+        } else if let Err(refusal) = self.hub.ingest(Origin::Socket(self.conn), self.access.principal(), vec![event]) {
+            self.send(Frame::Error(ErrorFrame { cause: Some(refusal.id), ..ErrorFrame::new(refusal.code, Some(refusal.detail)) }));
         }
+    }
+
+    /// Refuses an event this connection may not emit: nothing is stored.
+    fn refuse_event(&self, event: &Event, detail: String) {
+        self.hub.count_refused_event();
+        let refusal = ErrorFrame { cause: Some(event.id().to_owned()), ..ErrorFrame::new(codes::UNAUTHORIZED, Some(detail)) };
+        self.send(Frame::Error(refusal));
     }
 
     /// An event that failed validation. A would-be command from a binding

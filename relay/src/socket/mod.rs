@@ -45,8 +45,8 @@ async fn run(socket: WebSocket, app: AppState, access: Access) {
         return;
     };
     let peer = Peer::from_hello(&hello);
-    let may_watch = peer.may_watch();
-    let (conn, outbox) = app.hub.attach_socket(access, peer, discovery::hello(&app.config, app.addr));
+    let (may_watch, may_emit) = (peer.may_watch(), peer.may_emit());
+    let (conn, outbox) = app.hub.attach_socket(access.clone(), peer, discovery::hello(&app.config, app.addr, Some(access.principal())));
     if app.hub.is_shutting_down() {
         outbox.close(CloseReason::Shutdown);
     }
@@ -55,7 +55,7 @@ async fn run(socket: WebSocket, app: AppState, access: Access) {
         event: app.config.event_limit(),
         request: app.config.max_request_frame,
     };
-    let inbound = Inbound { hub: &app.hub, conn, outbox: &outbox, access, may_watch, limits };
+    let inbound = Inbound { hub: &app.hub, conn, outbox: &outbox, access, may_watch, may_emit, limits };
     let options = writer::WriterOptions {
         heartbeat: app.config.heartbeat,
         max_tracked: app.config.max_sessions,

@@ -139,6 +139,8 @@ async fn close(sink: &mut Sink, reason: CloseReason, delivered: &DeliveredPositi
     let (code, why) = match reason {
         CloseReason::PeerGone => return,
         CloseReason::Shutdown | CloseReason::IdleTimeout | CloseReason::Finished => (1001, reason.as_str().to_owned()),
+        // "Policy violation": the credential is no longer valid.
+        CloseReason::Revoked => (1008, reason.as_str().to_owned()),
         // "Try again later": resume from the delivered positions.
         CloseReason::Overflow => (1013, reason.as_str().to_owned()),
         // "Message too big", naming the limit the peer ran into.

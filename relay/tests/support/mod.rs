@@ -124,16 +124,27 @@ impl TestRelay {
     /// A WebSocket to `/socket`, the token in `?access_token=` as browsers
     /// and the live checker send it.
     pub async fn ws(&self) -> Ws {
+        self.ws_with(None).await
+    }
+
+    /// A WebSocket presenting `token`, or the posture's when `None`.
+    pub async fn ws_with(&self, token: Option<&str>) -> Ws {
         let mut url = format!("ws://{}/socket", self.relay.local_addr());
-        if self.posture == Posture::Token {
-            url.push_str(&format!("?access_token={TOKEN}"));
+        match (token, self.posture) {
+            (Some(token), _) => url.push_str(&format!("?access_token={token}")),
+            (None, Posture::Token) => url.push_str(&format!("?access_token={TOKEN}")),
+            (None, Posture::Open) => {}
         }
         Ws::connect(&url).await.unwrap()
     }
 
     /// A socket that has completed `hello` with `role` and `capabilities`.
     pub async fn ws_hello(&self, role: &str, identity: Value, capabilities: Value) -> (Ws, Value) {
-        let mut ws = self.ws().await;
+        self.ws_hello_with(None, role, identity, capabilities).await
+    }
+
+    pub async fn ws_hello_with(&self, token: Option<&str>, role: &str, identity: Value, capabilities: Value) -> (Ws, Value) {
+        let mut ws = self.ws_with(token).await;
         ws.send(&json!({"type": "hello", "versions": ["0.1"], "role": role, "identity": identity, "capabilities": capabilities})).await;
         let reply = ws.recv_json().await;
         assert_eq!(reply["type"], "hello", "{reply}");
@@ -310,6 +321,10 @@ impl Ws {
     pub async fn connect(url: &str) -> Result<Ws, tokio_tungstenite::tungstenite::Error> {
         let (inner, _) = tokio_tungstenite::connect_async_with_config(url, None, true).await?;
         Ok(Ws { inner })
+    }
+
+    pub fn from_stream(inner: WebSocketStream<MaybeTlsStream<TcpStream>>) -> Ws {
+        Ws { inner }
     }
 
     pub async fn send(&mut self, v: &Value) {

@@ -29,19 +29,34 @@ impl TestTarget {
     /// Connects, says hello declaring `accepts`, and claims `session` with
     /// `session.started` and `run.started`.
     pub async fn start(t: &TestRelay, session: &str, accepts: &[&str]) -> TestTarget {
+        TestTarget::start_as(t, None, TARGET_AGENT, session, accepts, 0).await
+    }
+
+    /// As [`TestTarget::start`], connecting with `token` (the posture's
+    /// when `None`) and emitting as `agent` in `epoch` (a new one after a
+    /// reconnect).
+    pub async fn start_as(
+        t: &TestRelay,
+        token: Option<&str>,
+        agent: &str,
+        session: &str,
+        accepts: &[&str],
+        epoch: u64,
+    ) -> TestTarget {
         let (mut ws, _) = t
-            .ws_hello(
+            .ws_hello_with(
+                token,
                 "emitter",
-                json!({"agent": TARGET_AGENT, "instance": "test"}),
+                json!({"agent": agent, "instance": "test"}),
                 json!({"emits": ["session", "run", "attention", "control"], "control": {"accepts": accepts, "ack_window_ms": 10000}}),
             )
             .await;
-        let me = Identity::new(format!("aep://test/agent/{TARGET_AGENT}/session/{session}"), TARGET_AGENT);
+        let me = Identity::new(format!("aep://test/agent/{agent}/session/{session}"), agent);
         let run = format!("run-{}", fresh_id());
         let attention = fresh_id();
         let mut seq = 0;
         let mut emit = |draft: Draft| {
-            let e = draft.session(session).seq(seq).build(&me, fresh_id(), now()).unwrap();
+            let e = draft.session(session).epoch(epoch).seq(seq).build(&me, fresh_id(), now()).unwrap();
             seq += 1;
             e
         };
@@ -59,6 +74,7 @@ impl TestTarget {
             run: run.clone(),
             attention: attention.clone(),
             seq,
+            epoch,
             acks: HashMap::new(),
         };
         let task = tokio::spawn(serve(ws, brain, received.clone(), accepts.iter().map(|s| s.to_string()).collect()));
@@ -87,13 +103,14 @@ struct Brain {
     run: String,
     attention: String,
     seq: u64,
+    epoch: u64,
     /// Recorded ack bytes by command (source, id).
     acks: HashMap<(String, String), String>,
 }
 
 impl Brain {
     fn emit(&mut self, draft: Draft) -> Event {
-        let e = draft.session(&self.session).seq(self.seq).build(&self.me, fresh_id(), now()).unwrap();
+        let e = draft.session(&self.session).epoch(self.epoch).seq(self.seq).build(&self.me, fresh_id(), now()).unwrap();
         self.seq += 1;
         e
     }

@@ -190,6 +190,22 @@ impl Capabilities {
         self.roster.is_some()
     }
 
+    /// The name a relay says the connection's credential belongs to
+    /// (`experimental.principal.name`): a sender whose relay names it
+    /// sends its commands under that `agent`, the only one the relay
+    /// accepts from it.
+    pub fn principal(&self) -> Option<&str> {
+        self.other.get(EXPERIMENTAL)?.get(PRINCIPAL)?.get("name")?.as_str().filter(|n| !n.is_empty())
+    }
+
+    /// Names the connection's principal ([`Capabilities::principal`]).
+    pub fn set_principal(&mut self, name: &str, roles: &[&str]) {
+        let experimental = self.other.entry(EXPERIMENTAL).or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(m) = experimental {
+            m.insert(PRINCIPAL.into(), serde_json::json!({ "name": name, "roles": roles }));
+        }
+    }
+
     /// Whether the peer implements `from: "all"`.
     pub fn replay_all(&self) -> bool {
         self.replay.as_ref().and_then(|r| r.all).unwrap_or(false)
@@ -231,6 +247,11 @@ impl Capabilities {
         m
     }
 }
+
+/// `capabilities.experimental`, the graduation namespace (AEP-0003 §4).
+const EXPERIMENTAL: &str = "experimental";
+/// Who the relay takes this connection's credential for.
+const PRINCIPAL: &str = "principal";
 
 /// The `hello` frame (AEP-0003 §4).
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -1,0 +1,95 @@
+//! The credentials file: one principal a line (`name roles sha256-hex`),
+//! read at start and again whenever it changes (checked every second) or
+//! the relay gets `SIGHUP`. A line removed revokes that principal at once:
+//! new requests with its token are refused and its open sockets closed.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use crate::auth::{parse_credentials, Keyring, Principal};
+use crate::config::Config;
+use crate::hub::Hub;
+
+/// How often the file's modification time is looked at.
+const POLL: Duration = Duration::from_secs(1);
+
+/// The principals configured outside the file (`--token`, the demo's),
+/// which a reload keeps.
+fn kept(config: &Config) -> Vec<Arc<str>> {
+    let mut names: Vec<Arc<str>> = config.principals.iter().map(|(_, p)| p.name.clone()).collect();
+    if config.token.is_some() {
+        names.push(Principal::owner().name);
+    }
+    names
+}
+
+/// Reads the file into the keyring, replacing what an earlier read put
+/// there. A file that cannot be read or parsed changes nothing.
+pub fn load_into(ring: &Keyring, file: &Path, config: &Config) -> Result<usize, String> {
+    let text = std::fs::read_to_string(file).map_err(|e| format!("credentials file {}: {e}", file.display()))?;
+    let entries = parse_credentials(&text).map_err(|e| format!("credentials file {}: {e}", file.display()))?;
+    let count = entries.len();
+    ring.replace(&kept(config), entries);
+    Ok(count)
+}
+
+fn modified(file: &Path) -> Option<SystemTime> {
+    std::fs::metadata(file).and_then(|m| m.modified()).ok()
+}
+
+/// Reloads the file whenever it changes or on `SIGHUP`, and closes the
+/// sockets of principals no longer in it.
+pub async fn watch(ring: Arc<Keyring>, file: PathBuf, config: Arc<Config>, hub: Arc<Hub>) {
+    let mut seen = modified(&file);
+    let mut hangup = hangup();
+    let mut stop = hub.shutdown_signal();
+    loop {
+        tokio::select! {
+            () = tokio::time::sleep(POLL) => {
+                let now = modified(&file);
+                if now == seen {
+                    continue;
+                }
+                seen = now;
+            }
+            () = next_hangup(&mut hangup) => {}
+            _ = stop.wait_for(|down| *down) => return,
+        }
+        match load_into(&ring, &file, &config) {
+            Ok(count) => {
+                tracing::info!("credentials reloaded: {count} principals");
+                hub.close_revoked(|name| ring.holds(name));
+            }
+            Err(e) => tracing::warn!("{e}; keeping the credentials already loaded"),
+        }
+    }
+}
+
+#[cfg(unix)]
+type Hangup = Option<tokio::signal::unix::Signal>;
+#[cfg(not(unix))]
+type Hangup = ();
+
+#[cfg(unix)]
+fn hangup() -> Hangup {
+    tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok()
+}
+
+#[cfg(not(unix))]
+fn hangup() -> Hangup {}
+
+#[cfg(unix)]
+async fn next_hangup(signal: &mut Hangup) {
+    match signal {
+        Some(s) => {
+            s.recv().await;
+        }
+        None => std::future::pending().await,
+    }
+}
+
+#[cfg(not(unix))]
+async fn next_hangup(_: &mut Hangup) {
+    std::future::pending().await
+}
