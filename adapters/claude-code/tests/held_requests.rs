@@ -2,7 +2,8 @@
 //! its endpoint as Claude Code posts them, answered by a console-side
 //! socket. Two permission requests held at once in one session (parallel
 //! tool calls) are independent: answered in the opposite order, each
-//! answer reaches its own hook.
+//! answer reaches its own hook. Under one token, and under roles: the
+//! adapter as agent `claude-code`, the phone as an operator.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -12,7 +13,7 @@ use aep_claude_code::server;
 use aep_client::client::hub::socket_url;
 use aep_client::protocol::capture::{CaptureCeiling, RedactOptions};
 use aep_client::protocol::event::Capture;
-use aep_relay::auth::Token;
+use aep_relay::auth::{Principal, Roles, Token};
 use aep_relay::{serve, Config};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
@@ -20,6 +21,8 @@ use tokio::sync::{mpsc, watch};
 use tokio_tungstenite::tungstenite::Message;
 
 const TOKEN: &str = "T-held-requests-0123";
+const AGENT_TOKEN: &str = "T-claude-code-agent-0123";
+const OPERATOR_TOKEN: &str = "T-phone-operator-0123";
 const SESSION: &str = "0b9f1c6e-1111-4a2b-9c3d-5e6f7a8b9c0d";
 const PROMPT: Duration = Duration::from_secs(10);
 
@@ -39,13 +42,23 @@ fn permission(command: &str) -> Value {
 
 #[tokio::test(flavor = "current_thread")]
 async fn two_requests_held_at_once_are_answered_each_on_its_own() {
-    let local = tokio::task::LocalSet::new();
-    local.run_until(scenario()).await;
-}
-
-async fn scenario() {
     let mut config = Config::default();
     config.token = Token::new(TOKEN);
+    tokio::task::LocalSet::new().run_until(scenario(config, TOKEN, TOKEN)).await;
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn under_roles_the_adapter_is_an_agent_and_the_phone_an_operator() {
+    let mut config = Config::default();
+    let add = |name: &str, token: &str, roles: Roles| (Token::new(token).unwrap(), Principal::named(name, roles));
+    config.principals = vec![
+        add("claude-code", AGENT_TOKEN, Roles { agent: true, ..Roles::default() }),
+        add("phone", OPERATOR_TOKEN, Roles { operator: true, viewer: true, agent: false }),
+    ];
+    tokio::task::LocalSet::new().run_until(scenario(config, AGENT_TOKEN, OPERATOR_TOKEN)).await;
+}
+
+async fn scenario(config: Config, adapter_token: &str, phone_token: &str) {
     let relay = serve(config, tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap()).await.unwrap();
     let base = format!("http://{}", relay.local_addr());
 
@@ -53,7 +66,7 @@ async fn scenario() {
     let (calls, inbox) = mpsc::unbounded_channel();
     let (status, mut watching) = watch::channel(Status::default());
     let options = Options {
-        socket_url: socket_url(&base, Some(TOKEN)).unwrap(),
+        socket_url: socket_url(&base, Some(adapter_token)).unwrap(),
         attention_timeout: Duration::from_secs(60),
         ceiling: CaptureCeiling::uniform(Capture::Redacted),
         redaction: RedactOptions::default(),
@@ -73,7 +86,7 @@ async fn scenario() {
     .expect("the adapter reaches the relay");
 
     // A phone watching the session.
-    let (mut phone, _) = tokio_tungstenite::connect_async(socket_url(&base, Some(TOKEN)).unwrap()).await.unwrap();
+    let (mut phone, _) = tokio_tungstenite::connect_async(socket_url(&base, Some(phone_token)).unwrap()).await.unwrap();
     let send = |v: Value| Message::text(v.to_string());
     phone.send(send(json!({"type": "hello", "versions": ["0.1"], "role": "consumer", "identity": {"agent": "phone"}, "capabilities": {}}))).await.unwrap();
     phone.send(send(json!({"type": "subscribe", "id": "all", "filter": {"session": SESSION}}))).await.unwrap();
