@@ -88,17 +88,19 @@ fn Controls(lane: Signal<Option<Lane>>) -> impl IntoView {
                 Some(Confirm::CancelSession) => Some("cancel-session"),
                 None => None,
             }));
+            // The safe answer, not the reason box: on a phone its keyboard
+            // would cover the buttons.
             request_animation_frame(|| {
-                focus_selector("#cancel-reason");
+                focus_selector("button[data-confirm=\"no\"]");
             });
         } else if !open && was_open == Some(true) {
             if let Some(verb) = opener.get_value() {
                 // The run may be gone with its button: the session's, then the page.
                 request_animation_frame(move || {
                     let _ = focus_selector(&format!("button[data-verb=\"{verb}\"]"))
-                        || focus_selector("button[data-verb=\"cancel-session\"]")
-                        || focus_selector("#main");
+                        || focus_selector("button[data-verb=\"cancel-session\"]");
                 });
+                refocus(CONTROLS, 25);
             }
         }
         open
@@ -150,10 +152,10 @@ fn Controls(lane: Signal<Option<Lane>>) -> impl IntoView {
                             </button>
                         })}
                         {(l.verbs.pause && l.state == LaneState::Active).then(|| view! {
-                            <button type="button" data-verb="pause" on:click=move |_| done(console.pause(&l1))>"Pause"</button>
+                            <button type="button" data-verb="pause" on:click=move |_| { done(console.pause(&l1)); refocus(CONTROLS, 25); }>"Pause"</button>
                         })}
                         {(l.verbs.resume && l.state == LaneState::Paused).then(|| view! {
-                            <button type="button" data-verb="resume" on:click=move |_| done(console.resume(&l2))>"Resume"</button>
+                            <button type="button" data-verb="resume" on:click=move |_| { done(console.resume(&l2)); refocus(CONTROLS, 25); }>"Resume"</button>
                         })}
                     </div>
                     {(!l.verbs.cancel && !l.verbs.pause && !l.verbs.resume).then(|| view! {
@@ -491,7 +493,8 @@ fn to_timeline() {
     }
 }
 
-/// Focuses the first element matching `selector`; false when none does.
+/// Focuses the first element matching `selector`; false when none does
+/// or it cannot take the focus (disabled).
 fn focus_selector(selector: &str) -> bool {
     match document()
         .query_selector(selector)
@@ -499,7 +502,28 @@ fn focus_selector(selector: &str) -> bool {
         .flatten()
         .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
     {
-        Some(el) => el.focus().is_ok(),
+        Some(el) => {
+            let _ = el.focus();
+            document().active_element().is_some_and(|a| a.is_same_node(Some(&el)))
+        }
         None => false,
     }
+}
+
+/// The session's controls, in the order focus should land on them.
+const CONTROLS: &str = "button[data-verb=\"resume\"]:enabled, button[data-verb=\"pause\"]:enabled, button[data-verb=\"cancel-session\"]:enabled, .control-buttons button:enabled";
+
+/// While the controls redraw (a paused session shows Resume, a cancelled
+/// run loses its button), the focus would fall to the page: it goes to
+/// the first of `selector` once there is one, for `tries` × 200 ms.
+fn refocus(selector: &'static str, tries: u32) {
+    crate::web::platform::after(200, move || {
+        let lost = document().active_element().map_or(true, |a| a.tag_name() == "BODY");
+        if (lost && focus_selector(selector)) || !lost && tries < 25 {
+            return;
+        }
+        if tries > 0 {
+            refocus(selector, tries - 1);
+        }
+    });
 }
