@@ -198,8 +198,8 @@ impl CardView {
             };
         }
         let words = match (self.close.as_ref().map(|c| c.how), &self.resolution) {
-            _ if refused => "Refused by the agent: your answer was not applied, and it will not happen",
-            (Some(Closed::TimedOut), _) => "Timed out: no answer came in time, and the agent went on without one",
+            _ if refused => "Refused by the agent: it will not happen",
+            (Some(Closed::TimedOut), _) => "Timed out: the agent went on without an answer",
             (Some(Closed::Abandoned), _) => "Not done: the session ended before an answer",
             (_, Some(Resolution::Auto)) => "Settled by the agent on its own",
             (_, Some(Resolution::Dismissed)) => "Withdrawn by the agent: it will not happen",

@@ -45,12 +45,8 @@ impl Held {
     /// `Sending “Deny” in 4 s`.
     pub fn words(&self, now: UnixMs) -> String {
         let left = self.until.0.saturating_sub(now.0).div_ceil(1000);
-        let left = left.min(UNDO_MS.div_ceil(1000));
-        if left == 0 {
-            format!("Sending {} now", self.what)
-        } else {
-            format!("Sending {} in {left} s", self.what)
-        }
+        let left = left.clamp(1, UNDO_MS.div_ceil(1000));
+        format!("Sending {} in {left} s", self.what)
     }
 }
 

@@ -476,7 +476,9 @@ fn this_consoles_commands_read_as_its_own_after_a_reload() {
     let s = r.hub.store().sessions().next().unwrap();
     let c = session::commands(&r.hub, s).remove(0);
     assert!(c.by_this_console, "sent as this console: {c:?}");
-    assert_eq!(c.who(), "You");
+    // The name the timeline gives the sender ("aep-console asked to
+    // cancel"), marked as the person's own.
+    assert_eq!(c.who(), "aep-console (you)");
     assert_eq!(c.sent_at, UnixMs::parse_rfc3339("2026-07-03T10:15:10Z"));
     assert_eq!(c.phase, Phase::Done("run.cancelled".into()));
     assert_eq!(c.what, "run r1 \u{2014} \u{201c}stuck\u{201d}");
@@ -700,7 +702,7 @@ fn a_held_answer_says_what_it_sends_and_when() {
     let h = Held { seq: 1, request: "REQ1".into(), what, until: UnixMs(T0.0 + hold::UNDO_MS) };
     assert_eq!(h.words(T0), "Sending \u{201c}Deny\u{201d} in 5 s");
     assert_eq!(h.words(UnixMs(T0.0 + 4_200)), "Sending \u{201c}Deny\u{201d} in 1 s");
-    assert_eq!(h.words(UnixMs(T0.0 + 5_000)), "Sending \u{201c}Deny\u{201d} now");
+    assert_eq!(h.words(UnixMs(T0.0 + 5_000)), "Sending \u{201c}Deny\u{201d} in 1 s", "never 0 s while it waits");
     assert!(hold::UNDO_MS >= 3_000 && hold::UNDO_MS <= 8_000, "a few seconds");
 }
 
@@ -764,8 +766,30 @@ fn settled_cards_say_whether_the_thing_will_happen_and_colour_only_what_went_as_
     assert!(gone.outcome_words().starts_with("Withdrawn by the agent: it will not happen"), "{}", gone.outcome_words());
     let refused = r.card("REF");
     assert!(refused.in_flight(), "a card whose answer the agent refused takes no other answer");
-    assert_eq!(refused.verdict(), ("Refused by the agent: your answer was not applied, and it will not happen", false));
+    assert_eq!(refused.verdict(), ("Refused by the agent: it will not happen", false));
     let late = r.card("LATE");
     assert_eq!(late.verdict().1, false, "a timeout is not coloured as success");
-    assert!(late.verdict().0.starts_with("Timed out: no answer came in time"));
+    assert!(late.verdict().0.starts_with("Timed out: the agent went on without an answer"));
+}
+
+#[test]
+fn repeated_progress_is_folded_into_one_row() {
+    let mut r = with_session();
+    for n in 0..5 {
+        r.event(json!({ "id": format!("P{n}"), "type": "progress.status", "seq": 3 + n, "run": "r1",
+                        "data": { "status": "working", "percent": 100 } }));
+    }
+    r.event(json!({ "id": "P9", "type": "progress.status", "seq": 8, "run": "r1", "data": { "status": "done" } }));
+    let s = r.hub.store().sessions().next().unwrap();
+    let (items, _) = timeline::items(s);
+    let rows = timeline::rows(&items, timeline::Filter::All);
+    let progress: Vec<String> = rows
+        .iter()
+        .filter_map(|row| match row {
+            timeline::Row::Event(i) if i.ty == "progress.status" => Some(i.summary.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(progress.len(), 2, "{progress:?}");
+    assert!(progress[1].ends_with("(and 4 more the same)"), "{progress:?}");
 }

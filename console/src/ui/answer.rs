@@ -30,7 +30,7 @@ pub fn send(
     let (key, what) = card.with_untracked(|c| (c.key.clone(), hold::what(&answer, &c.options)));
     error.set(None);
     // With no relay to send to, it is refused now, in words, not held.
-    if !console.online.get_untracked() || !console.relays.with_untracked(|r| r.iter().any(|r| r.is_live())) {
+    if !console.relays.with_untracked(|r| r.iter().any(|r| r.is_live())) {
         console.answer_now(&key, answer, error);
         return false;
     }
@@ -117,16 +117,7 @@ fn OptionButtons(
                                         confirming.set(None);
                                         send(console, card, Answer::option(x), error, steady);
                                     }
-                                    _ if steady.ready() => {
-                                        confirming.set(Some((chosen.id.clone(), now)));
-                                        crate::web::platform::after(8_000, move || {
-                                            confirming.try_update(|c| {
-                                                if c.as_ref().is_some_and(|(_, at)| *at == now) {
-                                                    *c = None;
-                                                }
-                                            });
-                                        });
-                                    }
+                                    _ if steady.ready() => confirming.set(Some((chosen.id.clone(), now))),
                                     _ => {}
                                 }
                             }
@@ -288,11 +279,8 @@ pub fn AnswerArea(card: RwSignal<CardView>, #[prop(optional)] expanded: Option<R
             </div>
         }
         .into_any(),
-        // Listed for information elsewhere, not as cards.
-        Answering::Elsewhere(_) | Answering::Unknown => view! {
-            <p class="hint">"This request is answered in the agent's own interface, not here."</p>
-        }
-        .into_any(),
+        // Listed for information below the inbox, never as cards.
+        Answering::Elsewhere(_) | Answering::Unknown => ().into_any(),
         Answering::Ambiguous { claims } => view! {
             <p class="hint ambiguous">{format!(
                 "Claimed by {claims} connections at once: the relay refuses answers to this session until only one is left."

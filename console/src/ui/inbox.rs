@@ -167,7 +167,10 @@ pub fn Inbox() -> impl IntoView {
         <section class="inbox" aria-labelledby="inbox-title">
             <h1 id="inbox-title" class="view-title">
                 "Waiting for you"
-                <span class="count">{total}</span>
+                // Counted only when a relay is reached: a refused token or
+                // an offline device knows of nothing waiting, not of none.
+                {move || console.relays.with(|r| r.iter().any(|r| r.is_live()))
+                    .then(|| view! { <span class="count">{total}</span> })}
             </h1>
             {move || {
                 let reach = console.relays.with(|r| status::reach(r, console.online.get()));

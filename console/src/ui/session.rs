@@ -113,12 +113,13 @@ fn Controls(lane: Signal<Option<Lane>>) -> impl IntoView {
                     return view! { <p class="hint">"This session has ended."</p> }.into_any();
                 }
                 if !l.verbs.listed {
-                    return view! {
-                        <p class="hint offline-agent" data-controls="none">
-                            "Its agent is not connected to a relay right now (no relay roster lists this session), so it cannot take commands."
-                        </p>
-                    }
-                    .into_any();
+                    // Whose connection is missing: this device's, or the agent's.
+                    let words = if console.relays.with(|r| r.iter().any(|r| r.is_live())) {
+                        "Its agent is not connected to a relay right now (no relay roster lists this session), so it cannot take commands."
+                    } else {
+                        "This device is not connected to a relay right now, so no command can be sent from here."
+                    };
+                    return view! { <p class="hint offline-agent" data-controls="none">{words}</p> }.into_any();
                 }
                 if l.verbs.claims > 1 {
                     return view! {
@@ -456,6 +457,9 @@ pub fn SessionView(key: SessionKey) -> impl IntoView {
                         </For>
                     </ol>
                 </Show>
+                // The commands sent and what became of them, above the long
+                // timeline, where a person looks first.
+                <Audit commands=commands />
                 <section class="timeline-wrap" aria-labelledby="timeline-title">
                     <h2 id="timeline-title">"Timeline"</h2>
                     <div class="timeline-tools">
@@ -480,7 +484,6 @@ pub fn SessionView(key: SessionKey) -> impl IntoView {
                         <p class="hint">{move || format!("{} earlier events are not shown.", hidden())}</p>
                     </Show>
                 </section>
-                <Audit commands=commands />
             </Show>
         </section>
     }

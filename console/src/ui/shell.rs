@@ -260,10 +260,8 @@ fn keep_scroll_per_view() {
         let view = here.get_value();
         kept.update_value(|k| {
             k.retain(|(v, _)| *v != view);
-            if k.len() >= KEPT {
-                k.remove(0);
-            }
-            k.push((view, y));
+            k.truncate(KEPT);
+            k.insert(0, (view, y));
         });
     });
     let handle = window_event_listener(leptos::ev::hashchange, move |_| {

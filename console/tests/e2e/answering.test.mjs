@@ -331,6 +331,12 @@ try {
       const err = await c.locator('.send-error').textContent({ timeout: 3_000 });
       check(err.includes('not connected') && err.includes('Nothing was queued'), `the answer is refused in words: ${err}`);
       check((await c.locator('.cmd').count()) === 0, 'no answer shows as sent');
+      // The session page says it is this device that is offline.
+      await page.evaluate(() => { location.hash = '#/sessions'; });
+      await page.locator('main .lane[data-agent="e2e-offline"] a.lane-title').first().click();
+      const why = await page.locator('.offline-agent').textContent({ timeout: 3_000 });
+      check(why.includes('This device is not connected'), `the session page blames this device, not the agent: ${why}`);
+      await page.evaluate(() => { location.hash = '#/'; });
       await ctx.setOffline(false);
       await page.locator('.chip[data-state="live"]').waitFor({ timeout: 30_000 });
       await until(async () => (await page.locator('.banners .banner').count()) === 0, 'the banner goes once a relay is live', 5_000);
@@ -556,6 +562,7 @@ try {
       check((banners[0].match(/refused/g) || []).length === 1 && banners[0].includes('token'), `said once, naming the token: ${banners[0]}`);
       const text = await page.locator('body').textContent();
       check(!text.includes('waiting for a relay connection'), 'nothing claims to wait for a connection that was refused');
+      check((await page.locator('#inbox-title .count').count()) === 0, 'no "Waiting for you 0" when the token was refused');
       const { sw, iw } = await page.evaluate(() => ({ sw: document.documentElement.scrollWidth, iw: window.innerWidth }));
       check(sw <= iw, `it fits the phone (${sw} > ${iw})`);
       await page.locator('[data-banner="refused"] button', { hasText: 'Enter another token' }).tap();
@@ -628,6 +635,10 @@ try {
       const waited = Date.now() - t0;
       check(waited >= 3_000, `held a few seconds first (${waited} ms)`);
       check(agent.commands[0].data.answer.option === 'deny', 'the denial left');
+      const row = page.locator(`main article.settled[data-request="${q.id}"]`);
+      await until(async () => ((await row.locator('.outcome').textContent().catch(() => '')) || '').includes('Denied: it will not happen'),
+        'the settled card says in plain words that it will not happen', 5_000);
+      await page.screenshot({ path: `${ROOT}target/console-e2e/settled-390x844.png` });
       const info = card(page, i.data.prompt);
       await sleep(700);
       await info.locator('button.option[data-option="allow"]').tap();
@@ -771,6 +782,9 @@ try {
       const y = await page.evaluate(() => scrollY);
       const h1 = await page.locator('main h1').first().boundingBox();
       check(y === 0 && h1.y >= 0 && h1.y < 844, `a session opens at its top, its header in view (scrollY ${y}, header at ${h1.y})`);
+      const audit = await page.locator('main section.audit').boundingBox();
+      const timeline = await page.locator('#timeline-title').boundingBox();
+      check(audit.y < timeline.y, `the command audit comes before the timeline (${audit.y} vs ${timeline.y})`);
       await page.screenshot({ path: `${ROOT}target/console-e2e/session-top-390x844.png` });
       await page.locator('nav.tabs a[href="#/"]').tap();
       await card(page, 'Views: question 1?').waitFor({ timeout: 3_000 });

@@ -325,6 +325,8 @@ try {
     await until(async () => (await h.getAttribute('data-status')) === 'resolved', 'this console sees it settle', 10_000);
     check((await h.locator('.cmd[data-mine="false"]').count()) === 1, "the other operator's command is shown, not as ours");
     check((await h.locator('.outcome').textContent()).includes('Answered: Deny'), 'with the answer applied');
+    await h.scrollIntoViewIfNeeded();
+    await shot(page, 'settled-1280x800');
     await page.goto(`${relay.base}/#/`);
     await other.close();
   });
@@ -449,8 +451,10 @@ try {
     cancelCommand = await page.locator('.last-command .cmd').getAttribute('data-command');
     const own = page.locator(`.audit .cmd[data-command="${cancelCommand}"]`);
     await own.locator('.cmd-state', { hasText: 'Done' }).waitFor({ timeout: 5_000 });
-    check((await own.locator('.who').textContent()) === 'You', 'the audit shows the command as this console\'s own');
+    check((await own.locator('.who').textContent()) === 'aep-console (you)', `the audit names the sender as the timeline does, marked as this console's own: ${await own.locator('.who').textContent()}`);
     check(/\d\d:\d\d/.test(await own.locator('.cmd-time').textContent()), 'with the time it was sent');
+    await own.scrollIntoViewIfNeeded();
+    await shot(page, 'audit-1280x800');
     await page.evaluate(() => window.scrollTo(0, 0));
     await shot(page, 'session-1280x800');
     // Causes are links within the timeline.
@@ -633,7 +637,9 @@ try {
     // A fresh page: the command sent from the other one is still this console's own.
     const own = p.locator(`.audit .cmd[data-command="${cancelCommand}"]`);
     await own.waitFor({ timeout: 10_000 });
-    check((await own.locator('.who').textContent()) === 'You', `after a reload the cancel is still ours: ${await own.textContent()}`);
+    check((await own.locator('.who').textContent()) === 'aep-console (you)', `after a reload the cancel is still ours: ${await own.textContent()}`);
+    await own.scrollIntoViewIfNeeded();
+    await shot(p, 'audit-390x844');
     check(/\d\d:\d\d/.test(await own.locator('.cmd-time').textContent()) && (await own.locator('.cmd-state').textContent()).includes('Done'),
       `with its time and result: ${await own.textContent()}`);
     const audit = await p.locator('.audit').textContent();

@@ -288,7 +288,7 @@ export function cardIn(page, text) {
     const deadline = Date.now() + (opts.timeout ?? 30_000);
     while (Date.now() < deadline) {
       if (await l.isVisible().catch(() => false)) return;
-      if (await bar.isVisible().catch(() => false)) await bar.click().catch(() => {});
+      if (await bar.isVisible().catch(() => false)) await bar.click({ timeout: 1_000 }).catch(() => {});
       await sleep(100);
     }
     throw new Error(`no card with "${text}" came into the inbox`);
