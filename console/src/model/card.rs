@@ -203,7 +203,7 @@ impl CardView {
             (Some(Closed::Abandoned), _) => "Not done: the session ended before an answer",
             (_, Some(Resolution::Auto)) => "Settled by the agent on its own",
             (_, Some(Resolution::Dismissed)) => "Withdrawn by the agent: it will not happen",
-            _ => "Closed without an answer seen here",
+            _ => "Closed",
         };
         (words, false)
     }

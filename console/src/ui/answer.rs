@@ -88,12 +88,12 @@ fn OptionButtons(
                 .enumerate()
                 .map(|(i, o)| {
                     let label = if o.label_is_id { o.id.clone() } else { o.label.clone() };
-                    let aria = format!("Answer {}", label);
                     let chosen = o.clone();
                     let id = StoredValue::new(o.id.clone());
                     let asking = move || confirming.with(|c| c.as_ref().is_some_and(|(x, _)| id.with_value(|i| x == i)));
                     let second = StoredValue::new(card.with_untracked(|c| hold::confirm_words(c.severity, c.destructive, &label)));
-                    let words = move |plain: &String| if asking() { second.get_value() } else { plain.clone() };
+                    // Named by what it shows, "Tap again to …" included.
+                    let words = move || if asking() { second.get_value() } else { label.clone() };
                     view! {
                         <button
                             type="button"
@@ -102,7 +102,6 @@ fn OptionButtons(
                             class:id-only=o.label_is_id
                             class:confirming=asking
                             data-option=o.id.clone()
-                            aria-label=move || words(&aria)
                             disabled=busy
                             aria-disabled=move || steady.settling().then_some("true")
                             on:click=move |_| {
@@ -123,7 +122,7 @@ fn OptionButtons(
                             }
                         >
                             <kbd aria-hidden="true">{(i + 1).to_string()}</kbd>
-                            <span class="option-label">{move || words(&label)}</span>
+                            <span class="option-label">{words}</span>
                             {o.label_is_id.then(|| view! { <span class="id-note">"(id only: the agent sent no label)"</span> })}
                         </button>
                     }
@@ -235,7 +234,7 @@ fn TextReply(card: RwSignal<CardView>, error: RwSignal<Option<String>>, busy: Si
             </div>
             {move || likely.with_value(|l| l()).map(|(_, label)| view! {
                 <button type="button" class="likely" on:click=pick_likely.clone()>
-                    {format!("Did you mean \u{201c}{label}\u{201d}? Answer {label} instead")}
+                    {format!("Answer \u{201c}{label}\u{201d} instead?")}
                 </button>
             })}
             <p class="hint" id=note_id aria-live="polite">
@@ -296,7 +295,8 @@ pub fn AnswerArea(card: RwSignal<CardView>, #[prop(optional)] expanded: Option<R
                 <p class="capture-note">{format!("The agent's form could not be read ({e}); reply in words instead.")}</p>
             })}
             {body}
-            <Show when=move || error.get().is_some()>
+            // "Send again once it is live" goes once a relay is live again.
+            <Show when=move || error.with(|e| e.as_ref().is_some_and(|e| !(e.ends_with("once it is live.") && console.relays.with(|r| r.iter().any(|r| r.is_live())))))>
                 <p class="send-error" role="alert">{move || error.get().unwrap_or_default()}</p>
             </Show>
         </div>

@@ -250,7 +250,7 @@ fn Elsewhere(others: Vec<Waiting>) -> impl IntoView {
     view! {
         <section class="elsewhere-list" aria-labelledby="elsewhere-title">
             <h2 id="elsewhere-title">"Answered elsewhere " <span class="count">{others.len()}</span></h2>
-            <p class="hint">"For information: these are answered in the agent's own interface, not here."</p>
+            <p class="hint">"For information: answered in the agent's own interface."</p>
             <ul>
                 {others.into_iter().map(|w| view! {
                     <li class="info-row" data-request=w.key.request.to_string()>

@@ -117,7 +117,7 @@ fn Controls(lane: Signal<Option<Lane>>) -> impl IntoView {
                     let words = if console.relays.with(|r| r.iter().any(|r| r.is_live())) {
                         "Its agent is not connected to a relay right now (no relay roster lists this session), so it cannot take commands."
                     } else {
-                        "This device is not connected to a relay right now, so no command can be sent from here."
+                        "This device is not connected to a relay right now."
                     };
                     return view! { <p class="hint offline-agent" data-controls="none">{words}</p> }.into_any();
                 }

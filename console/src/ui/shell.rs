@@ -248,10 +248,6 @@ fn keep_scroll_per_view() {
     /// Views whose position is kept (the latest ones).
     const KEPT: usize = 32;
     let console = expect_context::<Console>();
-    let win = crate::web::platform::window();
-    if let Ok(h) = win.history() {
-        let _ = h.set_scroll_restoration(web_sys::ScrollRestoration::Manual);
-    }
     let here = StoredValue::new_local(Route::current().href());
     let kept = StoredValue::new_local(Vec::<(String, f64)>::new());
     Effect::new(move |_| {

@@ -340,6 +340,7 @@ try {
       await ctx.setOffline(false);
       await page.locator('.chip[data-state="live"]').waitFor({ timeout: 30_000 });
       await until(async () => (await page.locator('.banners .banner').count()) === 0, 'the banner goes once a relay is live', 5_000);
+      check((await c.locator('.send-error').count()) === 0, 'no stale "send again once it is live" once it is live');
       check(agent.commands.length === 0, 'nothing reached the agent from the offline attempt');
     });
   });
