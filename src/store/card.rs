@@ -58,6 +58,9 @@ pub struct Request {
     /// `None` when not declared (answerable by control, send and settle).
     pub respond_via: Option<Vec<Channel>>,
     pub expires_at: Option<UnixMs>,
+    /// The agent marked the request as destructive (`destructive: true` in
+    /// its data, an extension attribute): approving it takes a second step.
+    pub destructive: bool,
     pub capture: Capture,
     pub severity: Severity,
     pub agent: String,
@@ -98,6 +101,7 @@ impl Request {
             fields_error,
             respond_via,
             expires_at: text("expires_at").and_then(|t| UnixMs::parse_rfc3339(&t)),
+            destructive: e.data_field("destructive").and_then(Value::as_bool) == Some(true),
             capture: e.capture(),
             severity: e.severity(),
             agent: e.agent().to_owned(),

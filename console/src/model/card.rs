@@ -61,6 +61,8 @@ pub struct OptionView {
 pub struct AnswerView {
     /// `Allow`, `"CHG-1234"`, `form: 4 values`.
     pub summary: String,
+    /// The option applied, by its id.
+    pub option: Option<String>,
     pub by: Option<String>,
     /// `control`, `oob`, ...
     pub via: Option<String>,
@@ -119,6 +121,8 @@ pub struct CardView {
     pub fields_error: Option<String>,
     pub answering: Answering,
     pub expires_at: Option<UnixMs>,
+    /// The agent marked it destructive.
+    pub destructive: bool,
     pub agent: String,
     pub source: String,
     pub session: String,
@@ -130,6 +134,8 @@ pub struct CardView {
     pub raised_at: UnixMs,
     pub answer: Option<AnswerView>,
     pub close: Option<CloseView>,
+    /// How the agent resolved it, when it did.
+    pub resolution: Option<Resolution>,
     pub commands: Vec<CommandView>,
     /// This console's answers the agent refused while another answer was
     /// the one applied (what each asked, in words): a card that reads
@@ -142,9 +148,21 @@ impl CardView {
         self.kind == "permission"
     }
 
-    /// One of this console's commands for the card is still in flight.
+    /// Choosing `o` takes a second, deliberate step.
+    pub fn needs_confirm(&self, o: &OptionView) -> bool {
+        super::hold::needs_confirm(self.severity, self.destructive, o.permissive)
+    }
+
+    /// One of this console's commands for the card is still in flight, or
+    /// the agent refused one as its own decision (not as a malformed
+    /// answer): it decides what happens next, and the card takes no other
+    /// answer meanwhile.
     pub fn in_flight(&self) -> bool {
-        self.commands.iter().any(|c| c.mine && c.phase.in_flight())
+        self.commands.iter().any(|c| {
+            c.mine
+                && (c.phase.in_flight()
+                    || matches!(&c.phase, command::Phase::Rejected { reason, .. } if reason.as_deref() != Some("invalid")))
+        })
     }
 
     /// When it left the inbox, for ordering the history.
@@ -164,6 +182,32 @@ impl CardView {
         }
     }
 
+    /// What happened, in plain words: whether the thing will happen and
+    /// why; and whether it went as asked (only that is coloured as success).
+    pub fn verdict(&self) -> (&'static str, bool) {
+        let refused = self
+            .commands
+            .iter()
+            .any(|c| c.mine && matches!(c.phase, command::Phase::Rejected { .. }));
+        if let Some(a) = &self.answer {
+            let allowed = a.option.as_deref().map(is_permissive);
+            return match allowed {
+                Some(true) => ("Allowed: it goes ahead", true),
+                Some(false) => ("Denied: it will not happen", true),
+                None => ("Answered: the agent goes on with this answer", true),
+            };
+        }
+        let words = match (self.close.as_ref().map(|c| c.how), &self.resolution) {
+            _ if refused => "Refused by the agent: it will not happen",
+            (Some(Closed::TimedOut), _) => "Timed out: the agent went on without an answer",
+            (Some(Closed::Abandoned), _) => "Not done: the session ended before an answer",
+            (_, Some(Resolution::Auto)) => "Settled by the agent on its own",
+            (_, Some(Resolution::Dismissed)) => "Withdrawn by the agent: it will not happen",
+            _ => "Closed",
+        };
+        (words, false)
+    }
+
     /// The outcome in one line, for the history.
     pub fn outcome_words(&self) -> String {
         let mut parts = Vec::new();
@@ -180,6 +224,7 @@ impl CardView {
                 a.summary
             ));
         }
+        parts.push(self.verdict().0.to_owned());
         if let Some(a) = &self.answer {
             let mut s = format!("Answered: {}", a.summary);
             if let Some(by) = &a.by {
@@ -192,9 +237,6 @@ impl CardView {
         }
         if let Some(c) = &self.close {
             parts.push(c.words.clone());
-        }
-        if parts.is_empty() {
-            parts.push("Pending".to_owned());
         }
         parts.join(" \u{b7} ")
     }
@@ -227,7 +269,7 @@ const PERMISSIVE: &[&str] = &[
     "continue",
 ];
 
-fn is_permissive(id: &str) -> bool {
+pub(crate) fn is_permissive(id: &str) -> bool {
     let id = id.to_ascii_lowercase();
     PERMISSIVE
         .iter()
@@ -299,6 +341,7 @@ fn answer_view(a: &store::CardAnswer, options: &[Choice], fields: &[FieldSpec]) 
         .unwrap_or_default();
     AnswerView {
         summary,
+        option: a.option.clone(),
         by: a.by.clone(),
         via: a.via.as_ref().map(|v| match v {
             AnswerVia::Control => "control".to_owned(),
@@ -422,6 +465,7 @@ pub fn view(hub: &Hub, c: &Card) -> CardView {
         fields,
         answering,
         expires_at: r.and_then(|r| r.expires_at),
+        destructive: r.is_some_and(|r| r.destructive),
         agent: r.map_or_else(
             || session.map(|s| s.agent().to_owned()).unwrap_or_default(),
             |r| r.agent.clone(),
@@ -436,6 +480,10 @@ pub fn view(hub: &Hub, c: &Card) -> CardView {
         relay: r.and_then(|r| r.relay.as_deref().map(str::to_owned)),
         raised_at: r.map_or(c.first_seen(), |r| r.at.unwrap_or(r.received_at)),
         close: close_view(c),
+        resolution: c.close().and_then(|cl| match &cl.how {
+            Closure::Resolved { resolution, .. } => resolution.clone(),
+            Closure::TimedOut { .. } => None,
+        }),
         commands,
     }
 }

@@ -85,10 +85,12 @@ pub struct CommandView {
 }
 
 impl CommandView {
-    /// Who sent it, as the audit names them.
+    /// Who sent it, as the audit names them: the command's `agent` (the
+    /// person, as the timeline names them too), marked when it is you.
     pub fn who(&self) -> String {
         match (self.mine || self.by_this_console, &self.sender) {
-            (true, _) => "You".to_owned(),
+            (true, Some(s)) => format!("{s} (you)"),
+            (true, None) => "You".to_owned(),
             (false, Some(s)) => s.clone(),
             (false, None) => "Unknown sender".to_owned(),
         }

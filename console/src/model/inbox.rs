@@ -24,6 +24,11 @@ pub struct Waiting {
     /// The session's title (its label, else its name).
     pub session_title: String,
     pub kind: String,
+    /// This console can answer it (the agent takes answers by control, and
+    /// the request itself was seen); others are for information only.
+    pub answerable: bool,
+    /// Agent-authored, for the information-only list.
+    pub prompt: Option<String>,
 }
 
 /// One line of the inbox list.
@@ -39,6 +44,13 @@ impl Row {
         match self {
             Row::Waiting(w) => &w.key.request,
             Row::Settled(c) => &c.id,
+        }
+    }
+
+    fn key(&self) -> &CardRef {
+        match self {
+            Row::Waiting(w) => &w.key,
+            Row::Settled(c) => &c.key,
         }
     }
 
@@ -87,7 +99,14 @@ pub fn waiting(hub: &Hub, c: &Card) -> Waiting {
             .and_then(|r| r.kind.as_ref())
             .map(|k| k.as_str().to_owned())
             .unwrap_or_default(),
+        answerable: answerable(c),
+        prompt: c.request().and_then(|r| r.prompt.clone()),
     }
+}
+
+/// Whether this console can answer the card at all.
+pub fn answerable(c: &Card) -> bool {
+    c.request().is_some_and(|r| r.accepts_control())
 }
 
 /// A kind in the filter's and the groups' words: a request that named
@@ -280,7 +299,8 @@ pub struct Tracker {
 /// What one refresh found.
 #[derive(Debug)]
 pub struct Refresh {
-    /// The waiting cards, in the inbox order.
+    /// The waiting cards this console can answer, in the inbox order:
+    /// what the count, the badge and the title say.
     pub order: Vec<CardRef>,
     /// The list as drawn.
     pub rows: Vec<Row>,
@@ -298,7 +318,7 @@ impl Tracker {
     pub fn refresh(&mut self, hub: &Hub, at: UnixMs) -> Refresh {
         let store = hub.store();
         let inbox = store.inbox();
-        let mut order = Vec::with_capacity(inbox.len());
+        let mut order: Vec<(CardRef, bool)> = Vec::with_capacity(inbox.len());
         let mut fresh = Vec::new();
         let mut alive: HashMap<CardRef, UnixMs> = HashMap::with_capacity(inbox.len());
         for c in inbox {
@@ -312,8 +332,13 @@ impl Tracker {
                 }
             };
             alive.insert(r.clone(), since);
-            order.push(r.clone());
+            order.push((r.clone(), answerable(c)));
         }
+        // What can be answered here comes first; the rest is information.
+        let (mut order, others): (Vec<_>, Vec<_>) = order.into_iter().partition(|(_, a)| *a);
+        let answerable_count = order.len();
+        order.extend(others);
+        let mut order: Vec<CardRef> = order.into_iter().map(|(r, _)| r).collect();
         let mut gone = Vec::new();
         let mut confirm: HashSet<CardRef> = HashSet::new();
         for (r, since) in self.pending.drain() {
@@ -342,6 +367,7 @@ impl Tracker {
                     .map(|c| Row::Settled(card::view(hub, c))),
             })
             .collect();
+        order.truncate(answerable_count);
         Refresh {
             order,
             rows,
@@ -379,4 +405,50 @@ pub fn history(hub: &Hub) -> Vec<CardView> {
     order::sort_by(&mut settled, |a, b| settled_at(b).cmp(&settled_at(a)));
     settled.truncate(MAX_HISTORY);
     settled.into_iter().map(|c| card::view(hub, c)).collect()
+}
+
+/// What the inbox shows of the list, so that nothing on screen moves when
+/// requests arrive: a request that would land above one already shown
+/// waits behind "N new" until the person brings them in; one that lands
+/// after every shown card (or into an empty list) is shown at once, since
+/// nothing shown moves for it.
+#[derive(Debug, Default)]
+pub struct Arrivals {
+    shown: HashSet<CardRef>,
+}
+
+/// The rows to draw, and how many requests wait behind "N new".
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Placed {
+    pub rows: Vec<Row>,
+    pub held: usize,
+}
+
+impl Arrivals {
+    pub fn place(&mut self, rows: &[Row]) -> Placed {
+        let shown = |r: &Row| self.shown.contains(r.key());
+        let last_shown = rows.iter().rposition(|r| matches!(r, Row::Waiting(_)) && shown(r));
+        let mut placed = Placed::default();
+        let mut now_shown = HashSet::with_capacity(rows.len());
+        for (i, row) in rows.iter().enumerate() {
+            let admit = match row {
+                // A settled row only where its card was shown.
+                Row::Settled(_) => shown(row),
+                Row::Waiting(_) => shown(row) || last_shown.map_or(true, |l| i > l),
+            };
+            if admit {
+                now_shown.insert(row.key().clone());
+                placed.rows.push(row.clone());
+            } else if matches!(row, Row::Waiting(_)) {
+                placed.held += 1;
+            }
+        }
+        self.shown = now_shown;
+        placed
+    }
+
+    /// Brings in every request held back.
+    pub fn show_all(&mut self, rows: &[Row]) {
+        self.shown = rows.iter().map(|r| r.key().clone()).collect();
+    }
 }

@@ -6,6 +6,7 @@ pub mod card;
 pub mod clock;
 pub mod command;
 pub mod form;
+pub mod hold;
 pub mod inbox;
 pub mod notice;
 pub mod reply;

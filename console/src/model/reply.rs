@@ -38,6 +38,37 @@ pub fn meaning(text: &str, choices: &[Choice], permission: bool) -> ReplyMeaning
     }
 }
 
+/// Words a person types for yes, and for no.
+const YES: &[&str] = &["yes", "y", "yeah", "yep", "sure", "ok", "okay", "approve", "approved", "go", "proceed", "allow", "lgtm", "confirm", "accept"];
+const NO: &[&str] = &["no", "n", "nope", "deny", "reject", "stop", "cancel", "dont", "don't"];
+
+/// The option a reply that names none most likely meant: its number
+/// (`1`), or a common word for yes or no (`yes please`, `ok`). Offered on
+/// a tap, never applied on its own: AEP-0008 reads the text as it is.
+pub fn likely<'a>(text: &str, choices: &'a [Choice]) -> Option<&'a Choice> {
+    let t = text.trim().to_ascii_lowercase();
+    if let Ok(n) = t.parse::<usize>() {
+        return n.checked_sub(1).and_then(|i| choices.get(i));
+    }
+    let first = t.split(|c: char| !(c.is_ascii_alphanumeric() || c == '\'')).next().unwrap_or("");
+    let yes = if YES.contains(&first) {
+        true
+    } else if NO.contains(&first) {
+        false
+    } else {
+        return None;
+    };
+    choices.iter().find(|c| super::card::is_permissive(&c.id) == yes)
+}
+
+/// The default an input request names in its prompt (`… (default: OPS)`).
+pub fn default_in(prompt: &str) -> Option<String> {
+    let at = prompt.to_ascii_lowercase().rfind("default:")?;
+    let rest = prompt[at + "default:".len()..].trim_start();
+    let value = rest.split([')', '\n']).next()?.trim().trim_end_matches(['.', ',']);
+    (!value.is_empty()).then(|| value.to_owned())
+}
+
 impl ReplyMeaning {
     /// The send button's words: what pressing it will do.
     pub fn button(&self) -> String {
@@ -100,6 +131,27 @@ mod tests {
         let m = meaning("  ALLOW ", &allow_deny(), true);
         assert_eq!(m, ReplyMeaning::Option { label: "Allow".into() });
         assert_eq!(m.button(), "Send as \u{201c}Allow\u{201d}");
+    }
+
+    #[test]
+    fn common_words_and_numbers_offer_the_option_they_likely_meant() {
+        let o = allow_deny();
+        for yes in ["yes", "ok", "approve", "yes please", "1", "Sure!"] {
+            assert_eq!(meaning(yes, &o, true), ReplyMeaning::Refusal, "{yes}: AEP-0008 reads it as it is");
+            assert_eq!(likely(yes, &o).map(|c| c.id.as_str()), Some("allow"), "{yes}");
+        }
+        for no in ["no", "nope, not now", "2"] {
+            assert_eq!(likely(no, &o).map(|c| c.id.as_str()), Some("deny"), "{no}");
+        }
+        assert_eq!(likely("use the staging cluster", &o), None);
+        assert_eq!(likely("3", &o), None);
+    }
+
+    #[test]
+    fn an_input_names_its_default_in_its_prompt() {
+        assert_eq!(default_in("Which incident tracker project should I search? (default: OPS)").as_deref(), Some("OPS"));
+        assert_eq!(default_in("Branch name? Default: main."), Some("main".into()));
+        assert_eq!(default_in("Which project?"), None);
     }
 
     #[test]

@@ -225,7 +225,7 @@ fn an_answer_is_followed_from_sent_to_done_and_the_card_closes() {
     );
     assert_eq!(
         v.outcome_words(),
-        "Answered: Allow by aep-console via control \u{b7} Resolved (answered) after 1.2 s"
+        "Allowed: it goes ahead \u{b7} Answered: Allow by aep-console via control \u{b7} Resolved (answered) after 1.2 s"
     );
 }
 
@@ -476,7 +476,9 @@ fn this_consoles_commands_read_as_its_own_after_a_reload() {
     let s = r.hub.store().sessions().next().unwrap();
     let c = session::commands(&r.hub, s).remove(0);
     assert!(c.by_this_console, "sent as this console: {c:?}");
-    assert_eq!(c.who(), "You");
+    // The name the timeline gives the sender ("aep-console asked to
+    // cancel"), marked as the person's own.
+    assert_eq!(c.who(), "aep-console (you)");
     assert_eq!(c.sent_at, UnixMs::parse_rfc3339("2026-07-03T10:15:10Z"));
     assert_eq!(c.phase, Phase::Done("run.cancelled".into()));
     assert_eq!(c.what, "run r1 \u{2014} \u{201c}stuck\u{201d}");
@@ -654,4 +656,140 @@ fn a_request_that_names_no_kind_is_offered_as_having_none() {
     let kinds: Vec<(String, usize)> =
         inbox::facets(&rows, &inbox::Filter::default()).kinds.into_iter().map(|f| (f.label, f.count)).collect();
     assert_eq!(kinds, [("(no kind)".to_owned(), 1), ("permission".to_owned(), 1)]);
+}
+
+/// A permission request `id` at `severity`, with extra `data`.
+fn ask(r: &mut Relay, id: &str, seq: u64, severity: &str, extra: Value) {
+    let mut data = json!({ "kind": "permission", "prompt": format!("{id}?"),
+        "options": [{"id": "allow", "label": "Allow"}, {"id": "deny", "label": "Deny"}] });
+    if let (Value::Object(d), Value::Object(x)) = (&mut data, extra) {
+        d.extend(x);
+    }
+    r.event(json!({ "id": id, "type": "attention.requested", "seq": seq, "run": "r1", "severity": severity,
+        "capture": "redacted", "data": data }));
+}
+
+#[test]
+fn approving_a_severe_or_destructive_request_takes_a_second_step_and_denying_does_not() {
+    let mut r = with_session();
+    ask(&mut r, "CRIT", 3, "critical", json!({}));
+    ask(&mut r, "ERR", 4, "error", json!({}));
+    ask(&mut r, "DESTR", 5, "warning", json!({ "destructive": true }));
+    ask(&mut r, "INFO", 6, "info", json!({}));
+    for (id, allow_confirms) in [("CRIT", true), ("ERR", true), ("DESTR", true), ("INFO", false), ("REQ1", false)] {
+        let v = r.card(id);
+        assert_eq!(v.needs_confirm(&v.options[0]), allow_confirms, "{id}: Allow");
+        assert!(!v.needs_confirm(&v.options[1]), "{id}: Deny stays one tap");
+    }
+    let v = r.card("DESTR");
+    assert!(v.destructive);
+    assert_eq!(
+        super::hold::confirm_words(v.severity, v.destructive, "Allow"),
+        "Tap again to Allow (destructive)"
+    );
+    let v = r.card("CRIT");
+    assert_eq!(super::hold::confirm_words(v.severity, false, "Allow"), "Tap again to Allow (critical)");
+}
+
+#[test]
+fn a_held_answer_says_what_it_sends_and_when() {
+    use super::hold::{self, Held};
+    let r = with_session();
+    let v = r.card("REQ1");
+    let what = hold::what(&Answer::option("deny"), &v.options);
+    assert_eq!(what, "\u{201c}Deny\u{201d}");
+    assert_eq!(hold::what(&Answer::text("not now"), &v.options), "\u{201c}not now\u{201d}");
+    let h = Held { seq: 1, request: "REQ1".into(), what, until: UnixMs(T0.0 + hold::UNDO_MS) };
+    assert_eq!(h.words(T0), "Sending \u{201c}Deny\u{201d} in 5 s");
+    assert_eq!(h.words(UnixMs(T0.0 + 4_200)), "Sending \u{201c}Deny\u{201d} in 1 s");
+    assert_eq!(h.words(UnixMs(T0.0 + 5_000)), "Sending \u{201c}Deny\u{201d} in 1 s", "never 0 s while it waits");
+    assert!(hold::UNDO_MS >= 3_000 && hold::UNDO_MS <= 8_000, "a few seconds");
+}
+
+#[test]
+fn requests_arriving_above_what_is_shown_wait_behind_n_new_and_those_below_are_shown() {
+    use super::inbox::{Arrivals, Row, Tracker};
+    let mut r = with_session();
+    let mut list = Tracker::default();
+    let mut arrivals = Arrivals::default();
+    let ids = |rows: &[Row]| rows.iter().map(|r| r.request().to_owned()).collect::<Vec<_>>();
+    let placed = arrivals.place(&list.refresh(&r.hub, r.now).rows);
+    assert_eq!((ids(&placed.rows), placed.held), (vec!["REQ1".to_owned()], 0), "a first request is shown");
+    ask(&mut r, "CRIT", 3, "critical", json!({}));
+    ask(&mut r, "LOW", 4, "info", json!({}));
+    let rows = list.refresh(&r.hub, r.now).rows;
+    assert_eq!(ids(&rows), ["CRIT", "REQ1", "LOW"], "the inbox order");
+    let placed = arrivals.place(&rows);
+    assert_eq!(ids(&placed.rows), ["REQ1", "LOW"], "nothing shown moves: the critical one waits, the low one goes below");
+    assert_eq!(placed.held, 1);
+    // Still held on the next refresh, until brought in.
+    assert_eq!(arrivals.place(&rows).held, 1);
+    arrivals.show_all(&rows);
+    let placed = arrivals.place(&rows);
+    assert_eq!((ids(&placed.rows), placed.held), (vec!["CRIT".to_owned(), "REQ1".into(), "LOW".into()], 0));
+}
+
+#[test]
+fn information_only_requests_are_not_counted_and_come_after_what_can_be_answered() {
+    use super::inbox::{Row, Tracker};
+    let mut r = with_session();
+    ask(&mut r, "OOB", 3, "critical", json!({ "respond_via": ["oob"] }));
+    let list = Tracker::default().refresh(&r.hub, r.now);
+    let order: Vec<&str> = list.order.iter().map(|c| &*c.request).collect();
+    assert_eq!(order, ["REQ1"], "only what this console can answer is counted");
+    let rows: Vec<(String, bool)> = list
+        .rows
+        .iter()
+        .map(|row| match row {
+            Row::Waiting(w) => (w.key.request.to_string(), w.answerable),
+            Row::Settled(c) => (c.id.clone(), true),
+        })
+        .collect();
+    assert_eq!(rows, [("REQ1".to_owned(), true), ("OOB".to_owned(), false)], "the critical one answered elsewhere comes last");
+}
+
+#[test]
+fn settled_cards_say_whether_the_thing_will_happen_and_colour_only_what_went_as_asked() {
+    let mut r = with_session();
+    ask(&mut r, "GONE", 3, "warning", json!({}));
+    ask(&mut r, "REF", 4, "critical", json!({}));
+    ask(&mut r, "LATE", 5, "warning", json!({}));
+    // Withdrawn: its run was cancelled, the agent dismissed it.
+    r.event(json!({ "id": "W1", "type": "attention.resolved", "seq": 6, "subject": "GONE", "data": { "resolution": "dismissed" } }));
+    // Refused: the agent rejects this console's approval, then dismisses.
+    let cmd = r.respond("REF", Answer::option("allow"));
+    r.event(json!({ "id": "W2", "type": "control.rejected", "seq": 7, "cause": cmd, "data": { "reason": "policy", "detail": "two approvers" } }));
+    r.event(json!({ "id": "W3", "type": "attention.resolved", "seq": 8, "subject": "REF", "data": { "resolution": "dismissed" } }));
+    r.event(json!({ "id": "W4", "type": "attention.timeout", "seq": 9, "subject": "LATE", "data": {} }));
+    let gone = r.card("GONE");
+    assert_eq!(gone.verdict(), ("Withdrawn by the agent: it will not happen", false));
+    assert!(gone.outcome_words().starts_with("Withdrawn by the agent: it will not happen"), "{}", gone.outcome_words());
+    let refused = r.card("REF");
+    assert!(refused.in_flight(), "a card whose answer the agent refused takes no other answer");
+    assert_eq!(refused.verdict(), ("Refused by the agent: it will not happen", false));
+    let late = r.card("LATE");
+    assert_eq!(late.verdict().1, false, "a timeout is not coloured as success");
+    assert!(late.verdict().0.starts_with("Timed out: the agent went on without an answer"));
+}
+
+#[test]
+fn repeated_progress_is_folded_into_one_row() {
+    let mut r = with_session();
+    for n in 0..5 {
+        r.event(json!({ "id": format!("P{n}"), "type": "progress.status", "seq": 3 + n, "run": "r1",
+                        "data": { "status": "working", "percent": 100 } }));
+    }
+    r.event(json!({ "id": "P9", "type": "progress.status", "seq": 8, "run": "r1", "data": { "status": "done" } }));
+    let s = r.hub.store().sessions().next().unwrap();
+    let (items, _) = timeline::items(s);
+    let rows = timeline::rows(&items, timeline::Filter::All);
+    let progress: Vec<String> = rows
+        .iter()
+        .filter_map(|row| match row {
+            timeline::Row::Event(i) if i.ty == "progress.status" => Some(i.summary.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(progress.len(), 2, "{progress:?}");
+    assert!(progress[1].ends_with("(and 4 more the same)"), "{progress:?}");
 }

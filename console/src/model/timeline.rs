@@ -144,11 +144,21 @@ pub fn rows(items: &[Item], filter: Filter) -> Vec<Row> {
             }
         }
     }
-    let mut out = Vec::new();
+    let mut out: Vec<Row> = Vec::new();
+    // Progress saying what the row above it said is folded into it.
+    let mut repeats = 0;
     for (n, i) in items.iter().enumerate().rev() {
         if paired[n] || !filter.admits(i.category) {
             continue;
         }
+        if let Some(Row::Event(last)) = out.last_mut() {
+            if i.ty == "progress.status" && last.ty == i.ty && last.summary.starts_with(i.summary.as_str()) {
+                repeats += 1;
+                last.summary = format!("{} (and {repeats} more the same)", i.summary);
+                continue;
+            }
+        }
+        repeats = 0;
         out.push(match call_of[n] {
             Some(c) => Row::ToolCall {
                 call: items[c].clone(),

@@ -8,12 +8,15 @@ use leptos::prelude::*;
 use super::form::FormAnswer;
 use super::steady::Steady;
 use crate::model::card::{Answering, CardView, OptionView};
+use crate::model::hold::{self, Held};
 use crate::model::reply;
+use crate::web::platform::perf_now;
 use crate::web::bridge::Console;
 
-/// Sends `answer` for the card; a refusal to send is shown, never queued.
-/// A card still settling into place takes nothing: the click was aimed at
-/// whatever was there before.
+/// Holds `answer` for the card on this device for a few seconds (it can
+/// be undone, or sent at once), then sends it; a refusal to send is shown,
+/// never queued. A card still settling into place takes nothing: the click
+/// was aimed at whatever was there before.
 pub fn send(
     console: Console,
     card: RwSignal<CardView>,
@@ -24,20 +27,45 @@ pub fn send(
     if !steady.ready() {
         return false;
     }
-    let key = card.with_untracked(|c| c.key.clone());
-    match console.respond(&key, answer) {
-        Ok(_) => {
-            error.set(None);
-            super::keys::focus_after_answer(&format!("card-{}", key.request));
-            true
-        }
-        Err(e) => {
-            error.set(Some(format!(
-                "{} \u{2014} {e}",
-                crate::model::clock::time_of_day(crate::web::platform::now())
-            )));
-            false
-        }
+    let (key, what) = card.with_untracked(|c| (c.key.clone(), hold::what(&answer, &c.options)));
+    error.set(None);
+    // With no relay to send to, it is refused now, in words, not held.
+    if !console.relays.with_untracked(|r| r.iter().any(|r| r.is_live())) {
+        console.answer_now(&key, answer, error);
+        return false;
+    }
+    console.hold(&key, answer, what, error);
+    super::keys::focus_in_card(&format!("card-{}", key.request), "div.hold");
+    true
+}
+
+/// The held answer of a card, if any.
+fn held_of(console: Console, card: RwSignal<CardView>) -> Memo<Option<Held>> {
+    let id = card.with_untracked(|c| c.id.clone());
+    Memo::new(move |_| console.held.with(|h| h.iter().find(|x| x.request == id).cloned()))
+}
+
+/// An answer waiting on this device: what it says, when it leaves, and
+/// the ways to take it back or send it at once. Its buttons take no tap
+/// for a moment after it appears (console.css): the second half of a
+/// double tap on the answer is neither Undo nor Send now.
+#[component]
+fn HoldBar(held: Memo<Option<Held>>) -> impl IntoView {
+    let console = expect_context::<Console>();
+    let seq = move || held.with_untracked(|h| h.as_ref().map_or(0, |h| h.seq));
+    view! {
+        <Show when=move || held.with(Option::is_some)>
+            <div class="hold" role="status" tabindex="-1">
+                <p class="hold-words">
+                    <span>{move || held.with(|h| h.as_ref().map(|h| h.words(console.now.get())).unwrap_or_default())}</span>
+                    <span class="hint">{hold::CLOSING_DROPS}</span>
+                </p>
+                <div class="hold-buttons">
+                    <button type="button" class="undo" on:click=move |_| console.undo(seq())>"Undo"</button>
+                    <button type="button" class="send-now" on:click=move |_| console.release(seq())>"Send now"</button>
+                </div>
+            </div>
+        </Show>
     }
 }
 
@@ -46,35 +74,55 @@ fn OptionButtons(
     card: RwSignal<CardView>,
     options: Vec<OptionView>,
     error: RwSignal<Option<String>>,
+    busy: Signal<bool>,
 ) -> impl IntoView {
     let console = expect_context::<Console>();
     let steady = Steady::here();
-    let busy = move || card.with(|c| c.in_flight());
+    // A severe approval takes a second tap on its button, which first says
+    // why; a double tap is not one (the second half comes too soon).
+    let confirming = RwSignal::new(None::<(String, f64)>);
     view! {
         <div class="options" role="group" aria-label="Answer with an option">
             {options
                 .into_iter()
                 .enumerate()
                 .map(|(i, o)| {
-                    let id = o.id.clone();
                     let label = if o.label_is_id { o.id.clone() } else { o.label.clone() };
-                    let aria = format!("Answer {}", label);
+                    let chosen = o.clone();
+                    let id = StoredValue::new(o.id.clone());
+                    let asking = move || confirming.with(|c| c.as_ref().is_some_and(|(x, _)| id.with_value(|i| x == i)));
+                    let second = StoredValue::new(card.with_untracked(|c| hold::confirm_words(c.severity, c.destructive, &label)));
+                    // Named by what it shows, "Tap again to …" included.
+                    let words = move || if asking() { second.get_value() } else { label.clone() };
                     view! {
                         <button
                             type="button"
                             class="option"
                             class:permissive=o.permissive
                             class:id-only=o.label_is_id
+                            class:confirming=asking
                             data-option=o.id.clone()
-                            aria-label=aria
                             disabled=busy
                             aria-disabled=move || steady.settling().then_some("true")
                             on:click=move |_| {
-                                send(console, card, Answer::option(id.clone()), error, steady);
+                                if !card.with_untracked(|c| c.needs_confirm(&chosen)) {
+                                    send(console, card, Answer::option(chosen.id.clone()), error, steady);
+                                    return;
+                                }
+                                let now = perf_now();
+                                match confirming.get_untracked() {
+                                    Some((x, at)) if x == chosen.id && now - at < hold::CONFIRM_INERT_MS => {}
+                                    Some((x, _)) if x == chosen.id => {
+                                        confirming.set(None);
+                                        send(console, card, Answer::option(x), error, steady);
+                                    }
+                                    _ if steady.ready() => confirming.set(Some((chosen.id.clone(), now))),
+                                    _ => {}
+                                }
                             }
                         >
                             <kbd aria-hidden="true">{(i + 1).to_string()}</kbd>
-                            <span class="option-label">{label}</span>
+                            <span class="option-label">{words}</span>
                             {o.label_is_id.then(|| view! { <span class="id-note">"(id only: the agent sent no label)"</span> })}
                         </button>
                     }
@@ -85,34 +133,70 @@ fn OptionButtons(
 }
 
 #[component]
-fn TextReply(card: RwSignal<CardView>, error: RwSignal<Option<String>>) -> impl IntoView {
+fn TextReply(card: RwSignal<CardView>, error: RwSignal<Option<String>>, busy: Signal<bool>) -> impl IntoView {
     let console = expect_context::<Console>();
     let steady = Steady::here();
     let text = RwSignal::new(String::new());
-    let (id, agent, choices, permission) = card.with_untracked(|c| {
+    let (id, agent, choices, permission, default) = card.with_untracked(|c| {
         (
             c.id.clone(),
             c.agent.clone(),
             c.choices.clone(),
             c.is_permission(),
+            // An input that names a default takes an empty reply as it.
+            c.prompt
+                .as_deref()
+                .filter(|_| c.kind == "input")
+                .and_then(reply::default_in),
         )
     });
+    let likely_choices = choices.clone();
+    let default_words = default.clone();
     let input_id = format!("reply-{id}");
     let note_id = format!("reply-note-{id}");
     let has_options = !choices.is_empty();
-    let busy = move || card.with(|c| c.in_flight());
     let submit = move |ev: SubmitEvent| {
         ev.prevent_default();
-        let t = text.get_untracked();
+        let mut t = text.get_untracked();
         if t.trim().is_empty() {
-            error.set(Some("Type a reply first.".into()));
-            return;
+            match default.clone() {
+                Some(d) => t = d,
+                None => {
+                    error.set(Some("Type a reply first.".into()));
+                    return;
+                }
+            }
         }
         if send(console, card, Answer::text(t), error, steady) {
             text.set(String::new());
         }
     };
     let meaning = Memo::new(move |_| text.with(|t| reply::meaning(t, &choices, permission)));
+    // A refusal that reads like a yes (or a number): the option it likely
+    // meant, one tap away (through that option's own button and steps).
+    let likely = move || {
+        meaning.with(|m| m.is_refusal()).then(|| {
+            text.with(|t| reply::likely(t, &likely_choices).map(|c| (c.id.clone(), c.label.clone())))
+        })
+        .flatten()
+    };
+    let likely = StoredValue::new(likely);
+    let card_dom = format!("card-{id}");
+    let pick_likely = move |_| {
+        let Some((option, _)) = likely.with_value(|l| untrack(l)) else { return };
+        if let Some(b) = document()
+            .get_element_by_id(&card_dom)
+            .and_then(|c| c.query_selector(&format!("button.option[data-option=\"{option}\"]")).ok().flatten())
+        {
+            use wasm_bindgen::JsCast;
+            b.unchecked_into::<web_sys::HtmlElement>().click();
+            text.set(String::new());
+        }
+    };
+    let button_words = move || match (&default_words, text.with(|t| t.trim().is_empty())) {
+        (Some(d), true) => format!("Send \u{201c}{d}\u{201d} (the default)"),
+        _ => meaning.with(|m| m.button()),
+    };
     let standing_note = if permission {
         Some("A reply that names no option counts as a refusal, with your text as the reason.")
     } else if has_options {
@@ -145,9 +229,14 @@ fn TextReply(card: RwSignal<CardView>, error: RwSignal<Option<String>>) -> impl 
                     disabled=busy
                     aria-disabled=move || steady.settling().then_some("true")
                 >
-                    {move || meaning.with(|m| m.button())}
+                    {button_words}
                 </button>
             </div>
+            {move || likely.with_value(|l| l()).map(|(_, label)| view! {
+                <button type="button" class="likely" on:click=pick_likely.clone()>
+                    {format!("Answer \u{201c}{label}\u{201d} instead?")}
+                </button>
+            })}
             <p class="hint" id=note_id aria-live="polite">
                 {move || meaning.with(|m| m.hint(has_options)).or(standing_note.map(str::to_owned)).unwrap_or_default()}
             </p>
@@ -155,63 +244,42 @@ fn TextReply(card: RwSignal<CardView>, error: RwSignal<Option<String>>) -> impl 
     }
 }
 
-#[component]
-fn Elsewhere(channels: Vec<String>, options: Vec<OptionView>) -> impl IntoView {
-    let via = if channels.is_empty() {
-        "another channel".to_owned()
-    } else {
-        channels.join(", ")
-    };
-    view! {
-        <div class="elsewhere" data-answering="elsewhere">
-            <p class="elsewhere-note">
-                <strong>"Answer in the agent's own interface."</strong>
-                {format!(" This request is for information here: its answer travels by {via}, and this console cannot send one.")}
-            </p>
-            {(!options.is_empty()).then(|| view! {
-                <p class="hint">"The choices offered there:"</p>
-                <ul class="info-options">
-                    {options.into_iter().map(|o| view! { <li>{o.label}</li> }).collect_view()}
-                </ul>
-            })}
-        </div>
-    }
-}
-
 /// `expanded`: the card shows everything; on a phone a compact card keeps
 /// the text reply (beside options) and a form's fields for a tap.
 #[component]
 pub fn AnswerArea(card: RwSignal<CardView>, #[prop(optional)] expanded: Option<RwSignal<bool>>) -> impl IntoView {
+    let console = expect_context::<Console>();
     let error = RwSignal::new(None::<String>);
     let c = card.get_untracked();
+    let held = held_of(console, card);
+    let busy = Signal::derive(move || held.with(Option::is_some) || card.with(|c| c.in_flight()));
+    let form_card = format!("card-{}", c.id);
     let expand = move |_| {
         if let Some(e) = expanded {
             e.set(true);
         }
+        super::keys::focus_in_card(&form_card, "form.form-answer :is(input, select, textarea)");
     };
     let body = match c.answering.clone() {
         Answering::Options => view! {
-            <OptionButtons card=card options=c.options.clone() error=error />
+            <OptionButtons card=card options=c.options.clone() error=error busy=busy />
             <div class="more-answer">
-                <TextReply card=card error=error />
+                <TextReply card=card error=error busy=busy />
             </div>
         }
         .into_any(),
-        Answering::Text => view! { <TextReply card=card error=error /> }.into_any(),
+        Answering::Text => view! { <TextReply card=card error=error busy=busy /> }.into_any(),
         Answering::Form => view! {
             <button type="button" class="open-form primary" on:click=expand>
                 {format!("Fill in the form ({})", crate::model::words::count(c.fields.len(), "field", "fields"))}
             </button>
             <div class="more-answer">
-                <FormAnswer card=card error=error />
+                <FormAnswer card=card error=error busy=busy />
             </div>
         }
         .into_any(),
-        Answering::Elsewhere(channels) => view! { <Elsewhere channels=channels options=c.options.clone() /> }.into_any(),
-        Answering::Unknown => view! {
-            <p class="hint">"Only later steps of this request were seen, not the request itself, so there is nothing to answer against."</p>
-        }
-        .into_any(),
+        // Listed for information below the inbox, never as cards.
+        Answering::Elsewhere(_) | Answering::Unknown => ().into_any(),
         Answering::Ambiguous { claims } => view! {
             <p class="hint ambiguous">{format!(
                 "Claimed by {claims} connections at once: the relay refuses answers to this session until only one is left."
@@ -221,12 +289,14 @@ pub fn AnswerArea(card: RwSignal<CardView>, #[prop(optional)] expanded: Option<R
     };
     let fields_error = c.fields_error.clone();
     view! {
-        <div class="actions" data-answering=c.answering.token()>
+        <div class="actions" class:held=move || held.with(Option::is_some) data-answering=c.answering.token()>
+            <HoldBar held=held />
             {fields_error.map(|e| view! {
                 <p class="capture-note">{format!("The agent's form could not be read ({e}); reply in words instead.")}</p>
             })}
             {body}
-            <Show when=move || error.get().is_some()>
+            // "Send again once it is live" goes once a relay is live again.
+            <Show when=move || error.with(|e| e.as_ref().is_some_and(|e| !(e.ends_with("once it is live.") && console.relays.with(|r| r.iter().any(|r| r.is_live())))))>
                 <p class="send-error" role="alert">{move || error.get().unwrap_or_default()}</p>
             </Show>
         </div>

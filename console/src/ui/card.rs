@@ -100,6 +100,7 @@ pub fn CardItem(card: ArcRwSignal<CardView>) -> impl IntoView {
     // The state is in aria-expanded; the arrow only shows it.
     let toggle_words = move || if expanded.get() { "Details \u{25b4}" } else { "Details \u{25be}" };
     let kind_words = c.kind_words();
+    let level = if use_context::<UnderHeading>().is_some() { "3" } else { "2" };
     view! {
         <article
             class="card"
@@ -116,15 +117,14 @@ pub fn CardItem(card: ArcRwSignal<CardView>) -> impl IntoView {
         >
             <header class="card-head">
                 <span class=format!("sev sev-{severity}")>{severity}</span>
-                {
-                    let title = format!("{} request", c.kind_words());
-                    let id = title_id.clone();
-                    if use_context::<UnderHeading>().is_some() {
-                        view! { <h3 id=id class="kind">{title}</h3> }.into_any()
-                    } else {
-                        view! { <h2 id=id class="kind">{title}</h2> }.into_any()
-                    }
-                }
+                // Read out by its prompt: navigating by heading finds the
+                // request, not a list of "permission request". A level below
+                // the group's heading when it sits under one.
+                <p id=title_id.clone() class="kind" role="heading"
+                    attr:aria-level=level>
+                    {format!("{} request", c.kind_words())}
+                    <span class="sr-only">{format!(": {}", c.prompt.clone().unwrap_or_default())}</span>
+                </p>
                 <button type="button" class="details-toggle"
                     aria-expanded=move || expanded.get().to_string()
                     aria-controls=details_id.clone()
@@ -169,7 +169,7 @@ pub fn SettledCard(card: CardView) -> impl IntoView {
             {head}
             <Provenance card=card.clone() />
             <AgentText card=card.clone() />
-            <p class="outcome" data-outcome=card.close.as_ref().map(|c| c.how.token()).unwrap_or("answered")>{outcome}</p>
+            <p class="outcome" data-ok=card.verdict().1.to_string() data-outcome=card.close.as_ref().map(|c| c.how.token()).unwrap_or("answered")>{outcome}</p>
             {(!card.answer.as_ref().map(|a| a.values.is_empty()).unwrap_or(true)).then(|| {
                 let values = card.answer.as_ref().map(|a| a.values.clone()).unwrap_or_default();
                 view! {
@@ -209,7 +209,7 @@ pub fn SettledRow(card: CardView) -> impl IntoView {
             data-overruled=(!card.overruled.is_empty()).to_string()
         >
             <p class="row-line">
-                <span class="outcome" data-outcome=card.close.as_ref().map(|c| c.how.token()).unwrap_or("answered") title=outcome.clone()>
+                <span class="outcome" data-ok=card.verdict().1.to_string() data-outcome=card.close.as_ref().map(|c| c.how.token()).unwrap_or("answered") title=outcome.clone()>
                     {outcome.clone()}
                 </span>
                 <span class="row-what">

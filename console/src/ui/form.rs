@@ -246,13 +246,12 @@ fn Field(
 }
 
 #[component]
-pub fn FormAnswer(card: RwSignal<CardView>, error: RwSignal<Option<String>>) -> impl IntoView {
+pub fn FormAnswer(card: RwSignal<CardView>, error: RwSignal<Option<String>>, busy: Signal<bool>) -> impl IntoView {
     let console = expect_context::<Console>();
     let steady = Steady::here();
     let (card_id, fields) = card.with_untracked(|c| (c.id.clone(), c.fields.clone()));
     let draft = RwSignal::new(Draft::new(&fields));
     let errors = RwSignal::new(Errors::new());
-    let busy = Signal::derive(move || card.with(|c| c.in_flight()));
     let submit_fields = fields.clone();
     let submit_card = card_id.clone();
     let submit = move |ev: SubmitEvent| {

@@ -7,7 +7,8 @@
 use leptos::prelude::*;
 
 use super::card::{CardItem, SettledRow, UnderHeading};
-use crate::model::inbox::{self, Facet, Filter, Grouping, Row};
+use crate::model::card::Answering;
+use crate::model::inbox::{self, Facet, Filter, Grouping, Row, Waiting};
 use crate::model::status;
 use crate::web::bridge::Console;
 
@@ -103,10 +104,36 @@ pub fn Inbox() -> impl IntoView {
     let console = expect_context::<Console>();
     let shown = RwSignal::new(PAGE);
     let facets = Memo::new(move |_| console.filter.with(|f| console.rows.with(|r| inbox::facets(r, f))));
+    // What is drawn: requests arriving above what is shown wait behind
+    // "N new" (see `inbox::Arrivals`), so nothing on screen moves.
+    let arrivals = StoredValue::new_local(inbox::Arrivals::default());
+    let bring_in = RwSignal::new(0u64);
+    // Only what this console can answer is in the list; the rest waits
+    // in a quieter place below it.
+    let answerable = |r: &Row| match r {
+        Row::Waiting(w) => w.answerable,
+        Row::Settled(c) => !matches!(c.answering, Answering::Elsewhere(_) | Answering::Unknown),
+    };
+    let placed = Memo::new(move |_| {
+        bring_in.track();
+        console
+            .rows
+            .with(|rows| {
+                let rows: Vec<Row> = rows.iter().filter(|r| answerable(r)).cloned().collect();
+                arrivals.try_update_value(|a| a.place(&rows))
+            })
+            .unwrap_or_default()
+    });
+    let show_new = move |_| {
+        console.rows.with_untracked(|rows| arrivals.update_value(|a| a.show_all(rows)));
+        bring_in.update(|n| *n += 1);
+        crate::web::platform::window().scroll_to_with_x_and_y(0.0, 0.0);
+    };
     // The rows the filter keeps, up to the `shown`-th waiting card.
     let kept = Memo::new(move |_| {
         console.filter.with(|f| {
-            console.rows.with(|all| {
+            placed.with(|p| {
+                let all = &p.rows;
                 let limit = shown.get();
                 let mut waiting = 0;
                 all.iter()
@@ -128,7 +155,7 @@ pub fn Inbox() -> impl IntoView {
         console.filter.with(|f| {
             console
                 .rows
-                .with(|all| all.iter().filter(|r| matches!(r, Row::Waiting(_)) && f.admits(r)).count())
+                .with(|all| all.iter().filter(|r| matches!(r, Row::Waiting(w) if w.answerable) && f.admits(r)).count())
         })
     });
     let any_rows = move || console.rows.with(|r| !r.is_empty());
@@ -140,7 +167,10 @@ pub fn Inbox() -> impl IntoView {
         <section class="inbox" aria-labelledby="inbox-title">
             <h1 id="inbox-title" class="view-title">
                 "Waiting for you"
-                <span class="count">{total}</span>
+                // Counted only when a relay is reached: a refused token or
+                // an offline device knows of nothing waiting, not of none.
+                {move || console.relays.with(|r| r.iter().any(|r| r.is_live()))
+                    .then(|| view! { <span class="count">{total}</span> })}
             </h1>
             {move || {
                 let reach = console.relays.with(|r| status::reach(r, console.online.get()));
@@ -150,6 +180,11 @@ pub fn Inbox() -> impl IntoView {
             // went with the count would move every card under a finger.
             <Show when=move || { any_rows() || console.filter.with(Filter::is_active) || grouped() }>
                 <InboxTools facets=facets shown=matching total=total />
+            </Show>
+            <Show when=move || placed.with(|p| p.held > 0)>
+                <button type="button" class="new-above" on:click=show_new>
+                    {move || format!("\u{2191} {} \u{2014} show", crate::model::words::count(placed.with(|p| p.held), "new request", "new requests"))}
+                </button>
             </Show>
             <Show when=any_rows>
                 <Show
@@ -192,6 +227,39 @@ pub fn Inbox() -> impl IntoView {
                     </button>
                 </Show>
             </Show>
+            {move || {
+                let others: Vec<Waiting> = console.rows.with(|rows| {
+                    rows.iter()
+                        .filter_map(|r| match r {
+                            Row::Waiting(w) if !w.answerable => Some(w.clone()),
+                            _ => None,
+                        })
+                        .collect()
+                });
+                (!others.is_empty()).then(|| view! { <Elsewhere others=others /> })
+            }}
+        </section>
+    }
+}
+
+/// Requests this console cannot answer (their answer travels another
+/// way, or the request itself was not seen): listed for information, one
+/// line each, not counted as waiting for you.
+#[component]
+fn Elsewhere(others: Vec<Waiting>) -> impl IntoView {
+    view! {
+        <section class="elsewhere-list" aria-labelledby="elsewhere-title">
+            <h2 id="elsewhere-title">"Answered elsewhere " <span class="count">{others.len()}</span></h2>
+            <p class="hint">"For information: answered in the agent's own interface."</p>
+            <ul>
+                {others.into_iter().map(|w| view! {
+                    <li class="info-row" data-request=w.key.request.to_string()>
+                        <a href=super::route::Route::Session(w.key.session.clone()).href()>{w.agent}</a>
+                        ": "
+                        {w.prompt.unwrap_or_else(|| "(the request itself was not seen)".into())}
+                    </li>
+                }).collect_view()}
+            </ul>
         </section>
     }
 }

@@ -36,6 +36,30 @@ fn focus(el: &HtmlElement) {
 /// itself when none is left), so it never drops to the page body when the
 /// answered card's buttons are disabled or the card leaves. Only when the
 /// focus was in that card: an answer never steals it from elsewhere.
+/// After the next render, focuses `selector` inside the card with DOM id
+/// `card` when focus was in that card (a tap or a key there).
+pub fn focus_in_card(card: &str, selector: &'static str) {
+    let card = card.to_owned();
+    let was_inside = document()
+        .get_element_by_id(&card)
+        .zip(document().active_element())
+        .is_some_and(|(c, a)| c.contains(Some(&a)));
+    if !was_inside {
+        return;
+    }
+    request_animation_frame(move || {
+        if let Some(el) = document()
+            .get_element_by_id(&card)
+            .and_then(|c| c.query_selector(selector).ok().flatten())
+            .and_then(|e| e.dyn_into::<HtmlElement>().ok())
+        {
+            let opts = web_sys::FocusOptions::new();
+            opts.set_prevent_scroll(true);
+            let _ = el.focus_with_options(&opts);
+        }
+    });
+}
+
 pub fn focus_after_answer(card: &str) {
     let Some(here) = document().get_element_by_id(card) else { return };
     let inside = document()

@@ -10,7 +10,7 @@ mod connect;
 mod form;
 mod history;
 mod inbox;
-mod keys;
+pub(crate) mod keys;
 mod route;
 mod session;
 mod sessions;

@@ -88,17 +88,19 @@ fn Controls(lane: Signal<Option<Lane>>) -> impl IntoView {
                 Some(Confirm::CancelSession) => Some("cancel-session"),
                 None => None,
             }));
+            // The safe answer, not the reason box: on a phone its keyboard
+            // would cover the buttons.
             request_animation_frame(|| {
-                focus_selector("#cancel-reason");
+                focus_selector("button[data-confirm=\"no\"]");
             });
         } else if !open && was_open == Some(true) {
             if let Some(verb) = opener.get_value() {
                 // The run may be gone with its button: the session's, then the page.
                 request_animation_frame(move || {
                     let _ = focus_selector(&format!("button[data-verb=\"{verb}\"]"))
-                        || focus_selector("button[data-verb=\"cancel-session\"]")
-                        || focus_selector("#main");
+                        || focus_selector("button[data-verb=\"cancel-session\"]");
                 });
+                refocus(CONTROLS, 25);
             }
         }
         open
@@ -111,12 +113,13 @@ fn Controls(lane: Signal<Option<Lane>>) -> impl IntoView {
                     return view! { <p class="hint">"This session has ended."</p> }.into_any();
                 }
                 if !l.verbs.listed {
-                    return view! {
-                        <p class="hint offline-agent" data-controls="none">
-                            "Its agent is not connected to a relay right now (no relay roster lists this session), so it cannot take commands."
-                        </p>
-                    }
-                    .into_any();
+                    // Whose connection is missing: this device's, or the agent's.
+                    let words = if console.relays.with(|r| r.iter().any(|r| r.is_live())) {
+                        "Its agent is not connected to a relay right now (no relay roster lists this session), so it cannot take commands."
+                    } else {
+                        "This device is not connected to a relay right now."
+                    };
+                    return view! { <p class="hint offline-agent" data-controls="none">{words}</p> }.into_any();
                 }
                 if l.verbs.claims > 1 {
                     return view! {
@@ -150,10 +153,10 @@ fn Controls(lane: Signal<Option<Lane>>) -> impl IntoView {
                             </button>
                         })}
                         {(l.verbs.pause && l.state == LaneState::Active).then(|| view! {
-                            <button type="button" data-verb="pause" on:click=move |_| done(console.pause(&l1))>"Pause"</button>
+                            <button type="button" data-verb="pause" on:click=move |_| { done(console.pause(&l1)); refocus(CONTROLS, 25); }>"Pause"</button>
                         })}
                         {(l.verbs.resume && l.state == LaneState::Paused).then(|| view! {
-                            <button type="button" data-verb="resume" on:click=move |_| done(console.resume(&l2))>"Resume"</button>
+                            <button type="button" data-verb="resume" on:click=move |_| { done(console.resume(&l2)); refocus(CONTROLS, 25); }>"Resume"</button>
                         })}
                     </div>
                     {(!l.verbs.cancel && !l.verbs.pause && !l.verbs.resume).then(|| view! {
@@ -454,6 +457,9 @@ pub fn SessionView(key: SessionKey) -> impl IntoView {
                         </For>
                     </ol>
                 </Show>
+                // The commands sent and what became of them, above the long
+                // timeline, where a person looks first.
+                <Audit commands=commands />
                 <section class="timeline-wrap" aria-labelledby="timeline-title">
                     <h2 id="timeline-title">"Timeline"</h2>
                     <div class="timeline-tools">
@@ -478,7 +484,6 @@ pub fn SessionView(key: SessionKey) -> impl IntoView {
                         <p class="hint">{move || format!("{} earlier events are not shown.", hidden())}</p>
                     </Show>
                 </section>
-                <Audit commands=commands />
             </Show>
         </section>
     }
@@ -491,7 +496,8 @@ fn to_timeline() {
     }
 }
 
-/// Focuses the first element matching `selector`; false when none does.
+/// Focuses the first element matching `selector`; false when none does
+/// or it cannot take the focus (disabled).
 fn focus_selector(selector: &str) -> bool {
     match document()
         .query_selector(selector)
@@ -499,7 +505,28 @@ fn focus_selector(selector: &str) -> bool {
         .flatten()
         .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
     {
-        Some(el) => el.focus().is_ok(),
+        Some(el) => {
+            let _ = el.focus();
+            document().active_element().is_some_and(|a| a.is_same_node(Some(&el)))
+        }
         None => false,
     }
+}
+
+/// The session's controls, in the order focus should land on them.
+const CONTROLS: &str = "button[data-verb=\"resume\"]:enabled, button[data-verb=\"pause\"]:enabled, button[data-verb=\"cancel-session\"]:enabled, .control-buttons button:enabled";
+
+/// While the controls redraw (a paused session shows Resume, a cancelled
+/// run loses its button), the focus would fall to the page: it goes to
+/// the first of `selector` once there is one, for `tries` × 200 ms.
+fn refocus(selector: &'static str, tries: u32) {
+    crate::web::platform::after(200, move || {
+        let lost = document().active_element().map_or(true, |a| a.tag_name() == "BODY");
+        if (lost && focus_selector(selector)) || !lost && tries < 25 {
+            return;
+        }
+        if tries > 0 {
+            refocus(selector, tries - 1);
+        }
+    });
 }

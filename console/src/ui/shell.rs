@@ -200,6 +200,7 @@ pub fn Shell() -> impl IntoView {
         let waiting = console.inbox.with(Vec::len);
         document().set_title(&crate::model::words::page_title(waiting));
     });
+    keep_scroll_per_view();
     view! {
         <a class="skip" href="#main" on:click=move |ev| {
             ev.prevent_default();
@@ -237,4 +238,36 @@ pub fn Shell() -> impl IntoView {
             }}
         </main>
     }
+}
+
+/// Each view opens where it was left, else at its top, never at the
+/// scroll position of the view before it. Where each view is scrolled is
+/// noted as it scrolls (a route change redraws at once, so by its
+/// `hashchange` the old view is already gone and the position clamped).
+fn keep_scroll_per_view() {
+    /// Views whose position is kept (the latest ones).
+    const KEPT: usize = 32;
+    let console = expect_context::<Console>();
+    let here = StoredValue::new_local(Route::current().href());
+    let kept = StoredValue::new_local(Vec::<(String, f64)>::new());
+    Effect::new(move |_| {
+        console.scrolled.track();
+        let y = crate::web::platform::window().scroll_y().unwrap_or(0.0);
+        let view = here.get_value();
+        kept.update_value(|k| {
+            k.retain(|(v, _)| *v != view);
+            k.truncate(KEPT);
+            k.insert(0, (view, y));
+        });
+    });
+    let handle = window_event_listener(leptos::ev::hashchange, move |_| {
+        let next = Route::current().href();
+        if next == here.get_value() {
+            return;
+        }
+        let back = kept.with_value(|k| k.iter().find(|(v, _)| *v == next).map_or(0.0, |(_, y)| *y));
+        here.set_value(next);
+        request_animation_frame(move || crate::web::platform::window().scroll_to_with_x_and_y(0.0, back));
+    });
+    on_cleanup(move || handle.remove());
 }

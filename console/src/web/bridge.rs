@@ -34,6 +34,7 @@ use super::platform::{after, hidden, now, perf_now, random};
 use super::notify;
 use crate::model::card::{self, CardView};
 use crate::model::command::{self, CommandView};
+use crate::model::hold::{Held, UNDO_MS};
 use crate::model::inbox::{self, Row, Tracker};
 use crate::model::notice::NoticeKind;
 use crate::model::session::{self, Lane};
@@ -61,6 +62,16 @@ struct Bridge {
     /// Signal writes collected during a flush, made once it let go of the
     /// driver and the card map.
     later: RefCell<Vec<Box<dyn FnOnce()>>>,
+    /// Answers held on this device (see [`crate::model::hold`]), by hold.
+    held: RefCell<Vec<(u64, HeldAnswer)>>,
+    hold_seq: Cell<u64>,
+}
+
+/// What a held answer sends, and where a refusal to send is said.
+struct HeldAnswer {
+    card: CardRef,
+    answer: Answer,
+    error: RwSignal<Option<String>>,
 }
 
 impl Default for Bridge {
@@ -72,6 +83,8 @@ impl Default for Bridge {
             notice_seq: Cell::new(0),
             last_flush: Cell::new(f64::NEG_INFINITY),
             later: RefCell::new(Vec::new()),
+            held: RefCell::new(Vec::new()),
+            hold_seq: Cell::new(0),
         }
     }
 }
@@ -152,6 +165,8 @@ pub struct Console {
     /// Bumped (once a frame at most) while the page scrolls, so cards can
     /// tell when they come into view.
     pub scrolled: RwSignal<u64>,
+    /// Answers held on this device before they leave, oldest first.
+    pub held: RwSignal<Vec<Held>>,
     /// The bridge's state, owned by the reactive owner that made the
     /// console (the app's root), and gone with it.
     state: StoredValue<Rc<Bridge>, LocalStorage>,
@@ -180,6 +195,7 @@ impl Console {
             online: RwSignal::new(super::platform::online()),
             notify: RwSignal::new(false),
             scrolled: RwSignal::new(0),
+            held: RwSignal::new(Vec::new()),
             state: StoredValue::new_local(Rc::new(Bridge::default())),
         }
     }
@@ -212,6 +228,15 @@ impl Console {
         });
         let _ = win.add_event_listener_with_callback("scroll", on_scroll.as_ref().unchecked_ref());
         on_scroll.forget();
+        // Held answers are not sent when the page closes: the browser asks
+        // first, and leaving drops them (the request keeps waiting).
+        let on_leave = Closure::<dyn FnMut(web_sys::Event)>::new(move |ev: web_sys::Event| {
+            if self.held.with_untracked(|h| !h.is_empty()) {
+                ev.prevent_default();
+            }
+        });
+        let _ = win.add_event_listener_with_callback("beforeunload", on_leave.as_ref().unchecked_ref());
+        on_leave.forget();
         for name in ["online", "offline"] {
             let cb = Closure::<dyn FnMut()>::new(move || {
                 let online = super::platform::online();
@@ -522,6 +547,49 @@ impl Console {
     pub fn respond(self, card: &CardRef, answer: Answer) -> Result<String, String> {
         let id = card.request.to_string();
         self.send(move |hub| hub.respond(&id, answer, random(), now()))
+    }
+
+    /// Holds `answer` on this device for [`UNDO_MS`], then sends it; a
+    /// refusal to send is put in `error`. Returns the hold.
+    pub fn hold(self, card: &CardRef, answer: Answer, what: String, error: RwSignal<Option<String>>) -> u64 {
+        let state = self.state();
+        let seq = state.hold_seq.get() + 1;
+        state.hold_seq.set(seq);
+        state.held.borrow_mut().push((seq, HeldAnswer { card: card.clone(), answer, error }));
+        let until = UnixMs(now().0 + UNDO_MS);
+        let request = card.request.to_string();
+        self.held.update(|h| h.push(Held { seq, request, what, until }));
+        after(UNDO_MS as i32, move || self.release(seq));
+        seq
+    }
+
+    fn take_held(self, seq: u64) -> Option<HeldAnswer> {
+        let state = self.state();
+        let held = {
+            let mut all = state.held.borrow_mut();
+            all.iter().position(|(s, _)| *s == seq).map(|i| all.remove(i).1)
+        };
+        self.held.update(|h| h.retain(|x| x.seq != seq));
+        held
+    }
+
+    /// Sends a held answer now (its window ended, or "Send now").
+    pub fn release(self, seq: u64) {
+        let Some(h) = self.take_held(seq) else { return };
+        crate::ui::keys::focus_after_answer(&format!("card-{}", h.card.request));
+        self.answer_now(&h.card, h.answer, h.error);
+    }
+
+    /// Sends `answer` now; a refusal to send is said in `error`.
+    pub fn answer_now(self, card: &CardRef, answer: Answer, error: RwSignal<Option<String>>) {
+        if let Err(e) = self.respond(card, answer) {
+            error.try_set(Some(format!("{} \u{2014} {e}", crate::model::clock::time_of_day(now()))));
+        }
+    }
+
+    /// Drops a held answer unsent.
+    pub fn undo(self, seq: u64) {
+        self.take_held(seq);
     }
 
     fn target(lane: &Lane, run: Option<&str>) -> Target {

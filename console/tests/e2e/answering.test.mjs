@@ -6,7 +6,7 @@
 
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
-import { ROOT, Relay, Steps, TestAgent, browser, check, freePort, sleep, until } from './lib.mjs';
+import { ROOT, Relay, Steps, TestAgent, browser, cardIn, check, freePort, sendNow, sleep, until } from './lib.mjs';
 
 mkdirSync(`${ROOT}target/console-e2e`, { recursive: true });
 
@@ -63,7 +63,7 @@ async function withAgent(options, title, kind, body) {
   }
 }
 
-const card = (page, text) => page.locator('main article.card', { hasText: text }).first();
+const card = cardIn;
 
 async function inboxIds(page) {
   return page.$$eval('main ol.cards article.card', (els) => els.map((e) => e.getAttribute('data-request')));
@@ -94,21 +94,24 @@ async function doubleHit(kind, name, hit) {
     const t0 = Date.now();
     await hit(page, x, y);
     await sleep(150);
-    // The second half lands on the freed slot...
+    // The second half lands on the answer now held in the card's place:
+    // it neither takes it back nor sends it early, and nothing moved.
     await hit(page, x, y);
-    // ...or on the next card's Deny, wherever it has just moved to.
-    const moved = await card(page, q2.data.prompt).locator('button.option[data-option="deny"]').boundingBox();
-    await hit(page, moved.x + moved.width / 2, moved.y + moved.height / 2);
     const spent = Date.now() - t0;
-    if (process.env.E2E_DEBUG) console.log({ name, y, moved, spent, commands: agent.commands.map((c) => c.subject), q1: q1.id, q2: q2.id });
+    if (process.env.E2E_DEBUG) console.log({ name, y, spent, commands: agent.commands.map((c) => c.subject), q1: q1.id, q2: q2.id });
     check(spent < 380, `the clicks came within a double click's time (${spent} ms)`);
-    await sleep(1_500);
+    check((await first.locator('.hold').count()) === 1, 'the answer is held, not taken back');
+    await sleep(1_000);
+    check(agent.commands.length === 0, 'nothing left early');
+    await until(() => agent.commands.length === 1, 'the answer leaves when its window ends', 8_000);
+    await sleep(1_000);
     const subjects = agent.commands.map((c) => c.subject);
-    check(subjects.length === 1 && subjects[0] === q1.id,
-      `one answer, to the first request only: ${JSON.stringify(subjects)} (first ${q1.id}, second ${q2.id}; hit at ${y}, then ${moved.y + moved.height / 2})`);
+    check(subjects.length === 1 && subjects[0] === q1.id && agent.commands[0].data.answer.option === 'deny',
+      `one answer, Deny to the first request only: ${JSON.stringify(subjects)} (first ${q1.id}, second ${q2.id})`);
     check((await inboxIds(page)).includes(q2.id), 'the second request still waits');
     // Once it has been still long enough, the second card answers as usual.
     await card(page, q2.data.prompt).locator('button.option[data-option="deny"]').click({ timeout: 5_000 });
+    await card(page, q2.data.prompt).locator('.hold button.send-now').click({ timeout: 5_000 });
     await until(() => agent.commands.length === 2, 'the second card answers once it has been seen', 5_000);
   });
 }
@@ -129,14 +132,18 @@ try {
       await lowCard.waitFor({ timeout: 10_000 });
       await sleep(1_000);
       const box = await lowCard.locator('button.option[data-option="allow"]').boundingBox();
-      // A more severe request is raised; it is drawn above, where the
-      // pointer is, and is clicked at once.
+      // A more severe request is raised: it waits behind "1 new request"
+      // instead of being drawn above, where the pointer is, which clicks.
       const high = agent.ask('Arrival: drop the production replica?', undefined, { severity: 'critical' });
-      await card(page, high.data.prompt).waitFor({ timeout: 10_000 });
+      await page.locator('button.new-above', { hasText: '1 new request' }).waitFor({ timeout: 10_000 });
+      check((await page.locator('main article.card', { hasText: high.data.prompt }).count()) === 0, 'the new card is not drawn above');
       await page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
-      await sleep(800);
+      await lowCard.locator('.hold').waitFor({ timeout: 2_000 });
+      await sendNow(lowCard);
+      await until(() => agent.commands.length === 1, 'the click answered the card it was aimed at', 3_000);
       const subjects = agent.commands.map((c) => c.subject);
-      check(!subjects.includes(high.id), `the card that had just arrived was not answered: ${JSON.stringify(subjects)}`);
+      check(!subjects.includes(high.id) && subjects[0] === low.id, `the card that had just arrived was not answered: ${JSON.stringify(subjects)}`);
+      await card(page, high.data.prompt).waitFor({ timeout: 5_000 });
     });
   });
 
@@ -157,6 +164,7 @@ try {
       await sleep(600);
       check(agent.commands.length === 0, `nothing answered 120 ms after it came into view: ${JSON.stringify(agent.commands.map((c) => c.subject))}`);
       await page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
+      await sendNow(last);
       await until(() => agent.commands.length === 1 && agent.commands[0].subject === qs[7].id, 'once seen, it answers', 5_000);
     });
   });
@@ -179,6 +187,7 @@ try {
       check(empty === 'Send reply', `nothing typed: a plain label (${empty})`);
       await box.fill('yes, go ahead');
       await send.click();
+      await sendNow(c);
       await until(() => agent.commands.length === 1, 'the reply was sent', 5_000);
       const answer = agent.commands[0].data.answer;
       check(answer.text === 'yes, go ahead', `the typed text went as typed: ${JSON.stringify(answer)}`);
@@ -198,6 +207,7 @@ try {
       await c.waitFor({ timeout: 10_000 });
       for (const [i, s] of typed.entries()) await c.locator(`[data-field="n${i}"] input`).fill(s);
       await c.locator('form.form-answer button[type="submit"]').click();
+      await sendNow(c);
       await until(() => agent.commands.some((x) => x.subject === f.id), 'the form answer went out', 5_000);
       const values = agent.commands.find((x) => x.subject === f.id).data.answer.values;
       for (const [i, s] of typed.entries()) {
@@ -223,7 +233,8 @@ try {
       await page.keyboard.press('2');
       check((await page.evaluate(() => document.activeElement.getAttribute('data-option'))) === 'deny', '2 goes to Deny');
       await page.keyboard.press('Enter');
-      await until(() => agent.commands.length === 1, 'Enter answered', 5_000);
+      // Held for a few seconds, then sent; the focus moves on once it left.
+      await until(() => agent.commands.length === 1, 'Enter answered', 9_000);
       await until(async () => (await focused()) === qs[1].id, 'the focus is on the next waiting card', 3_000);
       await until(async () => !(await inboxIds(page)).includes(qs[0].id), 'the answered card left', 5_000);
       await sleep(300);
@@ -249,6 +260,7 @@ try {
         const first = card(page, qs[0].data.prompt);
         const was = await until(() => first.boundingBox(), 'the first card is laid out', 3_000);
         await act(first.locator('button.option[data-option="allow"]'));
+        await sendNow(first);
         const row = page.locator(`main ol.cards article.settled[data-request="${qs[0].id}"]`);
         await row.waitFor({ timeout: 5_000 });
         await until(async () => (await row.locator('.outcome').textContent()).includes('Answered: Allow'), 'the row says what was answered', 5_000);
@@ -258,6 +270,7 @@ try {
         check((await page.locator('main section.recent').count()) === 0, 'no separate list of settled cards at the top');
         await sleep(700);
         await act(card(page, qs[1].data.prompt).locator('button.option[data-option="deny"]'));
+        await sendNow(card(page, qs[1].data.prompt));
         await page.locator(`main ol.cards article.settled[data-request="${qs[1].id}"]`).waitFor({ timeout: 5_000 });
         const next = await until(() => card(page, qs[2].data.prompt).boundingBox(), 'the next card is laid out', 3_000);
         const height = kind.viewport.height;
@@ -276,8 +289,10 @@ try {
       await c.waitFor({ timeout: 10_000 });
       await sleep(700);
       await c.locator('button.option[data-option="deny"]').click();
+      await sendNow(c);
       await c.locator('.cmd[data-phase="timeout"]').waitFor({ timeout: 15_000 });
       await c.locator('button.option[data-option="allow"]').click();
+      await sendNow(c);
       await until(() => agent.commands.length === 2, 'the agent heard both answers', 5_000);
       const [deny, allow] = agent.commands;
       agent.emit('control.accepted', {}, { cause: deny.id });
@@ -316,9 +331,16 @@ try {
       const err = await c.locator('.send-error').textContent({ timeout: 3_000 });
       check(err.includes('not connected') && err.includes('Nothing was queued'), `the answer is refused in words: ${err}`);
       check((await c.locator('.cmd').count()) === 0, 'no answer shows as sent');
+      // The session page says it is this device that is offline.
+      await page.evaluate(() => { location.hash = '#/sessions'; });
+      await page.locator('main .lane[data-agent="e2e-offline"] a.lane-title').first().click();
+      const why = await page.locator('.offline-agent').textContent({ timeout: 3_000 });
+      check(why.includes('This device is not connected'), `the session page blames this device, not the agent: ${why}`);
+      await page.evaluate(() => { location.hash = '#/'; });
       await ctx.setOffline(false);
       await page.locator('.chip[data-state="live"]').waitFor({ timeout: 30_000 });
       await until(async () => (await page.locator('.banners .banner').count()) === 0, 'the banner goes once a relay is live', 5_000);
+      check((await c.locator('.send-error').count()) === 0, 'no stale "send again once it is live" once it is live');
       check(agent.commands.length === 0, 'nothing reached the agent from the offline attempt');
     });
   });
@@ -411,6 +433,7 @@ try {
       await fc.locator('[data-field="replicas"] input').fill('2');
       await sleep(500);
       await fc.locator('form.form-answer button[type="submit"]').tap();
+      await fc.locator('.hold button.send-now').tap();
       await until(() => agent.commands.some((x) => x.subject === f.id), 'the form answer went out', 5_000);
       const { sw, iw } = await page.evaluate(() => ({ sw: document.documentElement.scrollWidth, iw: window.innerWidth }));
       check(sw <= iw, `it fits the phone (${sw} > ${iw})`);
@@ -540,6 +563,7 @@ try {
       check((banners[0].match(/refused/g) || []).length === 1 && banners[0].includes('token'), `said once, naming the token: ${banners[0]}`);
       const text = await page.locator('body').textContent();
       check(!text.includes('waiting for a relay connection'), 'nothing claims to wait for a connection that was refused');
+      check((await page.locator('#inbox-title .count').count()) === 0, 'no "Waiting for you 0" when the token was refused');
       const { sw, iw } = await page.evaluate(() => ({ sw: document.documentElement.scrollWidth, iw: window.innerWidth }));
       check(sw <= iw, `it fits the phone (${sw} > ${iw})`);
       await page.locator('[data-banner="refused"] button', { hasText: 'Enter another token' }).tap();
@@ -547,6 +571,228 @@ try {
     } finally {
       await ctx.close();
     }
+  });
+
+
+  // The issue's phone checks: a destructive approval is not one tap, and
+  // every answer can be taken back for a few seconds before it leaves.
+  await step('phone: approving a critical request takes a second, deliberate tap; Undo sends nothing; Send now sends at once', async () => {
+    await withAgent({ agent: 'e2e-deliberate' }, 'Deliberate', PHONE, async ({ agent, page }) => {
+      const q = agent.ask('Grant write access to the production database?', undefined, { severity: 'critical' });
+      const c = card(page, q.data.prompt);
+      await c.waitFor({ timeout: 10_000 });
+      await sleep(700);
+      const allow = c.locator('button.option[data-option="allow"]');
+      await allow.tap();
+      await sleep(100);
+      const asked = (await allow.textContent()).trim();
+      check(asked.includes('Tap again to Allow (critical)'), `the first tap only asks, saying why: ${asked}`);
+      check(agent.commands.length === 0 && (await c.locator('.hold').count()) === 0, 'the first tap sends nothing');
+      await page.screenshot({ path: `${ROOT}target/console-e2e/confirm-step-390x844.png` });
+      // A double tap is not the second step: its second half comes too soon.
+      await allow.tap();
+      await sleep(300);
+      check(agent.commands.length === 0 && (await c.locator('.hold').count()) === 0, 'a quick second tap is not the second step');
+      await sleep(400);
+      await allow.tap();
+      const hold = c.locator('.hold');
+      await hold.waitFor({ timeout: 2_000 });
+      const words = await hold.textContent();
+      check(words.includes('Sending \u201cAllow\u201d in') && words.includes('closing this page drops it'), `the held answer is shown: ${words}`);
+      await page.screenshot({ path: `${ROOT}target/console-e2e/held-answer-390x844.png` });
+      await sleep(1_000);
+      check(agent.commands.length === 0, 'nothing leaves during the window');
+      await hold.locator('button.undo').tap();
+      await until(async () => (await c.locator('.hold').count()) === 0, 'Undo takes the answer back', 2_000);
+      await sleep(6_000);
+      check(agent.commands.length === 0, `Undo sent nothing: ${JSON.stringify(agent.commands.map((x) => x.data))}`);
+      check((await inboxIds(page)).includes(q.id), 'the request still waits');
+      await sleep(500);
+      await c.locator('button.option[data-option="allow"]').tap();
+      await sleep(700);
+      await c.locator('button.option[data-option="allow"]').tap();
+      await c.locator('.hold button.send-now').waitFor({ timeout: 2_000 });
+      const t0 = Date.now();
+      await c.locator('.hold button.send-now').tap();
+      await until(() => agent.commands.length === 1, 'Send now sends at once', 1_500);
+      check(agent.commands[0].data.answer.option === 'allow', `the approval left: ${JSON.stringify(agent.commands[0].data)}`);
+      console.log(`      sent ${Date.now() - t0} ms after Send now`);
+    });
+  });
+
+  await step('phone: Deny is one tap, held for a few seconds, then sent on its own; an info request approves in one tap', async () => {
+    await withAgent({ agent: 'e2e-deny-held' }, 'Deny held', PHONE, async ({ agent, page }) => {
+      const q = agent.ask('docker compose down -v', undefined, { severity: 'error' });
+      const i = agent.ask('Read the build log?', undefined, { severity: 'info' });
+      const c = card(page, q.data.prompt);
+      await c.waitFor({ timeout: 10_000 });
+      await card(page, i.data.prompt).waitFor({ timeout: 10_000 });
+      await sleep(700);
+      const t0 = Date.now();
+      await c.locator('button.option[data-option="deny"]').tap();
+      check((await c.locator('button.option.confirming').count()) === 0, 'no second step to deny');
+      await c.locator('.hold').waitFor({ timeout: 2_000 });
+      await until(() => agent.commands.length === 1, 'the denial leaves when the window ends', 9_000, 50);
+      const waited = Date.now() - t0;
+      check(waited >= 3_000, `held a few seconds first (${waited} ms)`);
+      check(agent.commands[0].data.answer.option === 'deny', 'the denial left');
+      const row = page.locator(`main article.settled[data-request="${q.id}"]`);
+      await until(async () => ((await row.locator('.outcome').textContent().catch(() => '')) || '').includes('Denied: it will not happen'),
+        'the settled card says in plain words that it will not happen', 5_000);
+      await page.screenshot({ path: `${ROOT}target/console-e2e/settled-390x844.png` });
+      const info = card(page, i.data.prompt);
+      await sleep(700);
+      await info.locator('button.option[data-option="allow"]').tap();
+      check((await info.locator('button.option.confirming').count()) === 0, 'no second step for an info request');
+      await info.locator('.hold').waitFor({ timeout: 2_000 });
+      await until(() => agent.commands.length === 2, 'the info approval leaves after its window', 9_000);
+    });
+  });
+
+  await step('phone: closing the page while an answer is held asks first, and leaving sends nothing', async () => {
+    await withAgent({ agent: 'e2e-close-held' }, 'Close held', PHONE, async ({ agent, page, ctx }) => {
+      const q = agent.ask('Delete the old release branches?', undefined, { severity: 'warning' });
+      const c = card(page, q.data.prompt);
+      await c.waitFor({ timeout: 10_000 });
+      await sleep(700);
+      await c.locator('button.option[data-option="deny"]').tap();
+      await c.locator('.hold').waitFor({ timeout: 2_000 });
+      let asked = null;
+      page.on('dialog', async (d) => {
+        asked = d.type();
+        await d.accept();
+      });
+      await page.close({ runBeforeUnload: true });
+      await until(() => asked !== null, 'the browser asks before leaving with an answer held', 3_000);
+      check(asked === 'beforeunload', `asked as a page leave (${asked})`);
+      await sleep(7_000);
+      check(agent.commands.length === 0, `nothing was sent after the page closed: ${agent.commands.length}`);
+      const again = await ctx.newPage();
+      await again.goto(`${relay.base}/#token=${encodeURIComponent(token)}`);
+      await card(again, q.data.prompt).waitFor({ timeout: 10_000 });
+    });
+  });
+
+
+  await step('phone: a minute of arrivals moves nothing on screen (layout-shift score at most 0.1)', async () => {
+    await withAgent({ agent: 'e2e-arrivals' }, 'Arrivals', PHONE, async ({ agent, page }) => {
+      const first = [];
+      for (let i = 0; i < 6; i++) first.push(agent.ask(`Arrivals: first question ${i + 1}?`));
+      await card(page, first[5].data.prompt).waitFor({ timeout: 10_000 });
+      await sleep(500);
+      await page.evaluate(() => window.scrollTo(0, 300));
+      await sleep(300);
+      const anchor = first[2].data.prompt;
+      const before = await card(page, anchor).boundingBox();
+      await page.evaluate(() => {
+        window.__cls = 0;
+        window.__shifts = [];
+        window.__scrolls = [];
+        new PerformanceObserver((list) => {
+          for (const e of list.getEntries()) {
+            if (e.hadRecentInput) continue;
+            window.__cls += e.value;
+            window.__shifts.push({ value: e.value, sources: (e.sources || []).map((s) => s.node?.className || s.node?.nodeName) });
+          }
+        }).observe({ type: 'layout-shift' });
+        addEventListener('scroll', () => window.__scrolls.push(Math.round(scrollY)));
+      });
+      const severities = ['critical', 'error', 'warning', 'info', 'notice'];
+      const asked = [];
+      const t0 = Date.now();
+      for (let i = 0; Date.now() - t0 < 60_000; i++) {
+        asked.push(agent.ask(i % 3 === 0 ? `docker compose down -v (${i})` : `Arrivals: later question ${i + 1}?`, undefined, { severity: severities[i % severities.length] }));
+        // Now and then the agent withdraws one of the later requests.
+        if (i % 4 === 3) agent.emit('attention.resolved', { resolution: 'dismissed' }, { subject: asked[i - 2].id, run: 'run-e2e' });
+        await sleep(3_000);
+      }
+      const { cls, shifts, scrolls, y } = await page.evaluate(() => ({ cls: window.__cls, shifts: window.__shifts, scrolls: window.__scrolls, y: scrollY }));
+      console.log(`      layout-shift score over ${Math.round((Date.now() - t0) / 1000)} s of ${asked.length} arrivals at 390x844: ${cls.toFixed(4)}`);
+      if (process.env.E2E_DEBUG) console.log(JSON.stringify({ shifts, scrolls }));
+      const after = await card(page, anchor).boundingBox();
+      await page.screenshot({ path: `${ROOT}target/console-e2e/inbox-new-above-390x844.png` });
+      check(cls <= 0.1, `layout-shift score ${cls.toFixed(4)} > 0.1: ${JSON.stringify(shifts.slice(0, 8))}`);
+      check(Math.abs(after.y - before.y) < 2 && Math.abs(y - 300) < 2, `the card on screen stayed put (${before.y} → ${after.y}, scrollY ${y}; scrolls ${scrolls.slice(0, 10)})`);
+      const bar = page.locator('button.new-above');
+      const words = await bar.textContent();
+      check(/\d+ new request/.test(words), `the new ones wait behind a bar: ${words}`);
+      await bar.tap();
+      const top = asked.find((q) => q.severity === 'critical');
+      await card(page, top.data.prompt).waitFor({ timeout: 3_000 });
+      const box = await card(page, top.data.prompt).boundingBox();
+      check(box.y >= 0 && box.y < 844, `brought in and in view (${box.y})`);
+      check((await bar.count()) === 0, 'the bar goes once they are in');
+    });
+  });
+
+
+  await step('phone: a typed yes offers the option it likely meant; an input takes its default on an empty reply', async () => {
+    await withAgent({ agent: 'e2e-likely' }, 'Typed yes', PHONE, async ({ agent, page }) => {
+      const q = agent.ask('Likely: restart the payments workers?');
+      const c = card(page, q.data.prompt);
+      await c.waitFor({ timeout: 10_000 });
+      await c.locator('button.details-toggle').tap();
+      const box = c.locator('form.reply input[name="reply"]');
+      for (const typed of ['yes please', 'ok', '1']) {
+        await box.fill(typed);
+        check((await c.locator('form.reply button.send').textContent()).trim() === 'Send as refusal', `"${typed}" is still read as AEP-0008 reads it`);
+        const likely = c.locator('button.likely');
+        check((await likely.textContent()).includes('\u201cAllow\u201d'), `"${typed}": the likely option is offered: ${await likely.textContent()}`);
+      }
+      await sleep(500);
+      await c.locator('button.likely').tap();
+      await c.locator('.hold', { hasText: 'Sending \u201cAllow\u201d' }).waitFor({ timeout: 3_000 });
+      await sendNow(c);
+      await until(() => agent.commands.length === 1, 'the likely option was sent', 5_000);
+      check(agent.commands[0].data.answer.option === 'allow', `sent as the option: ${JSON.stringify(agent.commands[0].data.answer)}`);
+
+      const i = agent.ask('Which project should I search? (default: OPS)', [], { data: { kind: 'input' } });
+      const ic = card(page, i.data.prompt);
+      await ic.waitFor({ timeout: 10_000 });
+      await sleep(500);
+      const send = ic.locator('form.reply button.send');
+      check((await send.textContent()).includes('\u201cOPS\u201d (the default)'), `an empty reply sends the default: ${await send.textContent()}`);
+      await send.tap();
+      await sendNow(ic);
+      await until(() => agent.commands.length === 2, 'the default was sent', 5_000);
+      check(agent.commands[1].data.answer.text === 'OPS', `the default went as the reply: ${JSON.stringify(agent.commands[1].data.answer)}`);
+    });
+  });
+
+
+  await step('phone: each view opens at its top, or where it was left, never at the last view\'s scroll', async () => {
+    await withAgent({ agent: 'e2e-views' }, 'Views keep their place', PHONE, async ({ agent, page }) => {
+      for (let i = 0; i < 14; i++) agent.ask(`Views: question ${i + 1}?`);
+      await card(page, 'Views: question 14?').waitFor({ timeout: 10_000 });
+      await sleep(500);
+      await page.evaluate(() => window.scrollTo(0, 2_000));
+      await sleep(300);
+      const left = await page.evaluate(() => scrollY);
+      check(left > 1_000, `the inbox is scrolled down (${left})`);
+      await page.locator('nav.tabs a[href="#/history"]').tap();
+      await page.locator('main .history, main h1').first().waitFor({ timeout: 3_000 });
+      await sleep(300);
+      check((await page.evaluate(() => scrollY)) === 0, `History opens at its top (${await page.evaluate(() => scrollY)})`);
+      await page.locator('nav.tabs a[href="#/sessions"]').tap();
+      await page.locator('main .lane a.lane-title').first().waitFor({ timeout: 3_000 });
+      await sleep(300);
+      check((await page.evaluate(() => scrollY)) === 0, 'Sessions opens at its top');
+      await page.locator('main .lane[data-agent="e2e-views"] a.lane-title').first().tap();
+      await page.locator('main h1').first().waitFor({ timeout: 3_000 });
+      await sleep(300);
+      const y = await page.evaluate(() => scrollY);
+      const h1 = await page.locator('main h1').first().boundingBox();
+      check(y === 0 && h1.y >= 0 && h1.y < 844, `a session opens at its top, its header in view (scrollY ${y}, header at ${h1.y})`);
+      const audit = await page.locator('main section.audit').boundingBox();
+      const timeline = await page.locator('#timeline-title').boundingBox();
+      check(audit.y < timeline.y, `the command audit comes before the timeline (${audit.y} vs ${timeline.y})`);
+      await page.screenshot({ path: `${ROOT}target/console-e2e/session-top-390x844.png` });
+      await page.locator('nav.tabs a[href="#/"]').tap();
+      await card(page, 'Views: question 1?').waitFor({ timeout: 3_000 });
+      await sleep(300);
+      const back = await page.evaluate(() => scrollY);
+      check(Math.abs(back - left) < 2, `the inbox opens where it was left (${back} vs ${left})`);
+    });
   });
 
   await steps.step('no page errors', async () => {

@@ -6,7 +6,7 @@
 
 import { mkdirSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { Relay, TestAgent, browser, check, freePort, sleep, socketControl, until, ROOT } from './lib.mjs';
+import { Relay, TestAgent, answerNow, browser, cardIn, check, freePort, sendNow, sleep, socketControl, until, ROOT } from './lib.mjs';
 
 const SHOTS = `${ROOT}target/console-e2e`;
 mkdirSync(SHOTS, { recursive: true });
@@ -27,7 +27,7 @@ async function step(name, fn) {
   }
 }
 
-const card = (page, text) => page.locator('main article.card', { hasText: text }).first();
+const card = cardIn;
 const settled = (page, id) => page.locator(`main article.settled[data-request="${id}"]`).first();
 
 async function inboxIds(page) {
@@ -193,13 +193,13 @@ try {
       await p.fill('#relay-token-1', tokenB);
       await p.click('main form button[type="submit"]');
       await until(async () => (await p.locator('.chip[data-state="live"]').count()) === 2, 'both relays are live', 15_000);
-      const c = p.locator('main article.card', { hasText: 'Approve the relay-B migration?' }).first();
+      const c = card(p, 'Approve the relay-B migration?');
       await c.waitFor({ timeout: 10_000 });
       const relayLabel = await c.locator('.provenance [data-prov="relay"] dd').textContent();
       check(relayLabel.includes(String(relayB.port)), `the card names the relay it came through: ${relayLabel}`);
       await p.locator('main article.card .provenance [data-prov="relay"] dd', { hasText: `127.0.0.1:${port}/` }).first().waitFor({ timeout: 10_000 });
       const id = await c.getAttribute('data-request');
-      await c.locator('button.option[data-option="allow"]').click();
+      await answerNow(c, 'allow');
       await until(async () => (await settled(p, id).getAttribute('data-status')) === 'resolved', 'the answer went back through relay B', 10_000);
       check(agent.commands.length === 1, 'the agent behind relay B received the answer once');
       await relayB.stop();
@@ -286,7 +286,7 @@ try {
     const c = card(page, 'rm -rf build/');
     await c.waitFor({ timeout: 20_000 });
     const id = await c.getAttribute('data-request');
-    await c.locator('button.option[data-option="allow"]').click();
+    await answerNow(c, 'allow');
     const s = settled(page, id);
     await s.waitFor({ timeout: 10_000 });
     await until(async () => (await s.getAttribute('data-status')) === 'resolved', 'the card settles as resolved');
@@ -300,7 +300,7 @@ try {
     const c = card(page, 'Review the migration plan');
     await c.waitFor({ timeout: 20_000 });
     const id = await c.getAttribute('data-request');
-    await c.locator('button.option[data-option="approve"]').click();
+    await answerNow(c, 'approve');
     // deploy-agent takes 0.6 to 1.8 s to decide: the card says so meanwhile.
     await c.locator('.cmd[data-phase="sending"] .cmd-state', { hasText: 'waiting for the agent' }).waitFor({ timeout: 3_000 });
     check(await c.locator('button.option').first().isDisabled(), 'no second answer while one is in flight');
@@ -313,6 +313,7 @@ try {
     const id = await input.getAttribute('data-request');
     await input.locator('form.reply input[name="reply"]').fill('OPS and SEC');
     await input.locator('form.reply button.send').click();
+    await sendNow(input);
     await until(async () => (await settled(page, id).getAttribute('data-status')) === 'resolved', 'the input request settles');
     check((await settled(page, id).locator('.outcome').textContent()).includes('OPS and SEC'), 'the text answer is shown');
 
@@ -324,6 +325,7 @@ try {
     const hint = await perm.locator('form.reply .hint').textContent();
     check(hint.includes('refusal'), `the reply box says unmatched text is a refusal: ${hint}`);
     await perm.locator('form.reply button.send').click();
+    await sendNow(perm);
     await until(async () => (await settled(page, pid).getAttribute('data-status')) === 'resolved', 'the permission settles');
     const outcome = await settled(page, pid).locator('.outcome').textContent();
     check(outcome.includes('Deny') && outcome.includes('not now, CI is red'), `applied as the refusal with the reason: ${outcome}`);
@@ -337,13 +339,15 @@ try {
     await theirs.waitFor({ timeout: 30_000 });
     const id = await theirs.getAttribute('data-request');
     await card(page, 'git push --force-with-lease').waitFor({ timeout: 10_000 });
-    await theirs.locator('button.option[data-option="deny"]').click();
+    await answerNow(theirs, 'deny');
     await until(async () => !(await inboxIds(page)).includes(id), 'the card leaves this inbox', 10_000);
     await page.goto(`${relay.base}/#/history`);
     const h = page.locator(`main .history article.settled[data-request="${id}"]`);
     await until(async () => (await h.getAttribute('data-status')) === 'resolved', 'this console sees it settle', 10_000);
     check((await h.locator('.cmd[data-mine="false"]').count()) === 1, "the other operator's command is shown, not as ours");
     check((await h.locator('.outcome').textContent()).includes('Answered: Deny'), 'with the answer applied');
+    await h.scrollIntoViewIfNeeded();
+    await shot(page, 'settled-1280x800');
     await page.goto(`${relay.base}/#/`);
     await other.close();
   });
@@ -366,12 +370,12 @@ try {
     await agent.connect();
     agent.start('Asks while nobody looks');
     agent.ask('Seen while visible?');
-    await p.locator('main article.card', { hasText: 'Seen while visible?' }).waitFor({ timeout: 10_000 });
+    await card(p, 'Seen while visible?').waitFor({ timeout: 10_000 });
     check((await p.evaluate(() => window.__notes.length)) === 0, 'nothing is shown before opting in');
     await p.click('button[aria-pressed]');
     await p.locator('button[aria-pressed="true"]', { hasText: 'Notifications on' }).waitFor();
     agent.ask('Still visible, opted in?');
-    await p.locator('main article.card', { hasText: 'Still visible, opted in?' }).waitFor({ timeout: 10_000 });
+    await card(p, 'Still visible, opted in?').waitFor({ timeout: 10_000 });
     check((await p.evaluate(() => window.__notes.length)) === 0, 'no notification while the tab is visible');
     await p.evaluate(() => { window.__hidden = true; });
     agent.ask('Raised while hidden <b>bold</b>?');
@@ -404,6 +408,7 @@ try {
     await f.locator('[data-field="notify"] select').selectOption({ label: 'Other\u2026' });
     await f.locator('[data-field="notify"] input[type="text"]').fill('#payments-release');
     await f.locator('form.form-answer button[type="submit"]').click();
+    await sendNow(f);
     await until(async () => (await settled(page, id).getAttribute('data-status')) === 'resolved', 'the form settles', 10_000);
     await page.goto(`${relay.base}/#/history`);
     const values = await page.locator(`main .history article.settled[data-request="${id}"] dl.values`).textContent();
@@ -414,22 +419,23 @@ try {
     await page.goto(`${relay.base}/#/`);
   });
 
-  await step('an out-of-band request is informational: no way to send from here', async () => {
+  await step('an out-of-band request is informational: listed quietly, not counted, no way to send from here', async () => {
     // ci-watcher keeps one out-of-band request open at a time.
-    const oob = page.locator('main article.card', { has: page.locator('.actions[data-answering="elsewhere"]') }).first();
+    const oob = page.locator('main .elsewhere-list .info-row').first();
     await oob.waitFor({ timeout: 20_000 });
-    check((await oob.locator('.card-agent').textContent()).trim() === 'ci-watcher', 'it is ci-watcher\'s');
-    check((await oob.locator('.actions[data-answering="elsewhere"]').count()) === 1, 'marked as answered elsewhere');
-    check((await oob.locator('button.option, form.reply, form.form-answer').count()) === 0, 'no send affordance');
-    check((await oob.textContent()).includes("Answer in the agent's own interface"), 'says where to answer');
-    check((await oob.locator('.info-options li').count()) === 2, 'the options are listed for information');
+    check((await oob.textContent()).includes('ci-watcher'), `it is ci-watcher's: ${await oob.textContent()}`);
+    const id = await oob.getAttribute('data-request');
+    check(!(await inboxIds(page)).includes(id), 'not among the cards waiting for you');
+    check((await page.locator(`main article.card[data-request="${id}"]`).count()) === 0, 'not a card with buttons');
+    check((await page.locator('main .elsewhere-list button, main .elsewhere-list form').count()) === 0, 'no send affordance');
+    check((await page.locator('main .elsewhere-list').textContent()).includes("agent's own interface"), 'says where it is answered');
   });
 
   await step('the agent refusing an answer is shown as its own decision, not an error', async () => {
     const g = card(page, 'access to the production database');
     await g.waitFor({ timeout: 20_000 });
     const id = await g.getAttribute('data-request');
-    await g.locator('button.option[data-option="approve"]').click();
+    await answerNow(g, 'approve');
     const row = page.locator(`article[data-request="${id}"] .cmd[data-phase="rejected"]`).first();
     await row.waitFor({ timeout: 10_000 });
     const words = await row.textContent();
@@ -447,7 +453,9 @@ try {
     await cancel.waitFor({ timeout: 15_000 });
     await cancel.click();
     await page.locator('.confirm[role="alertdialog"]').waitFor();
-    await until(() => page.evaluate(() => document.activeElement.id === 'cancel-reason'), 'the question takes the focus', 2_000);
+    // The safe answer takes the focus, not the reason box (on a phone its
+    // keyboard would cover the buttons).
+    await until(() => page.evaluate(() => document.activeElement.getAttribute('data-confirm') === 'no'), 'the question takes the focus', 2_000);
     await page.click('button[data-confirm="no"]');
     await until(() => page.evaluate(() => document.activeElement.getAttribute('data-verb') === 'cancel-run'),
       'keeping going gives the focus back to the button that asked', 2_000);
@@ -459,11 +467,15 @@ try {
     await page.locator('li.event[data-type="run.cancelled"]').first().waitFor({ timeout: 10_000 });
     await page.locator('.runs li[data-run-status="cancelled"]').first().waitFor({ timeout: 5_000 });
     await page.locator('.last-command .cmd[data-phase="done"]').waitFor({ timeout: 5_000 });
+    await until(() => page.evaluate(() => document.activeElement && document.activeElement !== document.body && !!document.activeElement.closest('main')),
+      'after confirming, the focus stays with the session\'s controls, not the page body', 5_000);
     cancelCommand = await page.locator('.last-command .cmd').getAttribute('data-command');
     const own = page.locator(`.audit .cmd[data-command="${cancelCommand}"]`);
     await own.locator('.cmd-state', { hasText: 'Done' }).waitFor({ timeout: 5_000 });
-    check((await own.locator('.who').textContent()) === 'You', 'the audit shows the command as this console\'s own');
+    check((await own.locator('.who').textContent()) === 'aep-console (you)', `the audit names the sender as the timeline does, marked as this console's own: ${await own.locator('.who').textContent()}`);
     check(/\d\d:\d\d/.test(await own.locator('.cmd-time').textContent()), 'with the time it was sent');
+    await own.scrollIntoViewIfNeeded();
+    await shot(page, 'audit-1280x800');
     await page.evaluate(() => window.scrollTo(0, 0));
     await shot(page, 'session-1280x800');
     // Causes are links within the timeline.
@@ -534,8 +546,11 @@ try {
     const pause = page.locator('button[data-verb="pause"]');
     await pause.waitFor({ timeout: 15_000 });
     check((await page.locator('button[data-verb="cancel-run"]').count()) === 0, 'no cancel for an agent that did not declare it');
-    await pause.click();
+    await pause.focus();
+    await page.keyboard.press('Enter');
     await page.locator('[data-session-state="paused"]').waitFor({ timeout: 10_000 });
+    await until(() => page.evaluate(() => document.activeElement.getAttribute('data-verb') === 'resume'),
+      'after Enter on Pause the focus is on Resume, not the page body', 5_000);
     await page.locator('button[data-verb="resume"]').click();
     await page.locator('[data-session-state="active"]').waitFor({ timeout: 10_000 });
     const vendor = page.locator('form.vendor[data-verb="x.demo.control.instruct"]');
@@ -557,7 +572,7 @@ try {
     await c.waitFor({ timeout: 10_000 });
     agent.drop();
     await sleep(500);
-    await c.locator('button.option[data-option="allow"]').click();
+    await answerNow(c, 'allow');
     const row = c.locator('.cmd[data-phase="relay-refused"]');
     await row.waitFor({ timeout: 10_000 });
     check((await row.textContent()).includes('Not delivered: the agent is not connected'), 'no-route in words');
@@ -574,7 +589,7 @@ try {
     // The hub asks for the roster when a session starts; give it a moment
     // so the declared 1.5 s window applies rather than the 10 s default.
     await sleep(700);
-    await c.locator('button.option[data-option="deny"]').click();
+    await answerNow(c, 'deny');
     const timedOut = c.locator('.cmd[data-phase="timeout"]');
     await timedOut.waitFor({ timeout: 15_000 });
     check((await timedOut.textContent()).includes('No acknowledgement'), 'the silence is named');
@@ -643,7 +658,9 @@ try {
     // A fresh page: the command sent from the other one is still this console's own.
     const own = p.locator(`.audit .cmd[data-command="${cancelCommand}"]`);
     await own.waitFor({ timeout: 10_000 });
-    check((await own.locator('.who').textContent()) === 'You', `after a reload the cancel is still ours: ${await own.textContent()}`);
+    check((await own.locator('.who').textContent()) === 'aep-console (you)', `after a reload the cancel is still ours: ${await own.textContent()}`);
+    await own.scrollIntoViewIfNeeded();
+    await shot(p, 'audit-390x844');
     check(/\d\d:\d\d/.test(await own.locator('.cmd-time').textContent()) && (await own.locator('.cmd-state').textContent()).includes('Done'),
       `with its time and result: ${await own.textContent()}`);
     const audit = await p.locator('.audit').textContent();
@@ -681,7 +698,7 @@ try {
     const p = await ctx.newPage();
     await p.addInitScript(socketControl);
     await p.goto(`${relay.base}/#token=${encodeURIComponent(token)}`);
-    await p.locator('main article.card', { hasText: 'Resume check: question two?' }).waitFor({ timeout: 15_000 });
+    await card(p, 'Resume check: question two?').waitFor({ timeout: 15_000 });
     await p.evaluate(() => { window.__aepSockets.block = true; window.__aepSockets.dropAll(); });
     await p.locator('.chip[data-state="reconnecting"]').waitFor({ timeout: 5_000 });
     // While the console is away: one request is withdrawn, three are raised.
@@ -690,7 +707,7 @@ try {
     await sleep(300);
     await p.evaluate(() => { window.__aepSockets.block = false; });
     await p.locator('.chip[data-state="live"]').waitFor({ timeout: 20_000 });
-    await p.locator('main article.card', { hasText: 'Resume check: question five?' }).waitFor({ timeout: 10_000 });
+    await card(p, 'Resume check: question five?').waitFor({ timeout: 10_000 });
     for (const n of ['two', 'three', 'four', 'five']) {
       const count = await p.locator('main article.card', { hasText: `Resume check: question ${n}?` }).count();
       check(count === 1, `question ${n} is shown exactly once (${count})`);
@@ -714,7 +731,7 @@ try {
       const p = await ctx.newPage();
       await p.addInitScript(socketControl);
       await p.goto(`${small.base}/#token=${encodeURIComponent(token)}`);
-      await p.locator('main article.card', { hasText: 'Trim check: first question?' }).waitFor({ timeout: 15_000 });
+      await card(p, 'Trim check: first question?').waitFor({ timeout: 15_000 });
       check((await p.locator('[data-notice="trimmed"]').count()) === 0, 'no trimmed notice before anything was lost');
       await p.evaluate(() => { window.__aepSockets.block = true; window.__aepSockets.dropAll(); });
       await p.locator('.chip[data-state="reconnecting"]').waitFor({ timeout: 5_000 });
@@ -725,7 +742,7 @@ try {
       const notice = p.locator('[data-notice="trimmed"]');
       await notice.waitFor({ timeout: 20_000 });
       check((await notice.textContent()).includes('History was trimmed'), 'the notice says history was trimmed');
-      await p.locator('main article.card', { hasText: 'Trim check: second question?' }).waitFor({ timeout: 10_000 });
+      await card(p, 'Trim check: second question?').waitFor({ timeout: 10_000 });
     } finally {
       await ctx.close();
       agent.drop();

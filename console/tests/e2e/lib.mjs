@@ -269,3 +269,51 @@ export class Steps {
     }
   }
 }
+
+/**
+ * Sends the answer held in card `c` at once, with its "Send now" (an
+ * answer is held on the device for a few seconds, to be undone).
+ */
+export async function sendNow(c) {
+  await c.locator('.hold button.send-now').click({ timeout: 5_000 });
+}
+
+/**
+ * The first `main article.card` holding `text`; its `waitFor` brings in
+ * requests waiting behind "N new" (requests that arrive above what is
+ * shown wait there), as a person does to see them.
+ */
+export function cardIn(page, text) {
+  const l = page.locator('main article.card', { hasText: text }).first();
+  const waitFor = async (opts = {}) => {
+    const bar = page.locator('button.new-above');
+    const deadline = Date.now() + (opts.timeout ?? 30_000);
+    while (Date.now() < deadline) {
+      if (await l.isVisible().catch(() => false)) return;
+      if (await bar.isVisible().catch(() => false)) await bar.click({ timeout: 1_000 }).catch(() => {});
+      await sleep(100);
+    }
+    throw new Error(`no card with "${text}" came into the inbox`);
+  };
+  return new Proxy(l, {
+    get(target, key) {
+      if (key === 'waitFor') return waitFor;
+      const v = target[key];
+      return typeof v === 'function' ? v.bind(target) : v;
+    },
+  });
+}
+
+/**
+ * Answers card `c` with `option` and sends it at once: the approval's
+ * second tap when the card asks for one, then "Send now".
+ */
+export async function answerNow(c, option) {
+  const button = c.locator(`button.option[data-option="${option}"]`);
+  await button.click();
+  if (await c.locator('button.option.confirming').count()) {
+    await sleep(600);
+    await button.click();
+  }
+  await sendNow(c);
+}
