@@ -125,7 +125,8 @@ try {
     await ctx.close();
   });
 
-  await step('"remember on this device" keeps the token in localStorage; Forget removes it everywhere', async () => {
+  /** A desktop page that connected by the form, with "remember on this device" ticked. */
+  async function connectRemembering() {
     const ctx = await chromium.newContext({ viewport: { width: 1280, height: 800 } });
     const p = await ctx.newPage();
     await p.goto(`${relay.base}/`);
@@ -133,6 +134,11 @@ try {
     await p.check('input[name="remember"]');
     await p.click('main form button[type="submit"]');
     await p.locator('.chip[data-state="live"]').waitFor({ timeout: 15_000 });
+    return { ctx, p };
+  }
+
+  await step('"remember on this device" keeps the token in localStorage; Forget removes it everywhere', async () => {
+    const { ctx, p } = await connectRemembering();
     const kept = await p.evaluate(() => ({
       session: sessionStorage.getItem('aep-console.relays'),
       local: localStorage.getItem('aep-console.relays'),
@@ -155,13 +161,7 @@ try {
   });
 
   await step('a link to a relay the page did not come from is asked about first, and saved relays stay', async () => {
-    const ctx = await chromium.newContext({ viewport: { width: 1280, height: 800 } });
-    const p = await ctx.newPage();
-    await p.goto(`${relay.base}/`);
-    await p.fill('#relay-token-0', token);
-    await p.check('input[name="remember"]');
-    await p.click('main form button[type="submit"]');
-    await p.locator('.chip[data-state="live"]').waitFor({ timeout: 15_000 });
+    const { ctx, p } = await connectRemembering();
     const saved = await p.evaluate(() => localStorage.getItem('aep-console.relays'));
     const other = `ws://127.0.0.1:${await freePort()}/socket`;
     await p.goto(`${relay.base}/?x=1#relay=${encodeURIComponent(other)}&token=stolen`);
