@@ -5,49 +5,23 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use aep_relay::auth::token_hash;
 use serde_json::json;
 use support::*;
 
-struct Binary {
-    child: Child,
-    addr: String,
-}
-
-impl Binary {
-    fn start(args: &[&str]) -> Binary {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_aep-relay"));
-        command.args(["--listen", "127.0.0.1:0", "--static-dir", "/nonexistent-console"]).args(args);
-        command.env_remove("AEP_TOKEN").env_remove("AEP_CREDENTIALS").stdout(Stdio::piped()).stderr(Stdio::null());
-        let mut child = command.spawn().unwrap();
-        let mut boot = String::new();
-        BufReader::new(child.stdout.take().unwrap()).read_line(&mut boot).unwrap();
-        let addr = boot.split("listening on http://").nth(1).expect(&boot).split_whitespace().next().unwrap().to_owned();
-        Binary { child, addr }
-    }
-
-    async fn status(&self, token: &str) -> u16 {
-        reqwest::Client::new()
-            .get(format!("http://{}/events", self.addr))
-            .bearer_auth(token)
-            .send()
-            .await
-            .unwrap()
-            .status()
-            .as_u16()
-    }
-}
-
-impl Drop for Binary {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+async fn status(relay: &RelayProcess, token: &str) -> u16 {
+    reqwest::Client::new()
+        .get(format!("http://{}/events", relay.addr))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .as_u16()
 }
 
 fn scratch(name: &str) -> PathBuf {
@@ -69,15 +43,15 @@ async fn a_token_file_keeps_the_token_out_of_the_process_list() {
     let secret = format!("secret-{}", fresh_id());
     let file = scratch("relay.token");
     std::fs::write(&file, format!("{secret}\n")).unwrap();
-    let relay = Binary::start(&["--token-file", file.to_str().unwrap()]);
+    let relay = RelayProcess::start(&["--token-file", file.to_str().unwrap()]);
     let cmdline = std::fs::read(format!("/proc/{}/cmdline", relay.child.id())).unwrap();
     assert!(!String::from_utf8_lossy(&cmdline).contains(&secret), "the token is not on the command line");
     let ps = Command::new("ps").args(["-eo", "args"]).output().map(|o| String::from_utf8_lossy(&o.stdout).into_owned());
     if let Ok(ps) = ps {
         assert!(!ps.contains(&secret), "nor in the process list");
     }
-    assert_eq!(relay.status(&secret).await, 200);
-    assert_eq!(relay.status("wrong").await, 401);
+    assert_eq!(status(&relay, &secret).await, 200);
+    assert_eq!(status(&relay, "wrong").await, 401);
 }
 
 #[tokio::test]
@@ -91,9 +65,9 @@ async fn a_credentials_file_names_roles_and_a_removed_line_is_revoked_without_a_
     );
     write(&file, &both);
     assert!(!std::fs::read_to_string(&file).unwrap().contains(&alice), "the file holds hashes only");
-    let relay = Binary::start(&["--credentials", file.to_str().unwrap()]);
-    assert_eq!(relay.status(&alice).await, 200);
-    assert_eq!(relay.status(&bob).await, 200);
+    let relay = RelayProcess::start(&["--credentials", file.to_str().unwrap()]);
+    assert_eq!(status(&relay, &alice).await, 200);
+    assert_eq!(status(&relay, &bob).await, 200);
 
     // Bob watches from a socket; a viewer may not command.
     let mut socket = Ws::connect(&format!("ws://{}/socket?access_token={bob}", relay.addr)).await.unwrap();
@@ -110,11 +84,11 @@ async fn a_credentials_file_names_roles_and_a_removed_line_is_revoked_without_a_
 
     write(&file, &both.lines().filter(|l| !l.starts_with("bob")).collect::<Vec<_>>().join("\n"));
     let deadline = tokio::time::Instant::now() + PROMPT;
-    while relay.status(&bob).await != 401 {
+    while status(&relay, &bob).await != 401 {
         assert!(tokio::time::Instant::now() < deadline, "bob was never revoked");
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    assert_eq!(relay.status(&alice).await, 200, "the others keep working");
+    assert_eq!(status(&relay, &alice).await, 200, "the others keep working");
     let closed = loop {
         match socket.recv(PROMPT).await {
             Some(Incoming::Closed(code)) => break code,
@@ -132,7 +106,7 @@ async fn the_demo_agents_run_under_their_own_credential() {
     let file = scratch("credentials");
     let viewer = format!("wall-{}", fresh_id());
     write(&file, &format!("wall viewer {}\n", token_hash(&viewer)));
-    let relay = Binary::start(&["--credentials", file.to_str().unwrap(), "--demo", "--demo-seed", "3"]);
+    let relay = RelayProcess::start(&["--credentials", file.to_str().unwrap(), "--demo", "--demo-seed", "3"]);
     let client = reqwest::Client::new();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
     loop {

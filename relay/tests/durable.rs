@@ -5,9 +5,8 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
 use aep_client::protocol::ids::Draft;
 use aep_client::Event;
@@ -15,29 +14,23 @@ use serde_json::{json, Value};
 use support::*;
 
 struct Binary {
-    child: Child,
+    process: RelayProcess,
     base: String,
 }
 
 impl Binary {
     fn start(data_dir: Option<&Path>, extra: &[&str]) -> Binary {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_aep-relay"));
-        command.args(["--listen", "127.0.0.1:0", "--static-dir", "/nonexistent-console"]).args(extra);
-        if let Some(dir) = data_dir {
-            command.arg("--data-dir").arg(dir);
-        }
-        command.env_remove("AEP_TOKEN").env_remove("AEP_DATA_DIR").stdout(Stdio::piped()).stderr(Stdio::null());
-        let mut child = command.spawn().unwrap();
-        let mut boot = String::new();
-        BufReader::new(child.stdout.take().unwrap()).read_line(&mut boot).unwrap();
-        let addr = boot.split("listening on http://").nth(1).expect(&boot).split_whitespace().next().unwrap().to_owned();
-        Binary { child, base: format!("http://{addr}") }
+        let dir = data_dir.map(|d| d.to_str().expect("a UTF-8 data directory"));
+        let mut args: Vec<&str> = dir.map(|d| vec!["--data-dir", d]).unwrap_or_default();
+        args.extend_from_slice(extra);
+        let process = RelayProcess::start(&args);
+        let base = process.base();
+        Binary { process, base }
     }
 
     /// SIGKILL: no shutdown path runs.
-    fn kill9(mut self) {
-        self.child.kill().unwrap();
-        self.child.wait().unwrap();
+    fn kill9(self) {
+        self.process.kill9();
     }
 
     async fn post(&self, events: &[Event]) -> reqwest::StatusCode {

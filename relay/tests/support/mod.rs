@@ -25,6 +25,49 @@ pub const AGENT: &str = "aep-live-check";
 /// A generous bound for anything that should happen promptly on loopback.
 pub const PROMPT: Duration = Duration::from_secs(5);
 
+/// The relay binary as a user runs it: an ephemeral loopback port, no
+/// console, none of the relay's own environment variables. Killed when
+/// dropped.
+pub struct RelayProcess {
+    pub child: std::process::Child,
+    /// `127.0.0.1:PORT`, as its first line says.
+    pub addr: String,
+}
+
+impl RelayProcess {
+    pub fn start(args: &[&str]) -> RelayProcess {
+        use std::io::{BufRead, BufReader};
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_aep-relay"));
+        command.args(["--listen", "127.0.0.1:0", "--static-dir", "/nonexistent-console"]).args(args);
+        for var in ["AEP_TOKEN", "AEP_TOKEN_FILE", "AEP_CREDENTIALS", "AEP_DATA_DIR"] {
+            command.env_remove(var);
+        }
+        command.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::null());
+        let mut child = command.spawn().unwrap();
+        let mut boot = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut boot).unwrap();
+        let addr = boot.split("listening on http://").nth(1).expect(&boot).split_whitespace().next().unwrap().to_owned();
+        RelayProcess { child, addr }
+    }
+
+    pub fn base(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// SIGKILL: no shutdown path runs.
+    pub fn kill9(mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+    }
+}
+
+impl Drop for RelayProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 /// The two postures every check runs in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Posture {
