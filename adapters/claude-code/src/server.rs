@@ -68,3 +68,17 @@ async fn health(State(shared): State<Shared>) -> Json<Value> {
     let s = shared.status.borrow().clone();
     Json(json!({ "ok": true, "relay": s.live, "held": s.held }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn the_hook_endpoint_listens_on_loopback_only() {
+        for addr in ["0.0.0.0:0", "[::]:0"] {
+            let err = bind(addr.parse().unwrap()).await.expect_err(addr);
+            assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput, "{addr}: {err}");
+        }
+        assert!(bind("127.0.0.1:0".parse().unwrap()).await.is_ok());
+    }
+}
