@@ -36,6 +36,7 @@ pub(crate) mod server;
 pub mod scrub;
 mod socket;
 pub mod sse;
+mod state;
 mod sync;
 mod wire;
 
@@ -80,7 +81,7 @@ pub async fn serve(config: Config, listener: TcpListener) -> Result<Relay, Confi
         credentials::load_into(ring, file, &config).map_err(ConfigError)?;
         tokio::spawn(credentials::watch(ring.clone(), file.clone(), config.clone(), hub.clone()));
     }
-    let app = http::router(http::AppState::new(hub.clone(), config.clone(), addr, keyring.clone()));
+    let app = http::router(state::AppState::new(hub.clone(), config.clone(), addr, keyring.clone()));
     let limits = server::ConnectionLimits {
         max_connections: config.max_connections,
         header_read_timeout: config.header_read_timeout,

@@ -3,14 +3,15 @@
 //! pass the same credential check as everything else.
 
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::http::StatusCode;
 use axum::response::Response;
 use serde_json::json;
 
-use super::{json_response, AppState};
+use super::{json_response, ApiError, Caller};
+use crate::state::AppState;
 
-pub async fn health(State(app): State<AppState>, headers: HeaderMap, uri: Uri) -> Response {
-    if app.authorize(&headers, &uri).is_err() {
+pub async fn health(State(app): State<AppState>, caller: Result<Caller, ApiError>) -> Response {
+    if caller.is_err() {
         return json_response(StatusCode::OK, json!({ "ok": true }));
     }
     let stats = app.hub.stats();

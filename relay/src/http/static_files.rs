@@ -14,17 +14,17 @@
 use std::path::{Path, PathBuf};
 
 use axum::extract::State;
-use axum::http::{header, HeaderValue, Method, StatusCode, Uri};
+use axum::http::{header, HeaderValue, Method, Uri};
 use axum::response::{IntoResponse, Response};
-use serde_json::json;
 
-use super::{json_response, AppState};
+use super::ApiError;
+use crate::state::AppState;
 use crate::config::Config;
 use crate::discovery::{EVENTS_PATH, HEALTH_PATH, SOCKET_PATH, STREAM_PATH, WELL_KNOWN_PATH};
 
 pub async fn serve(State(app): State<AppState>, method: Method, uri: Uri) -> Response {
     if method != Method::GET && method != Method::HEAD {
-        return json_response(StatusCode::METHOD_NOT_ALLOWED, json!({ "error": "method-not-allowed" }));
+        return ApiError::MethodNotAllowed.into_response();
     }
     let Some(relative) = safe_relative(uri.path()) else {
         return not_found();
@@ -173,7 +173,7 @@ pub fn mime_type(path: &Path) -> &'static str {
 }
 
 fn not_found() -> Response {
-    json_response(StatusCode::NOT_FOUND, json!({ "error": "not-found" }))
+    ApiError::NotFound.into_response()
 }
 
 /// The page shown when no console build is present.

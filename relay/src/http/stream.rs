@@ -14,38 +14,34 @@ use aep_client::protocol::frame::{codes, ErrorFrame, Position, Subscribe};
 use aep_client::Capture;
 use axum::body::{Body, Bytes};
 use axum::extract::State;
-use axum::http::{header, HeaderMap, HeaderValue, StatusCode, Uri};
-use axum::response::{IntoResponse, Response};
+use axum::http::{header, HeaderMap, HeaderValue, Uri};
+use axum::response::Response;
 use futures_util::stream;
-use serde_json::{json, Value};
+use serde_json::Value;
 use tokio::time::{interval_at, Instant, Interval, MissedTickBehavior};
 
-use super::{json_response, AppState};
+use super::{ApiError, Caller};
 use crate::hub::{ConnId, Hub, StreamRequest, TaskGuard};
 use crate::outbox::{CloseReason, Next, Outbox, Outgoing, ReplayPiece};
 use crate::sse;
+use crate::state::AppState;
 use crate::wire::event_bytes;
 
 /// Body chunks are cut at about this size, so a long replay streams out
 /// instead of being rendered whole.
 const CHUNK: usize = 64 * 1024;
 
-pub async fn open(State(app): State<AppState>, headers: HeaderMap, uri: Uri) -> Response {
-    match app.authorize(&headers, &uri) {
-        Err(refused) => return refused.into_response(),
-        Ok(access) if !access.may_read() => return super::forbidden(&access, "read the stream"),
-        Ok(_) => {}
-    }
-    let request = match read_request(uri.query().unwrap_or(""), &headers) {
-        Ok(r) => r,
-        Err(refusal) => return bad_request(refusal),
-    };
+pub async fn open(
+    State(app): State<AppState>,
+    caller: Caller,
+    headers: HeaderMap,
+    uri: Uri,
+) -> Result<Response, ApiError> {
+    caller.reader("read the stream")?;
+    let request = read_request(uri.query().unwrap_or(""), &headers).map_err(ApiError::BadSubscription)?;
     // Registered here, before the response is returned, so an event posted
     // right after the headers arrive is already fanned out to this stream.
-    let (conn, outbox) = match app.hub.open_stream(request) {
-        Ok(opened) => opened,
-        Err(refusal) => return bad_request(refusal),
-    };
+    let (conn, outbox) = app.hub.open_stream(request).map_err(ApiError::BadSubscription)?;
     let body = SseBody {
         outbox,
         heartbeat: heartbeat(app.config.heartbeat),
@@ -59,12 +55,7 @@ pub async fn open(State(app): State<AppState>, headers: HeaderMap, uri: Uri) -> 
     h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     h.insert("x-accel-buffering", HeaderValue::from_static("no"));
-    response
-}
-
-/// A refused subscription, answered before any stream starts.
-fn bad_request(refusal: ErrorFrame) -> Response {
-    json_response(StatusCode::BAD_REQUEST, json!({ "error": refusal.code, "detail": refusal.detail }))
+    Ok(response)
 }
 
 /// Reads the query into a subscription, or the refusal a 400 carries.

@@ -11,33 +11,19 @@ mod handshake;
 mod inbound;
 mod writer;
 
-use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
-use axum::extract::State;
-use axum::http::{HeaderMap, Uri};
-use axum::response::{IntoResponse, Response};
+use axum::extract::ws::{Message, WebSocket};
 use futures_util::{Stream, StreamExt};
 use tokio::time::{sleep_until, Instant};
 
 use crate::auth::Access;
 use crate::discovery;
-use crate::http::AppState;
 use crate::hub::Peer;
 use crate::outbox::{CloseReason, Outbox};
+use crate::state::AppState;
 use inbound::{FrameLimits, Inbound};
 
-pub async fn upgrade(State(app): State<AppState>, headers: HeaderMap, uri: Uri, ws: WebSocketUpgrade) -> Response {
-    let access = match app.authorize(&headers, &uri) {
-        Ok(access) => access,
-        Err(refused) => return refused.into_response(),
-    };
-    let task = app.hub.task_guard();
-    ws.max_message_size(app.config.max_body).max_frame_size(app.config.max_body).on_upgrade(move |socket| async move {
-        let _task = task;
-        run(socket, app, access).await;
-    })
-}
-
-async fn run(socket: WebSocket, app: AppState, access: Access) {
+/// Runs one upgraded connection for `access` until either side ends it.
+pub async fn run(socket: WebSocket, app: AppState, access: Access) {
     let (mut sink, mut stream) = socket.split();
     let mut shutdown = app.hub.shutdown_signal();
     let Some(hello) = handshake::await_hello(&mut sink, &mut stream, app.config.hello_timeout, &mut shutdown).await
