@@ -29,6 +29,7 @@ async fn serves_the_console_build_with_the_right_types() {
     for (name, _) in files {
         std::fs::write(dir.join(name), format!("contents of {name}")).unwrap();
     }
+    std::fs::write(dir.join(".env"), "SECRET=do-not-serve").unwrap();
     for posture in POSTURES {
         let t = TestRelay::start_with(posture, |c| c.static_dir = Some(dir.clone())).await;
         for (name, mime) in files {
@@ -46,6 +47,14 @@ async fn serves_the_console_build_with_the_right_types() {
         assert_eq!(t.http.get(t.url("/missing.js")).send().await.unwrap().status(), 404);
         assert_eq!(t.http.get(t.url("/..%2f..%2fetc/passwd")).send().await.unwrap().status(), 404);
         assert_eq!(t.http.get(t.url("/.hidden")).send().await.unwrap().status(), 404);
+        for dotfile in ["/.env", "/%2eenv"] {
+            let r = t.http.get(t.url(dotfile)).send().await.unwrap();
+            assert_eq!(r.status(), 404, "{dotfile}");
+            assert!(!r.text().await.unwrap().contains("SECRET"), "{dotfile}");
+        }
+        let post = t.http.post(t.url("/index.html")).send().await.unwrap();
+        assert_eq!(post.status(), 405);
+        assert_eq!(post.headers()["content-type"], "application/json");
         // API routes win over files.
         let api = t.get("/events").send().await.unwrap();
         assert_eq!(api.headers()["content-type"], "application/json");

@@ -29,10 +29,7 @@ use crate::scrub;
 use crate::state::AppState;
 
 pub fn router(state: AppState) -> Router {
-    let console = Router::new()
-        .fallback(static_files::serve)
-        .layer(tower_http::compression::CompressionLayer::new())
-        .with_state(state.clone());
+    let console = static_files::console(&state);
     Router::new()
         .route(EVENTS_PATH, get(events::discovery).post(events::ingest))
         .route(WELL_KNOWN_PATH, get(events::discovery))

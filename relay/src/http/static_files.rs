@@ -1,90 +1,133 @@
-//! The console, served from the same origin as the API: files from the
-//! static directory (its build output) with the MIME types browsers insist
-//! on (`application/wasm` above all), `/` as `index.html`, and extension-less
-//! paths falling back to `index.html` for client-side routes. Without an
-//! `index.html` a small built-in page says the relay is up and how to use it.
+//! The console, served from the same origin as the API: `tower-http`'s
+//! [`ServeDir`] over the static directory (its build output; MIME types
+//! by extension, `application/wasm` included), `/` as `index.html`, and
+//! client-side routes (extension-less paths) falling back to `index.html`.
+//! Without an `index.html` a small built-in page says the relay is up and
+//! how to use it. Dotfiles are never served: a `.git` or `.env` beside a
+//! build stays private.
 //!
 //! Every console response says `nosniff` and `no-referrer`. HTML carries a
 //! `Content-Security-Policy` header: the policy the build put in the
 //! page's own `<meta>` (one source of truth), plus `frame-ancestors 'none'`,
 //! which only a header can express. Content-hashed assets are cached for
-//! good; everything else is revalidated. Compression is applied by the
-//! router (see [`super::router`]).
+//! good; everything else is revalidated. Text is declared UTF-8. Responses
+//! are compressed when the client asks.
 
-use std::path::{Path, PathBuf};
-
-use axum::extract::State;
-use axum::http::{header, HeaderValue, Method, Uri};
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::handler::Handler;
+use axum::http::{header, HeaderValue, Method, StatusCode};
+use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
+use axum::Router;
+use tower::ServiceExt;
+use tower_http::compression::CompressionLayer;
+use tower_http::services::{ServeDir, ServeFile};
+use tower_http::set_header::SetResponseHeaderLayer;
 
 use super::ApiError;
-use crate::state::AppState;
 use crate::config::Config;
 use crate::discovery::{EVENTS_PATH, HEALTH_PATH, SOCKET_PATH, STREAM_PATH, WELL_KNOWN_PATH};
+use crate::state::AppState;
 
-pub async fn serve(State(app): State<AppState>, method: Method, uri: Uri) -> Response {
-    if method != Method::GET && method != Method::HEAD {
+/// The service every path outside the API reaches.
+pub fn console(app: &AppState) -> Router {
+    let missing = not_in_build.with_state(app.clone());
+    let files = match &app.config.static_dir {
+        Some(dir) => Router::new()
+            .fallback_service(ServeDir::new(dir).call_fallback_on_method_not_allowed(true).fallback(missing)),
+        None => Router::new().fallback_service(missing),
+    };
+    files
+        .layer(middleware::from_fn(console_headers))
+        .layer(SetResponseHeaderLayer::overriding(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff")))
+        .layer(SetResponseHeaderLayer::overriding(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer")))
+        .layer(CompressionLayer::new())
+}
+
+/// What the directory does not hold: a client-side route gets
+/// `index.html`, `/` without a build the built-in page, the rest 404.
+async fn not_in_build(State(app): State<AppState>, request: Request) -> Response {
+    if request.method() != Method::GET && request.method() != Method::HEAD {
         return ApiError::MethodNotAllowed.into_response();
     }
-    let Some(relative) = safe_relative(uri.path()) else {
-        return not_found();
-    };
-    if let Some(dir) = &app.config.static_dir {
-        if let Some(response) = from_dir(dir, &relative).await {
-            return response;
+    let path = request.uri().path().to_owned();
+    if let Some(dir) = app.config.static_dir.as_ref().filter(|_| is_client_route(&path)) {
+        let Ok(index) = ServeFile::new(dir.join("index.html")).oneshot(request).await;
+        if index.status() != StatusCode::NOT_FOUND {
+            return index.map(Body::new);
         }
     }
-    if relative.as_os_str().is_empty() || relative == Path::new("index.html") {
+    if path == "/" || path == "/index.html" {
         return builtin_page(&app.config, &app.addr.to_string());
     }
-    not_found()
+    ApiError::NotFound.into_response()
 }
 
-/// Resolves a file in `dir`, with the `index.html` fallbacks.
-async fn from_dir(dir: &Path, relative: &Path) -> Option<Response> {
-    let direct = dir.join(relative);
-    let direct =
-        if tokio::fs::metadata(&direct).await.is_ok_and(|m| m.is_dir()) { direct.join("index.html") } else { direct };
-    if let Some(r) = file_response(&direct).await {
-        return Some(r);
-    }
-    if relative.extension().is_none() {
-        return file_response(&dir.join("index.html")).await;
-    }
-    None
+/// A path the console routes itself: no segment is hidden and the last
+/// names no file type.
+fn is_client_route(path: &str) -> bool {
+    let mut segments = path.split('/').filter(|s| !s.is_empty());
+    !segments.clone().any(|s| s.starts_with('.')) && segments.next_back().is_none_or(|last| !last.contains('.'))
 }
 
-async fn file_response(path: &Path) -> Option<Response> {
-    let bytes = tokio::fs::read(path).await.ok()?;
-    let is_html = path.extension().is_some_and(|e| e == "html" || e == "htm");
-    let csp = is_html.then(|| header_policy(meta_policy(&String::from_utf8_lossy(&bytes)).as_deref()));
-    let mut response = bytes.into_response();
+/// Whether any segment of the path is hidden (`.git`, `.env`), as
+/// written or percent-encoded.
+fn is_hidden(path: &str) -> bool {
+    path.split('/').any(|s| s.starts_with('.') || s.to_ascii_lowercase().starts_with("%2e"))
+}
+
+/// Dotfiles refused; then the cache policy by name, the page's own
+/// security policy on HTML, and the UTF-8 charset on text.
+async fn console_headers(request: Request, next: Next) -> Response {
+    if is_hidden(request.uri().path()) {
+        return ApiError::NotFound.into_response();
+    }
+    let hashed = is_content_hashed(request.uri().path());
+    let response = next.run(request).await;
+    let status = response.status();
+    let mut response = with_page_policy(response).await;
+    let kept = status.is_success() || status == StatusCode::NOT_MODIFIED;
+    let cache = if kept && hashed { IMMUTABLE } else { "no-cache" };
     let h = response.headers_mut();
-    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(mime_type(path)));
-    let cache = if is_content_hashed(path) { IMMUTABLE } else { "no-cache" };
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static(cache));
-    if let Some(csp) = csp {
-        h.insert(header::CONTENT_SECURITY_POLICY, csp);
+    let text = h
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .filter(|t| t.starts_with("text/") && !t.contains(';'));
+    if let Some(with_charset) = text.and_then(|t| HeaderValue::from_str(&format!("{t}; charset=utf-8")).ok()) {
+        h.insert(header::CONTENT_TYPE, with_charset);
     }
-    secure(&mut response);
-    Some(response)
+    response
+}
+
+/// An HTML page without a policy header gets its `<meta>` policy plus
+/// `frame-ancestors 'none'`. Pages come only from the build, so each is
+/// read whole.
+async fn with_page_policy(response: Response) -> Response {
+    let h = response.headers();
+    let is_html = h.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(|t| t.starts_with("text/html"));
+    if !is_html || h.contains_key(header::CONTENT_SECURITY_POLICY) {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
+        return ApiError::NotFound.into_response();
+    };
+    let policy = header_policy(meta_policy(&String::from_utf8_lossy(&bytes)).as_deref());
+    parts.headers.insert(header::CONTENT_SECURITY_POLICY, policy);
+    Response::from_parts(parts, Body::from(bytes))
 }
 
 /// Cache policy of a file whose name changes whenever its content does.
 const IMMUTABLE: &str = "public, max-age=31536000, immutable";
 
-/// Headers every console response carries.
-fn secure(response: &mut Response) {
-    let h = response.headers_mut();
-    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
-    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
-}
-
 /// Whether the file name carries a content hash, as Trunk's `filehash`
 /// writes it (`console-0123456789abcdef_bg.wasm`): a run of at least 16
 /// hex digits between separators.
-fn is_content_hashed(path: &Path) -> bool {
-    let Some(stem) = path.file_stem().and_then(|s| s.to_str()) else { return false };
+fn is_content_hashed(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let stem = name.rsplit_once('.').map_or(name, |(stem, _)| stem);
     stem.split(['-', '_', '.']).any(|part| part.len() >= 16 && part.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
@@ -124,7 +167,12 @@ fn attributes(tag: &str) -> Vec<(String, String)> {
 }
 
 fn unescape(s: &str) -> String {
-    s.replace("&quot;", "\"").replace("&#39;", "'").replace("&apos;", "'").replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+    s.replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&apos;", "'")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&")
 }
 
 /// The header policy: the page's own, plus `frame-ancestors 'none'`
@@ -137,43 +185,6 @@ fn header_policy(meta: Option<&str>) -> HeaderValue {
         _ => NO_FRAMING.to_owned(),
     };
     HeaderValue::from_str(&policy).unwrap_or_else(|_| HeaderValue::from_static(NO_FRAMING))
-}
-
-/// The request path as a relative path that cannot leave the directory:
-/// no `..`, no hidden segments, no backslashes or drive letters. `None`
-/// refuses the request.
-fn safe_relative(path: &str) -> Option<PathBuf> {
-    let mut out = PathBuf::new();
-    for segment in path.split('/').filter(|s| !s.is_empty()) {
-        if segment.starts_with('.') || segment.contains(['\\', ':', '\0']) {
-            return None;
-        }
-        out.push(segment);
-    }
-    Some(out)
-}
-
-/// MIME type by extension; browsers refuse to compile wasm or run modules
-/// served under the wrong one.
-pub fn mime_type(path: &Path) -> &'static str {
-    match path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref() {
-        Some("html" | "htm") => "text/html; charset=utf-8",
-        Some("js" | "mjs") => "text/javascript; charset=utf-8",
-        Some("css") => "text/css; charset=utf-8",
-        Some("wasm") => "application/wasm",
-        Some("json" | "map") => "application/json",
-        Some("webmanifest") => "application/manifest+json",
-        Some("svg") => "image/svg+xml",
-        Some("png") => "image/png",
-        Some("ico") => "image/x-icon",
-        Some("txt") => "text/plain; charset=utf-8",
-        Some("woff2") => "font/woff2",
-        _ => "application/octet-stream",
-    }
-}
-
-fn not_found() -> Response {
-    ApiError::NotFound.into_response()
 }
 
 /// The page shown when no console build is present.
@@ -204,13 +215,11 @@ fn builtin_page(config: &Config, addr: &str) -> Response {
     let mut response = page.into_response();
     let h = response.headers_mut();
     h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     // The page has no script, style or form of its own.
     h.insert(
         header::CONTENT_SECURITY_POLICY,
         HeaderValue::from_static("default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"),
     );
-    secure(&mut response);
     response
 }
 
@@ -234,26 +243,21 @@ mod tests {
 
     #[test]
     fn hashed_names_are_recognised() {
-        assert!(is_content_hashed(Path::new("console-0123456789abcdef_bg.wasm")));
-        assert!(is_content_hashed(Path::new("style-fedcba9876543210.css")));
-        assert!(!is_content_hashed(Path::new("site.webmanifest")));
-        assert!(!is_content_hashed(Path::new("index.html")));
-        assert!(!is_content_hashed(Path::new("icon-192.png")));
+        assert!(is_content_hashed("/console-0123456789abcdef_bg.wasm"));
+        assert!(is_content_hashed("/assets/style-fedcba9876543210.css"));
+        assert!(!is_content_hashed("/site.webmanifest"));
+        assert!(!is_content_hashed("/index.html"));
+        assert!(!is_content_hashed("/icon-192.png"));
     }
 
     #[test]
-    fn refuses_paths_that_leave_the_directory() {
-        assert_eq!(safe_relative("/"), Some(PathBuf::new()));
-        assert_eq!(safe_relative("/pkg/app_bg.wasm"), Some(PathBuf::from("pkg/app_bg.wasm")));
-        assert_eq!(safe_relative("/../etc/passwd"), None);
-        assert_eq!(safe_relative("/a/.git/config"), None);
-        assert_eq!(safe_relative("/a\\..\\b"), None);
-    }
-
-    #[test]
-    fn mime_types_browsers_require() {
-        assert_eq!(mime_type(Path::new("x.wasm")), "application/wasm");
-        assert_eq!(mime_type(Path::new("x.JS")), "text/javascript; charset=utf-8");
-        assert_eq!(mime_type(Path::new("site.webmanifest")), "application/manifest+json");
+    fn client_routes_name_no_file_and_hide_nothing() {
+        for route in ["/", "/sessions/abc", "/history/"] {
+            assert!(is_client_route(route), "{route}");
+        }
+        for file in ["/missing.js", "/.hidden", "/..%2f..%2fetc/passwd", "/a/.git/config"] {
+            assert!(!is_client_route(file), "{file}");
+        }
+        assert!(is_hidden("/a/.git/config") && is_hidden("/%2Eenv") && !is_hidden("/pkg/app.js"));
     }
 }
