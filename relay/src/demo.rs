@@ -1,14 +1,17 @@
 //! Demonstration agents for `--demo`: simulated, control-capable agents
 //! that live in the relay process but reach it the way any agent does,
 //! over a real WebSocket to `/socket`, as `emitter`s declaring
-//! `control.accepts`. Each is the engine's [`Connection`] (hello, pings,
-//! reconnect with backoff) plus its [`ControlTarget`] (dedupe, recorded
-//! acks, answer checks), so a console sees exactly what a real agent sends.
+//! `control.accepts`. Each is the engine's [`Agent`] (hello, pings,
+//! reconnects, positions, dedupe, recorded acks, answer checks) driven by
+//! the engine's tokio driver, [`Link`], so a console sees exactly what a
+//! real agent sends.
 //!
 //! Who they are and what they ask is in [`cast`]; how one behaves over time
-//! in [`agent`]; the socket driver is the engine's tokio driver, [`Link`].
+//! in [`agent`]. The engine's agent takes plain closures for its decisions,
+//! so it stays on one thread: the demo agents run together on a thread of
+//! their own.
 //!
-//! [`ControlTarget`]: aep_client::control::target::ControlTarget
+//! [`Agent`]: aep_client::client::agent::Agent
 
 pub mod agent;
 pub mod cast;
@@ -20,15 +23,15 @@ mod tests;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::time::Duration;
 
-use aep_client::client::{Backoff, ClientEvent, Config as ConnectionConfig, Connection, State};
+use aep_client::client::agent::AgentChange;
 use aep_client::client::hub::socket_url;
-use aep_client::protocol::frame::{ControlCapability, HelloIdentity};
-use tokio::sync::watch;
-use tokio::task::JoinHandle;
+use aep_client::client::{Endpoint, State};
+use tokio::sync::{oneshot, watch};
+use tokio::task::LocalSet;
 
-pub use agent::{Agent, Pace};
-pub use cast::{Persona, CAST};
 pub use aep_driver_tokio::{now, Link, Step};
+pub use agent::{DemoAgent, Pace};
+pub use cast::{Persona, CAST};
 
 use crate::Relay;
 use rng::Rng;
@@ -58,9 +61,6 @@ impl std::fmt::Display for DemoUnavailable {
 
 impl std::error::Error for DemoUnavailable {}
 
-/// Reconnects quickly: a demo should be back within seconds of a relay
-/// restart.
-const BACKOFF: Backoff = Backoff { initial_ms: 250, max_ms: 5_000 };
 /// How long [`Demo::stop`] waits for an agent to say goodbye.
 const STOP_GRACE: Duration = Duration::from_secs(5);
 
@@ -70,25 +70,40 @@ pub fn launch(relay: &Relay, options: &DemoOptions) -> Result<Demo, DemoUnavaila
 }
 
 /// Starts the demonstration agents against the relay at `base_url`
-/// (`http://host:port`). Needs a tokio runtime.
+/// (`http://host:port`), on a thread of their own.
 pub fn start(base_url: &str, options: &DemoOptions) -> Result<Demo, DemoUnavailable> {
-    let runtime =
-        tokio::runtime::Handle::try_current().map_err(|_| DemoUnavailable("the demo agents need a tokio runtime"))?;
     if options.token.is_none() {
         tracing::warn!("demo: no token, so the relay refuses every command; the demo requests cannot be answered");
     }
     let url = socket_url(base_url, options.token.as_deref())
         .map_err(|_| DemoUnavailable("the relay address does not make a WebSocket URL"))?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|_| DemoUnavailable("the demo agents' runtime could not be built"))?;
     let mut seeds = Rng::new(options.seed.unwrap_or_else(Rng::entropy));
+    let pace = options.pace;
     let mut agents = Vec::new();
+    let mut tasks = Vec::new();
     for persona in CAST {
-        let mut agent = Agent::new(persona, seeds.next_u64(), options.pace);
-        let conn = Connection::new(connection_config(&mut agent))
-            .map_err(|_| DemoUnavailable("a demo agent's connection settings were refused"))?;
         let (stop, stopped) = watch::channel(false);
-        let task = runtime.spawn(drive(agent, Link::new(conn, url.clone()), stopped));
-        agents.push(Running { name: persona.name, stop, task });
+        let (done, finished) = oneshot::channel();
+        agents.push(Running { name: persona.name, stop, finished });
+        tasks.push((persona, seeds.next_u64(), stopped, done));
     }
+    let spawned = std::thread::Builder::new().name("aep-demo".into()).spawn(move || {
+        let local = LocalSet::new();
+        for (persona, seed, stopped, done) in tasks {
+            let link = Link::new(DemoAgent::new(persona, seed, pace, now()), url.clone());
+            local.spawn_local(async move {
+                drive(link, stopped).await;
+                let _ = done.send(());
+            });
+        }
+        // Until every agent has stopped.
+        runtime.block_on(local);
+    });
+    spawned.map_err(|_| DemoUnavailable("the demo agents' thread could not start"))?;
     tracing::info!("demo: {} agents connecting to {base_url}", agents.len());
     Ok(Demo { agents })
 }
@@ -101,7 +116,8 @@ pub struct Demo {
 struct Running {
     name: &'static str,
     stop: watch::Sender<bool>,
-    task: JoinHandle<()>,
+    /// Resolves once the agent has said goodbye.
+    finished: oneshot::Receiver<()>,
 }
 
 impl Demo {
@@ -129,58 +145,32 @@ impl Demo {
 impl Running {
     async fn finish(self) {
         let _ = self.stop.send(true);
-        let mut task = self.task;
-        if tokio::time::timeout(STOP_GRACE, &mut task).await.is_err() {
-            task.abort();
+        if tokio::time::timeout(STOP_GRACE, self.finished).await.is_err() {
+            tracing::warn!("demo {}: no goodbye within {} s", self.name, STOP_GRACE.as_secs());
         }
     }
 }
 
-fn connection_config(agent: &mut Agent) -> ConnectionConfig {
-    let persona = agent.persona();
-    let identity = HelloIdentity {
-        agent: Some(persona.name.to_owned()),
-        instance: Some(format!("{}/{}", agent::HOST, persona.name)),
-        card: None,
-    };
-    let control = ControlCapability::new(persona.accepts.iter().copied(), Some(agent::ACK_WINDOW_MS));
-    let mut config = ConnectionConfig::emitter(identity, Some(control));
-    config.emits = Some(["session", "run", "tool", "progress", "attention", "control"].map(String::from).to_vec());
-    config.backoff = BACKOFF;
-    config.jitter_seed = agent.draw_seed();
-    config
-}
-
-/// One agent's task: the agent's events out, commands in, its timers
+/// One agent's task: its socket driven by the engine, its script's timers
 /// only while the connection is live (an offline agent waits).
-async fn drive(mut agent: Agent, mut link: Link<Connection>, mut stop: watch::Receiver<bool>) {
-    let name = agent.persona().name;
+async fn drive(mut link: Link<DemoAgent>, mut stop: watch::Receiver<bool>) {
+    let name = link.conn().persona().name;
     link.conn().connect(now());
     loop {
-        let wake = if link.is_live() { agent.next_wake() } else { None };
+        let wake = if link.is_live() { link.conn().next_wake() } else { None };
         let step = tokio::select! {
             step = link.next(wake) => step,
             _ = stop.changed() => break,
         };
         let at = now();
         match step {
-            Step::Wake => agent.on_wake(at),
-            Step::Notice(ClientEvent::Event(command)) => agent.on_command(&command, at),
-            Step::Notice(ClientEvent::StateChanged(State::Live)) => agent.on_live(at),
-            Step::Notice(ClientEvent::StateChanged(State::Refused { reason })) => {
+            Step::Wake => link.conn().on_wake(at),
+            Step::Notice(AgentChange::State(State::Refused { reason })) => {
                 tracing::warn!("demo {name}: the relay refused the connection: {reason}");
                 break;
             }
-            Step::Notice(ClientEvent::Disconnected { reason }) => {
-                tracing::debug!("demo {name}: disconnected: {reason}")
-            }
-            Step::Notice(_) => {}
-        }
-        while link.is_live() {
-            let Some(event) = agent.poll_event() else { break };
-            if let Err(e) = link.conn().send_event(&event) {
-                tracing::warn!("demo {name}: dropped {}: {e}", event.ty());
-            }
+            Step::Notice(change) => link.conn().on_change(change, at),
+            Step::Inbox(never) => match never {},
         }
     }
     link.close().await;

@@ -1,22 +1,29 @@
-//! One simulated agent as a sans-IO state machine, like the engine it is
-//! built on: time comes in as arguments, randomness from its own seeded
-//! generator, events go out through [`Agent::poll_event`]. The driver
-//! feeds it commands and wake-ups; everything protocol (dedupe, recorded
-//! acks, answer checks, outcome correlation) is the engine's
-//! [`ControlTarget`].
+//! One simulated agent: a persona's script on the engine's [`Agent`]. The
+//! engine is the agent's side of the relay (hello, reconnects, positions,
+//! dedupe, recorded acks, answer checks, outcome correlation); the script
+//! only decides what the persona does and says, sans-IO like the engine:
+//! time comes in as arguments, randomness from its own seeded generator.
+//! The driver reports socket events to it as to any engine endpoint (see
+//! [`endpoint`]) and calls [`DemoAgent::on_wake`] at
+//! [`DemoAgent::next_wake`] while the connection is live.
 //!
 //! The agent works through runs of tool calls, keeps
 //! [`Persona::keep_open`] attention requests open, and raises a new one a
 //! little while after each is settled, so a console's inbox never empties.
 
-use std::collections::VecDeque;
+mod endpoint;
 
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use aep_client::client::agent::{Agent, AgentChange, AgentConfig};
+use aep_client::client::{Backoff, Config as ConnectionConfig, State};
 use aep_client::control::ack::NackReason;
 use aep_client::control::answer::Answer;
 use aep_client::control::sender::command::{CancelScope, RESPOND};
 use aep_client::control::target::outcome::{PHASE_PAUSED, PHASE_RESUMED};
-use aep_client::control::target::{Action, ControlTarget, Received, SeqCounter, Sequencer, Verdict};
-use aep_client::protocol::ids::{source_uri, ulid, BuildError, Draft, Identity};
+use aep_client::control::target::{Action, Received, Verdict};
+use aep_client::protocol::ids::{source_uri, BuildError, Draft, Identity};
 use aep_client::{Capture, Event, UnixMs};
 use serde_json::{json, Map, Value};
 
@@ -27,6 +34,11 @@ use super::rng::Rng;
 pub const HOST: &str = "relay-demo";
 /// The ack window every demo agent declares; decisions take far less.
 pub const ACK_WINDOW_MS: u64 = 5_000;
+/// Reconnects quickly: a demo should be back within seconds of a relay
+/// restart.
+const BACKOFF: Backoff = Backoff { initial_ms: 250, max_ms: 5_000 };
+/// The categories every demo agent emits.
+const EMITS: [&str; 6] = ["session", "run", "tool", "progress", "attention", "control"];
 
 /// How fast the demo runs: every delay is scaled by `permille / 1000`, so
 /// tests can watch a minute of activity in a few seconds.
@@ -121,8 +133,8 @@ enum Timer {
         request: String,
         command: String,
     },
-    /// A command whose decision the agent is still thinking about.
-    Decide(Box<Event>),
+    /// A command frame the agent is still thinking about.
+    Decide(Box<Pondered>),
 }
 
 impl Timer {
@@ -132,17 +144,60 @@ impl Timer {
     }
 }
 
+/// A command as it arrived, held back until the persona has thought
+/// about it; then the engine decides and acks it.
+#[derive(Clone, Debug, PartialEq)]
+struct Pondered {
+    frame: String,
+    session: Option<String>,
+    run: Option<String>,
+}
+
 /// Wake-ups handled in one call at most, so a bug cannot spin forever.
 const MAX_TIMERS_PER_WAKE: usize = 256;
-/// Events waiting for the driver; the oldest activity is dropped beyond it.
-const MAX_QUEUED: usize = 1_024;
 
-pub struct Agent {
+/// What the persona's verdict on one command depends on: where the command
+/// is addressed, and what the agent is working on when it decides.
+#[derive(Clone, Debug, Default)]
+struct Deciding {
+    command_session: Option<String>,
+    command_run: Option<String>,
+    live: Option<String>,
+    run: Option<String>,
+    refuses: Option<&'static str>,
+}
+
+impl Deciding {
+    /// The persona's own call on a command that passed the protocol's
+    /// checks: a command for an ended session or a run no longer running is
+    /// `invalid`; answers may be refused; an instruction needs its words.
+    fn verdict(&self, action: &Action) -> Verdict {
+        let invalid = |detail: String| Verdict::Reject { reason: NackReason::Invalid, detail: Some(detail) };
+        if self.command_session != self.live {
+            return invalid(format!("session {} has ended", self.command_session.as_deref().unwrap_or_default()));
+        }
+        match action {
+            Action::Respond { .. } => match self.refuses {
+                Some(detail) => Verdict::Reject { reason: NackReason::Refused, detail: Some(detail.into()) },
+                None => Verdict::Accept,
+            },
+            Action::Cancel { scope: CancelScope::Run, .. } if self.command_run != self.run => {
+                invalid(format!("run {} is not running", self.command_run.as_deref().unwrap_or_default()))
+            }
+            Action::Vendor { ty, data } if ty == INSTRUCT && !data.get("text").is_some_and(Value::is_string) => {
+                invalid("an instruction carries its words in data.text".into())
+            }
+            _ => Verdict::Accept,
+        }
+    }
+}
+
+pub struct DemoAgent {
+    agent: Agent,
+    /// Filled in while the engine decides a command, for the persona's verdict.
+    deciding: Rc<RefCell<Option<Deciding>>>,
     persona: &'static Persona,
     pace: Pace,
-    identity: Identity,
-    target: ControlTarget,
-    seqs: SeqCounter,
     rng: Rng,
     session: Session,
     work: Work,
@@ -152,23 +207,37 @@ pub struct Agent {
     next_prompt: usize,
     open: Vec<Raised>,
     timers: Vec<(UnixMs, Timer)>,
-    out: VecDeque<Event>,
 }
 
-impl Agent {
-    pub fn new(persona: &'static Persona, seed: u64, pace: Pace) -> Agent {
-        let identity = Identity::new(source_uri(HOST, persona.name, None), persona.name);
-        // The cast's text is its own, made up: it may travel in full.
-        let target = ControlTarget::new(identity.clone(), persona.accepts.iter().copied())
-            .expect("the cast declares command types only")
-            .with_ceiling(Capture::Full);
-        let rng = Rng::new(seed);
-        Agent {
+impl DemoAgent {
+    /// `now` is the agent's start: its epoch, which a restarted agent must
+    /// exceed (AEP-0001 §7).
+    pub fn new(persona: &'static Persona, seed: u64, pace: Pace, now: UnixMs) -> DemoAgent {
+        let mut rng = Rng::new(seed);
+        let mut connection = ConnectionConfig::consumer();
+        connection.emits = Some(EMITS.map(String::from).to_vec());
+        connection.backoff = BACKOFF;
+        let config = AgentConfig {
+            identity: Identity::new(source_uri(HOST, persona.name, None), persona.name),
+            accepts: persona.accepts.iter().map(|t| t.to_string()).collect(),
+            ack_window_ms: Some(ACK_WINDOW_MS),
+            // The cast's text is its own, made up: it may travel in full.
+            ceiling: Capture::Full,
+            epoch: now.0,
+            seed: rng.next_u64(),
+            connection,
+        };
+        let mut agent = Agent::new(config).expect("the cast declares command types only");
+        let deciding: Rc<RefCell<Option<Deciding>>> = Rc::default();
+        let asked = deciding.clone();
+        agent.set_decider(Some(Box::new(move |action| {
+            asked.borrow().as_ref().map_or(Verdict::Accept, |deciding| deciding.verdict(action))
+        })));
+        DemoAgent {
+            agent,
+            deciding,
             persona,
             pace,
-            identity,
-            target,
-            seqs: SeqCounter::new(),
             rng,
             session: Session::NotStarted,
             work: Work::Working,
@@ -176,7 +245,6 @@ impl Agent {
             next_prompt: 0,
             open: Vec::new(),
             timers: Vec::new(),
-            out: VecDeque::new(),
         }
     }
 
@@ -201,43 +269,7 @@ impl Agent {
         self.open.iter().map(|r| r.event.id()).collect()
     }
 
-    /// A seed for the connection's reconnect jitter.
-    pub fn draw_seed(&mut self) -> u64 {
-        self.rng.next_u64()
-    }
-
-    /// The connection is live: start the session the first time; after a
-    /// reconnect, redeliver what a relay needs to route to us and what a
-    /// restarted relay would otherwise have lost (same bytes, same ids).
-    pub fn on_live(&mut self, now: UnixMs) {
-        match &self.session {
-            Session::NotStarted => self.start_session(now),
-            Session::Live(s) => {
-                let mut again = vec![s.opening.clone()];
-                again.extend(s.run.as_ref().map(|r| r.opening.clone()));
-                again.extend(self.open.iter().map(|r| r.event.clone()));
-                again.sort_by_key(|e| e.seq());
-                self.out.extend(again);
-            }
-            Session::Ended => {}
-        }
-    }
-
-    /// A command addressed to one of our sessions.
-    pub fn on_command(&mut self, command: &Event, now: UnixMs) {
-        if !command.is_command() {
-            return;
-        }
-        let (lo, hi) = self.persona.think_ms;
-        if hi == 0 {
-            self.decide(command, now);
-        } else {
-            let delay = self.rng.between(lo, hi);
-            self.arm(now, delay, Timer::Decide(Box::new(command.clone())));
-        }
-    }
-
-    /// When [`Agent::on_wake`] wants to be called.
+    /// When [`DemoAgent::on_wake`] wants to be called.
     pub fn next_wake(&self) -> Option<UnixMs> {
         self.timers.iter().map(|(at, _)| *at).min()
     }
@@ -252,59 +284,87 @@ impl Agent {
         }
     }
 
-    /// The next event to send.
-    pub fn poll_event(&mut self) -> Option<Event> {
-        self.out.pop_front()
+    /// What the engine reported (the driver's [`Step::Notice`]).
+    ///
+    /// [`Step::Notice`]: aep_driver_tokio::Step::Notice
+    pub fn on_change(&mut self, change: AgentChange, now: UnixMs) {
+        let name = self.persona.name;
+        match change {
+            AgentChange::State(State::Live) => self.on_live(now),
+            AgentChange::State(_) => {}
+            AgentChange::Command { command, received } => self.on_command(&command, received, now),
+            AgentChange::Disconnected { reason } => tracing::debug!("demo {name}: disconnected: {reason}"),
+            AgentChange::Unreadable { command, error } => {
+                tracing::warn!("demo {name}: command {} not taken: {error}", command.id())
+            }
+            AgentChange::Error(e) => tracing::warn!("demo {name}: relay error {}: {:?}", e.code, e.detail),
+            AgentChange::Violation(v) => tracing::warn!("demo {name}: {v}"),
+        }
+    }
+
+    /// The connection is live: start the session the first time; after a
+    /// reconnect, redeliver what a relay needs to route to us and what a
+    /// restarted relay would otherwise have lost (same bytes, same ids).
+    fn on_live(&mut self, now: UnixMs) {
+        match &self.session {
+            Session::NotStarted => self.start_session(now),
+            Session::Live(s) => {
+                let mut again = vec![s.opening.clone()];
+                again.extend(s.run.as_ref().map(|r| r.opening.clone()));
+                again.extend(self.open.iter().map(|r| r.event.clone()));
+                again.sort_by_key(|e| e.seq());
+                again.iter().for_each(|e| self.send(e));
+            }
+            Session::Ended => {}
+        }
     }
 
     // ----- commands ----------------------------------------------------------
 
-    fn decide(&mut self, command: &Event, now: UnixMs) {
-        let live = self.session().map(str::to_owned);
-        let run = match &self.session {
-            Session::Live(s) => s.run.as_ref().map(|r| r.id.clone()),
-            _ => None,
+    /// A command frame arrived: decided at once, or after the persona's
+    /// thinking time (well inside its ack window).
+    fn consider(&mut self, frame: &str, command: &Event, now: UnixMs) {
+        let pondered = Pondered {
+            frame: frame.to_owned(),
+            session: command.session().map(str::to_owned),
+            run: command.run().map(str::to_owned),
         };
-        let refuses = self.persona.refuses_answers;
-        let verdict = |action: &Action| -> Verdict {
-            let invalid = |detail: String| Verdict::Reject { reason: NackReason::Invalid, detail: Some(detail) };
-            if command.session() != live.as_deref() {
-                return invalid(format!("session {} has ended", command.session().unwrap_or_default()));
-            }
-            match action {
-                Action::Respond { .. } => match refuses {
-                    Some(detail) => Verdict::Reject { reason: NackReason::Refused, detail: Some(detail.into()) },
-                    None => Verdict::Accept,
-                },
-                Action::Cancel { scope: CancelScope::Run, .. } if command.run() != run.as_deref() => {
-                    invalid(format!("run {} is not running", command.run().unwrap_or_default()))
-                }
-                Action::Vendor { ty, data } if ty == INSTRUCT && !data.get("text").is_some_and(Value::is_string) => {
-                    invalid("an instruction carries its words in data.text".into())
-                }
-                _ => Verdict::Accept,
-            }
+        let (lo, hi) = self.persona.think_ms;
+        if hi == 0 {
+            self.decide(pondered, now);
+        } else {
+            let delay = self.rng.between(lo, hi);
+            self.arm(now, delay, Timer::Decide(Box::new(pondered)));
+        }
+    }
+
+    /// Hands the command to the engine, which checks it, asks the persona's
+    /// verdict, acks it and reports it back through [`DemoAgent::on_change`].
+    fn decide(&mut self, pondered: Pondered, now: UnixMs) {
+        let deciding = Deciding {
+            command_session: pondered.session,
+            command_run: pondered.run,
+            live: self.session().map(str::to_owned),
+            run: self.run().map(|r| r.id.clone()),
+            refuses: self.persona.refuses_answers,
         };
-        let random = self.rng.id_bits();
-        let received = self.target.handle_command_with(command, now, random, &mut self.seqs, verdict);
+        self.deciding.replace(Some(deciding));
+        self.agent.handle_text(&pondered.frame, now);
+        self.deciding.replace(None);
+    }
+
+    /// The engine's decision on a command: act on a fresh acceptance; after
+    /// refusing an answer, withdraw the request a little later.
+    fn on_command(&mut self, command: &Event, received: Received, now: UnixMs) {
         match received {
-            Ok(Received::Duplicate { ack }) => match Event::parse(&ack) {
-                Ok(ack) => self.queue(ack),
-                Err(e) => tracing::error!("demo {}: recorded ack unreadable: {e}", self.persona.name),
-            },
-            Ok(Received::Nacked { ack, reason }) => {
-                self.queue(ack);
-                let open_request = command.subject().filter(|id| self.is_open(id)).map(str::to_owned);
-                if let (NackReason::Refused, RESPOND, Some(request)) = (reason, command.ty(), open_request) {
+            Received::Fresh { action, .. } => self.act(command, action, now),
+            Received::Nacked { reason: NackReason::Refused, .. } if command.ty() == RESPOND => {
+                if let Some(request) = command.subject().filter(|id| self.is_open(id)).map(str::to_owned) {
                     let delay = self.rng.between(3_000, 6_000);
                     self.arm(now, delay, Timer::Withdraw { request, command: command.id().to_owned() });
                 }
             }
-            Ok(Received::Fresh { command, action, ack }) => {
-                self.queue(ack);
-                self.act(&command, action, now);
-            }
-            Err(e) => tracing::warn!("demo {}: command {} not taken: {e}", self.persona.name, command.id()),
+            Received::Nacked { .. } | Received::Duplicate { .. } => {}
         }
     }
 
@@ -312,10 +372,9 @@ impl Agent {
         match action {
             Action::Respond { request, applied } => {
                 let random = self.rng.id_bits();
-                let outcomes =
-                    self.target.answer_outcomes(command, &request, &applied.answer, now, random, &mut self.seqs);
-                match outcomes {
-                    Ok(events) => events.into_iter().for_each(|e| self.queue(e)),
+                let (target, seqs) = self.agent.target();
+                match target.answer_outcomes(command, &request, &applied.answer, now, random, seqs) {
+                    Ok(events) => events.iter().for_each(|e| self.send(e)),
                     Err(e) => self.built_nothing("answer outcomes", &e),
                 }
                 if let Some(raised) = self.take_open(&request.id) {
@@ -328,8 +387,9 @@ impl Agent {
             }
             Action::Cancel { scope: CancelScope::Run, reason } => {
                 let random = self.rng.id_bits();
-                let cancelled = self.target.run_cancelled(command, reason.as_deref(), now, random, &mut self.seqs);
-                self.queue_built("run.cancelled", cancelled);
+                let (target, seqs) = self.agent.target();
+                let cancelled = target.run_cancelled(command, reason.as_deref(), now, random, seqs);
+                self.send_built("run.cancelled", cancelled);
                 self.dismiss_open(command.id(), now);
                 if let Session::Live(s) = &mut self.session {
                     s.run = None;
@@ -367,8 +427,9 @@ impl Agent {
                 draft = draft.capture(Capture::Redacted);
             }
             let random = self.rng.id_bits();
-            let cancelled = self.target.outcome(command, draft.data(data), now, random, &mut self.seqs);
-            self.queue_built("run.cancelled", cancelled);
+            let (target, seqs) = self.agent.target();
+            let cancelled = target.outcome(command, draft.data(data), now, random, seqs);
+            self.send_built("run.cancelled", cancelled);
         }
         // A session never ends with a request still pending (AEP-0002 §7).
         self.dismiss_open(command.id(), now);
@@ -376,8 +437,9 @@ impl Agent {
             "reason": "killed", "duration_ms": now.since(began), "runs": runs,
         }));
         let random = self.rng.id_bits();
-        let ended = self.target.outcome(command, ended, now, random, &mut self.seqs);
-        self.queue_built("session.ended", ended);
+        let (target, seqs) = self.agent.target();
+        let ended = target.outcome(command, ended, now, random, seqs);
+        self.send_built("session.ended", ended);
         self.session = Session::Ended;
         self.work = Work::Working;
         let delay = self.rng.between(6_000, 10_000);
@@ -413,7 +475,7 @@ impl Agent {
                         .maybe_run(raised.event.run())
                         .data(json!({ "after_ms": after }));
                     self.emit(timeout, now);
-                    self.target.close_request(&id);
+                    self.agent.target().0.close_request(&id);
                     self.status("working", "No answer in time; skipping that step", now);
                     let delay = self.rng.between(2_000, 5_000);
                     self.arm(now, delay, Timer::Raise);
@@ -443,7 +505,7 @@ impl Agent {
                     self.arm(now, delay, Timer::Raise);
                 }
             }
-            Timer::Decide(command) => self.decide(&command, now),
+            Timer::Decide(pondered) => self.decide(*pondered, now),
         }
     }
 
@@ -455,8 +517,7 @@ impl Agent {
             "gen_ai.request.model": self.persona.model,
             "cwd": self.persona.cwd,
         }));
-        let Some(opening) = self.build_in(&id, opening, now) else { return };
-        self.queue(opening.clone());
+        let Some(opening) = self.emit_in(&id, opening, now) else { return };
         self.session = Session::Live(Box::new(LiveSession { id, opening, began: now, runs: 0, run: None }));
         self.work = Work::Working;
         self.start_run(now);
@@ -591,10 +652,14 @@ impl Agent {
             .severity(ask.severity)
             .capture(Capture::Redacted)
             .data(Value::Object(data));
-        let Some(event) = self.emit(draft, now) else { return };
-        if let Err(e) = self.target.register_request(&event, ask.refusing) {
-            tracing::error!("demo {}: request {} not registered: {e}", self.persona.name, event.id());
-        }
+        let Some(session) = self.session().map(str::to_owned) else { return };
+        let event = match self.agent.ask(draft, &session, ask.refusing, now) {
+            Ok(event) => event,
+            Err(e) => {
+                tracing::error!("demo {}: could not raise a request: {e}", self.persona.name);
+                return;
+            }
+        };
         let id = event.id().to_owned();
         match ask.lifetime {
             Lifetime::UntilAnswered => {}
@@ -657,14 +722,15 @@ impl Agent {
             .maybe_run(raised.event.run())
             .data(json!({ "resolution": resolution, "latency_ms": latency }));
         self.emit(resolved, now);
-        self.target.close_request(&id);
+        self.agent.target().0.close_request(&id);
     }
 
     /// A `progress.status` outcome of `command` (pause, resume, instruct).
     fn progress(&mut self, command: &Event, phase: &str, message: &str, now: UnixMs) {
         let random = self.rng.id_bits();
-        let status = self.target.progress_status(command, phase, Some(message), now, random, &mut self.seqs);
-        self.queue_built("progress.status", status);
+        let (target, seqs) = self.agent.target();
+        let status = target.progress_status(command, phase, Some(message), now, random, seqs);
+        self.send_built("progress.status", status);
     }
 
     /// An ordinary `progress.status` about the work.
@@ -676,41 +742,39 @@ impl Agent {
         self.emit(draft, now);
     }
 
-    /// Builds `draft` in the live session and queues it.
+    /// Emits `draft` in the live session.
     fn emit(&mut self, draft: Draft, now: UnixMs) -> Option<Event> {
         let session = self.session()?.to_owned();
-        let event = self.build_in(&session, draft, now)?;
-        self.queue(event.clone());
-        Some(event)
+        self.emit_in(&session, draft, now)
     }
 
-    fn build_in(&mut self, session: &str, draft: Draft, now: UnixMs) -> Option<Event> {
+    /// Emits `draft` in `session`, at the engine's next position there.
+    fn emit_in(&mut self, session: &str, draft: Draft, now: UnixMs) -> Option<Event> {
         let ty = draft.ty().to_owned();
-        let draft = draft.session(session).seq(self.seqs.next_seq(session));
-        match draft.build(&self.identity, ulid(now, self.rng.id_bits()), now) {
+        match self.agent.emit(draft, Some(session), None, now) {
             Ok(event) => Some(event),
             Err(e) => {
-                self.built_nothing(&ty, &e);
+                tracing::error!("demo {}: {ty} not emitted: {e}", self.persona.name);
                 None
             }
         }
     }
 
-    fn queue_built(&mut self, what: &str, built: Result<Event, BuildError>) {
+    /// Sends an outcome the engine built for a command.
+    fn send_built(&mut self, what: &str, built: Result<Event, BuildError>) {
         match built {
-            Ok(event) => self.queue(event),
+            Ok(event) => self.send(&event),
             Err(e) => self.built_nothing(what, &e),
+        }
+    }
+
+    fn send(&mut self, event: &Event) {
+        if let Err(e) = self.agent.send(event) {
+            tracing::warn!("demo {}: {} not sent: {e}", self.persona.name, event.ty());
         }
     }
 
     fn built_nothing(&self, what: &str, e: &BuildError) {
         tracing::error!("demo {}: could not build {what}: {e}", self.persona.name);
-    }
-
-    fn queue(&mut self, event: Event) {
-        if self.out.len() >= MAX_QUEUED {
-            self.out.pop_front();
-        }
-        self.out.push_back(event);
     }
 }

@@ -2,21 +2,26 @@
 //! engine's envelope, payload and stream rules, and each command gets the
 //! outcome the control profile promises.
 
+use aep_client::client::{Endpoint, SocketAction, State};
 use aep_client::control::answer::Answer;
 use aep_client::control::sender::{Address, CancelScope, Command};
+use aep_client::protocol::frame::{Capabilities, Frame, Hello, Role};
 use aep_client::protocol::ids::{source_uri, ulid, Identity};
 use aep_client::protocol::validate::{self, payload};
 use aep_client::{Capture, Event, UnixMs};
 use serde_json::{json, Map, Value};
 
-use super::agent::{Agent, Pace, Work};
+use super::agent::{DemoAgent, Pace, Work};
 use super::cast::{Persona, BUILD_BOT, CAST, DEPLOY_AGENT, GUARDIAN, INSTRUCT, RESEARCH_AGENT};
 
 const T0: UnixMs = UnixMs(1_790_000_000_000);
+/// Steps of one simulated stretch at most, so a bug cannot spin forever.
+const MAX_STEPS: usize = 100_000;
 
-/// One agent, a clock, and everything it has emitted.
+/// One agent on a fake clock and a scripted relay (hello, pongs), and
+/// everything it has emitted.
 struct Sim {
-    agent: Agent,
+    agent: DemoAgent,
     now: UnixMs,
     log: Vec<Event>,
     commands: u128,
@@ -24,29 +29,81 @@ struct Sim {
 
 impl Sim {
     fn new(persona: &'static Persona, seed: u64) -> Sim {
-        let mut sim = Sim { agent: Agent::new(persona, seed, Pace::REAL_TIME), now: T0, log: Vec::new(), commands: 0 };
-        sim.agent.on_live(T0);
-        sim.drain();
+        let agent = DemoAgent::new(persona, seed, Pace::REAL_TIME, T0);
+        let mut sim = Sim { agent, now: T0, log: Vec::new(), commands: 0 };
+        sim.agent.connect(T0);
+        sim.open();
         sim
     }
 
-    fn drain(&mut self) -> Vec<Event> {
+    /// Opens the socket the agent asks for and says the relay's hello.
+    fn open(&mut self) {
+        assert_eq!(self.agent.poll_action(), Some(SocketAction::Open));
+        self.agent.handle_open(self.now);
+        let hello = self.agent.poll_transmit().expect("the agent speaks first");
+        assert!(matches!(Frame::decode(&hello), Ok(Frame::Hello(_))), "{hello}");
+        let relay = Hello {
+            versions: vec!["0.1".into()],
+            role: Some(Role::Both),
+            identity: None,
+            capabilities: Capabilities::default(),
+        };
+        self.agent.handle_text(&Frame::Hello(relay).encode(), self.now);
+        assert_eq!(self.agent.state(), &State::Live);
+        self.settle();
+    }
+
+    /// The socket drops and the agent reconnects at once.
+    fn reconnect(&mut self) {
+        self.agent.handle_closed(self.now, 1006, "gone");
+        let State::Reconnecting { at, .. } = *self.agent.state() else { panic!("{:?}", self.agent.state()) };
+        self.now = self.now.max(at);
+        self.agent.handle_timeout(self.now);
+        self.open();
+    }
+
+    /// Hands the engine's reports to the script and takes what is written
+    /// (pings answered), until nothing moves.
+    fn settle(&mut self) -> Vec<Event> {
         let mut fresh = Vec::new();
-        while let Some(e) = self.agent.poll_event() {
-            fresh.push(e);
+        for _ in 0..MAX_STEPS {
+            let mut busy = false;
+            while let Some(change) = self.agent.poll_notice() {
+                busy = true;
+                self.agent.on_change(change, self.now);
+            }
+            while let Some(text) = self.agent.poll_transmit() {
+                busy = true;
+                match Frame::decode(&text).unwrap() {
+                    Frame::Event(e) => fresh.push(e),
+                    Frame::Ping { t } => self.agent.handle_text(&Frame::Pong { t }.encode(), self.now),
+                    other => panic!("the agent wrote {other:?}"),
+                }
+            }
+            if !busy {
+                break;
+            }
         }
         self.log.extend(fresh.iter().cloned());
         fresh
     }
 
-    /// Runs the agent's timers up to `ms` from now.
+    /// Runs the agent's timers and the engine's up to `ms` from now.
     fn run_for(&mut self, ms: u64) -> Vec<Event> {
         let end = self.now + ms;
         let mut fresh = Vec::new();
-        while let Some(at) = self.agent.next_wake().filter(|at| *at <= end) {
+        for _ in 0..MAX_STEPS {
+            let wake = self.agent.next_wake();
+            let timeout = self.agent.poll_timeout();
+            let Some(at) = wake.into_iter().chain(timeout).min().filter(|at| *at <= end) else { break };
             self.now = self.now.max(at);
-            self.agent.on_wake(self.now);
-            fresh.extend(self.drain());
+            if wake.is_some_and(|w| w <= self.now) {
+                self.agent.on_wake(self.now);
+            }
+            if timeout.is_some_and(|t| t <= self.now) {
+                self.agent.handle_timeout(self.now);
+            }
+            fresh.extend(self.settle());
         }
         self.now = end;
         fresh
@@ -90,9 +147,10 @@ impl Sim {
         event
     }
 
+    /// The relay routes `command` to the agent.
     fn deliver(&mut self, command: &Event) {
-        self.agent.on_command(command, self.now);
-        self.drain();
+        self.agent.handle_text(&Frame::Event(command.clone()).encode(), self.now);
+        self.settle();
     }
 
     /// The events emitted after `command` whose `cause` is it, waiting out
@@ -318,11 +376,12 @@ fn a_reconnect_redelivers_the_session_run_and_open_requests_unchanged() {
     let mut sim = Sim::new(&DEPLOY_AGENT, 13);
     sim.run_until("a request", |e| e.ty() == "attention.requested");
     let open: Vec<String> = sim.agent.open_requests().iter().map(|s| s.to_string()).collect();
-    sim.agent.on_live(sim.now);
-    let again = sim.drain();
+    let mark = sim.log.len();
+    sim.reconnect();
+    let again = sim.log[mark..].to_vec();
     assert_eq!(types(&again[..2]), ["session.started", "run.started"]);
     for e in &again {
-        let first = sim.log.iter().find(|x| x.id() == e.id()).unwrap();
+        let first = sim.log[..mark].iter().find(|x| x.id() == e.id()).unwrap();
         assert_eq!(first.raw(), e.raw());
     }
     let redelivered: Vec<&str> = again[2..].iter().map(Event::id).collect();
