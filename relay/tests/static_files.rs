@@ -105,10 +105,15 @@ async fn console_responses_carry_security_headers_and_cache_policy() {
     let dir = console_build("headers");
     let t = TestRelay::start_with(Posture::Open, |c| c.static_dir = Some(dir.clone())).await;
     for path in ["/", "/index.html", "/sessions/abc"] {
+        let head = t.http.head(t.url(path)).send().await.unwrap();
+        assert_eq!(head.status(), 200, "{path}");
+        let head_csp = head.headers()["content-security-policy"].clone();
+        assert!(head.bytes().await.unwrap().is_empty(), "HEAD has no body");
         let r = t.http.get(t.url(path)).send().await.unwrap();
         let h = r.headers();
         let csp = h["content-security-policy"].to_str().unwrap();
         assert!(csp.starts_with(META_CSP), "the header repeats the page's own policy: {csp}");
+        assert_eq!(head_csp, csp, "HEAD says what GET says");
         assert!(csp.contains("frame-ancestors 'none'"), "{csp}");
         assert_eq!(h["x-content-type-options"], "nosniff", "{path}");
         assert_eq!(h["referrer-policy"], "no-referrer", "{path}");

@@ -79,9 +79,14 @@ fn is_hidden(path: &str) -> bool {
 
 /// Dotfiles refused; then the cache policy by name, the page's own
 /// security policy on HTML, and the UTF-8 charset on text.
-async fn console_headers(request: Request, next: Next) -> Response {
+async fn console_headers(mut request: Request, next: Next) -> Response {
     if is_hidden(request.uri().path()) {
         return ApiError::NotFound.into_response();
+    }
+    // HEAD carries GET's headers, and a page's policy is read from its
+    // body: answered as GET, whose body the server then leaves out.
+    if request.method() == Method::HEAD {
+        *request.method_mut() = Method::GET;
     }
     let hashed = is_content_hashed(request.uri().path());
     let response = next.run(request).await;
