@@ -1,7 +1,7 @@
 //! Durable session history (`--data-dir`): every change to the replay
 //! buffers is mirrored into an embedded [`redb`] database, written and
 //! synced before the relay answers for it, so a restart or a crash loses
-//! nothing that was accepted.
+//! nothing that was accepted. Writes are grouped ([`super::commit`]).
 //!
 //! The database holds exactly what the in-memory buffers hold (the same
 //! bounds evict the same entries from both), so disk use is bounded like
@@ -26,7 +26,7 @@ const TOMBSTONES: TableDefinition<&str, &[u8]> = TableDefinition::new("tombstone
 const OWNERS: TableDefinition<&str, &str> = TableDefinition::new("owners");
 
 /// Why the history on disk could not be read or written.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct DiskError(pub String);
 
 impl std::fmt::Display for DiskError {
@@ -69,7 +69,6 @@ pub struct Loaded {
 
 pub struct Disk {
     db: Database,
-    pending: Vec<Op>,
 }
 
 fn encode_slot(slot: Slot, out: &mut Vec<u8>) {
@@ -116,22 +115,15 @@ impl Disk {
             txn.open_table(OWNERS).map_err(|e| fail("history table")(&e))?;
         }
         txn.commit().map_err(|e| fail("cannot write the history")(&e))?;
-        Ok(Disk { db, pending: Vec::new() })
+        Ok(Disk { db })
     }
 
-    pub fn record(&mut self, op: Op) {
-        self.pending.push(op);
-    }
-
-    /// Writes every recorded change in one transaction, synced to disk
-    /// before it returns. On failure the changes stay recorded, so the
-    /// next flush (for example the emitter's retry, which memory now sees
-    /// as a duplicate) writes them.
-    pub fn flush(&mut self) -> Result<(), DiskError> {
-        if self.pending.is_empty() {
+    /// Writes `ops` in one transaction, synced to disk before it returns.
+    pub fn write<'a>(&self, ops: impl IntoIterator<Item = &'a Op>) -> Result<(), DiskError> {
+        let mut ops = ops.into_iter().peekable();
+        if ops.peek().is_none() {
             return Ok(());
         }
-        let ops = &self.pending;
         let write = fail("cannot write the history");
         let txn = self.db.begin_write().map_err(|e| write(&e))?;
         {
@@ -189,7 +181,6 @@ impl Disk {
             }
         }
         txn.commit().map_err(|e| write(&e))?;
-        self.pending.clear();
         Ok(())
     }
 
@@ -211,9 +202,7 @@ impl Disk {
             let (key, value) = row.map_err(|e| read(&e))?;
             let (session, entry) = key.value();
             let slot = decode_slot(entry).ok_or_else(|| DiskError(format!("a damaged history key in `{session}`")))?;
-            let raw: Arc<str> = Arc::from(
-                std::str::from_utf8(value.value()).map_err(|e| read(&e))?,
-            );
+            let raw: Arc<str> = Arc::from(std::str::from_utf8(value.value()).map_err(|e| read(&e))?);
             match sessions.last_mut() {
                 Some(last) if &*last.session == session => last.entries.push((slot, raw)),
                 _ => sessions.push(LoadedSession {
@@ -229,7 +218,8 @@ impl Disk {
                 let bytes = value.value();
                 if bytes.len() >= 1 + SLOT_LEN + 8 {
                     loaded.last_evicted = if bytes[0] == 1 { decode_slot(&bytes[1..]) } else { None };
-                    loaded.written = u64::from_be_bytes(bytes[1 + SLOT_LEN..1 + SLOT_LEN + 8].try_into().unwrap_or([0; 8]));
+                    loaded.written =
+                        u64::from_be_bytes(bytes[1 + SLOT_LEN..1 + SLOT_LEN + 8].try_into().unwrap_or([0; 8]));
                 }
             }
         }

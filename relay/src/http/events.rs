@@ -111,7 +111,7 @@ pub async fn ingest(State(app): State<AppState>, headers: HeaderMap, uri: Uri, b
         }
     };
     let report = match app.hub.ingest(Origin::Http, access.principal(), events) {
-        Ok(report) => report,
+        Ok(receipt) => receipt.await,
         Err(refusal) => {
             let status = if refusal.code == codes::UNAUTHORIZED { StatusCode::FORBIDDEN } else { StatusCode::CONFLICT };
             return json_response(

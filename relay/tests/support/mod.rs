@@ -39,7 +39,7 @@ impl RelayProcess {
         use std::io::{BufRead, BufReader};
         let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_aep-relay"));
         command.args(["--listen", "127.0.0.1:0", "--static-dir", "/nonexistent-console"]).args(args);
-        for var in ["AEP_TOKEN", "AEP_TOKEN_FILE", "AEP_CREDENTIALS", "AEP_DATA_DIR"] {
+        for var in ["AEP_TOKEN", "AEP_TOKEN_FILE", "AEP_CREDENTIALS", "AEP_DATA_DIR", "AEP_NATS", "AEP_MEMBER"] {
             command.env_remove(var);
         }
         command.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::null());
