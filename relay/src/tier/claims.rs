@@ -35,24 +35,34 @@ const REFRESH: Duration = Duration::from_secs(3);
 const CONN: &str = "Aep-Conn";
 const PRINCIPAL: &str = "Aep-Principal";
 
+/// Makes sure the claims bucket exists. Its stream is made here, as the
+/// client's own bucket creation would (one value per key, rollups, direct
+/// gets), because that path first reads account details NATS 2.9 does not
+/// report in the shape the client expects.
 pub async fn ensure_bucket(js: &jetstream::Context) -> Result<kv::Store, ConfigError> {
     if let Ok(bucket) = js.get_key_value(CLAIMS).await {
         return Ok(bucket);
     }
-    let config = kv::Config {
-        bucket: CLAIMS.into(),
-        history: 1,
+    let config = jetstream::stream::Config {
+        name: format!("KV_{CLAIMS}"),
+        subjects: vec![format!("$KV.{CLAIMS}.>")],
+        max_messages_per_subject: 1,
         max_age: TTL,
         storage: jetstream::stream::StorageType::File,
+        allow_rollup: true,
+        deny_delete: true,
+        allow_direct: true,
+        discard: jetstream::stream::DiscardPolicy::New,
+        duplicate_window: TTL,
+        num_replicas: 1,
         ..Default::default()
     };
-    match js.create_key_value(config).await {
-        Ok(bucket) => Ok(bucket),
-        // Another member made it meanwhile.
-        Err(e) => {
-            js.get_key_value(CLAIMS).await.map_err(|_| ConfigError(format!("cannot open the tier's claims: {e}")))
-        }
-    }
+    // Another member may make it meanwhile: either way it exists after.
+    let made = js.get_or_create_stream(config).await;
+    js.get_key_value(CLAIMS).await.map_err(|e| {
+        let made = made.err().map(|m| format!(" ({m})")).unwrap_or_default();
+        ConfigError(format!("cannot open the tier's claims: {e}{made}"))
+    })
 }
 
 /// One claim as the bucket holds it.

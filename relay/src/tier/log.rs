@@ -49,6 +49,8 @@ const PRINCIPAL: &str = "Aep-Principal";
 /// Marks a forwarded command, and names its target connection (of the
 /// publishing member), which already has it.
 const TARGET: &str = "Aep-Target";
+/// Marks a resend the stream deduplicated: fanned out, never stored.
+const REDELIVERY: &str = "Aep-Redelivery";
 
 /// Makes sure the stream exists, its limits this relay's bounds: events
 /// per session, bytes in all, the largest event. Bytes per session and the
@@ -178,17 +180,19 @@ async fn publish(log: Arc<Log>, mut queue: mpsc::UnboundedReceiver<Job>) {
     while let Some(Job { batch, done }) = queue.recv().await {
         let accepted = match batch.kind {
             Kind::Events => batch.events.len(),
-            Kind::Command { .. } => 0,
+            Kind::Command { .. } | Kind::Redelivery => 0,
         };
         let mut acks = Vec::with_capacity(batch.events.len());
         let mut failed = false;
         for (event, _) in &batch.events {
+            let payload = bytes::Bytes::copy_from_slice(event.raw().as_bytes());
+            // `headers` replaces the map, so the message id goes after it.
             let message = jetstream::message::PublishMessage::build()
-                .message_id(message_id(event))
                 .headers(headers(&log.member, &batch))
-                .payload(bytes::Bytes::copy_from_slice(event.raw().as_bytes()));
+                .message_id(message_id(event))
+                .payload(payload.clone());
             match log.js.send_publish(subject(event), message).await {
-                Ok(ack) => acks.push(ack),
+                Ok(ack) => acks.push((ack, payload)),
                 Err(e) => {
                     tracing::warn!("could not publish to the tier's stream: {e}");
                     failed = true;
@@ -208,17 +212,17 @@ async fn publish(log: Arc<Log>, mut queue: mpsc::UnboundedReceiver<Job>) {
 async fn settle(
     log: &Log,
     accepted: usize,
-    acks: Vec<jetstream::context::PublishAckFuture>,
+    acks: Vec<(jetstream::context::PublishAckFuture, bytes::Bytes)>,
     mut failed: bool,
 ) -> IngestReport {
     let mut report = IngestReport { accepted, ..Default::default() };
     let mut fresh = Vec::with_capacity(acks.len());
     let mut last = 0;
-    for ack in acks {
+    for (ack, payload) in acks {
         match ack.await {
             Ok(ack) if ack.duplicate => {
                 report.duplicates += 1;
-                last = last.max(ack.sequence);
+                redeliver(log, payload).await;
             }
             Ok(ack) => {
                 fresh.push(ack.sequence);
@@ -247,6 +251,19 @@ async fn settle(
         }
     }
     report
+}
+
+/// A resend the stream deduplicated still traverses the tier, live, as it
+/// would traverse one relay (AEP-0003 §5): a copy on the live-only
+/// subject, marked so that no member stores it.
+async fn redeliver(log: &Log, payload: bytes::Bytes) {
+    let mut headers = HeaderMap::new();
+    headers.insert(MEMBER, &*log.member);
+    headers.insert(REDELIVERY, "1");
+    let copy = jetstream::message::PublishMessage::build().headers(headers).payload(payload);
+    if let Ok(ack) = log.js.send_publish(LIVE_ONLY, copy).await {
+        let _ = ack.await;
+    }
 }
 
 /// Follows the stream for good: a consumer that ends (NATS went away for
@@ -328,9 +345,10 @@ fn decode(member: &str, message: &jetstream::Message) -> Option<(bool, Batch)> {
         Some(conn) if own => Origin::Socket(conn),
         _ => Origin::Http,
     };
-    let kind = match header(TARGET) {
-        Some(_) => Kind::Command { target: conn(TARGET).filter(|_| own) },
-        None => Kind::Events,
+    let kind = match (header(TARGET), header(REDELIVERY)) {
+        (Some(_), _) => Kind::Command { target: conn(TARGET).filter(|_| own) },
+        (None, Some(_)) => Kind::Redelivery,
+        (None, None) => Kind::Events,
     };
     let principal: Arc<str> = Arc::from(header(PRINCIPAL).unwrap_or_default());
     Some((own, Batch { origin, principal, events: vec![(event, held)], kind }))
