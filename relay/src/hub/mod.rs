@@ -527,7 +527,6 @@ impl Hub {
                     state.counters.events_stored += report.stored as u64;
                     state.counters.duplicates += report.duplicates as u64;
                 }
-                Kind::Redelivery => {}
                 Kind::Command { .. } => {
                     for (command, held) in &batch.events {
                         if let Some(session) = command.session() {
@@ -540,7 +539,7 @@ impl Hub {
         };
         let skip = match batch.kind {
             Kind::Command { target } => target,
-            Kind::Events | Kind::Redelivery => None,
+            Kind::Events => None,
         };
         let mut tally = Tally::default();
         for (event, held) in &batch.events {

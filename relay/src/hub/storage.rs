@@ -39,9 +39,6 @@ pub enum Kind {
     /// A forwarded command: kept in its session's history and seen by
     /// every subscriber except its target, which already has it.
     Command { target: Option<ConnId> },
-    /// A resend another member's history already holds: fanned out as a
-    /// resend to one relay is, admitted nowhere.
-    Redelivery,
 }
 
 /// What admitting a batch into this process's buffers did.

@@ -5,8 +5,10 @@
 //!
 //! Dedupe across members: each message carries `Nats-Msg-Id`, a digest of
 //! the event's `(source, id)`, so a resend within the stream's duplicate
-//! window (two minutes) is not stored twice, whichever member it reaches;
-//! beyond the window each member's buffers still drop an event they hold.
+//! window (two minutes) is not stored twice, whichever member it reaches,
+//! and is not delivered again (an emitter that resends to another member
+//! after its first one died causes no duplicate); beyond the window each
+//! member's buffers still drop an event they hold.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -49,8 +51,6 @@ const PRINCIPAL: &str = "Aep-Principal";
 /// Marks a forwarded command, and names its target connection (of the
 /// publishing member), which already has it.
 const TARGET: &str = "Aep-Target";
-/// Marks a resend the stream deduplicated: fanned out, never stored.
-const REDELIVERY: &str = "Aep-Redelivery";
 
 /// Makes sure the stream exists, its limits this relay's bounds: events
 /// per session, bytes in all, the largest event. Bytes per session and the
@@ -180,19 +180,18 @@ async fn publish(log: Arc<Log>, mut queue: mpsc::UnboundedReceiver<Job>) {
     while let Some(Job { batch, done }) = queue.recv().await {
         let accepted = match batch.kind {
             Kind::Events => batch.events.len(),
-            Kind::Command { .. } | Kind::Redelivery => 0,
+            Kind::Command { .. } => 0,
         };
         let mut acks = Vec::with_capacity(batch.events.len());
         let mut failed = false;
         for (event, _) in &batch.events {
-            let payload = bytes::Bytes::copy_from_slice(event.raw().as_bytes());
             // `headers` replaces the map, so the message id goes after it.
             let message = jetstream::message::PublishMessage::build()
                 .headers(headers(&log.member, &batch))
                 .message_id(message_id(event))
-                .payload(payload.clone());
+                .payload(bytes::Bytes::copy_from_slice(event.raw().as_bytes()));
             match log.js.send_publish(subject(event), message).await {
-                Ok(ack) => acks.push((ack, payload)),
+                Ok(ack) => acks.push(ack),
                 Err(e) => {
                     tracing::warn!("could not publish to the tier's stream: {e}");
                     failed = true;
@@ -212,17 +211,16 @@ async fn publish(log: Arc<Log>, mut queue: mpsc::UnboundedReceiver<Job>) {
 async fn settle(
     log: &Log,
     accepted: usize,
-    acks: Vec<(jetstream::context::PublishAckFuture, bytes::Bytes)>,
+    acks: Vec<jetstream::context::PublishAckFuture>,
     mut failed: bool,
 ) -> IngestReport {
     let mut report = IngestReport { accepted, ..Default::default() };
     let mut fresh = Vec::with_capacity(acks.len());
     let mut last = 0;
-    for (ack, payload) in acks {
+    for ack in acks {
         match ack.await {
             Ok(ack) if ack.duplicate => {
                 report.duplicates += 1;
-                redeliver(log, payload).await;
             }
             Ok(ack) => {
                 fresh.push(ack.sequence);
@@ -251,19 +249,6 @@ async fn settle(
         }
     }
     report
-}
-
-/// A resend the stream deduplicated still traverses the tier, live, as it
-/// would traverse one relay (AEP-0003 §5): a copy on the live-only
-/// subject, marked so that no member stores it.
-async fn redeliver(log: &Log, payload: bytes::Bytes) {
-    let mut headers = HeaderMap::new();
-    headers.insert(MEMBER, &*log.member);
-    headers.insert(REDELIVERY, "1");
-    let copy = jetstream::message::PublishMessage::build().headers(headers).payload(payload);
-    if let Ok(ack) = log.js.send_publish(LIVE_ONLY, copy).await {
-        let _ = ack.await;
-    }
 }
 
 /// Follows the stream for good: a consumer that ends (NATS went away for
@@ -345,10 +330,9 @@ fn decode(member: &str, message: &jetstream::Message) -> Option<(bool, Batch)> {
         Some(conn) if own => Origin::Socket(conn),
         _ => Origin::Http,
     };
-    let kind = match (header(TARGET), header(REDELIVERY)) {
-        (Some(_), _) => Kind::Command { target: conn(TARGET).filter(|_| own) },
-        (None, Some(_)) => Kind::Redelivery,
-        (None, None) => Kind::Events,
+    let kind = match header(TARGET) {
+        Some(_) => Kind::Command { target: conn(TARGET).filter(|_| own) },
+        None => Kind::Events,
     };
     let principal: Arc<str> = Arc::from(header(PRINCIPAL).unwrap_or_default());
     Some((own, Batch { origin, principal, events: vec![(event, held)], kind }))
