@@ -136,19 +136,11 @@ impl SessionStore {
         }
         self.tick += 1;
         for change in changes {
-            let op = match change {
-                Change::Added(slot, event) => Op::Put {
-                    session: key.clone(),
-                    slot,
-                    source: event.source().into(),
-                    id: event.id().into(),
-                    raw: event.raw_arc().clone(),
-                },
-                Change::Evicted(slot, event) => {
-                    Op::Delete { session: key.clone(), slot, source: event.source().into(), id: event.id().into() }
-                }
-            };
-            journal.push(op);
+            // Evictions are always the oldest entries: the session row's
+            // eviction mark below records them.
+            if let Change::Added(slot, event) = change {
+                journal.push(Op::Put { session: key.clone(), slot, raw: event.raw_arc().clone() });
+            }
         }
         journal.push(Op::Session {
             session: key.clone(),

@@ -1,14 +1,16 @@
 //! The tier's history: one JetStream stream, file storage, one subject per
-//! session. A member publishes a checked batch, one message per event, and
-//! answers once every message is acknowledged and its own copy of the
-//! stream has admitted them; every member admits the stream in order.
+//! session. A member publishes a checked batch (each run of one session's
+//! events one message), and answers once every message is acknowledged and
+//! its own copy of the stream has admitted them; every member admits the
+//! stream in order.
 //!
 //! Dedupe across members: each message carries `Nats-Msg-Id`, a digest of
-//! the event's `(source, id)`, so a resend within the stream's duplicate
-//! window (two minutes) is not stored twice, whichever member it reaches,
-//! and is not delivered again (an emitter that resends to another member
-//! after its first one died causes no duplicate); beyond the window each
-//! member's buffers still drop an event they hold.
+//! its events' `(source, id)`s, so a batch resent within the stream's
+//! duplicate window (two minutes) is not stored twice, whichever member it
+//! reaches, and is not delivered again (an emitter that resends to another
+//! member after its first one died causes no duplicate). Beyond that,
+//! every member's buffers drop an event they already hold, as one relay's
+//! do (and, as one relay does, still forward the resend live).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -52,20 +54,20 @@ const PRINCIPAL: &str = "Aep-Principal";
 /// publishing member), which already has it.
 const TARGET: &str = "Aep-Target";
 
-/// Makes sure the stream exists, its limits this relay's bounds: events
-/// per session, bytes in all, the largest event. Bytes per session and the
-/// session count have no stream counterpart; every member's buffers apply
-/// them alike, since every member admits the same stream in the same order.
+/// Makes sure the stream exists, its limits this relay's bounds: bytes in
+/// all and the largest message (a batch's events of one session share a
+/// message). Events and bytes per session and the session count have no
+/// stream counterpart; every member's buffers apply them alike, since every
+/// member admits the same stream in the same order.
 pub async fn ensure_stream(js: &jetstream::Context, config: &Config) -> Result<stream::Stream, ConfigError> {
     let wanted = stream::Config {
         name: STREAM.into(),
         subjects: vec![SUBJECTS.into()],
         storage: stream::StorageType::File,
         discard: stream::DiscardPolicy::Old,
-        max_messages_per_subject: clamp(config.buffer_depth),
         max_bytes: clamp(config.total_buffer_bytes),
-        // The event plus its headers and subject.
-        max_message_size: config.event_limit().saturating_add(1024).min(i32::MAX as usize) as i32,
+        // One large event alone, or a run of events, plus headers.
+        max_message_size: config.event_limit().max(MESSAGE_BYTES).saturating_add(1024).min(i32::MAX as usize) as i32,
         duplicate_window: Duration::from_secs(120),
         ..Default::default()
     };
@@ -175,23 +177,34 @@ impl Log {
 }
 
 /// The one publishing task: messages leave in the order batches were
-/// accepted (under the hub's lock), so each session's order is kept.
+/// accepted (under the hub's lock), so each session's order is kept. A
+/// batch goes as few messages as it can: consecutive events of one session
+/// share a message (up to [`MESSAGE_BYTES`]), events separated by a NUL
+/// byte, which JSON text never contains.
 async fn publish(log: Arc<Log>, mut queue: mpsc::UnboundedReceiver<Job>) {
     while let Some(Job { batch, done }) = queue.recv().await {
         let accepted = match batch.kind {
             Kind::Events => batch.events.len(),
             Kind::Command { .. } => 0,
         };
-        let mut acks = Vec::with_capacity(batch.events.len());
+        let headers = headers(&log.member, &batch);
+        let mut acks = Vec::new();
         let mut failed = false;
-        for (event, _) in &batch.events {
+        for (subject, events) in messages(&batch) {
+            let mut payload = Vec::with_capacity(events.iter().map(|e| e.raw().len() + 1).sum());
+            for (n, event) in events.iter().enumerate() {
+                if n > 0 {
+                    payload.push(0);
+                }
+                payload.extend_from_slice(event.raw().as_bytes());
+            }
             // `headers` replaces the map, so the message id goes after it.
             let message = jetstream::message::PublishMessage::build()
-                .headers(headers(&log.member, &batch))
-                .message_id(message_id(event))
-                .payload(bytes::Bytes::copy_from_slice(event.raw().as_bytes()));
-            match log.js.send_publish(subject(event), message).await {
-                Ok(ack) => acks.push(ack),
+                .headers(headers.clone())
+                .message_id(message_id(&events))
+                .payload(payload.into());
+            match log.js.send_publish(subject, message).await {
+                Ok(ack) => acks.push((ack, events.len())),
                 Err(e) => {
                     tracing::warn!("could not publish to the tier's stream: {e}");
                     failed = true;
@@ -207,23 +220,43 @@ async fn publish(log: Arc<Log>, mut queue: mpsc::UnboundedReceiver<Job>) {
     }
 }
 
+/// Largest message a batch is cut into (one event may exceed it alone).
+const MESSAGE_BYTES: usize = 256 * 1024;
+
+/// A batch cut into messages: runs of consecutive events with one subject.
+fn messages(batch: &Batch) -> Vec<(String, Vec<&Event>)> {
+    let mut out: Vec<(String, Vec<&Event>, usize)> = Vec::new();
+    for (event, _) in &batch.events {
+        let subject = subject(event);
+        let size = event.raw().len() + 1;
+        match out.last_mut() {
+            Some((s, events, bytes)) if *s == subject && *bytes + size <= MESSAGE_BYTES => {
+                events.push(event);
+                *bytes += size;
+            }
+            _ => out.push((subject, vec![event], size)),
+        }
+    }
+    out.into_iter().map(|(subject, events, _)| (subject, events)).collect()
+}
+
 /// Waits for every acknowledgement, then for this member to admit them.
 async fn settle(
     log: &Log,
     accepted: usize,
-    acks: Vec<jetstream::context::PublishAckFuture>,
+    acks: Vec<(jetstream::context::PublishAckFuture, usize)>,
     mut failed: bool,
 ) -> IngestReport {
     let mut report = IngestReport { accepted, ..Default::default() };
     let mut fresh = Vec::with_capacity(acks.len());
     let mut last = 0;
-    for ack in acks {
+    for (ack, events) in acks {
         match ack.await {
             Ok(ack) if ack.duplicate => {
-                report.duplicates += 1;
+                report.duplicates += events;
             }
             Ok(ack) => {
-                fresh.push(ack.sequence);
+                fresh.push((ack.sequence, events));
                 last = last.max(ack.sequence);
             }
             Err(e) => {
@@ -238,14 +271,14 @@ async fn settle(
     let mut applied = log.applied.subscribe();
     let _ = tokio::time::timeout(APPLY_TIMEOUT, applied.wait_for(|a| *a >= last)).await.map(|r| r.is_ok());
     let mut outcomes = lock(&log.outcomes);
-    for seq in fresh {
+    for (seq, events) in fresh {
         match outcomes.remove(&seq) {
             Some(outcome) => {
                 report.stored += outcome.stored;
                 report.duplicates += outcome.duplicates;
             }
             // Stored in the stream, not yet admitted here.
-            None => report.stored += 1,
+            None => report.stored += events,
         }
     }
     report
@@ -317,12 +350,15 @@ async fn follow(log: &Log, hub: &Hub, messages: consumer::push::Ordered) {
     }
 }
 
-/// A stream message as a batch of one: `true` with it when this member
-/// published it (a writer here waits for its outcome).
+/// A stream message as a batch: `true` with it when this member published
+/// it (a writer here waits for its outcome).
 fn decode(member: &str, message: &jetstream::Message) -> Option<(bool, Batch)> {
-    let text = std::str::from_utf8(&message.payload).ok()?;
-    let event = Event::parse(text).ok()?;
-    let held = Arc::new(Held::new(&event));
+    let mut events = Vec::new();
+    for raw in message.payload.split(|b| *b == 0) {
+        let event = Event::parse(std::str::from_utf8(raw).ok()?).ok()?;
+        let held = Arc::new(Held::new(&event));
+        events.push((event, held));
+    }
     let header = |name: &str| message.headers.as_ref().and_then(|h| h.get(name)).map(|v| v.as_str().to_owned());
     let own = header(MEMBER).as_deref() == Some(member);
     let conn = |name: &str| header(name).and_then(|v| v.parse().ok()).map(ConnId);
@@ -335,7 +371,7 @@ fn decode(member: &str, message: &jetstream::Message) -> Option<(bool, Batch)> {
         None => Kind::Events,
     };
     let principal: Arc<str> = Arc::from(header(PRINCIPAL).unwrap_or_default());
-    Some((own, Batch { origin, principal, events: vec![(event, held)], kind }))
+    Some((own, Batch { origin, principal, events, kind }))
 }
 
 fn headers(member: &str, batch: &Batch) -> HeaderMap {
@@ -358,11 +394,15 @@ fn subject(event: &Event) -> String {
     }
 }
 
-/// One `(source, id)`, one message id: the stream's dedupe key.
-fn message_id(event: &Event) -> String {
+/// The stream's dedupe key: a digest of the message's `(source, id)`s, so
+/// the same events resent (to any member) are one message.
+fn message_id(events: &[&Event]) -> String {
     let mut digest = Sha256::new();
-    digest.update(event.source().as_bytes());
-    digest.update([0]);
-    digest.update(event.id().as_bytes());
+    for event in events {
+        digest.update(event.source().as_bytes());
+        digest.update([0]);
+        digest.update(event.id().as_bytes());
+        digest.update([0]);
+    }
     digest.finalize()[..16].iter().map(|b| format!("{b:02x}")).collect()
 }
