@@ -7,6 +7,9 @@
 //! the one connection that claims the addressed session. The relay also
 //! serves the approval console from the same origin.
 //!
+//! Started with `--nats`, the relay is one member of a tier: several relay
+//! processes sharing history and claims through NATS JetStream (`tier`).
+//!
 //! Every protocol rule (envelope, filters, frames, capture down-level) is
 //! the `aep-client` engine's; this crate is IO, buffering and routing.
 //!

@@ -13,8 +13,11 @@
 //!   run, so `/healthz`, the roster and new connections never wait behind a
 //!   large fan-out.
 //!
-//! Nothing under either lock waits on the network: sends go into each
-//! connection's bounded [`Outbox`].
+//! Nothing under either lock waits on the network or the disk: sends go
+//! into each connection's bounded [`Outbox`], and history is handed to its
+//! [`Storage`] (memory, a data directory written by group commit, or a
+//! tier's JetStream stream), whose receipt is awaited after the locks are
+//! released. Claims held on other members of a tier are the [`Routing`]'s.
 
 mod claims;
 mod fanout;
