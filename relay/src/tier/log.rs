@@ -12,7 +12,7 @@
 //! every member's buffers drop an event they already hold, as one relay's
 //! do (and, as one relay does, still forward the resend live).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -100,6 +100,9 @@ pub struct Log {
     applied: watch::Sender<u64>,
     /// Outcomes of this member's own messages, by stream sequence.
     outcomes: Mutex<BTreeMap<u64, Outcome>>,
+    /// This member's messages on their way, as parsed when accepted, by
+    /// message id: admitted without parsing them again.
+    parsed: Mutex<HashMap<String, Parsed>>,
 }
 
 /// The [`Storage`] of a tier member.
@@ -133,6 +136,7 @@ impl Log {
             jobs,
             applied: watch::channel(0).0,
             outcomes: Mutex::new(BTreeMap::new()),
+            parsed: Mutex::new(HashMap::new()),
         });
         tokio::spawn(publish(log.clone(), queue));
         log
@@ -190,23 +194,28 @@ async fn publish(log: Arc<Log>, mut queue: mpsc::UnboundedReceiver<Job>) {
         let headers = headers(&log.member, &batch);
         let mut acks = Vec::new();
         let mut failed = false;
-        for (subject, events) in messages(&batch) {
-            let mut payload = Vec::with_capacity(events.iter().map(|e| e.raw().len() + 1).sum());
-            for (n, event) in events.iter().enumerate() {
+        for (subject, events) in messages(batch.events) {
+            let mut payload = Vec::with_capacity(events.iter().map(|(e, _)| e.raw().len() + 1).sum());
+            for (n, (event, _)) in events.iter().enumerate() {
                 if n > 0 {
                     payload.push(0);
                 }
                 payload.extend_from_slice(event.raw().as_bytes());
             }
+            let id = message_id(&events);
+            let count = events.len();
+            // This member admits its own message as parsed here.
+            lock(&log.parsed).insert(id.clone(), events);
             // `headers` replaces the map, so the message id goes after it.
             let message = jetstream::message::PublishMessage::build()
                 .headers(headers.clone())
-                .message_id(message_id(&events))
+                .message_id(&id)
                 .payload(payload.into());
             match log.js.send_publish(subject, message).await {
-                Ok(ack) => acks.push((ack, events.len())),
+                Ok(ack) => acks.push((ack, count, id)),
                 Err(e) => {
                     tracing::warn!("could not publish to the tier's stream: {e}");
+                    lock(&log.parsed).remove(&id);
                     failed = true;
                     break;
                 }
@@ -223,18 +232,20 @@ async fn publish(log: Arc<Log>, mut queue: mpsc::UnboundedReceiver<Job>) {
 /// Largest message a batch is cut into (one event may exceed it alone).
 const MESSAGE_BYTES: usize = 256 * 1024;
 
+type Parsed = Vec<(Event, Arc<Held>)>;
+
 /// A batch cut into messages: runs of consecutive events with one subject.
-fn messages(batch: &Batch) -> Vec<(String, Vec<&Event>)> {
-    let mut out: Vec<(String, Vec<&Event>, usize)> = Vec::new();
-    for (event, _) in &batch.events {
-        let subject = subject(event);
+fn messages(events: Parsed) -> Vec<(String, Parsed)> {
+    let mut out: Vec<(String, Parsed, usize)> = Vec::new();
+    for (event, held) in events {
+        let subject = subject(&event);
         let size = event.raw().len() + 1;
         match out.last_mut() {
             Some((s, events, bytes)) if *s == subject && *bytes + size <= MESSAGE_BYTES => {
-                events.push(event);
+                events.push((event, held));
                 *bytes += size;
             }
-            _ => out.push((subject, vec![event], size)),
+            _ => out.push((subject, vec![(event, held)], size)),
         }
     }
     out.into_iter().map(|(subject, events, _)| (subject, events)).collect()
@@ -244,15 +255,17 @@ fn messages(batch: &Batch) -> Vec<(String, Vec<&Event>)> {
 async fn settle(
     log: &Log,
     accepted: usize,
-    acks: Vec<(jetstream::context::PublishAckFuture, usize)>,
+    acks: Vec<(jetstream::context::PublishAckFuture, usize, String)>,
     mut failed: bool,
 ) -> IngestReport {
     let mut report = IngestReport { accepted, ..Default::default() };
     let mut fresh = Vec::with_capacity(acks.len());
     let mut last = 0;
-    for (ack, events) in acks {
+    for (ack, events, id) in acks {
         match ack.await {
             Ok(ack) if ack.duplicate => {
+                // Never delivered: the stream holds it already.
+                lock(&log.parsed).remove(&id);
                 report.duplicates += events;
             }
             Ok(ack) => {
@@ -261,6 +274,7 @@ async fn settle(
             }
             Err(e) => {
                 tracing::warn!("the tier's stream did not acknowledge an event: {e}");
+                lock(&log.parsed).remove(&id);
                 failed = true;
             }
         }
@@ -324,7 +338,7 @@ async fn follow(log: &Log, hub: &Hub, messages: consumer::push::Ordered) {
                 continue;
             }
             applied = seq;
-            match decode(&log.member, &message) {
+            match decode(log, &message) {
                 Some((own, batch)) => {
                     seqs.push((seq, own));
                     batches.push(batch);
@@ -352,15 +366,22 @@ async fn follow(log: &Log, hub: &Hub, messages: consumer::push::Ordered) {
 
 /// A stream message as a batch: `true` with it when this member published
 /// it (a writer here waits for its outcome).
-fn decode(member: &str, message: &jetstream::Message) -> Option<(bool, Batch)> {
-    let mut events = Vec::new();
-    for raw in message.payload.split(|b| *b == 0) {
-        let event = Event::parse(std::str::from_utf8(raw).ok()?).ok()?;
-        let held = Arc::new(Held::new(&event));
-        events.push((event, held));
-    }
+fn decode(log: &Log, message: &jetstream::Message) -> Option<(bool, Batch)> {
     let header = |name: &str| message.headers.as_ref().and_then(|h| h.get(name)).map(|v| v.as_str().to_owned());
-    let own = header(MEMBER).as_deref() == Some(member);
+    let own = header(MEMBER).as_deref() == Some(&*log.member);
+    let mine = if own { header("Nats-Msg-Id").and_then(|id| lock(&log.parsed).remove(&id)) } else { None };
+    let events = match mine {
+        Some(events) => events,
+        None => {
+            let mut events = Vec::new();
+            for raw in message.payload.split(|b| *b == 0) {
+                let event = Event::parse(std::str::from_utf8(raw).ok()?).ok()?;
+                let held = Arc::new(Held::new(&event));
+                events.push((event, held));
+            }
+            events
+        }
+    };
     let conn = |name: &str| header(name).and_then(|v| v.parse().ok()).map(ConnId);
     let origin = match conn(CONN) {
         Some(conn) if own => Origin::Socket(conn),
@@ -396,9 +417,9 @@ fn subject(event: &Event) -> String {
 
 /// The stream's dedupe key: a digest of the message's `(source, id)`s, so
 /// the same events resent (to any member) are one message.
-fn message_id(events: &[&Event]) -> String {
+fn message_id(events: &[(Event, Arc<Held>)]) -> String {
     let mut digest = Sha256::new();
-    for event in events {
+    for (event, _) in events {
         digest.update(event.source().as_bytes());
         digest.update([0]);
         digest.update(event.id().as_bytes());
