@@ -95,6 +95,17 @@ pub struct Cli {
     #[arg(long, env = "AEP_DATA_DIR")]
     pub data_dir: Option<PathBuf>,
 
+    /// Run as one member of a relay tier: history and claims are kept in
+    /// this NATS server's JetStream (`nats://HOST:PORT`), shared with every
+    /// other member started against it. Without it the relay runs alone.
+    #[arg(long, env = "AEP_NATS")]
+    pub nats: Option<String>,
+
+    /// This member's name within a tier (letters, digits, `-`, `_`);
+    /// a unique one is made up when absent.
+    #[arg(long, env = "AEP_MEMBER", requires = "nats")]
+    pub member: Option<String>,
+
     /// Start the demonstration agents against this relay.
     #[arg(long)]
     pub demo: bool,
@@ -109,10 +120,11 @@ impl Cli {
     pub fn config(&self) -> Result<Config, ConfigError> {
         let token = match self.secret()? {
             None => None,
-            Some(secret) => Some(
-                Token::new(secret)
-                    .ok_or_else(|| ConfigError("--token is empty (or the token file holds none); omit it for the development posture".into()))?,
-            ),
+            Some(secret) => Some(Token::new(secret).ok_or_else(|| {
+                ConfigError(
+                    "--token is empty (or the token file holds none); omit it for the development posture".into(),
+                )
+            })?),
         };
         let config = Config {
             token,
@@ -130,6 +142,8 @@ impl Cli {
             max_connections: self.max_connections,
             static_dir: Some(self.static_dir.clone()),
             data_dir: self.data_dir.clone(),
+            nats: self.nats.clone(),
+            member: self.member.clone(),
             ..Config::default()
         };
         config.validate()?;

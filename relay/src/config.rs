@@ -112,6 +112,12 @@ pub struct Config {
     /// Where session history is kept durably (`--data-dir`). `None`: in
     /// memory only, lost on restart.
     pub data_dir: Option<PathBuf>,
+    /// The NATS server (`--nats nats://HOST:PORT`) whose JetStream holds a
+    /// tier's shared history and claims; this relay is then one member of
+    /// the tier. `None`: a relay on its own (no NATS code runs).
+    pub nats: Option<String>,
+    /// Names this member within a tier; unique per process when `None`.
+    pub member: Option<String>,
 }
 
 impl Default for Config {
@@ -151,6 +157,8 @@ impl Default for Config {
             drain_timeout: Duration::from_secs(5),
             static_dir: None,
             data_dir: None,
+            nats: None,
+            member: None,
         }
     }
 }
@@ -211,6 +219,11 @@ impl Config {
                 "max-connection-patterns ({}) must allow one full filter (max-filter-patterns {})",
                 self.max_connection_patterns, self.max_filter_patterns
             )));
+        }
+        if self.nats.is_some() && self.data_dir.is_some() {
+            return Err(ConfigError(
+                "--nats and --data-dir exclude each other: a tier keeps its history in JetStream".into(),
+            ));
         }
         if self.heartbeat.is_zero() {
             return Err(ConfigError("the heartbeat interval must be positive".into()));

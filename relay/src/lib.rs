@@ -7,6 +7,9 @@
 //! the one connection that claims the addressed session. The relay also
 //! serves the approval console from the same origin.
 //!
+//! Started with `--nats`, the relay is one member of a tier: several relay
+//! processes sharing history and claims through NATS JetStream (`tier`).
+//!
 //! Every protocol rule (envelope, filters, frames, capture down-level) is
 //! the `aep-client` engine's; this crate is IO, buffering and routing.
 //!
@@ -38,6 +41,7 @@ mod socket;
 pub mod sse;
 mod state;
 mod sync;
+mod tier;
 mod wire;
 
 use std::net::SocketAddr;
@@ -75,7 +79,15 @@ pub async fn serve(config: Config, listener: TcpListener) -> Result<Relay, Confi
     config.validate()?;
     let addr = listener.local_addr().map_err(|e| ConfigError(format!("listener has no address: {e}")))?;
     let config = Arc::new(config);
-    let hub = Arc::new(Hub::open(&config).map_err(|e| ConfigError(format!("durable history: {e}")))?);
+    let hub = match &config.nats {
+        None => Arc::new(Hub::open(&config).map_err(|e| ConfigError(format!("durable history: {e}")))?),
+        Some(_) => {
+            let tier = tier::Tier::join(&config).await?;
+            let hub = Arc::new(tier.hub(&config));
+            tier.run(hub.clone()).await?;
+            hub
+        }
+    };
     let keyring = config.keyring().map(Arc::new);
     if let (Some(ring), Some(file)) = (&keyring, &config.credentials_file) {
         credentials::load_into(ring, file, &config).map_err(ConfigError)?;
@@ -151,9 +163,10 @@ pub fn boot_line(config: &Config, addr: SocketAddr) -> String {
         Some(dir) => format!("no console build in {} (built-in status page at /)", dir.display()),
         None => "built-in status page at /".to_owned(),
     };
-    let history = match &config.data_dir {
-        Some(dir) => format!("history kept durably in {}", dir.display()),
-        None => "history in memory only (lost on restart; --data-dir keeps it)".to_owned(),
+    let history = match (&config.nats, &config.data_dir) {
+        (Some(url), _) => format!("one member of a relay tier: history and claims in JetStream at {url}"),
+        (None, Some(dir)) => format!("history kept durably in {}", dir.display()),
+        (None, None) => "history in memory only (lost on restart; --data-dir keeps it)".to_owned(),
     };
     format!(
         "aep-relay {} listening on http://{addr} | {posture} | replay buffer {} events or {} KiB/session, {} MiB in all, up to {} sessions | {history} | {console}",

@@ -5,8 +5,8 @@ use std::process::ExitCode;
 
 use aep_relay::auth::{Agents, Principal, Roles, Token};
 use aep_relay::cli::Cli;
-use aep_relay::Config;
 use aep_relay::demo::{self, DemoOptions};
+use aep_relay::Config;
 use aep_relay::{boot_line, serve, ShutdownOutcome};
 use clap::Parser;
 use tokio::net::TcpListener;
@@ -16,7 +16,9 @@ use tracing_subscriber::EnvFilter;
 async fn main() -> ExitCode {
     let cli = Cli::parse();
     tracing_subscriber::fmt()
-        .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")))
+        // The NATS client's connection notices stay out of the way of the
+        // boot line, which is the first line a supervisor reads.
+        .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,async_nats=warn")))
         .init();
     let config = match cli.config() {
         Ok(config) => config,
@@ -89,7 +91,10 @@ fn demo_token(cli: &Cli, config: &mut Config) -> Option<String> {
     }
     let secret = demo::fresh_token();
     let token = Token::new(secret.clone())?;
-    config.principals.push((token, Principal { agents: Agents::Any, ..Principal::named("demo", Roles { agent: true, ..Roles::default() }) }));
+    config.principals.push((
+        token,
+        Principal { agents: Agents::Any, ..Principal::named("demo", Roles { agent: true, ..Roles::default() }) },
+    ));
     Some(secret)
 }
 

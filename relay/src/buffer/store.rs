@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::disk::{Disk, DiskError, Op};
+use super::disk::{DiskError, Loaded, Op};
 use super::session::{Admission, Change, SessionBuffer};
 use super::Position;
 use crate::held::Held;
@@ -34,8 +34,10 @@ pub struct SessionStore {
     total_bytes: usize,
     buffered: usize,
     bytes: usize,
-    /// Durable history (`--data-dir`), mirrored change by change.
-    disk: Option<Disk>,
+    /// Changes not yet handed to durable history (`--data-dir`), recorded
+    /// only when history is durable; the hub's storage takes them after
+    /// every admission.
+    journal: Option<Vec<Op>>,
     /// Write order across sessions, kept on disk so a restart evicts the
     /// same session first.
     tick: u64,
@@ -75,21 +77,20 @@ impl SessionStore {
             total_bytes,
             buffered: 0,
             bytes: 0,
-            disk: None,
+            journal: None,
             tick: 0,
             owners: HashMap::new(),
             owner_order: Recency::default(),
         }
     }
 
-    /// A store backed by durable history in `dir`: what it held before a
-    /// restart (or a crash) is held again, with the same replay order and
-    /// the same eviction marks.
-    pub fn open(limits: StoreLimits, dir: &std::path::Path) -> Result<SessionStore, DiskError> {
-        let disk = Disk::open(dir)?;
-        let loaded = disk.load()?;
+    /// A store that records its changes for durable history, holding again
+    /// what `loaded` (read back from it) held: the same replay order and
+    /// the same eviction marks. The changes restoring makes (bounds that
+    /// shrank since) are in its journal.
+    pub fn restore(limits: StoreLimits, loaded: Loaded) -> Result<SessionStore, DiskError> {
         let mut store = SessionStore::new(limits);
-        store.disk = Some(disk);
+        store.journal = Some(Vec::new());
         let mut sessions = loaded.sessions;
         sessions.sort_by_key(|s| s.written);
         for (session, owner) in loaded.owners {
@@ -116,54 +117,41 @@ impl SessionStore {
             store.mirror(&key);
             store.trim_to_total();
         }
-        store.flush()?;
         Ok(store)
     }
 
-    /// Writes what changed since the last flush, synced, when history is
-    /// durable. Called before the relay answers for what it accepted.
-    pub fn flush(&mut self) -> Result<(), DiskError> {
-        match &mut self.disk {
-            Some(disk) => disk.flush(),
-            None => Ok(()),
-        }
-    }
-
-    /// Whether history survives a restart.
-    pub fn is_durable(&self) -> bool {
-        self.disk.is_some()
+    /// The changes made since the last call, in order, for durable
+    /// history to write (empty when history is not durable).
+    pub fn take_journal(&mut self) -> Vec<Op> {
+        self.journal.as_mut().map(std::mem::take).unwrap_or_default()
     }
 
     /// Hands a session buffer's changes to durable history (or drops them).
     fn mirror(&mut self, key: &Arc<str>) {
         let Some(buffer) = self.sessions.get_mut(key) else { return };
         let changes = buffer.take_changes();
-        let Some(disk) = &mut self.disk else { return };
+        let Some(journal) = &mut self.journal else { return };
         if changes.is_empty() {
             return;
         }
         self.tick += 1;
         for change in changes {
-            let op = match change {
-                Change::Added(slot, event) => Op::Put {
-                    session: key.clone(),
-                    slot,
-                    source: event.source().into(),
-                    id: event.id().into(),
-                    raw: event.raw_arc().clone(),
-                },
-                Change::Evicted(slot, event) => {
-                    Op::Delete { session: key.clone(), slot, source: event.source().into(), id: event.id().into() }
-                }
-            };
-            disk.record(op);
+            // Evictions are always the oldest entries: the session row's
+            // eviction mark below records them.
+            if let Change::Added(slot, event) = change {
+                journal.push(Op::Put { session: key.clone(), slot, raw: event.raw_arc().clone() });
+            }
         }
-        disk.record(Op::Session { session: key.clone(), last_evicted: buffer.last_evicted_slot(), written: self.tick });
+        journal.push(Op::Session {
+            session: key.clone(),
+            last_evicted: buffer.last_evicted_slot(),
+            written: self.tick,
+        });
     }
 
     fn record(&mut self, op: Op) {
-        if let Some(disk) = &mut self.disk {
-            disk.record(op);
+        if let Some(journal) = &mut self.journal {
+            journal.push(op);
         }
     }
 
@@ -512,6 +500,13 @@ mod tests {
         ))
     }
 
+    fn open(limits: StoreLimits, dir: &std::path::Path) -> (SessionStore, super::super::disk::Disk) {
+        let disk = super::super::disk::Disk::open(dir).unwrap();
+        let mut store = SessionStore::restore(limits, disk.load().unwrap()).unwrap();
+        disk.write(&store.take_journal()).unwrap();
+        (store, disk)
+    }
+
     fn replayed(r: &Replay) -> Vec<String> {
         r.events.iter().map(|e| e.raw().to_owned()).collect()
     }
@@ -520,11 +515,12 @@ mod tests {
     /// unpositioned slots, eviction marks and whole-session tombstones.
     #[test]
     fn a_reopened_store_holds_what_it_held() {
-        let dir = std::env::temp_dir().join(format!("aep-store-{}-{:?}", std::process::id(), std::thread::current().id()));
+        let dir =
+            std::env::temp_dir().join(format!("aep-store-{}-{:?}", std::process::id(), std::thread::current().id()));
         let _ = std::fs::remove_dir_all(&dir);
         let limits = StoreLimits { depth: 4, max_sessions: 2, session_bytes: usize::MAX, total_bytes: usize::MAX };
         let (all_a, after_a, gone) = {
-            let mut s = SessionStore::open(limits, &dir).unwrap();
+            let (mut s, disk) = open(limits, &dir);
             s.admit("gone", ev("gone", 0));
             for seq in 0..3 {
                 s.admit("a", ev("a", seq));
@@ -533,12 +529,12 @@ mod tests {
             s.admit("a", ev("a", 3));
             s.admit("a", ev("a", 4)); // evicts a-0
             s.admit("b", ev("b", 0)); // evicts session `gone` whole
-            s.flush().unwrap();
+            disk.write(&s.take_journal()).unwrap();
             let all_a = replayed(&s.replay_all().into_iter().find(|r| &*r.session == "a").unwrap());
             let after = s.replay_after("a", (0, 2)).unwrap();
             (all_a, (replayed(&after), after.exhausted_from), s.replay_after("gone", (0, 0)).map(|r| r.exhausted_from))
         };
-        let s = SessionStore::open(limits, &dir).unwrap();
+        let (s, _disk) = open(limits, &dir);
         let reopened = replayed(&s.replay_all().into_iter().find(|r| &*r.session == "a").unwrap());
         assert_eq!(reopened, all_a);
         assert_eq!(all_a.len(), 4);

@@ -51,7 +51,7 @@ pub async fn ingest(
     };
     let limits = BatchLimits { max_events: app.config.max_batch, max_event_bytes: app.config.event_limit() };
     let events = parse_body(kind, &bytes, limits)?;
-    let report = app.hub.ingest(Origin::Http, access.principal(), events).map_err(ApiError::Rejected)?;
+    let report = app.hub.ingest(Origin::Http, access.principal(), events).map_err(ApiError::Rejected)?.await;
     if report.unsaved {
         return Err(ApiError::Unsaved);
     }

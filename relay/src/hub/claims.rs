@@ -11,6 +11,15 @@ use std::sync::Arc;
 use super::ConnId;
 use crate::recency::Recency;
 
+/// What one [`Claims::claim`] changed.
+#[derive(Default)]
+pub struct Claimed {
+    /// The session newly claimed.
+    pub new: Option<Arc<str>>,
+    /// A session the connection no longer claims.
+    pub released: Option<Arc<str>>,
+}
+
 pub struct Claims {
     by_session: HashMap<Arc<str>, Vec<ConnId>>,
     by_conn: HashMap<ConnId, Recency<Arc<str>>>,
@@ -24,34 +33,42 @@ impl Claims {
         Claims { by_session: HashMap::new(), by_conn: HashMap::new(), per_conn: per_conn.max(1) }
     }
 
-    /// Records that `conn` emitted a sequenced event in `session`.
-    pub fn claim(&mut self, conn: ConnId, session: &str) {
+    /// Records that `conn` emitted a sequenced event in `session`. Says
+    /// what changed: whether the claim is new, and the session released to
+    /// keep the connection within its bound.
+    pub fn claim(&mut self, conn: ConnId, session: &str) -> Claimed {
         let claimed = self.by_conn.entry(conn).or_default();
         let key: Arc<str> = match self.by_session.get_key_value(session) {
             Some((k, holders)) if holders.contains(&conn) => {
                 let k = k.clone();
                 claimed.touch(&k);
-                return;
+                return Claimed::default();
             }
             Some((k, _)) => k.clone(),
             None => Arc::from(session),
         };
         claimed.touch(&key);
-        self.by_session.entry(key).or_default().push(conn);
+        self.by_session.entry(key.clone()).or_default().push(conn);
+        let mut released = None;
         if claimed.len() > self.per_conn {
             if let Some(oldest) = claimed.oldest().cloned() {
                 claimed.remove(&oldest);
                 self.unlink(conn, &oldest);
+                released = Some(oldest);
             }
         }
+        Claimed { new: Some(key), released }
     }
 
-    /// Drops every claim of a connection that went away.
-    pub fn release(&mut self, conn: ConnId) {
-        let Some(claimed) = self.by_conn.remove(&conn) else { return };
-        for session in claimed.iter_oldest_first() {
+    /// Drops every claim of a connection that went away; the sessions it
+    /// claimed.
+    pub fn release(&mut self, conn: ConnId) -> Vec<Arc<str>> {
+        let Some(claimed) = self.by_conn.remove(&conn) else { return Vec::new() };
+        let sessions: Vec<Arc<str>> = claimed.iter_oldest_first().cloned().collect();
+        for session in &sessions {
             self.unlink(conn, session);
         }
+        sessions
     }
 
     fn unlink(&mut self, conn: ConnId, session: &Arc<str>) {

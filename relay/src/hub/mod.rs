@@ -13,13 +13,18 @@
 //!   run, so `/healthz`, the roster and new connections never wait behind a
 //!   large fan-out.
 //!
-//! Nothing under either lock waits on the network: sends go into each
-//! connection's bounded [`Outbox`].
+//! Nothing under either lock waits on the network or the disk: sends go
+//! into each connection's bounded [`Outbox`], and history is handed to its
+//! [`Storage`] (memory, a data directory written by group commit, or a
+//! tier's JetStream stream), whose receipt is awaited after the locks are
+//! released. Claims held on other members of a tier are the [`Routing`]'s.
 
 mod claims;
 mod fanout;
 mod route;
+pub mod routing;
 mod stats;
+pub mod storage;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -33,21 +38,26 @@ use aep_client::{Capture, Event};
 use tokio::sync::watch;
 
 use crate::auth::{Access, Principal};
-use crate::buffer::{Admission, DiskError, Replay, SessionStore, StoreLimits};
-use crate::held::Held;
+use crate::buffer::{Admission, Committer, Disk, DiskError, Replay, SessionStore, StoreLimits};
 use crate::config::Config;
+use crate::held::Held;
 use crate::outbox::{CloseReason, Outbox, Outgoing, ReplayBatch};
 use crate::sync::lock;
 use claims::Claims;
 use fanout::{fan_out, Tally};
+use route::Target;
+use routing::{Alone, Routing};
 pub use stats::{Counters, Stats};
+use storage::{Admitted, Batch, DataDir, Kind, Memory, Receipt, Storage};
 
 /// Identifies one connection (an SSE stream or a WebSocket) for the
 /// lifetime of the process.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ConnId(pub u64);
 
-/// Where events came from: only a socket can claim a session.
+/// Where events came from: only a socket can claim a session. Events
+/// another member of a tier accepted arrive as `Http`: they claim nothing
+/// here.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Origin {
     Http,
@@ -192,6 +202,15 @@ pub struct Refusal {
     pub detail: String,
 }
 
+/// Where a routed command went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Routed {
+    /// To a connection of this process.
+    Here(ConnId),
+    /// To another member of the tier, which delivers it.
+    Forwarded,
+}
+
 /// Bounds applied to requests, copied from [`Config`].
 #[derive(Clone, Copy, Debug)]
 struct Limits {
@@ -211,6 +230,10 @@ pub struct Hub {
     subscriptions: AtomicUsize,
     limits: Limits,
     shutdown: watch::Sender<bool>,
+    /// Where accepted events become history.
+    storage: Box<dyn Storage>,
+    /// Claims held beyond this process, and how to reach them.
+    routing: Arc<dyn Routing>,
     /// Connection tasks still running (sockets before and after `hello`,
     /// SSE bodies), so shutdown can wait for them to drain.
     tasks: AtomicUsize,
@@ -219,21 +242,25 @@ pub struct Hub {
 impl Hub {
     /// A hub whose history lives in memory only.
     pub fn new(config: &Config) -> Hub {
-        Hub::with_store(config, SessionStore::new(store_limits(config)))
+        Hub::with(config, SessionStore::new(store_limits(config)), Box::new(Memory), Arc::new(Alone))
     }
 
     /// A hub whose history is durable when `config.data_dir` names a
     /// directory, restored from it.
     pub fn open(config: &Config) -> Result<Hub, DiskError> {
-        let store = match &config.data_dir {
-            Some(dir) => SessionStore::open(store_limits(config), dir)?,
-            None => SessionStore::new(store_limits(config)),
-        };
-        Ok(Hub::with_store(config, store))
+        let Some(dir) = &config.data_dir else { return Ok(Hub::new(config)) };
+        let disk = Disk::open(dir)?;
+        let mut store = SessionStore::restore(store_limits(config), disk.load()?)?;
+        disk.write(&store.take_journal())?;
+        let storage = DataDir { dir: dir.clone(), committer: Committer::start(disk) };
+        Ok(Hub::with(config, store, Box::new(storage), Arc::new(Alone)))
     }
 
-    fn with_store(config: &Config, store: SessionStore) -> Hub {
+    /// A hub over any home of history and any reach of claims.
+    pub fn with(config: &Config, store: SessionStore, storage: Box<dyn Storage>, routing: Arc<dyn Routing>) -> Hub {
         Hub {
+            storage,
+            routing,
             fanout: Mutex::new(Fanout::default()),
             subscriptions: AtomicUsize::new(0),
             state: Mutex::new(State {
@@ -291,7 +318,12 @@ impl Hub {
         };
         if !sessions.is_empty() {
             let filter = (!request.filter.is_match_all()).then(|| request.filter.clone());
-            outbox.push(Outgoing::Replay(Box::new(ReplayBatch { sub: sub.clone(), ceiling: request.ceiling, filter, sessions })));
+            outbox.push(Outgoing::Replay(Box::new(ReplayBatch {
+                sub: sub.clone(),
+                ceiling: request.ceiling,
+                filter,
+                sessions,
+            })));
         }
         if !request.live {
             outbox.close(CloseReason::Finished);
@@ -420,57 +452,125 @@ impl Hub {
     /// stored positioned event makes the sender its owner; a stored one
     /// from a socket claims the session for that connection (a duplicate
     /// claims nothing).
-    pub fn ingest(&self, origin: Origin, who: &Principal, events: Vec<Event>) -> Result<IngestReport, Refusal> {
-        let mut report = IngestReport::default();
+    ///
+    /// The receipt resolves once the batch is history ([`Storage`]): at
+    /// once in memory, once synced with `--data-dir`, once the shared
+    /// stream holds it in a tier. A socket is not answered per event: if
+    /// its events cannot be kept, the socket is closed so its emitter
+    /// reconnects (in a tier, to another member) and resends.
+    pub fn ingest(&self, origin: Origin, who: &Principal, events: Vec<Event>) -> Result<Receipt, Refusal> {
         let held: Vec<Arc<Held>> = events.iter().map(|e| Arc::new(Held::new(e))).collect();
         let mut fanout = lock(&self.fanout);
         {
             let mut state = lock(&self.state);
-            let state = &mut *state;
             if let Err(refusal) = check_batch(&state.store, who, &events, &held) {
                 state.counters.events_refused += events.len() as u64;
                 return Err(refusal);
             }
-            for (event, held) in events.iter().zip(&held) {
-                report.accepted += 1;
-                let Some(session) = event.session().filter(|_| !event.is_agent_scoped()) else { continue };
-                let admission = if event.seq().is_some() {
-                    let admission = state.store.admit(session, held.clone());
-                    if admission == Admission::Stored {
-                        state.store.set_owner(session, &who.name);
-                        if let Origin::Socket(conn) = origin {
-                            state.claims.claim(conn, session);
+        }
+        let batch = Batch {
+            origin,
+            principal: who.name.clone(),
+            events: events.into_iter().zip(held).collect(),
+            kind: Kind::Events,
+        };
+        let receipt = self.storage.append(batch, &mut |batch| self.admit(&mut fanout, batch));
+        drop(fanout);
+        match origin {
+            Origin::Socket(conn) if !receipt.is_ready() => {
+                let outbox = lock(&self.state).conns.get(&conn).map(|c| c.outbox.clone());
+                tokio::spawn(async move {
+                    if receipt.await.unsaved {
+                        if let Some(outbox) = outbox {
+                            outbox.close(CloseReason::Shutdown);
                         }
                     }
-                    admission
-                } else if event.is_foreign_emitter() {
-                    // `attention.routed`: a router's hop belongs to the
-                    // session's history though it has no position.
-                    state.store.admit_unpositioned(session, held.clone())
-                } else {
-                    continue;
-                };
-                match admission {
-                    Admission::Stored => report.stored += 1,
-                    Admission::Duplicate => report.duplicates += 1,
-                    Admission::BeforeEvicted | Admission::PositionTaken => {}
+                });
+                Ok(Receipt::ready(IngestReport::default()))
+            }
+            _ => Ok(receipt),
+        }
+    }
+
+    /// Admits a batch into this process's buffers and fans it out (every
+    /// home of history ends here, the shared one once per member).
+    fn admit(&self, fanout: &mut Fanout, batch: Batch) -> Admitted {
+        let mut report = IngestReport::default();
+        let journal = {
+            let mut state = lock(&self.state);
+            let state = &mut *state;
+            match batch.kind {
+                Kind::Events => {
+                    for (event, held) in &batch.events {
+                        report.accepted += 1;
+                        let Some(session) = event.session().filter(|_| !event.is_agent_scoped()) else { continue };
+                        let admission = if event.seq().is_some() {
+                            let admission = state.store.admit(session, held.clone());
+                            if admission == Admission::Stored {
+                                state.store.set_owner(session, &batch.principal);
+                                if let Origin::Socket(conn) = batch.origin {
+                                    self.claim(state, conn, session, &batch.principal);
+                                }
+                            }
+                            admission
+                        } else if event.is_foreign_emitter() {
+                            // `attention.routed`: a router's hop belongs to the
+                            // session's history though it has no position.
+                            state.store.admit_unpositioned(session, held.clone())
+                        } else {
+                            continue;
+                        };
+                        match admission {
+                            Admission::Stored => report.stored += 1,
+                            Admission::Duplicate => report.duplicates += 1,
+                            Admission::BeforeEvicted | Admission::PositionTaken => {}
+                        }
+                    }
+                    state.counters.events_received += report.accepted as u64;
+                    state.counters.events_stored += report.stored as u64;
+                    state.counters.duplicates += report.duplicates as u64;
+                }
+                Kind::Command { .. } => {
+                    for (command, held) in &batch.events {
+                        if let Some(session) = command.session() {
+                            state.store.admit_unpositioned(session, held.clone());
+                        }
+                    }
                 }
             }
-            // Durable before anyone is told: the 202, and the fan-out.
-            if let Err(e) = state.store.flush() {
-                tracing::error!("events held in memory only: {e}");
-                report.unsaved = true;
-            }
-            state.counters.events_received += report.accepted as u64;
-            state.counters.events_stored += report.stored as u64;
-            state.counters.duplicates += report.duplicates as u64;
-        }
+            state.store.take_journal()
+        };
+        let skip = match batch.kind {
+            Kind::Command { target } => target,
+            Kind::Events => None,
+        };
         let mut tally = Tally::default();
-        for (event, held) in events.iter().zip(&held) {
-            fan_out(&fanout.listeners, event, held, None, &mut tally);
+        for (event, held) in &batch.events {
+            fan_out(&fanout.listeners, event, held, skip, &mut tally);
         }
-        self.settle(&mut fanout, tally);
-        Ok(report)
+        self.settle(fanout, tally);
+        Admitted { report, journal }
+    }
+
+    /// A connection of this process claims `session`: only while it is
+    /// connected (a batch can become history after its socket closed).
+    fn claim(&self, state: &mut State, conn: ConnId, session: &str, principal: &Arc<str>) {
+        let Some(peer) = state.conns.get(&conn).map(|c| c.peer.as_ref()) else { return };
+        let peer = peer.cloned();
+        let claimed = state.claims.claim(conn, session);
+        if let Some(released) = claimed.released {
+            self.routing.released(conn, &[released]);
+        }
+        if let Some(session) = claimed.new {
+            self.routing.claimed(conn, &session, principal, peer.as_ref());
+        }
+    }
+
+    /// Admits batches the shared history delivered (a tier member's own or
+    /// another's), in history order.
+    pub(crate) fn apply_all(&self, batches: Vec<Batch>) -> Vec<IngestReport> {
+        let mut fanout = lock(&self.fanout);
+        batches.into_iter().map(|batch| self.admit(&mut fanout, batch).report).collect()
     }
 
     /// Closes the sockets and streams of principals no longer configured
@@ -514,40 +614,90 @@ impl Hub {
         if let Some(c) = state.conns.remove(&conn) {
             c.outbox.close(CloseReason::PeerGone);
         }
-        state.claims.release(conn);
+        let released = state.claims.release(conn);
+        if !released.is_empty() {
+            self.routing.released(conn, &released);
+        }
     }
 
     /// Routes a command from `sender` to the one claimant of its session,
     /// or says why not (see [`route`](self::route)). A forwarded command
     /// joins its session's history (AEP-0004 §4.4) and subscribers other
     /// than the target see it (the audit trail); a refused one does neither.
-    pub fn route(&self, sender: ConnId, command: Event) -> Result<ConnId, ErrorFrame> {
+    /// A claimant on another member of a tier gets it through that member;
+    /// a refusal from there reaches the sender as an `error` later.
+    pub fn route(&self, sender: ConnId, command: Event) -> Result<Routed, ErrorFrame> {
         let command = Arc::new(command);
-        let held = Arc::new(Held::new(&command));
         let mut fanout = lock(&self.fanout);
-        let routed = {
-            let mut state = lock(&self.state);
-            let routed = route::route(&state, sender, &command);
-            match routed {
-                Ok(_) => {
-                    state.counters.commands_routed += 1;
-                    if let Some(session) = command.session() {
-                        state.store.admit_unpositioned(session, held.clone());
-                        if let Err(e) = state.store.flush() {
-                            tracing::error!("a forwarded command is held in memory only: {e}");
-                        }
-                    }
-                }
-                Err(_) => state.counters.commands_refused += 1,
+        let mut state = lock(&self.state);
+        let routed = route::target(&state, &*self.routing, sender, &command).and_then(|target| match target {
+            Target::Here(conn) => route::deliver(&state, conn, &command).map(|()| Target::Here(conn)),
+            elsewhere => Ok(elsewhere),
+        });
+        let target = match routed {
+            Ok(target) => target,
+            Err(refusal) => {
+                state.counters.commands_refused += 1;
+                return Err(refusal);
             }
-            routed
         };
-        if let Ok(target) = routed {
-            let mut tally = Tally::default();
-            fan_out(&fanout.listeners, &command, &held, Some(target), &mut tally);
-            self.settle(&mut fanout, tally);
+        state.counters.commands_routed += 1;
+        let principal = state.conns.get(&sender).map(|c| c.access.principal().name.clone()).unwrap_or_default();
+        match target {
+            Target::Here(conn) => {
+                drop(state);
+                self.keep_command(&mut fanout, command, principal, conn);
+                Ok(Routed::Here(conn))
+            }
+            Target::Elsewhere(claim) => {
+                let outbox = state.conns.get(&sender).map(|c| c.outbox.clone());
+                drop(state);
+                drop(fanout);
+                let refused = Box::new(move |refusal: ErrorFrame| {
+                    if let Some(outbox) = outbox {
+                        outbox.push(Outgoing::Frame(Frame::Error(refusal).encode()));
+                    }
+                });
+                self.routing.forward(claim, command, principal, refused);
+                Ok(Routed::Forwarded)
+            }
         }
-        routed
+    }
+
+    /// Delivers a command another member of the tier routed here to its
+    /// target, a connection of this process (steps 4 and 5 of
+    /// [`route`](self::route)), and keeps it in history.
+    pub(crate) fn deliver_forwarded(
+        &self,
+        target: ConnId,
+        command: Event,
+        principal: Arc<str>,
+    ) -> Result<(), ErrorFrame> {
+        let command = Arc::new(command);
+        let mut fanout = lock(&self.fanout);
+        route::deliver(&lock(&self.state), target, &command)?;
+        self.keep_command(&mut fanout, command, principal, target);
+        Ok(())
+    }
+
+    /// A delivered command joins history; everyone but its target sees it.
+    fn keep_command(&self, fanout: &mut Fanout, command: Arc<Event>, principal: Arc<str>, target: ConnId) {
+        let held = Arc::new(Held::new(&command));
+        let event = Arc::unwrap_or_clone(command);
+        let batch = Batch {
+            origin: Origin::Http,
+            principal,
+            events: vec![(event, held)],
+            kind: Kind::Command { target: Some(target) },
+        };
+        let receipt = self.storage.append(batch, &mut |batch| self.admit(fanout, batch));
+        if !receipt.is_ready() {
+            tokio::spawn(async move {
+                if receipt.await.unsaved {
+                    tracing::error!("a forwarded command was delivered but is not kept in history");
+                }
+            });
+        }
     }
 
     /// Counts a command refused before it reached routing (for example an
@@ -565,7 +715,7 @@ impl Hub {
     /// connection declared in its `hello` (AEP-0003 §4.1).
     pub fn roster(&self) -> Vec<RosterEntry> {
         let state = lock(&self.state);
-        state
+        let mut entries: Vec<RosterEntry> = state
             .claims
             .pairs()
             .into_iter()
@@ -579,7 +729,10 @@ impl Hub {
                     emits: peer.emits.clone(),
                 })
             })
-            .collect()
+            .collect();
+        drop(state);
+        entries.extend(self.routing.remote_roster());
+        entries
     }
 
     /// Forgets a connection, its subscriptions and its claims.
@@ -640,7 +793,7 @@ impl Hub {
     }
 }
 
-fn store_limits(config: &Config) -> StoreLimits {
+pub(crate) fn store_limits(config: &Config) -> StoreLimits {
     StoreLimits {
         depth: config.buffer_depth,
         max_sessions: config.max_sessions,
@@ -699,6 +852,8 @@ fn replay(store: &SessionStore, from: Option<&ResumeFrom>) -> Vec<Replay> {
 
 #[cfg(test)]
 mod tests {
+    use std::future::IntoFuture;
+
     use super::*;
 
     fn event(seq: u64) -> Event {
@@ -720,7 +875,7 @@ mod tests {
     #[test]
     fn a_panic_under_a_lock_does_not_take_the_hub_down() {
         let hub = Hub::new(&Config::default());
-        hub.ingest(Origin::Http, &Principal::anonymous(), vec![event(0)]).unwrap();
+        let _ = hub.ingest(Origin::Http, &Principal::anonymous(), vec![event(0)]).unwrap();
         for poison in [0, 1] {
             let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 let _fanout = hub.fanout.lock();
@@ -730,8 +885,10 @@ mod tests {
         }
         assert!(hub.state.is_poisoned());
         assert_eq!(hub.stats().buffered_events, 1);
-        let report = hub.ingest(Origin::Http, &Principal::anonymous(), vec![event(1)]).unwrap();
-        assert_eq!(report.stored, 1);
+        let report = futures_util::FutureExt::now_or_never(
+            hub.ingest(Origin::Http, &Principal::anonymous(), vec![event(1)]).unwrap().into_future(),
+        );
+        assert_eq!(report.map(|r| r.stored), Some(1), "memory answers at once");
         let hello = match Frame::decode(r#"{"type":"hello","versions":["0.1"]}"#).unwrap() {
             Frame::Hello(h) => h,
             _ => unreachable!(),

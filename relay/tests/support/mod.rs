@@ -39,14 +39,15 @@ impl RelayProcess {
         use std::io::{BufRead, BufReader};
         let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_aep-relay"));
         command.args(["--listen", "127.0.0.1:0", "--static-dir", "/nonexistent-console"]).args(args);
-        for var in ["AEP_TOKEN", "AEP_TOKEN_FILE", "AEP_CREDENTIALS", "AEP_DATA_DIR"] {
+        for var in ["AEP_TOKEN", "AEP_TOKEN_FILE", "AEP_CREDENTIALS", "AEP_DATA_DIR", "AEP_NATS", "AEP_MEMBER"] {
             command.env_remove(var);
         }
         command.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::null());
         let mut child = command.spawn().unwrap();
         let mut boot = String::new();
         BufReader::new(child.stdout.take().unwrap()).read_line(&mut boot).unwrap();
-        let addr = boot.split("listening on http://").nth(1).expect(&boot).split_whitespace().next().unwrap().to_owned();
+        let addr =
+            boot.split("listening on http://").nth(1).expect(&boot).split_whitespace().next().unwrap().to_owned();
         RelayProcess { child, addr }
     }
 
@@ -186,7 +187,13 @@ impl TestRelay {
         self.ws_hello_with(None, role, identity, capabilities).await
     }
 
-    pub async fn ws_hello_with(&self, token: Option<&str>, role: &str, identity: Value, capabilities: Value) -> (Ws, Value) {
+    pub async fn ws_hello_with(
+        &self,
+        token: Option<&str>,
+        role: &str,
+        identity: Value,
+        capabilities: Value,
+    ) -> (Ws, Value) {
         let mut ws = self.ws_with(token).await;
         ws.send(&json!({"type": "hello", "versions": ["0.1"], "role": role, "identity": identity, "capabilities": capabilities})).await;
         let reply = ws.recv_json().await;
@@ -266,6 +273,11 @@ pub struct Sse {
 }
 
 impl Sse {
+    /// An event stream already answered (by any relay).
+    pub fn from_response(response: reqwest::Response) -> Sse {
+        Sse { response, buf: String::new(), ended: false }
+    }
+
     /// The next message within `within`; `None` on timeout or end.
     pub async fn next(&mut self, within: Duration) -> Option<SseMessage> {
         let deadline = tokio::time::Instant::now() + within;
@@ -403,7 +415,9 @@ impl Ws {
         let deadline = tokio::time::Instant::now() + within;
         loop {
             match tokio::time::timeout_at(deadline, self.inner.next()).await.ok()? {
-                Some(Ok(Message::Close(Some(frame)))) => return Some((u16::from(frame.code), frame.reason.to_string())),
+                Some(Ok(Message::Close(Some(frame)))) => {
+                    return Some((u16::from(frame.code), frame.reason.to_string()))
+                }
                 Some(Ok(Message::Close(None))) | Some(Err(_)) | None => return None,
                 Some(Ok(_)) => continue,
             }

@@ -43,14 +43,25 @@ impl TestTarget {
         accepts: &[&str],
         epoch: u64,
     ) -> TestTarget {
-        let (mut ws, _) = t
-            .ws_hello_with(
-                token,
-                "emitter",
-                json!({"agent": agent, "instance": "test"}),
-                json!({"emits": ["session", "run", "attention", "control"], "control": {"accepts": accepts, "ack_window_ms": 10000}}),
-            )
-            .await;
+        let (ws, _) =
+            t.ws_hello_with(token, "emitter", TestTarget::identity(agent), TestTarget::capabilities(accepts)).await;
+        TestTarget::start_on(ws, agent, session, accepts, epoch).await
+    }
+
+    /// The `identity` a target's hello declares.
+    pub fn identity(agent: &str) -> Value {
+        json!({"agent": agent, "instance": "test"})
+    }
+
+    /// The `capabilities` a target's hello declares.
+    pub fn capabilities(accepts: &[&str]) -> Value {
+        json!({"emits": ["session", "run", "attention", "control"], "control": {"accepts": accepts, "ack_window_ms": 10000}})
+    }
+
+    /// As [`TestTarget::start_as`], on a socket whose hello (with
+    /// [`TestTarget::identity`] and [`TestTarget::capabilities`]) was
+    /// answered, to any relay.
+    pub async fn start_on(mut ws: Ws, agent: &str, session: &str, accepts: &[&str], epoch: u64) -> TestTarget {
         let me = Identity::new(format!("aep://test/agent/{agent}/session/{session}"), agent);
         let run = format!("run-{}", fresh_id());
         let attention = fresh_id();
@@ -110,7 +121,8 @@ struct Brain {
 
 impl Brain {
     fn emit(&mut self, draft: Draft) -> Event {
-        let e = draft.session(&self.session).epoch(self.epoch).seq(self.seq).build(&self.me, fresh_id(), now()).unwrap();
+        let e =
+            draft.session(&self.session).epoch(self.epoch).seq(self.seq).build(&self.me, fresh_id(), now()).unwrap();
         self.seq += 1;
         e
     }

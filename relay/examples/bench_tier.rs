@@ -1,0 +1,403 @@
+//! Where history is kept, side by side in one run: one relay with history
+//! in memory, one with `--data-dir`, one tier member on NATS JetStream, and
+//! two members (publishers and sender on one, subscribers and target on
+//! the other). Starts its own `nats-server -js` on a free loopback port;
+//! run it in a network namespace with only loopback, in release:
+//!
+//! ```sh
+//! cargo build --release -p aep-relay --example bench_tier
+//! unshare -n bash -c 'ip link set lo up && exec target/release/examples/bench_tier'
+//! ```
+//!
+//! * fan-out: events POSTed as NDJSON batches by several publishers at
+//!   once (each its own session), counted when every WebSocket subscriber
+//!   has received all of them;
+//! * command round trip: sender socket → relay → target socket, the
+//!   target's `control.accepted` → relay → sender (which subscribes to the
+//!   session), commands sent one at a time.
+
+use std::net::SocketAddr;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use aep_client::protocol::ids::{ulid, Draft, Identity};
+use aep_client::{Event, UnixMs};
+use aep_relay::auth::Token;
+use aep_relay::{serve, Config, Relay};
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{json, Value};
+use tokio_tungstenite::tungstenite::Message;
+
+const TOKEN: &str = "bench-token";
+const PUBLISHERS: u64 = 4;
+const EVENTS: u64 = 100_000;
+const BATCH: u64 = 500;
+const SUBSCRIBERS: usize = 10;
+const COMMANDS: usize = 1_000;
+const ROUNDS: usize = 3;
+
+type Socket = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+fn now() -> UnixMs {
+    UnixMs(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64)
+}
+
+fn id(n: u128) -> String {
+    ulid(now(), n)
+}
+
+/// How one setup keeps its history.
+#[derive(Clone, Copy, PartialEq)]
+enum Setup {
+    Memory,
+    DataDir,
+    OneMember,
+    TwoMembers,
+}
+
+impl Setup {
+    fn label(self) -> &'static str {
+        match self {
+            Setup::Memory => "one process, memory",
+            Setup::DataDir => "one process, --data-dir",
+            Setup::OneMember => "one member, NATS",
+            Setup::TwoMembers => "two members, NATS",
+        }
+    }
+}
+
+struct Nats {
+    child: Child,
+    url: String,
+    dir: std::path::PathBuf,
+}
+
+impl Nats {
+    fn start() -> Nats {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let dir = std::env::temp_dir().join(format!("aep-bench-nats-{}", id(1)));
+        let bin = ["/usr/sbin/nats-server", "/usr/bin/nats-server", "/usr/local/bin/nats-server"]
+            .into_iter()
+            .find(|p| std::path::Path::new(p).is_file())
+            .unwrap_or("nats-server");
+        let child = Command::new(bin)
+            .args(["-js", "-a", "127.0.0.1", "-p", &port.to_string(), "-sd", dir.to_str().unwrap()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("nats-server is installed (scripts/setup)");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "nats-server did not start");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Nats { child, url: format!("nats://127.0.0.1:{port}"), dir }
+    }
+}
+
+impl Drop for Nats {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// The relays of one setup: where publishers and senders go, and where
+/// subscribers and targets go (the same relay but for two members).
+struct Relays {
+    front: Relay,
+    back: Option<Relay>,
+    _nats: Option<Nats>,
+    dir: Option<std::path::PathBuf>,
+}
+
+impl Relays {
+    async fn start(setup: Setup) -> Relays {
+        let config = || Config { token: Token::new(TOKEN), buffer_depth: 1_000, ..Config::default() };
+        let listen = || async { tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap() };
+        let (nats, dir) = match setup {
+            Setup::OneMember | Setup::TwoMembers => (Some(Nats::start()), None),
+            Setup::DataDir => (None, Some(std::env::temp_dir().join(format!("aep-bench-data-{}", id(2))))),
+            Setup::Memory => (None, None),
+        };
+        let member = |name: &str| Config {
+            nats: nats.as_ref().map(|n| n.url.clone()),
+            member: nats.as_ref().map(|_| name.to_owned()),
+            data_dir: dir.clone(),
+            ..config()
+        };
+        let front = serve(member("a"), listen().await).await.unwrap();
+        let back = match setup {
+            Setup::TwoMembers => Some(serve(member("b"), listen().await).await.unwrap()),
+            _ => None,
+        };
+        Relays { front, back, _nats: nats, dir }
+    }
+
+    fn front(&self) -> SocketAddr {
+        self.front.local_addr()
+    }
+
+    fn back(&self) -> SocketAddr {
+        self.back.as_ref().unwrap_or(&self.front).local_addr()
+    }
+
+    async fn stop(self) {
+        self.front.shutdown().await;
+        if let Some(back) = self.back {
+            back.shutdown().await;
+        }
+        if let Some(dir) = self.dir {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+async fn socket(addr: SocketAddr, hello: Value) -> Socket {
+    let url = format!("ws://{addr}/socket?access_token={TOKEN}");
+    let (mut ws, _) = tokio_tungstenite::connect_async_with_config(url, None, true).await.unwrap();
+    ws.send(Message::text(hello.to_string())).await.unwrap();
+    let reply = next_json(&mut ws).await;
+    assert_eq!(reply["type"], "hello");
+    ws
+}
+
+async fn next_json(ws: &mut Socket) -> Value {
+    loop {
+        match ws.next().await.expect("socket open").unwrap() {
+            Message::Text(t) => return serde_json::from_str(&t).unwrap(),
+            _ => continue,
+        }
+    }
+}
+
+async fn subscriber(addr: SocketAddr, filter: Value) -> Socket {
+    let mut ws = socket(addr, json!({"type": "hello", "versions": ["0.1"], "role": "consumer"})).await;
+    ws.send(Message::text(json!({"type": "subscribe", "id": "bench", "filter": filter}).to_string())).await.unwrap();
+    assert_eq!(next_json(&mut ws).await["type"], "subscribed");
+    ws
+}
+
+/// Events per second from the first POST until every subscriber has them.
+async fn fan_out(relays: &Relays) -> f64 {
+    let run = id(0);
+    let sessions: Vec<String> = (0..PUBLISHERS).map(|p| format!("bench-{run}-{p}")).collect();
+    let per = EVENTS / PUBLISHERS;
+    let bodies: Vec<Vec<String>> = sessions
+        .iter()
+        .map(|session| {
+            let who = Identity::new(format!("aep://bench/agent/publisher/session/{session}"), "publisher");
+            (0..per / BATCH)
+                .map(|b| {
+                    (b * BATCH..(b + 1) * BATCH)
+                        .map(|seq| {
+                            let e = Draft::new("progress.status")
+                                .session(session)
+                                .seq(seq)
+                                .data(json!({"phase": "working"}));
+                            format!("{}\n", e.build(&who, id(seq as u128), now()).unwrap().raw())
+                        })
+                        .collect()
+                })
+                .collect()
+        })
+        .collect();
+    let mut readers = Vec::new();
+    for _ in 0..SUBSCRIBERS {
+        let mut ws = subscriber(relays.back(), json!({"session": sessions})).await;
+        readers.push(tokio::spawn(async move {
+            let mut n = 0;
+            while n < EVENTS {
+                match tokio::time::timeout(Duration::from_secs(5), ws.next()).await {
+                    Ok(Some(Ok(Message::Text(t)))) if t.starts_with("{\"aep\"") => n += 1,
+                    Ok(Some(Ok(_))) => {}
+                    _ => break,
+                }
+            }
+            n
+        }));
+    }
+    let url = format!("http://{}/events", relays.front());
+    let started = Instant::now();
+    let mut publishers = Vec::new();
+    for bodies in bodies {
+        let url = url.clone();
+        publishers.push(tokio::spawn(async move {
+            let http = reqwest::Client::new();
+            for body in bodies {
+                let r = http
+                    .post(&url)
+                    .bearer_auth(TOKEN)
+                    .header("content-type", "application/x-ndjson")
+                    .header("aep-version", "0.1")
+                    .body(body)
+                    .send()
+                    .await
+                    .unwrap();
+                assert_eq!(r.status(), 202);
+            }
+        }));
+    }
+    for p in publishers {
+        p.await.unwrap();
+    }
+    let mut short = 0;
+    for r in readers {
+        if r.await.unwrap() < EVENTS {
+            short += 1;
+        }
+    }
+    let elapsed = started.elapsed();
+    if short > 0 {
+        println!("  ({short} of {SUBSCRIBERS} subscribers fell behind and were dropped: backpressure)");
+    }
+    EVENTS as f64 / elapsed.as_secs_f64()
+}
+
+/// Round-trip times of commands answered by a target that acks each one.
+async fn command_round_trips(relays: &Relays) -> Vec<Duration> {
+    let session = format!("bench-control-{}", id(7));
+    let target_who = Identity::new(format!("aep://bench/agent/target/session/{session}"), "target");
+    let mut target = socket(
+        relays.back(),
+        json!({"type": "hello", "versions": ["0.1"], "role": "emitter", "identity": {"agent": "target"},
+               "capabilities": {"control": {"accepts": ["control.pause"], "ack_window_ms": 10000}}}),
+    )
+    .await;
+    let started = Draft::new("session.started").session(&session).seq(0).build(&target_who, id(0), now()).unwrap();
+    target.send(Message::text(started.raw().to_owned())).await.unwrap();
+    let target_task = tokio::spawn(async move {
+        let mut seq = 1;
+        while let Some(Ok(message)) = target.next().await {
+            let Message::Text(text) = message else { continue };
+            let Ok(command) = Event::parse(&text) else { continue };
+            if !command.is_command() {
+                continue;
+            }
+            let ack = Draft::new("control.accepted")
+                .session(command.session().unwrap())
+                .seq(seq)
+                .cause(command.id())
+                .data(json!({}))
+                .build(&target_who, id(seq as u128 + 1_000_000), now())
+                .unwrap();
+            seq += 1;
+            target.send(Message::text(ack.raw().to_owned())).await.unwrap();
+        }
+    });
+    let mut sender = subscriber(relays.front(), json!({"session": session})).await;
+    let me = Identity::new("aep://bench/agent/sender", "sender");
+    // The claim reaches the sender's member (at once on one relay).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let probe = Draft::new("control.pause").session(&session).data(json!({})).build(&me, id(5), now()).unwrap();
+        sender.send(Message::text(probe.raw().to_owned())).await.unwrap();
+        let answer = loop {
+            let v = next_json(&mut sender).await;
+            if v["type"] == "error" || (v["type"] == "control.accepted" && v["cause"] == probe.id()) {
+                break v;
+            }
+        };
+        if answer["type"] == "control.accepted" {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the target's claim never reached the sender's relay: {answer}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let mut times = Vec::with_capacity(COMMANDS);
+    for n in 0..COMMANDS {
+        let command = Draft::new("control.pause")
+            .session(&session)
+            .data(json!({}))
+            .build(&me, id(n as u128 + 10), now())
+            .unwrap();
+        let sent = Instant::now();
+        sender.send(Message::text(command.raw().to_owned())).await.unwrap();
+        loop {
+            let v = next_json(&mut sender).await;
+            if v["type"] == "control.accepted" && v["cause"] == command.id() {
+                break;
+            }
+            assert_ne!(v["type"], "error", "{v}");
+        }
+        times.push(sent.elapsed());
+    }
+    target_task.abort();
+    times
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+#[tokio::main]
+async fn main() {
+    println!("aep-relay history homes, loopback ({} build)", if cfg!(debug_assertions) { "debug" } else { "release" });
+    println!(
+        "fan-out: {EVENTS} events from {PUBLISHERS} concurrent publishers (NDJSON batches of {BATCH}) to {SUBSCRIBERS} WebSocket subscribers"
+    );
+    println!(
+        "command round trip: {COMMANDS} commands one at a time, sender -> relay -> target -> ack -> relay -> sender"
+    );
+    // Optional argument: the setups after the first (memory, the baseline)
+    // to run, e.g. `data-dir,two`.
+    let only = std::env::args().nth(1).unwrap_or_default();
+    let setups = [Setup::Memory, Setup::DataDir, Setup::OneMember, Setup::TwoMembers];
+    let chosen: Vec<Setup> = setups
+        .into_iter()
+        .filter(|setup| {
+            let key = match setup {
+                Setup::Memory => "memory",
+                Setup::DataDir => "data-dir",
+                Setup::OneMember => "one",
+                Setup::TwoMembers => "two",
+            };
+            *setup == Setup::Memory || only.is_empty() || only.split(',').any(|o| o == key)
+        })
+        .collect();
+    // The setups take turns, ROUNDS times, so a busy machine slows them
+    // alike: the rate is each setup's median round, the percentiles are
+    // over all of its commands.
+    let mut rates: Vec<Vec<f64>> = vec![Vec::new(); chosen.len()];
+    let mut times: Vec<Vec<Duration>> = vec![Vec::new(); chosen.len()];
+    for round in 1..=ROUNDS {
+        for (n, setup) in chosen.iter().enumerate() {
+            let relays = Relays::start(*setup).await;
+            rates[n].push(fan_out(&relays).await);
+            times[n].extend(command_round_trips(&relays).await);
+            relays.stop().await;
+        }
+        println!("  round {round} of {ROUNDS} done");
+    }
+    let rows: Vec<(Setup, f64, Duration, Duration)> = chosen
+        .iter()
+        .zip(rates.iter_mut().zip(times.iter_mut()))
+        .map(|(setup, (rates, times))| {
+            rates.sort_by(f64::total_cmp);
+            times.sort();
+            (*setup, rates[rates.len() / 2], percentile(times, 0.50), percentile(times, 0.99))
+        })
+        .collect();
+    let (_, memory_rate, _, memory_p99) = rows[0];
+    println!();
+    println!(
+        "{:<26} {:>12} {:>9} {:>10} {:>10} {:>10}",
+        "setup", "events/s", "vs mem", "cmd p50", "cmd p99", "p99 vs mem"
+    );
+    for (setup, rate, p50, p99) in &rows {
+        println!(
+            "{:<26} {:>12.0} {:>8.0}% {:>7.3} ms {:>7.3} ms {:>9.2}x",
+            setup.label(),
+            rate,
+            100.0 * rate / memory_rate,
+            ms(*p50),
+            ms(*p99),
+            ms(*p99) / ms(memory_p99),
+        );
+    }
+}
