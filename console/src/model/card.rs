@@ -208,8 +208,9 @@ impl CardView {
         (words, false)
     }
 
-    /// The outcome in one line, for the history.
-    pub fn outcome_words(&self) -> String {
+    /// The outcome in one line, for the history; the person who answered
+    /// named by [`words::person`] against `me`.
+    pub fn outcome_words(&self, me: &[String]) -> String {
         let mut parts = Vec::new();
         if let (Some(a), false) = (&self.answer, self.overruled.is_empty()) {
             let refused = self
@@ -228,7 +229,7 @@ impl CardView {
         if let Some(a) = &self.answer {
             let mut s = format!("Answered: {}", a.summary);
             if let Some(by) = &a.by {
-                s.push_str(&format!(" by {by}"));
+                s.push_str(&format!(" by {}", super::words::person(by, me)));
             }
             if let Some(via) = &a.via {
                 s.push_str(&format!(" via {via}"));

@@ -69,6 +69,10 @@ pub struct CommandView {
     /// (a reload, another tab): the person's own command.
     pub by_this_console: bool,
     pub sender: Option<String>,
+    /// The request an answer is for (its id), and in words: its prompt
+    /// and the agent that asked.
+    pub subject: Option<String>,
+    pub request: Option<String>,
     pub relay: Option<String>,
     pub phase: Phase,
     pub headline: String,
@@ -85,14 +89,14 @@ pub struct CommandView {
 }
 
 impl CommandView {
-    /// Who sent it, as the audit names them: the command's `agent` (the
-    /// person, as the timeline names them too), marked when it is you.
-    pub fn who(&self) -> String {
-        match (self.mine || self.by_this_console, &self.sender) {
-            (true, Some(s)) => format!("{s} (you)"),
-            (true, None) => "You".to_owned(),
-            (false, Some(s)) => s.clone(),
-            (false, None) => "Unknown sender".to_owned(),
+    /// Who sent it, by the one rule ([`words::person`]): the command's
+    /// `agent`, the principal the relay bound to it, marked `you (…)` when
+    /// it is one of `me` or was sent by this console.
+    pub fn who(&self, me: &[String]) -> String {
+        match (&self.sender, self.mine || self.by_this_console) {
+            (Some(s), true) => words::person_first(s, std::slice::from_ref(s)),
+            (Some(s), false) => words::person_first(s, me),
+            (None, _) => "Unknown sender".to_owned(),
         }
     }
 
@@ -220,6 +224,8 @@ pub fn mine(hub: &Hub, c: &TrackedCommand, options: &[Choice]) -> CommandView {
         mine: true,
         by_this_console: true,
         sender: Some(c.command().agent().to_owned()),
+        subject: c.command().subject().map(str::to_owned),
+        request: None,
         relay,
         phase,
         headline,
@@ -306,6 +312,8 @@ pub fn chain(
         mine: false,
         by_this_console: issued.is_some_and(|i| i.sender_source == me),
         sender: issued.map(|i| i.sender_agent.clone()),
+        subject: issued.and_then(|i| i.subject.clone()),
+        request: None,
         relay: issued.and_then(|i| i.relay.as_deref().map(str::to_owned)),
         phase,
         headline,
@@ -328,11 +336,24 @@ pub fn view(
     session: Option<&store::Session>,
     options: &[Choice],
 ) -> Option<CommandView> {
-    if let Some(t) = hub.sender().get(id) {
-        return Some(mine(hub, t, options));
+    let mut v = match hub.sender().get(id) {
+        Some(t) => mine(hub, t, options),
+        None => chain(session?.command(id)?, session, options, &hub.sender().identity().source),
+    };
+    v.request = v.subject.as_deref().and_then(|r| request_words(session?, r));
+    Some(v)
+}
+
+/// A request named in words, for whatever answered it: `“Delete the
+/// volume?” from deploy-bot`.
+pub fn request_words(session: &store::Session, request: &str) -> Option<String> {
+    let r = session.card(request)?.request()?;
+    let prompt = r.prompt.as_deref().unwrap_or("a request without a prompt");
+    let mut short: String = prompt.chars().take(120).collect();
+    if short.len() < prompt.len() {
+        short.push('\u{2026}');
     }
-    let c = session?.command(id)?;
-    Some(chain(c, session, options, &hub.sender().identity().source))
+    Some(format!("\u{201c}{short}\u{201d} from {}", r.agent))
 }
 
 fn done_words(outcome: &str) -> String {

@@ -30,6 +30,12 @@ struct Relay {
 
 impl Relay {
     fn new() -> Relay {
+        Relay::connected_as(None)
+    }
+
+    /// A relay whose hello names this console's principal (`as`), as a
+    /// relay with a credentials file does.
+    fn connected_as(principal: Option<&str>) -> Relay {
         let config = HubConfig::new(Identity::new(
             "aep://console.test/agent/aep-console",
             "aep-console",
@@ -48,6 +54,14 @@ impl Relay {
         r.hub.connect(r.now);
         r.drain();
         r.hub.handle_open(0, r.now);
+        let mut capabilities = Capabilities {
+            replay: Some(ReplayCapability { buffer: Some(512), all: Some(true), other: Map::new() }),
+            roster: Some(Map::new()),
+            ..Capabilities::default()
+        };
+        if let Some(p) = principal {
+            capabilities.set_principal(p, &["operator"]);
+        }
         r.send(Frame::Hello(Hello {
             versions: vec!["0.1".into()],
             role: Some(Role::Both),
@@ -55,15 +69,7 @@ impl Relay {
                 agent: Some("relay".into()),
                 ..HelloIdentity::default()
             }),
-            capabilities: Capabilities {
-                replay: Some(ReplayCapability {
-                    buffer: Some(512),
-                    all: Some(true),
-                    other: Map::new(),
-                }),
-                roster: Some(Map::new()),
-                ..Capabilities::default()
-            },
+            capabilities,
         }));
         let sub = r.sent.iter().find_map(|f| {
             if let Frame::Subscribe(s) = f {
@@ -224,7 +230,7 @@ fn an_answer_is_followed_from_sent_to_done_and_the_card_closes() {
         Phase::Done("attention.answered".into())
     );
     assert_eq!(
-        v.outcome_words(),
+        v.outcome_words(&[]),
         "Allowed: it goes ahead \u{b7} Answered: Allow by aep-console via control \u{b7} Resolved (answered) after 1.2 s"
     );
 }
@@ -381,7 +387,7 @@ fn a_later_answer_refused_after_an_earlier_one_applied_is_said_plainly() {
                     "data": { "reason": "invalid", "detail": "already answered" } }));
     let v = r.card("REQ1");
     assert_eq!(v.overruled, vec!["Allow".to_owned()], "{:?}", v.commands);
-    let words = v.outcome_words();
+    let words = v.outcome_words(&[]);
     assert!(
         words.starts_with("Your later answer \u{201c}Allow\u{201d} was refused: the agent applied \u{201c}Deny\u{201d}"),
         "{words}"
@@ -478,7 +484,7 @@ fn this_consoles_commands_read_as_its_own_after_a_reload() {
     assert!(c.by_this_console, "sent as this console: {c:?}");
     // The name the timeline gives the sender ("aep-console asked to
     // cancel"), marked as the person's own.
-    assert_eq!(c.who(), "aep-console (you)");
+    assert_eq!(c.who(&[]), "You (aep-console)");
     assert_eq!(c.sent_at, UnixMs::parse_rfc3339("2026-07-03T10:15:10Z"));
     assert_eq!(c.phase, Phase::Done("run.cancelled".into()));
     assert_eq!(c.what, "run r1 \u{2014} \u{201c}stuck\u{201d}");
@@ -490,7 +496,7 @@ fn a_command_known_only_by_its_ack_is_named_by_what_the_ack_says() {
     r.event(json!({ "id": "K1", "type": "control.accepted", "seq": 3, "cause": "GONE1", "time": "2026-07-03T10:15:20Z", "data": {} }));
     let s = r.hub.store().sessions().next().unwrap();
     let c = session::commands(&r.hub, s).remove(0);
-    let line = format!("{}: {}", c.who(), c.verb);
+    let line = format!("{}: {}", c.who(&[]), c.verb);
     assert!(!line.contains("Someone") && !line.contains("command not seen"), "{line}");
     assert!(c.sent_at.is_some(), "a time to show: {c:?}");
 }
@@ -763,7 +769,7 @@ fn settled_cards_say_whether_the_thing_will_happen_and_colour_only_what_went_as_
     r.event(json!({ "id": "W4", "type": "attention.timeout", "seq": 9, "subject": "LATE", "data": {} }));
     let gone = r.card("GONE");
     assert_eq!(gone.verdict(), ("Withdrawn by the agent: it will not happen", false));
-    assert!(gone.outcome_words().starts_with("Withdrawn by the agent: it will not happen"), "{}", gone.outcome_words());
+    assert!(gone.outcome_words(&[]).starts_with("Withdrawn by the agent: it will not happen"), "{}", gone.outcome_words(&[]));
     let refused = r.card("REF");
     assert!(refused.in_flight(), "a card whose answer the agent refused takes no other answer");
     assert_eq!(refused.verdict(), ("Refused by the agent: it will not happen", false));
@@ -792,4 +798,66 @@ fn repeated_progress_is_folded_into_one_row() {
         .collect();
     assert_eq!(progress.len(), 2, "{progress:?}");
     assert!(progress[1].ends_with("(and 4 more the same)"), "{progress:?}");
+}
+
+#[test]
+fn each_decision_names_its_person_and_its_request_by_one_rule() {
+    let mut r = Relay::connected_as(Some("ops-alice"));
+    r.event(json!({ "id": "E0", "type": "session.started", "seq": 0, "data": { "label": "Two operators" } }));
+    for (n, prompt) in [(1, "Drop the cache?"), (2, "Rotate the keys?")] {
+        r.event(json!({ "id": format!("REQ{n}"), "type": "attention.requested", "seq": n, "run": "r1",
+                        "data": { "kind": "permission", "prompt": prompt,
+                                  "options": [{"id": "allow", "label": "Allow"}, {"id": "deny", "label": "Deny"}] } }));
+    }
+    // Who the relay says this console is connected as: its chip, and the
+    // names marked as the person's own, also once the relay is gone.
+    let mut relays = super::status::relays(&r.hub);
+    assert_eq!(relays[0].principal.as_deref(), Some("ops-alice"));
+    let mut known = Vec::new();
+    let me = super::status::me(&mut relays, &mut known, "aep-console");
+    assert_eq!(me, ["ops-alice"]);
+    let mut gone = vec![super::status::RelayView { principal: None, link: super::status::Link::Reconnecting, ..relays[0].clone() }];
+    assert_eq!(super::status::me(&mut gone, &mut known, "aep-console"), ["ops-alice"], "kept while away");
+    // Two answers as the relay replays them after a reload: each by its
+    // operator's principal, each followed by the agent's `by`.
+    for (n, who, option) in [(1, "ops-alice", "allow"), (2, "ops-bob", "deny")] {
+        r.event(json!({ "id": format!("CMD{n}"), "type": "control.attention.respond", "subject": format!("REQ{n}"),
+                        "source": format!("aep://console.test/agent/{who}"), "agent": who,
+                        "data": { "answer": { "option": option } } }));
+        r.event(json!({ "id": format!("ANS{n}"), "type": "attention.answered", "seq": 2 + n, "subject": format!("REQ{n}"),
+                        "cause": format!("CMD{n}"), "data": { "answer": { "option": option }, "by": who, "via": "control" } }));
+    }
+    let s = r.hub.store().sessions().next().unwrap();
+    let audit: Vec<String> = session::commands(&r.hub, s)
+        .iter()
+        .map(|c| format!("{}: {} \u{2014} {} to {}", c.who(&me), c.verb, c.what, c.request.clone().unwrap_or_default()))
+        .collect();
+    assert_eq!(
+        audit,
+        [
+            "You (ops-alice): Answer \u{2014} Allow to \u{201c}Drop the cache?\u{201d} from demo",
+            "ops-bob: Answer \u{2014} Deny to \u{201c}Rotate the keys?\u{201d} from demo",
+        ]
+    );
+    // The timeline says the same, in the same words.
+    let (items, _) = timeline::items(s);
+    let said: Vec<String> = items
+        .iter()
+        .filter_map(|i| Some(format!("{} {}", super::words::person_first(i.by.as_deref()?, &me), i.summary)))
+        .collect();
+    assert_eq!(
+        said,
+        [
+            "You (ops-alice) answered Allow to \u{201c}Drop the cache?\u{201d} from demo",
+            "You (ops-alice) answered Allow to \u{201c}Drop the cache?\u{201d} from demo via control",
+            "ops-bob answered Deny to \u{201c}Rotate the keys?\u{201d} from demo",
+            "ops-bob answered Deny to \u{201c}Rotate the keys?\u{201d} from demo via control",
+        ]
+    );
+    // The history: what was answered, and by whom.
+    assert!(r.card("REQ2").outcome_words(&me).contains("Answered: Deny by ops-bob"), "{}", r.card("REQ2").outcome_words(&me));
+    assert!(r.card("REQ1").outcome_words(&me).contains("Answered: Allow by you (ops-alice)"));
+    // A console connected as someone else marks neither as its own.
+    let other = ["ops-carol".to_owned()];
+    assert!(session::commands(&r.hub, s).iter().all(|c| !c.who(&other).contains("you")));
 }

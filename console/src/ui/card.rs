@@ -150,11 +150,18 @@ pub fn CardItem(card: ArcRwSignal<CardView>) -> impl IntoView {
     }
 }
 
+/// What became of `card`, naming whoever answered by the one rule.
+fn outcome_words(card: &CardView) -> Signal<String> {
+    let console = expect_context::<Console>();
+    let card = card.clone();
+    Signal::derive(move || console.me.with(|me| card.outcome_words(me)))
+}
+
 /// A card that left the inbox: what happened to it.
 #[component]
 pub fn SettledCard(card: CardView) -> impl IntoView {
     let status = card.status.as_str();
-    let outcome = card.outcome_words();
+    let outcome = outcome_words(&card);
     let commands = card.commands.clone();
     let when = card.settled_at();
     let head = view! {
@@ -188,7 +195,7 @@ pub fn SettledCard(card: CardView) -> impl IntoView {
 #[component]
 pub fn SettledRow(card: CardView) -> impl IntoView {
     let status = card.status.as_str();
-    let outcome = card.outcome_words();
+    let outcome = outcome_words(&card);
     // Anything short of done stays open, and nothing is cut short: a
     // refusal is read, not unfolded.
     let trouble = !card.overruled.is_empty()
@@ -209,8 +216,8 @@ pub fn SettledRow(card: CardView) -> impl IntoView {
             data-overruled=(!card.overruled.is_empty()).to_string()
         >
             <p class="row-line">
-                <span class="outcome" data-ok=card.verdict().1.to_string() data-outcome=card.close.as_ref().map(|c| c.how.token()).unwrap_or("answered") title=outcome.clone()>
-                    {outcome.clone()}
+                <span class="outcome" data-ok=card.verdict().1.to_string() data-outcome=card.close.as_ref().map(|c| c.how.token()).unwrap_or("answered") title=outcome>
+                    {outcome}
                 </span>
                 <span class="row-what">
                     <a href=session_href>{card.agent.clone()}</a>

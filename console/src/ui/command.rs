@@ -26,7 +26,10 @@ pub fn CommandRow(command: CommandView) -> impl IntoView {
         } => Some(("The relay's words: ", d.clone())),
         _ => None,
     };
-    let who = command.who();
+    let who = {
+        let command = command.clone();
+        move || console.me.with(|me| command.who(me))
+    };
     let latencies = command.latencies();
     let sent = command.sent_at.map(clock::time_of_day).unwrap_or_default();
     let sends = command.sends;
@@ -37,6 +40,7 @@ pub fn CommandRow(command: CommandView) -> impl IntoView {
                 <span class="who">{who}</span>
                 ": " {command.verb.clone()}
                 {(!command.what.is_empty()).then(|| format!(" \u{2014} {}", command.what))}
+                {command.request.clone().map(|r| view! { " to " <span class="cmd-request">{r}</span> })}
                 <span class="cmd-time">{sent}</span>
             </p>
             <p class="cmd-state" role="status">{command.headline.clone()}</p>

@@ -334,9 +334,14 @@ fn TimelineRow(item: Item) -> impl IntoView {
                 <span class="ev-when">{when}</span>
                 <span class="ev-pos mono">{position_words(item.position)}</span>
                 <span class="ev-type mono">{item.ty.clone()}</span>
-                {(item.command).then(|| view! { <span class="ev-agent">{format!("from {}", item.agent)}</span> })}
             </p>
-            <p class="ev-summary">{item.summary.clone()}</p>
+            <p class="ev-summary">
+                {item.by.clone().map(|by| {
+                    let console = expect_context::<Console>();
+                    view! { <span class="ev-who">{move || console.me.with(|me| words::person_first(&by, me))}</span> " " }
+                })}
+                {item.summary.clone()}
+            </p>
             {cause.map(|(id, here)| match here {
                 Some(words) => {
                     let target = id.clone();

@@ -19,11 +19,12 @@ fn RelayChips() -> impl IntoView {
     let console = expect_context::<Console>();
     view! {
         <ul class="relays" aria-label="Relays">
-            <For each=move || console.relays.get() key=|r| super::key((r.id, &r.words)) let:r>
+            <For each=move || console.relays.get() key=|r| super::key((r.id, &r.words, &r.principal)) let:r>
                 <li class="chip" data-relay=r.label.clone() data-state=r.link.token() title=r.detail.clone().unwrap_or_default()>
                     <span class="dot" aria-hidden="true"></span>
                     <span class="chip-label">{r.label.clone()}</span>
                     <span class="chip-state">{r.words.clone()}</span>
+                    {r.principal.clone().map(|p| view! { <span class="chip-as">{format!("as {p}")}</span> })}
                 </li>
             </For>
         </ul>
@@ -169,7 +170,7 @@ fn Banners() -> impl IntoView {
             })}
             <For
                 each=move || console.relays.with(|r| r.iter().filter(|x| x.is_refused()).cloned().collect::<Vec<_>>())
-                key=|r| super::key((r.id, &r.words))
+                key=|r| super::key((r.id, &r.words, &r.principal))
                 let:r
             >
                 <p class="banner offline" role="alert" data-banner="refused">

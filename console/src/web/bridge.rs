@@ -137,6 +137,8 @@ struct Inner {
     flushed: bool,
     dropped: u64,
     last_roster: UnixMs,
+    /// Each relay's principal for this console, from when it was last live.
+    principals: Vec<Option<String>>,
 }
 
 /// The signals the components watch, and the intents they call.
@@ -144,6 +146,9 @@ struct Inner {
 pub struct Console {
     pub active: RwSignal<bool>,
     pub relays: RwSignal<Vec<RelayView>>,
+    /// The names this console is connected as ([`status::me`]): what
+    /// [`words::person`] marks as `you (…)`.
+    pub me: RwSignal<Vec<String>>,
     /// Pending cards, most severe, then soonest to expire, then oldest first.
     pub inbox: RwSignal<Vec<CardRef>>,
     /// The inbox list: waiting cards in order, and a one-line row where a
@@ -183,6 +188,7 @@ impl Console {
         Console {
             active: RwSignal::new(false),
             relays: RwSignal::new(Vec::new()),
+            me: RwSignal::new(Vec::new()),
             inbox: RwSignal::new(Vec::new()),
             rows: RwSignal::new(Vec::new()),
             filter: RwSignal::new(inbox::Filter::default()),
@@ -279,6 +285,7 @@ impl Console {
             flushed: false,
             dropped: 0,
             last_roster: now(),
+            principals: Vec::new(),
         });
         self.active.set(true);
         driver::with(&driver, |d| d.hub.connect(now()));
@@ -379,8 +386,10 @@ impl Console {
         let live: Vec<usize> = (0..hub.relay_count())
             .filter(|r| hub.state(*r) == Some(&RelayState::Live))
             .collect();
-        let relays = status::relays(hub);
+        let mut relays = status::relays(hub);
+        let me = status::me(&mut relays, &mut inner.principals, &hub.sender().identity().agent);
         state.later(move || set_if_changed(self.relays, relays));
+        state.later(move || set_if_changed(self.me, me));
 
         for said in t.notices {
             let id = state.notice_seq.get() + 1;
