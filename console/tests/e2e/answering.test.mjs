@@ -4,9 +4,9 @@
 //
 // Run with scripts/test-console (after console.test.mjs).
 
-import { randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
-import { ROOT, Relay, Steps, TestAgent, browser, cardIn, check, freePort, sendNow, sleep, until } from './lib.mjs';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { ROOT, Relay, Steps, TestAgent, answerNow, browser, cardIn, check, freePort, sendNow, sleep, until } from './lib.mjs';
 
 mkdirSync(`${ROOT}target/console-e2e`, { recursive: true });
 
@@ -19,11 +19,11 @@ const pageErrors = [];
 // in the way. E2E_STATIC_DIR serves another build (an older one, to see
 // a check fail).
 let relay;
-async function step(name, fn) {
+async function step(name, fn, args = []) {
   // E2E_ONLY=words runs only the checks whose names contain them.
   if (process.env.E2E_ONLY && !name.includes(process.env.E2E_ONLY)) return;
   await steps.step(name, async () => {
-    relay = new Relay({ port: await freePort(), token, demo: false, staticDir: process.env.E2E_STATIC_DIR || 'dist' });
+    relay = new Relay({ port: await freePort(), token, demo: false, staticDir: process.env.E2E_STATIC_DIR || 'dist', args });
     await relay.start();
     try {
       await fn();
@@ -36,11 +36,11 @@ async function step(name, fn) {
 const DESKTOP = { viewport: { width: 1280, height: 800 } };
 const PHONE = { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 };
 
-async function open(kind) {
+async function open(kind, as = token) {
   const ctx = await chromium.newContext(kind);
   const page = await ctx.newPage();
   page.on('pageerror', (e) => pageErrors.push(String(e)));
-  await page.goto(`${relay.base}/#token=${encodeURIComponent(token)}`);
+  await page.goto(`${relay.base}/#token=${encodeURIComponent(as)}`);
   await page.locator('.chip[data-state="live"]').waitFor({ timeout: 15_000 });
   return { ctx, page };
 }
@@ -794,6 +794,85 @@ try {
       check(Math.abs(back - left) < 2, `the inbox opens where it was left (${back} vs ${left})`);
     });
   });
+
+  // Operators under credentials of their own: the relay binds each
+  // command to its sender's principal, and the console names it.
+  const OPERATORS = ['ops-alice', 'ops-bob', 'ops-carol'].map((name) => ({ name, token: `${name}-${randomBytes(8).toString('hex')}` }));
+  const credentials = `${ROOT}target/console-e2e/operators.credentials`;
+  writeFileSync(credentials, OPERATORS.map((o) => `${o.name} operator,viewer ${createHash('sha256').update(o.token).digest('hex')}\n`).join(''));
+  await step('two operators answer in one session: each decision shows under its own name, after a reload, and to a console that connects later', async () => {
+    const [alice, bob, carol] = OPERATORS;
+    const agent = new TestAgent({ relay, agent: 'e2e-two-ops' });
+    await agent.connect();
+    agent.start('Two operators');
+    const q1 = agent.ask('Two operators: drop the build cache?');
+    const q2 = agent.ask('Two operators: rotate the signing keys?');
+    const sessionHref = `#/session/${encodeURIComponent(agent.source)}/${encodeURIComponent(agent.session)}`;
+    const a = await open(PHONE, alice.token);
+    const b = await open(DESKTOP, bob.token);
+    const c = { ctx: null };
+    try {
+      for (const [p, who] of [[a.page, alice], [b.page, bob]]) {
+        const chip = (await p.locator('.chip[data-state="live"]').textContent()).trim();
+        check(chip.includes(`as ${who.name}`), `the chip says who this console is connected as: ${chip}`);
+      }
+      const c1 = card(a.page, q1.data.prompt);
+      await c1.waitFor({ timeout: 10_000 });
+      await sleep(600);
+      await answerNow(c1, 'allow');
+      const c2 = card(b.page, q2.data.prompt);
+      await c2.waitFor({ timeout: 10_000 });
+      await sleep(600);
+      await answerNow(c2, 'deny');
+      await until(() => agent.commands.length === 2, 'both answers reached the agent', 10_000);
+      const senders = agent.commands.map((x) => `${x.subject === q1.id ? 'q1' : 'q2'}:${x.agent}`).sort();
+      check(JSON.stringify(senders) === JSON.stringify(['q1:ops-alice', 'q2:ops-bob']), `each command carries its operator: ${senders}`);
+      // What each console says, in the audit, the timeline and the history.
+      const record = async (p, me, shotName) => {
+        await p.goto(`${relay.base}/${sessionHref}`);
+        const rows = p.locator('main .audit li.cmd');
+        await until(async () => (await rows.count()) === 2, 'two answers in the audit', 10_000);
+        const audit = (await rows.locator('.cmd-what').allTextContents()).map((t) => t.replace(/\s+/g, ' ').trim());
+        const timeline = p.locator('main ol.timeline li.event[data-type="control.attention.respond"] .ev-summary');
+        await until(async () => (await timeline.count()) === 2, 'two answers in the timeline', 10_000);
+        const said = (await timeline.allTextContents()).map((t) => t.replace(/\s+/g, ' ').trim());
+        const answered = p.locator('main ol.timeline li.event[data-type="attention.answered"] .ev-summary');
+        await until(async () => (await answered.count()) === 2, 'two outcomes in the timeline', 10_000);
+        const applied = (await answered.allTextContents()).map((t) => t.replace(/\s+/g, ' ').trim());
+        if (shotName) await p.screenshot({ path: `${ROOT}target/console-e2e/${shotName}.png` });
+        await p.goto(`${relay.base}/#/history`);
+        const hist = p.locator('main .history article.settled');
+        await until(async () => (await hist.count()) >= 2, 'both in the history', 10_000);
+        const history = (await hist.allTextContents()).map((t) => t.replace(/\s+/g, ' ').trim());
+        const name = (who) => (who === me ? `you (${who})` : who);
+        const first = (who) => (who === me ? `You (${who})` : who);
+        for (const [q, who, label] of [[q1, 'ops-alice', 'Allow'], [q2, 'ops-bob', 'Deny']]) {
+          const quoted = `\u201c${q.data.prompt}\u201d from e2e-two-ops`;
+          check(audit.some((t) => t.startsWith(`${first(who)}: Answer \u2014 ${label} to ${quoted}`)), `${me ?? 'a third console'}: the audit names ${who}, the answer and the request: ${JSON.stringify(audit)}`);
+          check(said.some((t) => t === `${first(who)} answered ${label} to ${quoted}`), `${me ?? 'a third console'}: the timeline says the same: ${JSON.stringify(said)}`);
+          check(applied.some((t) => t === `${first(who)} answered ${label} to ${quoted} via control`), `the agent's record of it too: ${JSON.stringify(applied)}`);
+          check(history.some((t) => t.includes(q.data.prompt) && t.includes(`Answered: ${label} by ${name(who)}`)), `${me ?? 'a third console'}: the history names ${who}: ${JSON.stringify(history)}`);
+        }
+        const all = [...audit, ...said, ...applied, ...history].join(' | ');
+        check(!all.includes('aep-console'), `one name for each operator, never the console's: ${all}`);
+        if (!me) check(!/you/i.test([...audit, ...said].join(' ')), `nobody is "you" to a third console: ${all}`);
+      };
+      await record(a.page, 'ops-alice', 'audit-two-operators-390x844');
+      await record(b.page, 'ops-bob', 'audit-two-operators-1280x800');
+      // After a reload, from what the relay kept.
+      await a.page.reload();
+      await a.page.locator('.chip[data-state="live"]').waitFor({ timeout: 15_000 });
+      await record(a.page, 'ops-alice');
+      const later = await open(DESKTOP, carol.token);
+      c.ctx = later.ctx;
+      await record(later.page, null);
+    } finally {
+      agent.drop();
+      await a.ctx.close();
+      await b.ctx.close();
+      if (c.ctx) await c.ctx.close();
+    }
+  }, ['--credentials', credentials]);
 
   await steps.step('no page errors', async () => {
     check(pageErrors.length === 0, `page errors: ${pageErrors.join(' | ')}`);
