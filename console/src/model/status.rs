@@ -186,10 +186,9 @@ mod tests {
     }
 }
 
-/// The names this console is connected as: each relay's principal, kept
-/// from when it was last live (`known`, by relay); with none named, the
-/// console's own agent name, which its commands then carry.
-pub fn me(relays: &mut [RelayView], known: &mut Vec<Option<String>>, own: &str) -> Vec<String> {
+/// Each relay's principal, kept from when it was last live (`known`, by
+/// relay), so the person stays named while a relay is away.
+pub fn remember(relays: &mut [RelayView], known: &mut Vec<Option<String>>) {
     known.resize(relays.len().max(known.len()), None);
     for r in relays.iter_mut() {
         match &r.principal {
@@ -197,10 +196,15 @@ pub fn me(relays: &mut [RelayView], known: &mut Vec<Option<String>>, own: &str) 
             None => r.principal = known[r.id].clone(),
         }
     }
+}
+
+/// The names this console is connected as: each relay's principal; with
+/// a relay that named none, the console's own agent name, which its
+/// commands there carry.
+pub fn me(relays: &[RelayView]) -> Vec<String> {
     let mut names: Vec<String> = relays.iter().filter_map(|r| r.principal.clone()).collect();
-    names.dedup();
-    if names.is_empty() || relays.iter().any(|r| r.principal.is_none() && r.link == Link::Live) {
-        names.push(own.to_owned());
+    if names.is_empty() || relays.iter().any(|r| r.principal.is_none()) {
+        names.push(super::setup::AGENT.to_owned());
     }
     names
 }

@@ -814,10 +814,13 @@ fn each_decision_names_its_person_and_its_request_by_one_rule() {
     let mut relays = super::status::relays(&r.hub);
     assert_eq!(relays[0].principal.as_deref(), Some("ops-alice"));
     let mut known = Vec::new();
-    let me = super::status::me(&mut relays, &mut known, "aep-console");
+    super::status::remember(&mut relays, &mut known);
+    let me = super::status::me(&relays);
     assert_eq!(me, ["ops-alice"]);
     let mut gone = vec![super::status::RelayView { principal: None, link: super::status::Link::Reconnecting, ..relays[0].clone() }];
-    assert_eq!(super::status::me(&mut gone, &mut known, "aep-console"), ["ops-alice"], "kept while away");
+    super::status::remember(&mut gone, &mut known);
+    assert_eq!(super::status::me(&gone), ["ops-alice"], "kept while away");
+    assert_eq!(super::status::me(&super::status::relays(&Relay::new().hub)), ["aep-console"], "no principal named: the console's own name");
     // Two answers as the relay replays them after a reload: each by its
     // operator's principal, each followed by the agent's `by`.
     for (n, who, option) in [(1, "ops-alice", "allow"), (2, "ops-bob", "deny")] {

@@ -3,7 +3,7 @@
 
 use leptos::prelude::*;
 
-use super::connect::Connect;
+use super::connect::{Connect, ConnectForm};
 use super::route::Route;
 use super::shell::Shell;
 use crate::model::setup::{default_relay, plan_link, Link, RelayInput, UNKNOWN_RELAY};
@@ -76,15 +76,19 @@ pub fn App(link: Option<Link>) -> impl IntoView {
             errors.set(e);
         }
     }
-    let form = RwSignal::new(relays);
+    let form = ConnectForm {
+        relays: RwSignal::new(relays),
+        remember: RwSignal::new(remember),
+        errors,
+        from_link: RwSignal::new(from_link),
+        token_row: RwSignal::new(None),
+    };
     provide_context(form);
-    let remember = RwSignal::new(remember);
-    let from_link = RwSignal::new(from_link);
 
     view! {
         <Show
             when=move || console.active.get()
-            fallback=move || view! { <Connect relays=form remember=remember errors=errors from_link=from_link /> }
+            fallback=move || view! { <main id="main" class="connect-page"><Connect /></main> }
         >
             <Shell />
         </Show>

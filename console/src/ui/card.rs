@@ -151,10 +151,10 @@ pub fn CardItem(card: ArcRwSignal<CardView>) -> impl IntoView {
 }
 
 /// What became of `card`, naming whoever answered by the one rule.
-fn outcome_words(card: &CardView) -> Signal<String> {
+fn outcome_words(card: &CardView) -> impl Fn() -> String + Clone + Send + Sync + 'static {
     let console = expect_context::<Console>();
     let card = card.clone();
-    Signal::derive(move || console.me.with(|me| card.outcome_words(me)))
+    move || card.outcome_words(&console.me())
 }
 
 /// A card that left the inbox: what happened to it.
@@ -196,6 +196,7 @@ pub fn SettledCard(card: CardView) -> impl IntoView {
 pub fn SettledRow(card: CardView) -> impl IntoView {
     let status = card.status.as_str();
     let outcome = outcome_words(&card);
+    let title = outcome.clone();
     // Anything short of done stays open, and nothing is cut short: a
     // refusal is read, not unfolded.
     let trouble = !card.overruled.is_empty()
@@ -216,7 +217,7 @@ pub fn SettledRow(card: CardView) -> impl IntoView {
             data-overruled=(!card.overruled.is_empty()).to_string()
         >
             <p class="row-line">
-                <span class="outcome" data-ok=card.verdict().1.to_string() data-outcome=card.close.as_ref().map(|c| c.how.token()).unwrap_or("answered") title=outcome>
+                <span class="outcome" data-ok=card.verdict().1.to_string() data-outcome=card.close.as_ref().map(|c| c.how.token()).unwrap_or("answered") title=title>
                     {outcome}
                 </span>
                 <span class="row-what">

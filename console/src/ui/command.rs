@@ -28,7 +28,7 @@ pub fn CommandRow(command: CommandView) -> impl IntoView {
     };
     let who = {
         let command = command.clone();
-        move || console.me.with(|me| command.who(me))
+        move || command.who(&console.me())
     };
     let latencies = command.latencies();
     let sent = command.sent_at.map(clock::time_of_day).unwrap_or_default();

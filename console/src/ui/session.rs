@@ -338,7 +338,7 @@ fn TimelineRow(item: Item) -> impl IntoView {
             <p class="ev-summary">
                 {item.by.clone().map(|by| {
                     let console = expect_context::<Console>();
-                    view! { <span class="ev-who">{move || console.me.with(|me| words::person_first(&by, me))}</span> " " }
+                    view! { <span class="ev-who">{move || words::person_first(&by, &console.me())}</span> " " }
                 })}
                 {item.summary.clone()}
             </p>

@@ -2,14 +2,14 @@
 
 use leptos::prelude::*;
 
+use super::connect::{Connect, ConnectForm};
 use super::history::History;
 use super::inbox::Inbox;
 use super::keys::{KeyHelp, Keys};
-use super::route::Route;
+use super::route::{open_relays, Route};
 use super::session::SessionView;
 use super::sessions::Sessions;
 use crate::model::session::LaneState;
-use crate::model::setup::RelayInput;
 use crate::model::status;
 use crate::web::bridge::Console;
 use crate::web::{notify, storage};
@@ -91,10 +91,8 @@ fn Tools() -> impl IntoView {
             storage::set_notify_wanted(ok);
         });
     };
-    let leave = move |_| {
-        console.disconnect();
-    };
-    let form = use_context::<RwSignal<Vec<RelayInput>>>();
+    let route = expect_context::<RwSignal<Route>>();
+    let form = use_context::<ConnectForm>().map(|f| f.relays);
     let forget = move |_| {
         confirm_forget.set(false);
         storage::forget();
@@ -131,7 +129,7 @@ fn Tools() -> impl IntoView {
             <button type="button" class="quiet keys-button" aria-label="Keyboard shortcuts" on:click=move |_| help.update(|h| *h = !*h)>
                 "?"
             </button>
-            <button type="button" class="quiet" on:click=leave title="Disconnect and change relays">"Relays"</button>
+            <button type="button" class="quiet" data-open="relays" on:click=move |_| open_relays(route) title="Change relays or tokens">"Relays"</button>
             <button
                 type="button"
                 class="quiet"
@@ -155,6 +153,8 @@ fn Tools() -> impl IntoView {
 #[component]
 fn Banners() -> impl IntoView {
     let console = expect_context::<Console>();
+    let route = expect_context::<RwSignal<Route>>();
+    let form = expect_context::<ConnectForm>();
     let reach = move || console.relays.with(|r| status::reach(r, console.online.get()));
     view! {
         <div class="banners" aria-live="polite">
@@ -175,7 +175,12 @@ fn Banners() -> impl IntoView {
             >
                 <p class="banner offline" role="alert" data-banner="refused">
                     <span>{status::refused_banner(&r)}</span>
-                    <button type="button" on:click=move |_| console.disconnect()>"Enter another token"</button>
+                    <button type="button" on:click={
+                        let row = r.id;
+                        move |_| {
+                        form.token_row.set(Some(row));
+                        open_relays(route);
+                    }}>"Enter another token"</button>
                 </p>
             </For>
             <For each=move || console.notices.get() key=|n| n.id.to_string() let:n>
@@ -202,6 +207,10 @@ pub fn Shell() -> impl IntoView {
         document().set_title(&crate::model::words::page_title(waiting));
     });
     keep_scroll_per_view();
+    Effect::new(move |_| {
+        route.track();
+        menu.set(false);
+    });
     view! {
         <a class="skip" href="#main" on:click=move |ev| {
             ev.prevent_default();
@@ -236,6 +245,7 @@ pub fn Shell() -> impl IntoView {
                 Route::Sessions => view! { <Sessions /> }.into_any(),
                 Route::Session(key) => view! { <SessionView key=key /> }.into_any(),
                 Route::History => view! { <History /> }.into_any(),
+                Route::Relays => view! { <Connect cancel=true /> }.into_any(),
             }}
         </main>
     }
@@ -253,6 +263,10 @@ fn keep_scroll_per_view() {
     let kept = StoredValue::new_local(Vec::<(String, f64)>::new());
     Effect::new(move |_| {
         console.scrolled.track();
+        // The relays screen is over the view, which keeps its place.
+        if Route::current() == Route::Relays {
+            return;
+        }
         let y = crate::web::platform::window().scroll_y().unwrap_or(0.0);
         let view = here.get_value();
         kept.update_value(|k| {
@@ -262,10 +276,8 @@ fn keep_scroll_per_view() {
         });
     });
     let handle = window_event_listener(leptos::ev::hashchange, move |_| {
+        // Back from the relays screen comes here too, to the same view.
         let next = Route::current().href();
-        if next == here.get_value() {
-            return;
-        }
         let back = kept.with_value(|k| k.iter().find(|(v, _)| *v == next).map_or(0.0, |(_, y)| *y));
         here.set_value(next);
         request_animation_frame(move || crate::web::platform::window().scroll_to_with_x_and_y(0.0, back));

@@ -146,9 +146,6 @@ struct Inner {
 pub struct Console {
     pub active: RwSignal<bool>,
     pub relays: RwSignal<Vec<RelayView>>,
-    /// The names this console is connected as ([`status::me`]): what
-    /// [`words::person`] marks as `you (…)`.
-    pub me: RwSignal<Vec<String>>,
     /// Pending cards, most severe, then soonest to expire, then oldest first.
     pub inbox: RwSignal<Vec<CardRef>>,
     /// The inbox list: waiting cards in order, and a one-line row where a
@@ -188,7 +185,6 @@ impl Console {
         Console {
             active: RwSignal::new(false),
             relays: RwSignal::new(Vec::new()),
-            me: RwSignal::new(Vec::new()),
             inbox: RwSignal::new(Vec::new()),
             rows: RwSignal::new(Vec::new()),
             filter: RwSignal::new(inbox::Filter::default()),
@@ -204,6 +200,12 @@ impl Console {
             held: RwSignal::new(Vec::new()),
             state: StoredValue::new_local(Rc::new(Bridge::default())),
         }
+    }
+
+    /// The names this console is connected as ([`status::me`]), which
+    /// [`words::person`] marks `you (…)`; tracked.
+    pub fn me(self) -> Vec<String> {
+        self.relays.with(|r| status::me(r))
     }
 
     fn state(self) -> Rc<Bridge> {
@@ -387,9 +389,8 @@ impl Console {
             .filter(|r| hub.state(*r) == Some(&RelayState::Live))
             .collect();
         let mut relays = status::relays(hub);
-        let me = status::me(&mut relays, &mut inner.principals, &hub.sender().identity().agent);
+        status::remember(&mut relays, &mut inner.principals);
         state.later(move || set_if_changed(self.relays, relays));
-        state.later(move || set_if_changed(self.me, me));
 
         for said in t.notices {
             let id = state.notice_seq.get() + 1;

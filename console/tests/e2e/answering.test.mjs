@@ -568,11 +568,75 @@ try {
       check(sw <= iw, `it fits the phone (${sw} > ${iw})`);
       await page.locator('[data-banner="refused"] button', { hasText: 'Enter another token' }).tap();
       await page.locator('#relay-token-0').waitFor({ timeout: 3_000 });
+      await until(() => page.evaluate(() => document.activeElement && document.activeElement.id === 'relay-token-0'),
+        '"Enter another token" puts the focus in the token field', 3_000);
     } finally {
       await ctx.close();
     }
   });
 
+
+  await step('phone: Relays opens over the console without dropping it; Cancel, Esc and Back each return to where the person was', async () => {
+    const ctx = await chromium.newContext(PHONE);
+    const page = await ctx.newPage();
+    page.on('pageerror', (e) => pageErrors.push(String(e)));
+    // Every socket the page opens is counted: closing the screen must not reconnect.
+    await page.addInitScript(() => {
+      const Native = window.WebSocket;
+      window.__sockets = 0;
+      window.WebSocket = class extends Native {
+        constructor(...args) {
+          super(...args);
+          window.__sockets++;
+        }
+      };
+    });
+    const agent = new TestAgent({ relay, agent: 'e2e-relays-screen' });
+    await agent.connect();
+    agent.start('Relays screen');
+    for (let i = 1; i <= 6; i++) agent.ask(`Relays screen: question ${i}?`);
+    try {
+      await page.goto(`${relay.base}/#token=${encodeURIComponent(token)}`);
+      await page.locator('.chip[data-state="live"]').waitFor({ timeout: 15_000 });
+      await card(page, 'Relays screen: question 6?').waitFor({ timeout: 10_000 });
+      await page.evaluate(() => window.scrollTo(0, 500));
+      await sleep(300);
+      const y0 = await page.evaluate(() => scrollY);
+      check(y0 > 300, `the inbox is scrolled down (${y0})`);
+      const sockets = await page.evaluate(() => window.__sockets);
+      const openRelays = async () => {
+        await page.locator('button.menu-toggle').tap();
+        await page.locator('button[data-open="relays"]').tap();
+        await page.locator('#relay-token-0').waitFor({ timeout: 3_000 });
+        await until(() => page.evaluate(() => document.activeElement && document.activeElement.id === 'connect-title'),
+          'the screen takes the focus at its heading', 3_000);
+        check((await page.locator('.chip[data-state="live"]').count()) === 1, 'opening it does not disconnect');
+      };
+      const backWhereItWas = async (how) => {
+        await until(async () => (await page.locator('#relay-token-0').count()) === 0, `${how} closes the relays screen`, 3_000);
+        await card(page, 'Relays screen: question 6?').waitFor({ timeout: 3_000 });
+        check(new URL(page.url()).origin === relay.base && !page.url().includes('relays'), `${how}: still in the console, on the inbox (${page.url()})`);
+        await sleep(300);
+        const y = await page.evaluate(() => scrollY);
+        check(Math.abs(y - y0) < 2, `${how}: the inbox is where it was left (${y} vs ${y0})`);
+        check((await page.locator('.chip[data-state="live"]').count()) === 1, `${how}: still live`);
+        check((await page.evaluate(() => window.__sockets)) === sockets, `${how}: no reconnection`);
+      };
+      await openRelays();
+      await page.screenshot({ path: `${ROOT}target/console-e2e/relays-screen-390x844.png` });
+      await page.locator('button.cancel-relays').tap();
+      await backWhereItWas('Cancel');
+      await openRelays();
+      await page.keyboard.press('Escape');
+      await backWhereItWas('Esc');
+      await openRelays();
+      await page.goBack();
+      await backWhereItWas('Back');
+    } finally {
+      agent.drop();
+      await ctx.close();
+    }
+  });
 
   // The issue's phone checks: a destructive approval is not one tap, and
   // every answer can be taken back for a few seconds before it leaves.
