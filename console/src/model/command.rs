@@ -174,7 +174,7 @@ pub fn mine(hub: &Hub, c: &TrackedCommand, options: &[Choice]) -> CommandView {
             None,
         ),
         CommandState::Accepted { .. } => match outcome {
-            Some(o) => (Phase::Done(o.ty().to_owned()), done_words(o.ty()), None),
+            Some(o) => (Phase::Done(o.ty().to_owned()), done_words(o.ty(), phase(o).as_deref()), None),
             None => (
                 Phase::Accepted,
                 "Accepted \u{2014} waiting for the agent to act".to_owned(),
@@ -259,7 +259,13 @@ pub fn chain(
         .unwrap_or_default();
     // The decision is final: what followed a refusal is not its outcome.
     let (phase, headline, explanation) = match (c.outcome(), c.ack().map(|a| &a.decision)) {
-        (Some(o), None | Some(Decision::Accepted)) => (Phase::Done(o.ty.clone()), done_words(&o.ty), None),
+        (Some(o), None | Some(Decision::Accepted)) => {
+            let said = session
+                .and_then(|s| s.timeline().iter().rev().find(|e| e.id() == o.event_id))
+                .and_then(|e| e.event().ok())
+                .and_then(|e| phase(&e));
+            (Phase::Done(o.ty.clone()), done_words(&o.ty, said.as_deref()), None)
+        }
         (None, Some(Decision::Accepted)) => (
             Phase::Accepted,
             "Accepted \u{2014} waiting for the agent to act".to_owned(),
@@ -356,16 +362,23 @@ pub fn request_words(session: &store::Session, request: &str) -> Option<String> 
     Some(format!("\u{201c}{short}\u{201d} from {}", r.agent))
 }
 
-fn done_words(outcome: &str) -> String {
-    let what = match outcome {
-        "attention.answered" => "answer applied",
-        "attention.resolved" => "request resolved",
-        "run.cancelled" => "run cancelled",
-        "session.ended" => "session ended",
-        "session.paused" => "session paused",
-        "session.resumed" => "session resumed",
-        "progress.status" => "agent reported progress",
-        other => return format!("Done \u{2014} {other}"),
+/// A `progress.status` outcome's phase (a pause's `paused`, a resume's
+/// `resumed`).
+fn phase(e: &aep_client::Event) -> Option<String> {
+    e.data()?.get("phase")?.as_str().map(str::to_owned)
+}
+
+fn done_words(outcome: &str, phase: Option<&str>) -> String {
+    let what = match (outcome, phase) {
+        ("attention.answered", _) => "answer applied",
+        ("attention.resolved", _) => "request resolved",
+        ("run.cancelled", _) => "run cancelled",
+        ("session.ended", _) => "session ended",
+        ("session.paused", _) | ("progress.status", Some("paused")) => "the agent paused",
+        ("session.resumed", _) | ("progress.status", Some("resumed")) => "the agent resumed",
+        ("progress.status", Some(p)) => return format!("Done \u{2014} the agent reported {p}"),
+        ("progress.status", None) => "agent reported progress",
+        (other, _) => return format!("Done \u{2014} {other}"),
     };
     format!("Done \u{2014} {what}")
 }

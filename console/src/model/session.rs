@@ -11,6 +11,9 @@ use aep_client::UnixMs;
 
 use super::command::{self, CommandView};
 
+/// Runs a session page lists before "show more".
+pub const RUNS_SHOWN: usize = 3;
+
 /// Where a run stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum RunState {
@@ -118,6 +121,24 @@ pub struct Lane {
 impl Lane {
     pub fn open_run(&self) -> Option<&RunView> {
         self.runs.iter().rev().find(|r| r.is_open())
+    }
+
+    /// What it is doing, in a few words: a paused session reads as paused,
+    /// whatever run is open in it.
+    pub fn doing(&self) -> String {
+        match (self.state, self.open_run()) {
+            (LaneState::Paused, Some(r)) => format!("Paused in {}", r.name),
+            (LaneState::Paused, None) => "Paused".to_owned(),
+            (_, Some(r)) => format!("Running {}", r.name),
+            (_, None) => "No run in progress".to_owned(),
+        }
+    }
+
+    /// The runs a session page lists, oldest first: the latest
+    /// [`RUNS_SHOWN`] unless `all`; and how many earlier ones that leaves out.
+    pub fn runs_shown(&self, all: bool) -> (&[RunView], usize) {
+        let skip = if all { 0 } else { self.runs.len().saturating_sub(RUNS_SHOWN) };
+        (&self.runs[skip..], skip)
     }
 
     /// Runs by ending: `(finished, failed, cancelled)`.

@@ -344,8 +344,8 @@ fn lanes_offer_only_declared_verbs_and_timelines_link_causes() {
     assert_eq!(lane.open_run().map(|r| r.name.as_str()), Some("r1"));
     assert_eq!(lane.pending, 1);
     let s = r.hub.store().sessions().next().unwrap();
-    let (items, hidden) = timeline::items(s);
-    assert_eq!(hidden, 0);
+    let (items, hidden, dropped) = timeline::items(s, timeline::MAX_ITEMS);
+    assert_eq!((hidden, dropped), (0, 0));
     let ack = items.iter().find(|i| i.id == "A1").unwrap();
     assert!(
         ack.cause
@@ -512,7 +512,7 @@ fn a_timeline_reads_newest_first_with_each_tool_call_folded_with_its_result() {
     r.event(json!({ "id": "T3", "type": "tool.requested", "seq": 6, "run": "r1",
                     "data": { "tool": { "name": "Read", "call_id": "c2" } } }));
     let s = r.hub.store().sessions().next().unwrap();
-    let (items, _) = timeline::items(s);
+    let (items, ..) = timeline::items(s, timeline::MAX_ITEMS);
     let ids = |rows: &[timeline::Row]| rows.iter().map(|r| r.id().to_owned()).collect::<Vec<_>>();
     let all = timeline::rows(&items, timeline::Filter::All);
     assert_eq!(ids(&all), ["T3", "T2", "P1", "REQ1", "E1", "E0"], "newest first, the pair where its result is");
@@ -787,7 +787,7 @@ fn repeated_progress_is_folded_into_one_row() {
     }
     r.event(json!({ "id": "P9", "type": "progress.status", "seq": 8, "run": "r1", "data": { "status": "done" } }));
     let s = r.hub.store().sessions().next().unwrap();
-    let (items, _) = timeline::items(s);
+    let (items, ..) = timeline::items(s, timeline::MAX_ITEMS);
     let rows = timeline::rows(&items, timeline::Filter::All);
     let progress: Vec<String> = rows
         .iter()
@@ -843,7 +843,7 @@ fn each_decision_names_its_person_and_its_request_by_one_rule() {
         ]
     );
     // The timeline says the same, in the same words.
-    let (items, _) = timeline::items(s);
+    let (items, ..) = timeline::items(s, timeline::MAX_ITEMS);
     let said: Vec<String> = items
         .iter()
         .filter_map(|i| Some(format!("{} {}", super::words::person_first(i.by.as_deref()?, &me), i.summary)))
@@ -863,4 +863,56 @@ fn each_decision_names_its_person_and_its_request_by_one_rule() {
     // A console connected as someone else marks neither as its own.
     let other = ["ops-carol".to_owned()];
     assert!(session::commands(&r.hub, s).iter().all(|c| !c.who(&other).contains("you")));
+}
+
+#[test]
+fn a_paused_session_reads_paused_and_its_pause_reads_as_a_pause() {
+    let mut r = with_session();
+    // A pause from an earlier page, honoured the way AEP-0004 agents say it.
+    r.event(json!({ "id": "CMD1", "type": "control.pause", "source": "aep://console.test/agent/aep-console",
+                    "agent": "aep-console", "data": {} }));
+    r.event(json!({ "id": "K1", "type": "control.accepted", "seq": 3, "cause": "CMD1", "data": {} }));
+    r.event(json!({ "id": "P1", "type": "progress.status", "seq": 4, "cause": "CMD1",
+                    "data": { "phase": "paused", "message": "Paused by an operator" } }));
+    r.event(json!({ "id": "S1", "type": "session.paused", "seq": 5, "data": {} }));
+    let lane = session::lanes(&r.hub).remove(0);
+    assert_eq!(lane.state, session::LaneState::Paused);
+    assert_eq!(lane.doing(), "Paused in r1", "not \"Running r1\" beside PAUSED");
+    let s = r.hub.store().sessions().next().unwrap();
+    let c = session::commands(&r.hub, s).remove(0);
+    assert_eq!(c.headline, "Done \u{2014} the agent paused");
+    // The timeline names the person as the audit does.
+    let (items, ..) = timeline::items(s, timeline::MAX_ITEMS);
+    let pause = items.iter().find(|i| i.id == "CMD1").unwrap();
+    let me = ["aep-console".to_owned()];
+    assert_eq!(format!("{} {}", super::words::person_first(pause.by.as_deref().unwrap(), &me), pause.summary), "You (aep-console) asked to pause");
+    assert_eq!(c.who(&me), "You (aep-console)");
+    // This page's own resume, followed by its sender.
+    let id = r.hub.resume(&aep_client::client::hub::Target::session("s1"), 9, r.now).unwrap();
+    r.drain();
+    r.event(json!({ "id": "K2", "type": "control.accepted", "seq": 6, "cause": id, "data": {} }));
+    r.event(json!({ "id": "P2", "type": "progress.status", "seq": 7, "cause": id, "data": { "phase": "resumed" } }));
+    let s = r.hub.store().sessions().next().unwrap();
+    let mine = session::commands(&r.hub, s).into_iter().find(|c| c.id == id).unwrap();
+    assert_eq!(mine.headline, "Done \u{2014} the agent resumed");
+}
+
+#[test]
+fn a_long_session_pages_in_earlier_events_and_lists_its_latest_runs() {
+    let mut r = with_session();
+    for n in 0..8u64 {
+        r.event(json!({ "id": format!("R{n}"), "type": "run.started", "seq": 3 + n, "run": format!("run-{n}"), "data": {} }));
+    }
+    let lane = session::lanes(&r.hub).remove(0);
+    assert_eq!(lane.runs.len(), 9);
+    let (shown, more) = lane.runs_shown(false);
+    assert_eq!(more, 6);
+    assert_eq!(shown.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(), ["run-5", "run-6", "run-7"], "the latest runs");
+    assert_eq!(lane.runs_shown(true), (lane.runs.as_slice(), 0));
+    let s = r.hub.store().sessions().next().unwrap();
+    let (items, earlier, dropped) = timeline::items(s, 4);
+    assert_eq!((items.len(), earlier, dropped), (4, 7, 0));
+    assert_eq!(items.last().unwrap().id, "R7", "the newest");
+    let (items, earlier, _) = timeline::items(s, 8);
+    assert_eq!((items.len(), earlier), (8, 3), "another page in");
 }

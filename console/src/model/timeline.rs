@@ -264,17 +264,14 @@ fn item(entry: &Entry, shown: &std::collections::HashMap<&str, &Entry>, s: &Sess
     }
 }
 
-/// The newest [`MAX_ITEMS`] events of a session, oldest first, and how
-/// many older ones are not shown (kept or already dropped).
-pub fn items(s: &Session) -> (Vec<Item>, usize) {
+/// The newest `limit` events of a session, oldest first (a page is
+/// [`MAX_ITEMS`]; "show earlier" asks for another), with how many older
+/// ones are kept but not shown, and how many this device no longer keeps.
+pub fn items(s: &Session, limit: usize) -> (Vec<Item>, usize, usize) {
     let lane = s.timeline();
-    let skip = lane.len().saturating_sub(MAX_ITEMS);
+    let skip = lane.len().saturating_sub(limit);
     let shown: std::collections::HashMap<&str, &Entry> = lane.iter().skip(skip).map(|e| (e.id(), e)).collect();
-    let hidden = skip + lane.dropped() as usize;
-    (
-        lane.iter().skip(skip).map(|e| item(e, &shown, s)).collect(),
-        hidden,
-    )
+    (lane.iter().skip(skip).map(|e| item(e, &shown, s)).collect(), skip, lane.dropped() as usize)
 }
 
 /// How a row names the shown event that caused it: `#7 tool.started`.

@@ -384,10 +384,13 @@ fn Audit(commands: Signal<Vec<CommandView>>) -> impl IntoView {
 pub fn SessionView(key: SessionKey) -> impl IntoView {
     let console = expect_context::<Console>();
     let k = key.clone();
+    // How many of the newest events are shown: "Show earlier" pages in more.
+    let limit = RwSignal::new(timeline::MAX_ITEMS);
+    let all_runs = RwSignal::new(false);
     let detail: Memo<Option<SessionDetail>> = Memo::new(move |_| {
         console.tick.get();
         console.lanes.track();
-        console.session(&k)
+        console.session(&k, limit.get())
     });
     let lane = Signal::derive(move || detail.with(|d| d.as_ref().map(|d| d.lane.clone())));
     let filter = RwSignal::new(timeline::Filter::All);
@@ -395,7 +398,8 @@ pub fn SessionView(key: SessionKey) -> impl IntoView {
         let f = filter.get();
         detail.with(|d| d.as_ref().map(|d| timeline::rows(&d.items, f)).unwrap_or_default())
     });
-    let hidden = move || detail.with(|d| d.as_ref().map_or(0, |d| d.hidden));
+    let earlier = move || detail.with(|d| d.as_ref().map_or(0, |d| d.earlier));
+    let dropped = move || detail.with(|d| d.as_ref().map_or(0, |d| d.dropped));
     let commands = Signal::derive(move || {
         detail.with(|d| d.as_ref().map(|d| d.commands.clone()).unwrap_or_default())
     });
@@ -438,7 +442,14 @@ pub fn SessionView(key: SessionKey) -> impl IntoView {
                             {l.relay.clone().map(|r| format!(" \u{b7} via {r}"))}
                         </p>
                         <ul class="runs">
-                            {l.runs.iter().map(|r| view! {
+                            {(l.runs_shown(all_runs.get()).1 > 0).then(|| view! {
+                                <li>
+                                    <button type="button" class="quiet more-runs" on:click=move |_| all_runs.set(true)>
+                                        {format!("Show {} more", words::count(l.runs_shown(false).1, "earlier run", "earlier runs"))}
+                                    </button>
+                                </li>
+                            })}
+                            {l.runs_shown(all_runs.get()).0.iter().map(|r| view! {
                                 <li data-run=r.name.clone() data-run-status=r.status.token()>
                                     <span class="mono">{r.name.clone()}</span>
                                     " "
@@ -485,8 +496,16 @@ pub fn SessionView(key: SessionKey) -> impl IntoView {
                             <TimelineEntry row=r />
                         </For>
                     </ol>
-                    <Show when=move || { hidden() > 0 }>
-                        <p class="hint">{move || format!("{} earlier events are not shown.", hidden())}</p>
+                    <Show when=move || { earlier() > 0 }>
+                        <button type="button" class="earlier" on:click=move |_| limit.update(|l| *l += timeline::MAX_ITEMS)>
+                            {move || format!("Show {} earlier", words::count(earlier().min(timeline::MAX_ITEMS), "event", "events"))}
+                            {move || (earlier() > timeline::MAX_ITEMS).then(|| format!(" (of {})", earlier()))}
+                        </button>
+                    </Show>
+                    <Show when=move || { earlier() == 0 && dropped() > 0 }>
+                        <p class="hint dropped">
+                            {move || format!("{} no longer kept on this device.", words::count(dropped(), "earlier event is", "earlier events are"))}
+                        </p>
                     </Show>
                 </section>
             </Show>

@@ -12,7 +12,6 @@ pub fn LaneSummary(lane: Lane) -> impl IntoView {
     let console = expect_context::<Console>();
     let href = Route::Session(lane.key.clone()).href();
     let (finished, failed, cancelled) = lane.terminals();
-    let open = lane.open_run().map(|r| r.name.clone());
     let updated = lane.updated_at;
     let title = lane.label.clone().unwrap_or_else(|| lane.name.clone());
     view! {
@@ -35,10 +34,7 @@ pub fn LaneSummary(lane: Lane) -> impl IntoView {
                 {move || format!(" \u{b7} updated {}", clock::ago(console.now.get(), updated))}
             </p>
             <p class="lane-runs">
-                {match open {
-                    Some(r) => format!("Running {r}"),
-                    None => "No run in progress".to_owned(),
-                }}
+                {lane.doing()}
                 {format!(" \u{b7} {}", words::runs_summary(lane.runs.len(), finished, failed, cancelled))}
             </p>
             {(!lane.verbs.listed && lane.state != LaneState::Ended).then(|| view! {

@@ -124,7 +124,10 @@ pub struct Notice {
 pub struct SessionDetail {
     pub lane: Lane,
     pub items: Vec<Item>,
-    pub hidden: usize,
+    /// Older events kept on this device but not shown, and those it no
+    /// longer keeps.
+    pub earlier: usize,
+    pub dropped: usize,
     pub commands: Vec<CommandView>,
 }
 
@@ -524,15 +527,16 @@ impl Console {
 
     /// One session in full (timeline, commands); call inside a memo that
     /// tracks [`Console::tick`].
-    pub fn session(self, key: &SessionKey) -> Option<SessionDetail> {
+    pub fn session(self, key: &SessionKey, limit: usize) -> Option<SessionDetail> {
         let d = self.shared()?;
         let d = d.try_borrow().ok()?;
         let s = d.hub.store().session_by_key(key)?;
-        let (items, hidden) = timeline::items(s);
+        let (items, earlier, dropped) = timeline::items(s, limit);
         Some(SessionDetail {
             lane: session::lane(&d.hub, s),
             items,
-            hidden,
+            earlier,
+            dropped,
             commands: session::commands(&d.hub, s),
         })
     }
