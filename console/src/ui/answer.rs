@@ -269,15 +269,28 @@ pub fn AnswerArea(card: RwSignal<CardView>, #[prop(optional)] expanded: Option<R
         }
         .into_any(),
         Answering::Text => view! { <TextReply card=card error=error busy=busy /> }.into_any(),
-        Answering::Form => view! {
-            <button type="button" class="open-form primary" on:click=expand>
-                {format!("Fill in the form ({})", crate::model::words::count(c.fields.len(), "field", "fields"))}
-            </button>
-            <div class="more-answer">
-                <FormAnswer card=card error=error busy=busy />
-            </div>
+        Answering::Form => {
+            let steady = Steady::here();
+            let on_answer = Callback::new(move |a: Answer| {
+                send(console, card, a, error, steady);
+            });
+            // A way to decline, when the agent offered one beside the fields.
+            let declines = (!c.options.is_empty()).then(|| view! {
+                <p class="hint">"Or answer without the form:"</p>
+                <OptionButtons card=card options=c.options.clone() error=error busy=busy />
+            });
+            view! {
+                <button type="button" class="open-form primary" on:click=expand>
+                    {format!("Fill in the form ({})", crate::model::words::count(c.fields.len(), "field", "fields"))}
+                </button>
+                {declines}
+                {c.form_only().map(|w| view! { <p class="hint form-only">{w}</p> })}
+                <div class="more-answer">
+                    <FormAnswer card=card busy=busy on_answer=on_answer />
+                </div>
+            }
+            .into_any()
         }
-        .into_any(),
         // Listed for information below the inbox, never as cards.
         Answering::Elsewhere(_) | Answering::Unknown => ().into_any(),
         Answering::Ambiguous { claims } => view! {

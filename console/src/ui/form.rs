@@ -8,11 +8,9 @@ use leptos::ev::SubmitEvent;
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::answer::send;
 use super::steady::Steady;
 use crate::model::card::CardView;
 use crate::model::form::{marked_required, Draft, Errors, Input, OTHER};
-use crate::web::bridge::Console;
 
 fn dom_id(card: &str, field: &str) -> String {
     format!("f-{card}-{field}")
@@ -245,9 +243,9 @@ fn Field(
     }
 }
 
+/// The form; a checked answer goes to `on_answer`.
 #[component]
-pub fn FormAnswer(card: RwSignal<CardView>, error: RwSignal<Option<String>>, busy: Signal<bool>) -> impl IntoView {
-    let console = expect_context::<Console>();
+pub fn FormAnswer(card: RwSignal<CardView>, busy: Signal<bool>, on_answer: Callback<Answer>) -> impl IntoView {
     let steady = Steady::here();
     let (card_id, fields) = card.with_untracked(|c| (c.id.clone(), c.fields.clone()));
     let draft = RwSignal::new(Draft::new(&fields));
@@ -270,7 +268,7 @@ pub fn FormAnswer(card: RwSignal<CardView>, error: RwSignal<Option<String>>, bus
             }
             Ok(values) => {
                 errors.set(Errors::new());
-                send(console, card, Answer::values(values), error, steady);
+                on_answer.run(Answer::values(values));
             }
         }
     };

@@ -638,6 +638,29 @@ try {
     }
   });
 
+  await step('phone: a form is declined with the option its agent offered; without one the card says it can only be answered or left waiting', async () => {
+    await withAgent({ agent: 'e2e-forms' }, 'Forms', PHONE, async ({ agent, page }) => {
+      const fields = [{ id: 'env', type: 'string', label: 'Environment', required: true }];
+      const offered = agent.ask('Forms: where should the build go?', [['decline', 'Decline']], { data: { kind: 'form', fields } });
+      const only = agent.ask('Forms: which branch?', [], { data: { kind: 'form', fields } });
+      const c1 = card(page, offered.data.prompt);
+      await c1.waitFor({ timeout: 10_000 });
+      const c2 = card(page, only.data.prompt);
+      await c2.waitFor({ timeout: 10_000 });
+      check((await c2.locator('button.option').count()) === 0, 'no made-up way to decline');
+      const note = (await c2.locator('.form-only').textContent()).trim();
+      check(note.includes('no way to decline') && note.includes('leave it waiting'), `said plainly: ${note}`);
+      check((await c1.locator('.form-only').count()) === 0, 'no such note where the agent offered a way out');
+      await page.screenshot({ path: `${ROOT}target/console-e2e/forms-decline-390x844.png` });
+      await sleep(600);
+      await c1.locator('button.option[data-option="decline"]').tap();
+      await sendNow(c1);
+      await until(() => agent.commands.length === 1, 'the decline was sent', 5_000);
+      const answer = agent.commands[0].data.answer;
+      check(agent.commands[0].subject === offered.id && answer.option === 'decline' && !answer.values, `declined with the offered option: ${JSON.stringify(answer)}`);
+    });
+  });
+
   // The issue's phone checks: a destructive approval is not one tap, and
   // every answer can be taken back for a few seconds before it leaves.
   await step('phone: approving a critical request takes a second, deliberate tap; Undo sends nothing; Send now sends at once', async () => {
