@@ -208,21 +208,18 @@ impl CardView {
         (words, false)
     }
 
-    /// A form (AEP-0006) is answered with its `values`; it can be declined
-    /// only through an option the agent offered beside its fields (shown
-    /// as buttons). Without one, this says so plainly: a typed refusal is
-    /// not an answer a form takes (its required fields would be missing).
+    /// A form (AEP-0006) takes only its `values`: the engine refuses any
+    /// other answer to it (an option or typed words would leave its fields
+    /// unanswered), so there is no decline to offer, and the card says so.
     pub fn form_only(&self) -> Option<String> {
-        if self.answering != Answering::Form || !self.options.is_empty() {
+        if self.answering != Answering::Form {
             return None;
         }
         let until = match self.expires_at {
             Some(t) => format!(" until it expires at {}", super::clock::time_of_day(t)),
             None => String::new(),
         };
-        Some(format!(
-            "The agent offered no way to decline this form: answer it, or leave it waiting{until} and the agent decides."
-        ))
+        Some(format!("A form can only be answered by filling it in. To decline, leave it waiting{until}: the agent decides."))
     }
 
     /// The outcome in one line, for the history; the person who answered

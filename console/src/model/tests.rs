@@ -918,18 +918,18 @@ fn a_long_session_pages_in_earlier_events_and_lists_its_latest_runs() {
 }
 
 #[test]
-fn a_form_is_declined_only_through_an_option_its_agent_offered_and_otherwise_says_so() {
+fn a_form_says_it_is_answered_only_by_filling_it_in() {
     let mut r = with_session();
     let fields = json!([{"id": "env", "type": "string", "label": "Environment", "required": true}]);
     r.event(json!({ "id": "FORM1", "type": "attention.requested", "seq": 3, "run": "r1", "capture": "redacted",
                     "data": { "kind": "form", "prompt": "Where to?", "fields": fields.clone(),
                               "options": [{"id": "decline", "label": "Decline"}] } }));
-    r.event(json!({ "id": "FORM2", "type": "attention.requested", "seq": 4, "run": "r1", "capture": "redacted",
-                    "data": { "kind": "form", "prompt": "Which one?", "fields": fields } }));
-    let offered = r.card("FORM1");
-    assert_eq!(offered.answering, Answering::Form);
-    assert_eq!(offered.options.iter().map(|o| o.id.as_str()).collect::<Vec<_>>(), ["decline"], "offered as a button");
-    assert_eq!(offered.form_only(), None);
-    let only = r.card("FORM2").form_only().expect("said plainly");
-    assert!(only.contains("no way to decline") && only.contains("leave it waiting"), "{only}");
+    let form = r.card("FORM1");
+    assert_eq!(form.answering, Answering::Form, "answered by its form, options or not");
+    let only = form.form_only().expect("said plainly");
+    assert!(only.contains("only be answered by filling it in") && only.contains("leave it waiting"), "{only}");
+    // The engine refuses anything else, which is why none is offered.
+    assert!(r.hub.respond("FORM1", Answer::option("decline"), 7, r.now).is_err());
+    assert!(r.hub.respond("FORM1", Answer::text("no"), 8, r.now).is_err());
+    assert_eq!(r.card("REQ1").form_only(), None);
 }

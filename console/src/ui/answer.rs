@@ -274,16 +274,10 @@ pub fn AnswerArea(card: RwSignal<CardView>, #[prop(optional)] expanded: Option<R
             let on_answer = Callback::new(move |a: Answer| {
                 send(console, card, a, error, steady);
             });
-            // A way to decline, when the agent offered one beside the fields.
-            let declines = (!c.options.is_empty()).then(|| view! {
-                <p class="hint">"Or answer without the form:"</p>
-                <OptionButtons card=card options=c.options.clone() error=error busy=busy />
-            });
             view! {
                 <button type="button" class="open-form primary" on:click=expand>
                     {format!("Fill in the form ({})", crate::model::words::count(c.fields.len(), "field", "fields"))}
                 </button>
-                {declines}
                 {c.form_only().map(|w| view! { <p class="hint form-only">{w}</p> })}
                 <div class="more-answer">
                     <FormAnswer card=card busy=busy on_answer=on_answer />

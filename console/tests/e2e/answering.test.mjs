@@ -599,13 +599,15 @@ try {
       await page.goto(`${relay.base}/#token=${encodeURIComponent(token)}`);
       await page.locator('.chip[data-state="live"]').waitFor({ timeout: 15_000 });
       await card(page, 'Relays screen: question 6?').waitFor({ timeout: 10_000 });
-      await page.evaluate(() => window.scrollTo(0, 500));
-      await sleep(300);
-      const y0 = await page.evaluate(() => scrollY);
-      check(y0 > 300, `the inbox is scrolled down (${y0})`);
+      // The person is on the Sessions view, not the inbox the app opens on.
+      await page.locator('nav.tabs a[href="#/sessions"]').tap();
+      await page.locator('main .lane').first().waitFor({ timeout: 5_000 });
+      let y0 = 0;
       const sockets = await page.evaluate(() => window.__sockets);
       const openRelays = async () => {
         await page.locator('button.menu-toggle').tap();
+        // Where the person is when they open it (reaching the menu may scroll).
+        y0 = await page.evaluate(() => scrollY);
         await page.locator('button[data-open="relays"]').tap();
         await page.locator('#relay-token-0').waitFor({ timeout: 3_000 });
         await until(() => page.evaluate(() => document.activeElement && document.activeElement.id === 'connect-title'),
@@ -614,11 +616,11 @@ try {
       };
       const backWhereItWas = async (how) => {
         await until(async () => (await page.locator('#relay-token-0').count()) === 0, `${how} closes the relays screen`, 3_000);
-        await card(page, 'Relays screen: question 6?').waitFor({ timeout: 3_000 });
-        check(new URL(page.url()).origin === relay.base && !page.url().includes('relays'), `${how}: still in the console, on the inbox (${page.url()})`);
+        await page.locator('main .lane').first().waitFor({ timeout: 3_000 });
+        check(new URL(page.url()).origin === relay.base && new URL(page.url()).hash === '#/sessions', `${how}: still in the console, on the Sessions view (${page.url()})`);
         await sleep(300);
         const y = await page.evaluate(() => scrollY);
-        check(Math.abs(y - y0) < 2, `${how}: the inbox is where it was left (${y} vs ${y0})`);
+        check(Math.abs(y - y0) < 2, `${how}: at the place it was left (${y} vs ${y0})`);
         check((await page.locator('.chip[data-state="live"]').count()) === 1, `${how}: still live`);
         check((await page.evaluate(() => window.__sockets)) === sockets, `${how}: no reconnection`);
       };
@@ -638,26 +640,17 @@ try {
     }
   });
 
-  await step('phone: a form is declined with the option its agent offered; without one the card says it can only be answered or left waiting', async () => {
+  await step('phone: a form says it can only be answered by filling it in or left waiting, and offers no other answer', async () => {
     await withAgent({ agent: 'e2e-forms' }, 'Forms', PHONE, async ({ agent, page }) => {
       const fields = [{ id: 'env', type: 'string', label: 'Environment', required: true }];
-      const offered = agent.ask('Forms: where should the build go?', [['decline', 'Decline']], { data: { kind: 'form', fields } });
-      const only = agent.ask('Forms: which branch?', [], { data: { kind: 'form', fields } });
-      const c1 = card(page, offered.data.prompt);
-      await c1.waitFor({ timeout: 10_000 });
-      const c2 = card(page, only.data.prompt);
-      await c2.waitFor({ timeout: 10_000 });
-      check((await c2.locator('button.option').count()) === 0, 'no made-up way to decline');
-      const note = (await c2.locator('.form-only').textContent()).trim();
-      check(note.includes('no way to decline') && note.includes('leave it waiting'), `said plainly: ${note}`);
-      check((await c1.locator('.form-only').count()) === 0, 'no such note where the agent offered a way out');
-      await page.screenshot({ path: `${ROOT}target/console-e2e/forms-decline-390x844.png` });
-      await sleep(600);
-      await c1.locator('button.option[data-option="decline"]').tap();
-      await sendNow(c1);
-      await until(() => agent.commands.length === 1, 'the decline was sent', 5_000);
-      const answer = agent.commands[0].data.answer;
-      check(agent.commands[0].subject === offered.id && answer.option === 'decline' && !answer.values, `declined with the offered option: ${JSON.stringify(answer)}`);
+      const form = agent.ask('Forms: where should the build go?', [['decline', 'Decline']], { data: { kind: 'form', fields } });
+      const c = card(page, form.data.prompt);
+      await c.waitFor({ timeout: 10_000 });
+      const note = (await c.locator('.form-only').textContent()).trim();
+      check(note.includes('only be answered by filling it in') && note.includes('leave it waiting'), `said plainly: ${note}`);
+      check((await c.locator('button.option').count()) === 0, 'no option the agent would refuse for a form');
+      check((await c.locator('form.reply').count()) === 0, 'no typed reply the agent would refuse for a form');
+      await page.screenshot({ path: `${ROOT}target/console-e2e/form-only-390x844.png` });
     });
   });
 
