@@ -346,20 +346,8 @@ pub fn view(
         Some(t) => mine(hub, t, options),
         None => chain(session?.command(id)?, session, options, &hub.sender().identity().source),
     };
-    v.request = v.subject.as_deref().and_then(|r| request_words(session?, r));
+    v.request = v.subject.as_deref().and_then(|r| session?.card(r)?.request()).map(words::asked);
     Some(v)
-}
-
-/// A request named in words, for whatever answered it: `“Delete the
-/// volume?” from deploy-bot`.
-pub fn request_words(session: &store::Session, request: &str) -> Option<String> {
-    let r = session.card(request)?.request()?;
-    let prompt = r.prompt.as_deref().unwrap_or("a request without a prompt");
-    let mut short: String = prompt.chars().take(120).collect();
-    if short.len() < prompt.len() {
-        short.push('\u{2026}');
-    }
-    Some(format!("\u{201c}{short}\u{201d} from {}", r.agent))
 }
 
 /// A `progress.status` outcome's phase (a pause's `paused`, a resume's

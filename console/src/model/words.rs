@@ -206,10 +206,10 @@ pub fn person(name: &str, me: &[String]) -> String {
 
 /// [`person`] at the start of a sentence.
 pub fn person_first(name: &str, me: &[String]) -> String {
-    let p = person(name, me);
-    match p.strip_prefix("you ") {
-        Some(rest) => format!("You {rest}"),
-        None => p,
+    if me.iter().any(|m| m == name) {
+        format!("You ({name})")
+    } else {
+        name.to_owned()
     }
 }
 
@@ -229,6 +229,17 @@ pub fn scalar(v: &Value) -> String {
     }
 }
 
+/// A request named in words, for whatever answered it: `“Delete the
+/// volume?” from deploy-bot` (the prompt cut at 120 characters).
+pub fn asked(r: &Request) -> String {
+    let prompt = r.prompt.as_deref().unwrap_or("a request without a prompt");
+    let mut short: String = prompt.chars().take(120).collect();
+    if short.len() < prompt.len() {
+        short.push('\u{2026}');
+    }
+    format!("\u{201c}{short}\u{201d} from {}", r.agent)
+}
+
 /// A timeline row's words for an event of a known type, or `None` for the
 /// generic form: the person it is by (a command's sender, an answer's
 /// `by`), kept apart so the screen names them by [`person`], and the rest
@@ -238,12 +249,7 @@ pub fn event<'a>(e: &Event, request: impl Fn(&str) -> Option<&'a Request>) -> Op
     let d = e.data();
     let asked = |id: Option<&str>| {
         let r = request(id?)?;
-        let prompt = r.prompt.as_deref().unwrap_or("a request without a prompt");
-        let mut short: String = prompt.chars().take(120).collect();
-        if short.len() < prompt.len() {
-            short.push('\u{2026}');
-        }
-        Some((format!(" to \u{201c}{short}\u{201d} from {}", r.agent), r.options.as_slice()))
+        Some((format!(" to {}", asked(r)), r.options.as_slice()))
     };
     let by = |who: &str, words: String| Some((Some(who.to_owned()), words));
     let t = |k: &str| text(d, k);

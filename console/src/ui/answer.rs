@@ -271,9 +271,9 @@ pub fn AnswerArea(card: RwSignal<CardView>, #[prop(optional)] expanded: Option<R
         Answering::Text => view! { <TextReply card=card error=error busy=busy /> }.into_any(),
         Answering::Form => {
             let steady = Steady::here();
-            let on_answer = Callback::new(move |a: Answer| {
+            let on_answer = move |a: Answer| {
                 send(console, card, a, error, steady);
-            });
+            };
             view! {
                 <button type="button" class="open-form primary" on:click=expand>
                     {format!("Fill in the form ({})", crate::model::words::count(c.fields.len(), "field", "fields"))}
@@ -303,9 +303,8 @@ pub fn AnswerArea(card: RwSignal<CardView>, #[prop(optional)] expanded: Option<R
             })}
             {body}
             // "Send again once it is live" goes once a relay is live again.
-            <Show when=move || error.with(|e| e.as_ref().is_some_and(|e| !(e.ends_with("once it is live.") && console.relays.with(|r| r.iter().any(|r| r.is_live())))))>
-                <p class="send-error" role="alert">{move || error.get().unwrap_or_default()}</p>
-            </Show>
+            {move || error.get().filter(|e| !(e.ends_with("once it is live.") && console.relays.with(|r| r.iter().any(|r| r.is_live()))))
+                .map(|e| view! { <p class="send-error" role="alert">{e}</p> })}
         </div>
     }
 }

@@ -81,16 +81,17 @@ pub fn App(link: Option<Link>) -> impl IntoView {
         remember: RwSignal::new(remember),
         errors,
         from_link: RwSignal::new(from_link),
-        token_row: RwSignal::new(None),
+        focus: RwSignal::new(None),
     };
     provide_context(form);
+    // A memo, so the console is drawn again only when it comes or goes.
+    let active = Memo::new(move |_| console.active.get());
 
     view! {
-        <Show
-            when=move || console.active.get()
-            fallback=move || view! { <main id="main" class="connect-page"><Connect /></main> }
-        >
-            <Shell />
-        </Show>
+        {move || if active.get() {
+            view! { <Shell /> }.into_any()
+        } else {
+            view! { <main id="main" class="connect-page"><Connect /></main> }.into_any()
+        }}
     }
 }

@@ -33,9 +33,7 @@ pub fn Provenance(card: CardView) -> impl IntoView {
     };
     view! {
         <dl class="provenance">
-            <Show when=several>
-                <div data-prov="relay"><dt>"Relay"</dt><dd>{relay.clone()}</dd></div>
-            </Show>
+            {move || several().then(|| view! { <div data-prov="relay"><dt>"Relay"</dt><dd>{relay.clone()}</dd></div> })}
             <div data-prov="session"><dt>"Session"</dt><dd><a href=session_href>{session_words}</a></dd></div>
             {card.run.clone().map(|r| view! { <div data-prov="run"><dt>"Run"</dt><dd class="mono">{r}</dd></div> })}
             {card.subject.clone().map(|s| view! { <div data-prov="subject"><dt>"Subject"</dt><dd class="mono">{s}</dd></div> })}
@@ -55,14 +53,14 @@ pub fn AgentText(card: CardView) -> impl IntoView {
             <blockquote class="prompt">
                 {prompt.unwrap_or_else(|| "(no prompt was sent)".into())}
             </blockquote>
-            <Show when=move || synthesized>
+            {synthesized.then(|| view! {
                 <p class="capture-note">
                     {format!(
                         "Captured at \u{201c}{}\u{201d}: this text is synthesized or structural, not the agent's own words.",
                         card.capture.as_str()
                     )}
                 </p>
-            </Show>
+            })}
         </figure>
     }
 }
@@ -226,7 +224,7 @@ pub fn SettledRow(card: CardView) -> impl IntoView {
                     <span class="row-prompt">{card.prompt.clone().unwrap_or_default()}</span>
                 </span>
             </p>
-            <Show when=move || has_commands>
+            {has_commands.then(|| view! {
                 <details class="what-happened" open=trouble>
                     <summary>"What happened"</summary>
                     <CommandList commands=Signal::derive({
@@ -234,7 +232,7 @@ pub fn SettledRow(card: CardView) -> impl IntoView {
                         move || commands.clone()
                     }) />
                 </details>
-            </Show>
+            })}
         </article>
     }
 }

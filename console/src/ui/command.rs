@@ -52,12 +52,8 @@ pub fn CommandRow(command: CommandView) -> impl IntoView {
                     {(sends > 1).then(|| format!(" \u{b7} sent {sends} times (same id)"))}
                 </p>
             })}
-            <Show when=move || retryable>
-                <button type="button" class="retry" on:click=retry.clone()>"Retry (same command)"</button>
-            </Show>
-            <Show when=move || error.get().is_some()>
-                <p class="field-error" role="alert">{move || error.get().unwrap_or_default()}</p>
-            </Show>
+            {retryable.then(|| view! { <button type="button" class="retry" on:click=retry>"Retry (same command)"</button> })}
+            {move || error.get().map(|e| view! { <p class="field-error" role="alert">{e}</p> })}
         </li>
     }
 }
@@ -65,8 +61,7 @@ pub fn CommandRow(command: CommandView) -> impl IntoView {
 #[component]
 pub fn CommandList(commands: Signal<Vec<CommandView>>) -> impl IntoView {
     view! {
-        <Show when=move || commands.with(|c| !c.is_empty())>
-            <ol class="commands" aria-label="Commands" aria-live="polite">
+            <ol class="commands" aria-label="Commands" aria-live="polite" hidden=move || commands.with(Vec::is_empty)>
                 <For
                     each=move || commands.get()
                     key=|c| super::key((&c.id, &c.phase, c.sends, c.ack_latency_ms, c.outcome_latency_ms))
@@ -75,6 +70,5 @@ pub fn CommandList(commands: Signal<Vec<CommandView>>) -> impl IntoView {
                     <CommandRow command=c />
                 </For>
             </ol>
-        </Show>
     }
 }

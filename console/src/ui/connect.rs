@@ -18,9 +18,9 @@ pub struct ConnectForm {
     /// The relays came from a link: connecting keeps them for this tab
     /// unless "remember" is ticked, and never erases what the device keeps.
     pub from_link: RwSignal<bool>,
-    /// The row whose token field takes the focus when the screen opens
-    /// ("Enter another token").
-    pub token_row: RwSignal<Option<usize>>,
+    /// The field that takes the focus when the screen opens (a refused
+    /// relay's token field, for "Enter another token"), by DOM id.
+    pub focus: RwSignal<Option<String>>,
 }
 
 /// The relays and tokens. `cancel`: opened over a running console (from
@@ -30,7 +30,7 @@ pub struct ConnectForm {
 pub fn Connect(#[prop(optional)] cancel: bool) -> impl IntoView {
     let console = expect_context::<Console>();
     let route = expect_context::<RwSignal<Route>>();
-    let ConnectForm { relays, remember, errors, from_link, token_row } = expect_context::<ConnectForm>();
+    let ConnectForm { relays, remember, errors, from_link, focus } = expect_context::<ConnectForm>();
     if cancel {
         let esc = window_event_listener(leptos::ev::keydown, move |ev| {
             if ev.key() == "Escape" {
@@ -42,12 +42,12 @@ pub fn Connect(#[prop(optional)] cancel: bool) -> impl IntoView {
     }
     // The field to fix takes the focus: a refused token's, else the first.
     request_animation_frame(move || {
-        let id = match token_row.get_untracked() {
-            Some(row) => format!("relay-token-{row}"),
+        let id = match focus.get_untracked() {
+            Some(id) => id,
             None if cancel => "connect-title".to_owned(),
             None => return,
         };
-        token_row.set(None);
+        focus.set(None);
         if let Some(el) = document().get_element_by_id(&id) {
             use wasm_bindgen::JsCast;
             let _ = el.unchecked_into::<web_sys::HtmlElement>().focus();
@@ -127,19 +127,16 @@ pub fn Connect(#[prop(optional)] cancel: bool) -> impl IntoView {
                                 relays.update(|r| if let Some(x) = r.get_mut(i) { x.token = v; });
                             }
                         />
-                        <Show when=move || error().is_some()>
-                            <p class="field-error" role="alert">{move || error().unwrap_or_default()}</p>
-                        </Show>
-                        <Show when=move || { relays.with(Vec::len) > 1 }>
+                        {move || error().map(|e| view! { <p class="field-error" role="alert">{e}</p> })}
                             <button
                                 type="button"
+                                hidden=move || relays.with(Vec::len) < 2
                                 class="quiet"
                                 aria-label=format!("Remove relay {}", i + 1)
                                 on:click=move |_| relays.update(|r| { if i < r.len() { r.remove(i); } })
                             >
                                 "Remove"
                             </button>
-                        </Show>
                     </fieldset>
                 }
             })

@@ -165,7 +165,7 @@ fn Controls(lane: Signal<Option<Lane>>) -> impl IntoView {
                 }
                 .into_any()
             }}
-            <Show when=move || confirm.get().is_some()>
+            {move || confirm.with(Option::is_some).then(|| view! {
                 <div class="confirm" role="alertdialog" aria-labelledby="confirm-title">
                     <p id="confirm-title">
                         {move || match confirm.get() {
@@ -188,10 +188,8 @@ fn Controls(lane: Signal<Option<Lane>>) -> impl IntoView {
                         <button type="button" data-confirm="no" on:click=move |_| confirm.set(None)>"Keep going"</button>
                     </div>
                 </div>
-            </Show>
-            <Show when=move || error.get().is_some()>
-                <p class="send-error" role="alert">{move || error.get().unwrap_or_default()}</p>
-            </Show>
+            })}
+            {move || error.get().map(|e| view! { <p class="send-error" role="alert">{e}</p> })}
             {move || last_view.get().map(|c| view! { <ol class="commands last-command"><CommandRow command=c /></ol> })}
         </section>
     }
@@ -269,9 +267,7 @@ fn VendorForm(lane: Signal<Option<Lane>>, ty: String) -> impl IntoView {
             <textarea id=area_id rows="3" spellcheck="false"
                 prop:value=move || body.get() on:input=move |ev| body.set(event_target_value(&ev))></textarea>
             <button type="submit">{format!("Send {}", words::verb(&ty))}</button>
-            <Show when=move || error.get().is_some()>
-                <p class="send-error" role="alert">{move || error.get().unwrap_or_default()}</p>
-            </Show>
+            {move || error.get().map(|e| view! { <p class="send-error" role="alert">{e}</p> })}
             {move || last_view.get().map(|c| view! { <ol class="commands last-command"><CommandRow command=c /></ol> })}
         </form>
     }
@@ -367,7 +363,7 @@ fn Audit(commands: Signal<Vec<CommandView>>) -> impl IntoView {
     view! {
         <section class="audit" aria-labelledby="audit-title">
             <h2 id="audit-title">"Command audit"</h2>
-            <Show when=move || commands.with(|c| !c.is_empty()) fallback=|| view! { <p class="hint">"No commands yet."</p> }>
+            <p class="hint" hidden=move || commands.with(|c| !c.is_empty())>"No commands yet."</p>
                 <ol class="commands">
                     <For each=move || commands.get()
                         key=|c| super::key((&c.id, &c.phase, c.sends, c.ack_latency_ms, c.outcome_latency_ms))
@@ -375,7 +371,6 @@ fn Audit(commands: Signal<Vec<CommandView>>) -> impl IntoView {
                         <CommandRow command=c />
                     </For>
                 </ol>
-            </Show>
         </section>
     }
 }
@@ -385,12 +380,12 @@ pub fn SessionView(key: SessionKey) -> impl IntoView {
     let console = expect_context::<Console>();
     let k = key.clone();
     // How many of the newest events are shown: "Show earlier" pages in more.
-    let limit = RwSignal::new(timeline::MAX_ITEMS);
+    let limit = RwSignal::new(timeline::MAX_ITEMS as u64);
     let all_runs = RwSignal::new(false);
     let detail: Memo<Option<SessionDetail>> = Memo::new(move |_| {
         console.tick.get();
         console.lanes.track();
-        console.session(&k, limit.get())
+        console.session(&k, limit.get() as usize)
     });
     let lane = Signal::derive(move || detail.with(|d| d.as_ref().map(|d| d.lane.clone())));
     let filter = RwSignal::new(timeline::Filter::All);
@@ -427,7 +422,8 @@ pub fn SessionView(key: SessionKey) -> impl IntoView {
                 // The routes live in the fragment, so this scrolls instead of linking.
                 <button type="button" class="quiet to-latest" on:click=move |_| to_timeline()>"Latest events \u{2193}"</button>
             </p>
-            <Show when=move || detail.with(Option::is_some) fallback=|| view! { <p class="empty">"This session is not known (yet)."</p> }>
+            <p class="empty" hidden=move || detail.with(Option::is_some)>"This session is not known (yet)."</p>
+            <div hidden=move || detail.with(Option::is_none)>
                 {move || lane.get().map(|l| view! {
                     <header class="session-head">
                         <h1 class="view-title">
@@ -464,7 +460,7 @@ pub fn SessionView(key: SessionKey) -> impl IntoView {
                 <For each=vendor key=|t| t.clone() let:t>
                     <VendorForm lane=lane ty=t />
                 </For>
-                <Show when=move || pending.with(|p| !p.is_empty())>
+                <div hidden=move || pending.with(Vec::is_empty)>
                     <h2>"Waiting for you"</h2>
                     {provide_context(UnderHeading)}
                     <ol class="cards">
@@ -472,7 +468,7 @@ pub fn SessionView(key: SessionKey) -> impl IntoView {
                             {move || console.card(&r).map(|c| view! { <li><CardItem card=c /></li> })}
                         </For>
                     </ol>
-                </Show>
+                </div>
                 // The commands sent and what became of them, above the long
                 // timeline, where a person looks first.
                 <Audit commands=commands />
@@ -488,27 +484,21 @@ pub fn SessionView(key: SessionKey) -> impl IntoView {
                         </select>
                         <span class="hint">"Newest first"</span>
                     </div>
-                    <Show when=move || rows.with(Vec::is_empty)>
-                        <p class="hint">"No events of this type."</p>
-                    </Show>
+                    <p class="hint" hidden=move || !rows.with(Vec::is_empty)>"No events of this type."</p>
                     <ol class="timeline">
                         <For each=move || rows.get() key=entry_key let:r>
                             <TimelineEntry row=r />
                         </For>
                     </ol>
-                    <Show when=move || { earlier() > 0 }>
-                        <button type="button" class="earlier" on:click=move |_| limit.update(|l| *l += timeline::MAX_ITEMS)>
-                            {move || format!("Show {} earlier", words::count(earlier().min(timeline::MAX_ITEMS), "event", "events"))}
-                            {move || (earlier() > timeline::MAX_ITEMS).then(|| format!(" (of {})", earlier()))}
-                        </button>
-                    </Show>
-                    <Show when=move || { earlier() == 0 && dropped() > 0 }>
-                        <p class="hint dropped">
-                            {move || format!("{} no longer kept on this device.", words::count(dropped(), "earlier event is", "earlier events are"))}
-                        </p>
-                    </Show>
+                    <button type="button" class="earlier" hidden=move || earlier() == 0
+                        on:click=move |_| limit.update(|l| *l += timeline::MAX_ITEMS as u64)>
+                        {move || format!("Show {} earlier", words::count(earlier().min(timeline::MAX_ITEMS), "event", "events"))}
+                    </button>
+                    <p class="hint dropped" hidden=move || earlier() > 0 || dropped() == 0>
+                        {move || format!("{} no longer kept on this device.", words::count(dropped(), "earlier event is", "earlier events are"))}
+                    </p>
                 </section>
-            </Show>
+            </div>
         </section>
     }
 }

@@ -51,16 +51,12 @@ pub fn Sessions() -> impl IntoView {
         <section class="sessions" aria-labelledby="sessions-title">
             <h1 id="sessions-title" class="view-title">"Sessions"</h1>
             <p class="hint">"In the order they started: new sessions join at the end, and nothing moves."</p>
-            <Show
-                when=move || console.lanes.with(|l| !l.is_empty())
-                fallback=|| view! { <p class="empty">"No sessions seen yet."</p> }
-            >
+            <p class="empty" hidden=move || console.lanes.with(|l| !l.is_empty())>"No sessions seen yet."</p>
                 <ol class="lanes">
                     <For each=move || console.lanes.get() key=|l| super::key((&l.key, l.state, l.pending, l.events, &l.verbs, l.updated_at.0, l.runs.len())) let:l>
                         <li><LaneSummary lane=l /></li>
                     </For>
                 </ol>
-            </Show>
         </section>
     }
 }

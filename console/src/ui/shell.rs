@@ -104,7 +104,7 @@ fn Tools() -> impl IntoView {
     };
     view! {
         <div class="tools" id="tools">
-            <Show when=notify::supported>
+            {notify::supported().then(|| view! {
                 <button
                     type="button"
                     class="quiet"
@@ -120,12 +120,10 @@ fn Tools() -> impl IntoView {
                         "Notify me"
                     }}
                 </button>
-                <Show when=move || refused.get() && !console.notify.get()>
-                    <span class="hint notify-refused" role="status">
-                        "This browser refused notifications. Allow them for this site in the browser's settings, then try again."
-                    </span>
-                </Show>
-            </Show>
+                <span class="hint notify-refused" role="status" hidden=move || !refused.get() || console.notify.get()>
+                    "This browser refused notifications. Allow them for this site in the browser's settings, then try again."
+                </span>
+            })}
             <button type="button" class="quiet keys-button" aria-label="Keyboard shortcuts" on:click=move |_| help.update(|h| *h = !*h)>
                 "?"
             </button>
@@ -176,9 +174,9 @@ fn Banners() -> impl IntoView {
                 <p class="banner offline" role="alert" data-banner="refused">
                     <span>{status::refused_banner(&r)}</span>
                     <button type="button" on:click={
-                        let row = r.id;
+                        let field = format!("relay-token-{}", r.id);
                         move |_| {
-                        form.token_row.set(Some(row));
+                        form.focus.set(Some(field.clone()));
                         open_relays(route);
                     }}>"Enter another token"</button>
                 </p>
