@@ -53,8 +53,9 @@ fn held_of(console: Console, card: RwSignal<CardView>) -> Memo<Option<Held>> {
 fn HoldBar(held: Memo<Option<Held>>) -> impl IntoView {
     let console = expect_context::<Console>();
     let seq = move || held.with_untracked(|h| h.as_ref().map_or(0, |h| h.seq));
+    let is_held = Memo::new(move |_| held.with(Option::is_some));
     view! {
-        <Show when=move || held.with(Option::is_some)>
+        {move || is_held.get().then(|| view! {
             <div class="hold" role="status" tabindex="-1">
                 <p class="hold-words">
                     <span>{move || held.with(|h| h.as_ref().map(|h| h.words(console.now.get())).unwrap_or_default())}</span>
@@ -65,7 +66,7 @@ fn HoldBar(held: Memo<Option<Held>>) -> impl IntoView {
                     <button type="button" class="send-now" on:click=move |_| console.release(seq())>"Send now"</button>
                 </div>
             </div>
-        </Show>
+        })}
     }
 }
 

@@ -137,13 +137,13 @@ fn Tools() -> impl IntoView {
             >
                 "Forget"
             </button>
-            <Show when=move || confirm_forget.get()>
+            {move || confirm_forget.get().then(|| view! {
                 <div class="confirm forget" role="alertdialog" aria-labelledby="forget-q">
                     <p id="forget-q">"Forget the relays and tokens kept in this browser? You will need the token again to reconnect."</p>
                     <button type="button" class="danger" data-confirm="forget" on:click=forget>"Forget them"</button>
                     <button type="button" node_ref=keep_ref on:click=move |_| confirm_forget.set(false)>"Keep them"</button>
                 </div>
-            </Show>
+            })}
         </div>
     }
 }
