@@ -801,7 +801,7 @@ try {
       await card(page, top.data.prompt).waitFor({ timeout: 3_000 });
       const box = await card(page, top.data.prompt).boundingBox();
       check(box.y >= 0 && box.y < 844, `brought in and in view (${box.y})`);
-      check((await bar.count()) === 0, 'the bar goes once they are in');
+      check(await bar.isHidden(), 'the bar goes once they are in');
     });
   });
 
