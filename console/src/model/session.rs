@@ -123,6 +123,29 @@ impl Lane {
         self.runs.iter().rev().find(|r| r.is_open())
     }
 
+    /// Why no command can be sent to it now, when none can, with a token
+    /// for tests and styling: ended, nobody connected (this device, when no
+    /// relay is `live`, else its agent), or claimed by several connections.
+    pub fn no_commands(&self, live: bool) -> Option<(&'static str, String)> {
+        Some(match () {
+            _ if self.state == LaneState::Ended => ("ended", "This session has ended.".to_owned()),
+            _ if !live => ("offline", "This device is not connected to a relay right now.".to_owned()),
+            _ if !self.verbs.listed => (
+                "none",
+                "Its agent is not connected to a relay right now (no relay roster lists this session), so it cannot take commands."
+                    .to_owned(),
+            ),
+            _ if self.verbs.claims > 1 => (
+                "ambiguous",
+                format!(
+                    "Claimed by {} connections at once, so the relay refuses commands to this session until only one is left.",
+                    self.verbs.claims
+                ),
+            ),
+            _ => return None,
+        })
+    }
+
     /// What it is doing, in a few words: a paused session reads as paused,
     /// whatever run is open in it.
     pub fn doing(&self) -> String {

@@ -109,89 +109,97 @@ fn Controls(lane: Signal<Option<Lane>>) -> impl IntoView {
         <section class="controls" aria-label="Session controls">
             {move || {
                 let Some(l) = lane.get() else { return ().into_any() };
-                if l.state == LaneState::Ended {
-                    return view! { <p class="hint">"This session has ended."</p> }.into_any();
-                }
-                if !l.verbs.listed {
-                    // Whose connection is missing: this device's, or the agent's.
-                    let words = if console.relays.with(|r| r.iter().any(|r| r.is_live())) {
-                        "Its agent is not connected to a relay right now (no relay roster lists this session), so it cannot take commands."
-                    } else {
-                        "This device is not connected to a relay right now."
-                    };
-                    return view! { <p class="hint offline-agent" data-controls="none">{words}</p> }.into_any();
-                }
-                if l.verbs.claims > 1 {
-                    return view! {
-                        <p class="hint ambiguous" data-controls="ambiguous">
-                            {format!(
-                                "Claimed by {} connections at once, so the relay refuses commands to this session until only one is left.",
-                                l.verbs.claims
-                            )}
-                        </p>
+                let live = console.relays.with(|r| r.iter().any(|r| r.is_live()));
+                match l.no_commands(live) {
+                    Some((token, words)) => {
+                        let class = match token {
+                            "offline" | "none" => "hint offline-agent",
+                            "ambiguous" => "hint ambiguous",
+                            _ => "hint",
+                        };
+                        view! { <p class=class data-controls=token>{words}</p> }.into_any()
                     }
-                    .into_any();
+                    None => view! { <ControlButtons lane=l confirm=confirm done=done /> }.into_any(),
                 }
-                let open = l.open_run().map(|r| r.name.clone());
-                let l1 = l.clone();
-                let l2 = l.clone();
-                view! {
-                    <div class="control-buttons">
-                        {(l.verbs.cancel && open.is_some()).then(|| {
-                            let run = open.clone().unwrap_or_default();
-                            view! {
-                                <button type="button" class="danger" data-verb="cancel-run"
-                                    on:click=move |_| confirm.set(Some(Confirm::CancelRun(run.clone())))>
-                                    "Cancel run\u{2026}"
-                                </button>
-                            }
-                        })}
-                        {l.verbs.cancel.then(|| view! {
-                            <button type="button" class="danger" data-verb="cancel-session"
-                                on:click=move |_| confirm.set(Some(Confirm::CancelSession))>
-                                "Cancel session\u{2026}"
-                            </button>
-                        })}
-                        {(l.verbs.pause && l.state == LaneState::Active).then(|| view! {
-                            <button type="button" data-verb="pause" on:click=move |_| { done(console.pause(&l1)); refocus(CONTROLS, 25); }>"Pause"</button>
-                        })}
-                        {(l.verbs.resume && l.state == LaneState::Paused).then(|| view! {
-                            <button type="button" data-verb="resume" on:click=move |_| { done(console.resume(&l2)); refocus(CONTROLS, 25); }>"Resume"</button>
-                        })}
-                    </div>
-                    {(!l.verbs.cancel && !l.verbs.pause && !l.verbs.resume).then(|| view! {
-                        <p class="hint">"Its agent declared no session commands (cancel, pause or resume)."</p>
-                    })}
-                }
-                .into_any()
             }}
-            {move || confirm.with(Option::is_some).then(|| view! {
-                <div class="confirm" role="alertdialog" aria-labelledby="confirm-title">
-                    <p id="confirm-title">
-                        {move || match confirm.get() {
-                            Some(Confirm::CancelRun(r)) => format!("Cancel run {r}? The agent stops the work in progress."),
-                            Some(Confirm::CancelSession) => "Cancel the whole session? The agent ends it.".to_owned(),
-                            None => String::new(),
-                        }}
-                    </p>
-                    <label for="cancel-reason">"Reason (optional, sent to the agent)"</label>
-                    <input id="cancel-reason" type="text" autocomplete="off"
-                        prop:value=move || reason.get()
-                        on:input=move |ev| reason.set(event_target_value(&ev)) />
-                    <div class="control-buttons">
-                        <button type="button" class="danger" data-confirm="yes" on:click=run_cancel>
-                            {move || match confirm.get() {
-                                Some(Confirm::CancelRun(_)) => "Yes, cancel the run",
-                                _ => "Yes, cancel the session",
-                            }}
-                        </button>
-                        <button type="button" data-confirm="no" on:click=move |_| confirm.set(None)>"Keep going"</button>
-                    </div>
-                </div>
-            })}
+            {move || confirm.with(Option::is_some).then(|| view! { <CancelQuestion confirm=confirm reason=reason on_yes=run_cancel /> })}
             {move || error.get().map(|e| view! { <p class="send-error" role="alert">{e}</p> })}
             {move || last_view.get().map(|c| view! { <ol class="commands last-command"><CommandRow command=c /></ol> })}
         </section>
+    }
+}
+
+/// The verbs the session's agent declared, each a button; cancelling asks first.
+#[component]
+fn ControlButtons(
+    lane: Lane,
+    confirm: RwSignal<Option<Confirm>>,
+    done: impl Fn(Result<String, String>) + Copy + 'static,
+) -> impl IntoView {
+    let console = expect_context::<Console>();
+    let l = lane;
+    let open = l.open_run().map(|r| r.name.clone());
+    let (l1, l2) = (l.clone(), l.clone());
+    view! {
+        <div class="control-buttons">
+            {(l.verbs.cancel && open.is_some()).then(|| {
+                let run = open.clone().unwrap_or_default();
+                view! {
+                    <button type="button" class="danger" data-verb="cancel-run"
+                        on:click=move |_| confirm.set(Some(Confirm::CancelRun(run.clone())))>
+                        "Cancel run\u{2026}"
+                    </button>
+                }
+            })}
+            {l.verbs.cancel.then(|| view! {
+                <button type="button" class="danger" data-verb="cancel-session"
+                    on:click=move |_| confirm.set(Some(Confirm::CancelSession))>
+                    "Cancel session\u{2026}"
+                </button>
+            })}
+            {(l.verbs.pause && l.state == LaneState::Active).then(|| view! {
+                <button type="button" data-verb="pause" on:click=move |_| { done(console.pause(&l1)); refocus(CONTROLS, 25); }>"Pause"</button>
+            })}
+            {(l.verbs.resume && l.state == LaneState::Paused).then(|| view! {
+                <button type="button" data-verb="resume" on:click=move |_| { done(console.resume(&l2)); refocus(CONTROLS, 25); }>"Resume"</button>
+            })}
+        </div>
+        {(!l.verbs.cancel && !l.verbs.pause && !l.verbs.resume).then(|| view! {
+            <p class="hint">"Its agent declared no session commands (cancel, pause or resume)."</p>
+        })}
+    }
+}
+
+/// "Cancel run …?" with an optional reason; the safe answer keeps going.
+#[component]
+fn CancelQuestion(
+    confirm: RwSignal<Option<Confirm>>,
+    reason: RwSignal<String>,
+    on_yes: impl Fn(leptos::ev::MouseEvent) + 'static,
+) -> impl IntoView {
+    view! {
+        <div class="confirm" role="alertdialog" aria-labelledby="confirm-title">
+            <p id="confirm-title">
+                {move || match confirm.get() {
+                    Some(Confirm::CancelRun(r)) => format!("Cancel run {r}? The agent stops the work in progress."),
+                    Some(Confirm::CancelSession) => "Cancel the whole session? The agent ends it.".to_owned(),
+                    None => String::new(),
+                }}
+            </p>
+            <label for="cancel-reason">"Reason (optional, sent to the agent)"</label>
+            <input id="cancel-reason" type="text" autocomplete="off"
+                prop:value=move || reason.get()
+                on:input=move |ev| reason.set(event_target_value(&ev)) />
+            <div class="control-buttons">
+                <button type="button" class="danger" data-confirm="yes" on:click=on_yes>
+                    {move || match confirm.get() {
+                        Some(Confirm::CancelRun(_)) => "Yes, cancel the run",
+                        _ => "Yes, cancel the session",
+                    }}
+                </button>
+                <button type="button" data-confirm="no" on:click=move |_| confirm.set(None)>"Keep going"</button>
+            </div>
+        </div>
     }
 }
 
