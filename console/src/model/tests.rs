@@ -798,6 +798,15 @@ fn repeated_progress_is_folded_into_one_row() {
         .collect();
     assert_eq!(progress.len(), 2, "{progress:?}");
     assert!(progress[1].ends_with("(and 4 more the same)"), "{progress:?}");
+    // Words that only begin alike are not the same: 1% then 10%.
+    for (n, p) in [(10u64, 1), (11, 10)] {
+        r.event(json!({ "id": format!("Q{n}"), "type": "progress.status", "seq": n, "data": { "phase": "copying", "percent": p } }));
+    }
+    let s = r.hub.store().sessions().next().unwrap();
+    let (items, ..) = timeline::items(s, timeline::MAX_ITEMS);
+    let newest: Vec<String> =
+        timeline::rows(&items, timeline::Filter::All).iter().take(2).map(|row| row.id().to_owned()).collect();
+    assert_eq!(newest, ["Q11", "Q10"], "two rows");
 }
 
 #[test]

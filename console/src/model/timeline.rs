@@ -145,20 +145,23 @@ pub fn rows(items: &[Item], filter: Filter) -> Vec<Row> {
         }
     }
     let mut out: Vec<Row> = Vec::new();
-    // Progress saying what the row above it said is folded into it.
+    // Progress saying just what the row above it said is folded into it
+    // (`said`: that row's own words, before the count).
     let mut repeats = 0;
+    let mut said = String::new();
     for (n, i) in items.iter().enumerate().rev() {
         if paired[n] || !filter.admits(i.category) {
             continue;
         }
         if let Some(Row::Event(last)) = out.last_mut() {
-            if i.ty == "progress.status" && last.ty == i.ty && last.summary.starts_with(i.summary.as_str()) {
+            if i.ty == "progress.status" && last.ty == i.ty && said == i.summary {
                 repeats += 1;
-                last.summary = format!("{} (and {repeats} more the same)", i.summary);
+                last.summary = format!("{said} (and {repeats} more the same)");
                 continue;
             }
         }
         repeats = 0;
+        said.clone_from(&i.summary);
         out.push(match call_of[n] {
             Some(c) => Row::ToolCall {
                 call: items[c].clone(),

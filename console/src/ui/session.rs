@@ -449,7 +449,7 @@ pub fn SessionView(key: SessionKey) -> impl IntoView {
                             {(l.runs_shown(all_runs.get()).1 > 0).then(|| view! {
                                 <li>
                                     <button type="button" class="quiet more-runs" on:click=move |_| all_runs.set(true)>
-                                        {format!("Show {} more", words::count(l.runs_shown(false).1, "earlier run", "earlier runs"))}
+                                        {format!("Show {}", words::count(l.runs_shown(false).1, "earlier run", "earlier runs"))}
                                     </button>
                                 </li>
                             })}

@@ -654,6 +654,33 @@ try {
     });
   });
 
+  await step('phone: a long session lists its latest runs with the rest one tap away, and pages in earlier events', async () => {
+    await withAgent({ agent: 'e2e-long' }, 'Long session', PHONE, async ({ agent, page }) => {
+      for (let n = 1; n <= 5; n++) agent.emit('run.started', { trigger: 'user' }, { run: `run-long-${n}` });
+      for (let n = 1; n <= 350; n++) agent.emit('x.e2e.test.tick', { n });
+      await page.goto(`${relay.base}/#/session/${encodeURIComponent(agent.source)}/${encodeURIComponent(agent.session)}`);
+      const rows = page.locator('main ol.timeline > li');
+      // session.started, run-e2e, 5 runs and 350 ticks: 357 events, the newest 300 shown.
+      await until(async () => (await rows.count()) === 300, 'the newest 300 events', 10_000).catch(async (e) => { throw new Error(`${e.message}: ${await rows.count()} rows, ${await page.locator('main button.earlier').textContent()}`); });
+      const runs = page.locator('main .runs li[data-run]');
+      check((await runs.count()) === 3, `the latest three runs: ${await runs.count()}`);
+      check(JSON.stringify(await runs.evaluateAll((els) => els.map((e) => e.getAttribute('data-run')))) === JSON.stringify(['run-long-3', 'run-long-4', 'run-long-5']),
+        'the latest ones');
+      const more = page.locator('main .runs button.more-runs');
+      check((await more.textContent()).trim() === 'Show 3 earlier runs', `the rest one tap away: ${await more.textContent()}`);
+      await more.tap();
+      await until(async () => (await runs.count()) === 6, 'all the runs', 3_000);
+      const earlier = page.locator('main button.earlier');
+      check((await earlier.textContent()).trim() === 'Show 57 earlier events', `a way to the earlier events: ${await earlier.textContent()}`);
+      await page.screenshot({ path: `${ROOT}target/console-e2e/session-earlier-390x844.png` });
+      await earlier.tap();
+      await until(async () => (await rows.count()) === 357, 'every event, the earlier ones paged in', 5_000);
+      check(await earlier.isHidden(), 'nothing earlier left to show');
+      const oldest = await rows.last().getAttribute('data-type');
+      check(oldest === 'session.started', `down to the session's start: ${oldest}`);
+    });
+  });
+
   // The issue's phone checks: a destructive approval is not one tap, and
   // every answer can be taken back for a few seconds before it leaves.
   await step('phone: approving a critical request takes a second, deliberate tap; Undo sends nothing; Send now sends at once', async () => {
