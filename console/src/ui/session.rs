@@ -500,7 +500,7 @@ pub fn SessionView(key: SessionKey) -> impl IntoView {
                     </ol>
                     <button type="button" class="earlier" hidden=move || earlier() == 0
                         on:click=move |_| limit.update(|l| *l += timeline::MAX_ITEMS as u64)>
-                        {move || format!("Show {} earlier", words::count(earlier().min(timeline::MAX_ITEMS), "event", "events"))}
+                        {move || format!("Show {}", words::count(earlier().min(timeline::MAX_ITEMS), "earlier event", "earlier events"))}
                     </button>
                     <p class="hint dropped" hidden=move || earlier() > 0 || dropped() == 0>
                         {move || format!("{} no longer kept on this device.", words::count(dropped(), "earlier event is", "earlier events are"))}
