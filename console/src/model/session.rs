@@ -126,9 +126,14 @@ impl Lane {
     /// Why no command can be sent to it now, when none can, with a token
     /// for tests and styling: ended, nobody connected (this device, when no
     /// relay is `live`, else its agent), or claimed by several connections.
-    pub fn no_commands(&self, live: bool) -> Option<(&'static str, String)> {
+    /// `online`: the browser's word on the device's network, which only
+    /// names the likely reason.
+    pub fn no_commands(&self, live: bool, online: bool) -> Option<(&'static str, String)> {
         Some(match () {
             _ if self.state == LaneState::Ended => ("ended", "This session has ended.".to_owned()),
+            _ if !live && !online => {
+                ("offline", "This device is offline, so it is not connected to a relay and cannot send commands.".to_owned())
+            }
             _ if !live => ("offline", "This device is not connected to a relay right now.".to_owned()),
             _ if !self.verbs.listed => (
                 "none",

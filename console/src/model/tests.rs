@@ -947,12 +947,13 @@ fn a_form_says_it_is_answered_only_by_filling_it_in() {
 fn a_session_says_whose_connection_is_missing_when_it_takes_no_commands() {
     let r = with_session();
     let lane = session::lanes(&r.hub).remove(0);
-    assert_eq!(lane.no_commands(true), None, "listed, one claim: its controls");
-    let (token, words) = lane.no_commands(false).unwrap();
+    assert_eq!(lane.no_commands(true, true), None, "listed, one claim: its controls");
+    let (token, words) = lane.no_commands(false, true).unwrap();
     assert_eq!(token, "offline");
     assert!(words.starts_with("This device is not connected"), "not its agent's fault: {words}");
+    assert!(lane.no_commands(false, false).unwrap().1.starts_with("This device is offline"));
     let gone = session::Lane { verbs: session::Verbs::default(), ..lane.clone() };
-    assert!(gone.no_commands(true).unwrap().1.starts_with("Its agent is not connected"));
+    assert!(gone.no_commands(true, true).unwrap().1.starts_with("Its agent is not connected"));
     let ended = session::Lane { state: session::LaneState::Ended, ..lane };
-    assert_eq!(ended.no_commands(false).unwrap().0, "ended");
+    assert_eq!(ended.no_commands(false, false).unwrap().0, "ended");
 }

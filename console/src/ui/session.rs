@@ -110,7 +110,7 @@ fn Controls(lane: Signal<Option<Lane>>) -> impl IntoView {
             {move || {
                 let Some(l) = lane.get() else { return ().into_any() };
                 let live = console.relays.with(|r| r.iter().any(|r| r.is_live()));
-                match l.no_commands(live) {
+                match l.no_commands(live, console.online.get()) {
                     Some((token, words)) => {
                         let class = match token {
                             "offline" | "none" => "hint offline-agent",
