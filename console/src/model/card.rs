@@ -208,8 +208,23 @@ impl CardView {
         (words, false)
     }
 
-    /// The outcome in one line, for the history.
-    pub fn outcome_words(&self) -> String {
+    /// A form (AEP-0006) takes only its `values`: the engine refuses any
+    /// other answer to it (an option or typed words would leave its fields
+    /// unanswered), so there is no decline to offer, and the card says so.
+    pub fn form_only(&self) -> Option<String> {
+        if self.answering != Answering::Form {
+            return None;
+        }
+        let until = match self.expires_at {
+            Some(t) => format!(" until it expires at {}", super::clock::time_of_day(t)),
+            None => String::new(),
+        };
+        Some(format!("A form can only be answered by filling it in. To decline, leave it waiting{until}: the agent decides."))
+    }
+
+    /// The outcome in one line, for the history; the person who answered
+    /// named by [`words::person`] against `me`.
+    pub fn outcome_words(&self, me: &[String]) -> String {
         let mut parts = Vec::new();
         if let (Some(a), false) = (&self.answer, self.overruled.is_empty()) {
             let refused = self
@@ -228,7 +243,7 @@ impl CardView {
         if let Some(a) = &self.answer {
             let mut s = format!("Answered: {}", a.summary);
             if let Some(by) = &a.by {
-                s.push_str(&format!(" by {by}"));
+                s.push_str(&format!(" by {}", super::words::person(by, me)));
             }
             if let Some(via) = &a.via {
                 s.push_str(&format!(" via {via}"));

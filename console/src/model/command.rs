@@ -69,6 +69,10 @@ pub struct CommandView {
     /// (a reload, another tab): the person's own command.
     pub by_this_console: bool,
     pub sender: Option<String>,
+    /// The request an answer is for (its id), and in words: its prompt
+    /// and the agent that asked.
+    pub subject: Option<String>,
+    pub request: Option<String>,
     pub relay: Option<String>,
     pub phase: Phase,
     pub headline: String,
@@ -85,14 +89,14 @@ pub struct CommandView {
 }
 
 impl CommandView {
-    /// Who sent it, as the audit names them: the command's `agent` (the
-    /// person, as the timeline names them too), marked when it is you.
-    pub fn who(&self) -> String {
-        match (self.mine || self.by_this_console, &self.sender) {
-            (true, Some(s)) => format!("{s} (you)"),
-            (true, None) => "You".to_owned(),
-            (false, Some(s)) => s.clone(),
-            (false, None) => "Unknown sender".to_owned(),
+    /// Who sent it, by the one rule ([`words::person`]): the command's
+    /// `agent`, the principal the relay bound to it, marked `you (…)` when
+    /// it is one of `me` or was sent by this console.
+    pub fn who(&self, me: &[String]) -> String {
+        match (&self.sender, self.mine || self.by_this_console) {
+            (Some(s), true) => words::person_first(s, std::slice::from_ref(s)),
+            (Some(s), false) => words::person_first(s, me),
+            (None, _) => "Unknown sender".to_owned(),
         }
     }
 
@@ -170,7 +174,7 @@ pub fn mine(hub: &Hub, c: &TrackedCommand, options: &[Choice]) -> CommandView {
             None,
         ),
         CommandState::Accepted { .. } => match outcome {
-            Some(o) => (Phase::Done(o.ty().to_owned()), done_words(o.ty()), None),
+            Some(o) => (Phase::Done(o.ty().to_owned()), done_words(o.ty(), phase(o).as_deref()), None),
             None => (
                 Phase::Accepted,
                 "Accepted \u{2014} waiting for the agent to act".to_owned(),
@@ -220,6 +224,8 @@ pub fn mine(hub: &Hub, c: &TrackedCommand, options: &[Choice]) -> CommandView {
         mine: true,
         by_this_console: true,
         sender: Some(c.command().agent().to_owned()),
+        subject: c.command().subject().map(str::to_owned),
+        request: None,
         relay,
         phase,
         headline,
@@ -253,7 +259,13 @@ pub fn chain(
         .unwrap_or_default();
     // The decision is final: what followed a refusal is not its outcome.
     let (phase, headline, explanation) = match (c.outcome(), c.ack().map(|a| &a.decision)) {
-        (Some(o), None | Some(Decision::Accepted)) => (Phase::Done(o.ty.clone()), done_words(&o.ty), None),
+        (Some(o), None | Some(Decision::Accepted)) => {
+            let said = session
+                .and_then(|s| s.timeline().iter().rev().find(|e| e.id() == o.event_id))
+                .and_then(|e| e.event().ok())
+                .and_then(|e| phase(&e));
+            (Phase::Done(o.ty.clone()), done_words(&o.ty, said.as_deref()), None)
+        }
         (None, Some(Decision::Accepted)) => (
             Phase::Accepted,
             "Accepted \u{2014} waiting for the agent to act".to_owned(),
@@ -306,6 +318,8 @@ pub fn chain(
         mine: false,
         by_this_console: issued.is_some_and(|i| i.sender_source == me),
         sender: issued.map(|i| i.sender_agent.clone()),
+        subject: issued.and_then(|i| i.subject.clone()),
+        request: None,
         relay: issued.and_then(|i| i.relay.as_deref().map(str::to_owned)),
         phase,
         headline,
@@ -328,23 +342,31 @@ pub fn view(
     session: Option<&store::Session>,
     options: &[Choice],
 ) -> Option<CommandView> {
-    if let Some(t) = hub.sender().get(id) {
-        return Some(mine(hub, t, options));
-    }
-    let c = session?.command(id)?;
-    Some(chain(c, session, options, &hub.sender().identity().source))
+    let mut v = match hub.sender().get(id) {
+        Some(t) => mine(hub, t, options),
+        None => chain(session?.command(id)?, session, options, &hub.sender().identity().source),
+    };
+    v.request = v.subject.as_deref().and_then(|r| session?.card(r)?.request()).map(words::asked);
+    Some(v)
 }
 
-fn done_words(outcome: &str) -> String {
-    let what = match outcome {
-        "attention.answered" => "answer applied",
-        "attention.resolved" => "request resolved",
-        "run.cancelled" => "run cancelled",
-        "session.ended" => "session ended",
-        "session.paused" => "session paused",
-        "session.resumed" => "session resumed",
-        "progress.status" => "agent reported progress",
-        other => return format!("Done \u{2014} {other}"),
+/// A `progress.status` outcome's phase (a pause's `paused`, a resume's
+/// `resumed`).
+fn phase(e: &aep_client::Event) -> Option<String> {
+    e.data()?.get("phase")?.as_str().map(str::to_owned)
+}
+
+fn done_words(outcome: &str, phase: Option<&str>) -> String {
+    let what = match (outcome, phase) {
+        ("attention.answered", _) => "answer applied",
+        ("attention.resolved", _) => "request resolved",
+        ("run.cancelled", _) => "run cancelled",
+        ("session.ended", _) => "session ended",
+        ("session.paused", _) | ("progress.status", Some("paused")) => "the agent paused",
+        ("session.resumed", _) | ("progress.status", Some("resumed")) => "the agent resumed",
+        ("progress.status", Some(p)) => return format!("Done \u{2014} the agent reported {p}"),
+        ("progress.status", None) => "agent reported progress",
+        (other, _) => return format!("Done \u{2014} {other}"),
     };
     format!("Done \u{2014} {what}")
 }

@@ -11,6 +11,9 @@ use aep_client::UnixMs;
 
 use super::command::{self, CommandView};
 
+/// Runs a session page lists before "show more".
+pub const RUNS_SHOWN: usize = 3;
+
 /// Where a run stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum RunState {
@@ -118,6 +121,52 @@ pub struct Lane {
 impl Lane {
     pub fn open_run(&self) -> Option<&RunView> {
         self.runs.iter().rev().find(|r| r.is_open())
+    }
+
+    /// Why no command can be sent to it now, when none can, with a token
+    /// for tests and styling: ended, nobody connected (this device, when no
+    /// relay is `live`, else its agent), or claimed by several connections.
+    /// `online`: the browser's word on the device's network, which only
+    /// names the likely reason.
+    pub fn no_commands(&self, live: bool, online: bool) -> Option<(&'static str, String)> {
+        Some(match () {
+            _ if self.state == LaneState::Ended => ("ended", "This session has ended.".to_owned()),
+            _ if !live && !online => {
+                ("offline", "This device is offline, so it is not connected to a relay and cannot send commands.".to_owned())
+            }
+            _ if !live => ("offline", "This device is not connected to a relay right now.".to_owned()),
+            _ if !self.verbs.listed => (
+                "none",
+                "Its agent is not connected to a relay right now (no relay roster lists this session), so it cannot take commands."
+                    .to_owned(),
+            ),
+            _ if self.verbs.claims > 1 => (
+                "ambiguous",
+                format!(
+                    "Claimed by {} connections at once, so the relay refuses commands to this session until only one is left.",
+                    self.verbs.claims
+                ),
+            ),
+            _ => return None,
+        })
+    }
+
+    /// What it is doing, in a few words: a paused session reads as paused,
+    /// whatever run is open in it.
+    pub fn doing(&self) -> String {
+        match (self.state, self.open_run()) {
+            (LaneState::Paused, Some(r)) => format!("Paused in {}", r.name),
+            (LaneState::Paused, None) => "Paused".to_owned(),
+            (_, Some(r)) => format!("Running {}", r.name),
+            (_, None) => "No run in progress".to_owned(),
+        }
+    }
+
+    /// The runs a session page lists, oldest first: the latest
+    /// [`RUNS_SHOWN`] unless `all`; and how many earlier ones that leaves out.
+    pub fn runs_shown(&self, all: bool) -> (&[RunView], usize) {
+        let skip = if all { 0 } else { self.runs.len().saturating_sub(RUNS_SHOWN) };
+        (&self.runs[skip..], skip)
     }
 
     /// Runs by ending: `(finished, failed, cancelled)`.

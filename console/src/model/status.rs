@@ -50,6 +50,9 @@ pub struct RelayView {
     /// `live`, `reconnecting (attempt 3)`, `refused: wrong token`.
     pub words: String,
     pub detail: Option<String>,
+    /// The principal this console's credential is on this relay, when the
+    /// relay named it (its hello): the name its commands carry.
+    pub principal: Option<String>,
 }
 
 impl RelayView {
@@ -68,7 +71,13 @@ pub fn relays(hub: &Hub) -> Vec<RelayView> {
         .map(|id| {
             let state = hub.state(id).cloned().unwrap_or(State::Idle);
             let (words, detail) = words::state(&state);
-            RelayView { id, label: hub.label(id).unwrap_or_default().to_owned(), link: Link::of(&state), words, detail }
+            let principal = hub
+                .connection(id)
+                .and_then(|c| c.peer_hello())
+                .and_then(|h| h.capabilities.principal())
+                .map(str::to_owned);
+            let label = hub.label(id).unwrap_or_default().to_owned();
+            RelayView { id, label, link: Link::of(&state), words, detail, principal }
         })
         .collect()
 }
@@ -140,7 +149,7 @@ mod tests {
     use super::*;
 
     fn relay(link: Link) -> RelayView {
-        RelayView { id: 0, label: "r".into(), link, words: link.token().into(), detail: None }
+        RelayView { id: 0, label: "r".into(), link, words: link.token().into(), detail: None, principal: None }
     }
 
     #[test]
@@ -175,4 +184,27 @@ mod tests {
         // With another relay still trying, the console does wait.
         assert!(matches!(reach(&[r, relay(Link::Reconnecting)], true), Reach::NoneLive { .. }));
     }
+}
+
+/// Each relay's principal, kept from when it was last live (`known`, by
+/// relay), so the person stays named while a relay is away.
+pub fn remember(relays: &mut [RelayView], known: &mut Vec<Option<String>>) {
+    known.resize(relays.len().max(known.len()), None);
+    for r in relays.iter_mut() {
+        match &r.principal {
+            Some(p) => known[r.id] = Some(p.clone()),
+            None => r.principal = known[r.id].clone(),
+        }
+    }
+}
+
+/// The names this console is connected as: each relay's principal; with
+/// a relay that named none, the console's own agent name, which its
+/// commands there carry.
+pub fn me(relays: &[RelayView]) -> Vec<String> {
+    let mut names: Vec<String> = relays.iter().filter_map(|r| r.principal.clone()).collect();
+    if names.is_empty() || relays.iter().any(|r| r.principal.is_none()) {
+        names.push(super::setup::AGENT.to_owned());
+    }
+    names
 }

@@ -30,6 +30,12 @@ struct Relay {
 
 impl Relay {
     fn new() -> Relay {
+        Relay::connected_as(None)
+    }
+
+    /// A relay whose hello names this console's principal (`as`), as a
+    /// relay with a credentials file does.
+    fn connected_as(principal: Option<&str>) -> Relay {
         let config = HubConfig::new(Identity::new(
             "aep://console.test/agent/aep-console",
             "aep-console",
@@ -48,6 +54,14 @@ impl Relay {
         r.hub.connect(r.now);
         r.drain();
         r.hub.handle_open(0, r.now);
+        let mut capabilities = Capabilities {
+            replay: Some(ReplayCapability { buffer: Some(512), all: Some(true), other: Map::new() }),
+            roster: Some(Map::new()),
+            ..Capabilities::default()
+        };
+        if let Some(p) = principal {
+            capabilities.set_principal(p, &["operator"]);
+        }
         r.send(Frame::Hello(Hello {
             versions: vec!["0.1".into()],
             role: Some(Role::Both),
@@ -55,15 +69,7 @@ impl Relay {
                 agent: Some("relay".into()),
                 ..HelloIdentity::default()
             }),
-            capabilities: Capabilities {
-                replay: Some(ReplayCapability {
-                    buffer: Some(512),
-                    all: Some(true),
-                    other: Map::new(),
-                }),
-                roster: Some(Map::new()),
-                ..Capabilities::default()
-            },
+            capabilities,
         }));
         let sub = r.sent.iter().find_map(|f| {
             if let Frame::Subscribe(s) = f {
@@ -224,7 +230,7 @@ fn an_answer_is_followed_from_sent_to_done_and_the_card_closes() {
         Phase::Done("attention.answered".into())
     );
     assert_eq!(
-        v.outcome_words(),
+        v.outcome_words(&[]),
         "Allowed: it goes ahead \u{b7} Answered: Allow by aep-console via control \u{b7} Resolved (answered) after 1.2 s"
     );
 }
@@ -338,8 +344,8 @@ fn lanes_offer_only_declared_verbs_and_timelines_link_causes() {
     assert_eq!(lane.open_run().map(|r| r.name.as_str()), Some("r1"));
     assert_eq!(lane.pending, 1);
     let s = r.hub.store().sessions().next().unwrap();
-    let (items, hidden) = timeline::items(s);
-    assert_eq!(hidden, 0);
+    let (items, hidden, dropped) = timeline::items(s, timeline::MAX_ITEMS);
+    assert_eq!((hidden, dropped), (0, 0));
     let ack = items.iter().find(|i| i.id == "A1").unwrap();
     assert!(
         ack.cause
@@ -381,7 +387,7 @@ fn a_later_answer_refused_after_an_earlier_one_applied_is_said_plainly() {
                     "data": { "reason": "invalid", "detail": "already answered" } }));
     let v = r.card("REQ1");
     assert_eq!(v.overruled, vec!["Allow".to_owned()], "{:?}", v.commands);
-    let words = v.outcome_words();
+    let words = v.outcome_words(&[]);
     assert!(
         words.starts_with("Your later answer \u{201c}Allow\u{201d} was refused: the agent applied \u{201c}Deny\u{201d}"),
         "{words}"
@@ -478,7 +484,7 @@ fn this_consoles_commands_read_as_its_own_after_a_reload() {
     assert!(c.by_this_console, "sent as this console: {c:?}");
     // The name the timeline gives the sender ("aep-console asked to
     // cancel"), marked as the person's own.
-    assert_eq!(c.who(), "aep-console (you)");
+    assert_eq!(c.who(&[]), "You (aep-console)");
     assert_eq!(c.sent_at, UnixMs::parse_rfc3339("2026-07-03T10:15:10Z"));
     assert_eq!(c.phase, Phase::Done("run.cancelled".into()));
     assert_eq!(c.what, "run r1 \u{2014} \u{201c}stuck\u{201d}");
@@ -490,7 +496,7 @@ fn a_command_known_only_by_its_ack_is_named_by_what_the_ack_says() {
     r.event(json!({ "id": "K1", "type": "control.accepted", "seq": 3, "cause": "GONE1", "time": "2026-07-03T10:15:20Z", "data": {} }));
     let s = r.hub.store().sessions().next().unwrap();
     let c = session::commands(&r.hub, s).remove(0);
-    let line = format!("{}: {}", c.who(), c.verb);
+    let line = format!("{}: {}", c.who(&[]), c.verb);
     assert!(!line.contains("Someone") && !line.contains("command not seen"), "{line}");
     assert!(c.sent_at.is_some(), "a time to show: {c:?}");
 }
@@ -506,7 +512,7 @@ fn a_timeline_reads_newest_first_with_each_tool_call_folded_with_its_result() {
     r.event(json!({ "id": "T3", "type": "tool.requested", "seq": 6, "run": "r1",
                     "data": { "tool": { "name": "Read", "call_id": "c2" } } }));
     let s = r.hub.store().sessions().next().unwrap();
-    let (items, _) = timeline::items(s);
+    let (items, ..) = timeline::items(s, timeline::MAX_ITEMS);
     let ids = |rows: &[timeline::Row]| rows.iter().map(|r| r.id().to_owned()).collect::<Vec<_>>();
     let all = timeline::rows(&items, timeline::Filter::All);
     assert_eq!(ids(&all), ["T3", "T2", "P1", "REQ1", "E1", "E0"], "newest first, the pair where its result is");
@@ -763,7 +769,7 @@ fn settled_cards_say_whether_the_thing_will_happen_and_colour_only_what_went_as_
     r.event(json!({ "id": "W4", "type": "attention.timeout", "seq": 9, "subject": "LATE", "data": {} }));
     let gone = r.card("GONE");
     assert_eq!(gone.verdict(), ("Withdrawn by the agent: it will not happen", false));
-    assert!(gone.outcome_words().starts_with("Withdrawn by the agent: it will not happen"), "{}", gone.outcome_words());
+    assert!(gone.outcome_words(&[]).starts_with("Withdrawn by the agent: it will not happen"), "{}", gone.outcome_words(&[]));
     let refused = r.card("REF");
     assert!(refused.in_flight(), "a card whose answer the agent refused takes no other answer");
     assert_eq!(refused.verdict(), ("Refused by the agent: it will not happen", false));
@@ -781,7 +787,7 @@ fn repeated_progress_is_folded_into_one_row() {
     }
     r.event(json!({ "id": "P9", "type": "progress.status", "seq": 8, "run": "r1", "data": { "status": "done" } }));
     let s = r.hub.store().sessions().next().unwrap();
-    let (items, _) = timeline::items(s);
+    let (items, ..) = timeline::items(s, timeline::MAX_ITEMS);
     let rows = timeline::rows(&items, timeline::Filter::All);
     let progress: Vec<String> = rows
         .iter()
@@ -792,4 +798,162 @@ fn repeated_progress_is_folded_into_one_row() {
         .collect();
     assert_eq!(progress.len(), 2, "{progress:?}");
     assert!(progress[1].ends_with("(and 4 more the same)"), "{progress:?}");
+    // Words that only begin alike are not the same: 1% then 10%.
+    for (n, p) in [(10u64, 1), (11, 10)] {
+        r.event(json!({ "id": format!("Q{n}"), "type": "progress.status", "seq": n, "data": { "phase": "copying", "percent": p } }));
+    }
+    let s = r.hub.store().sessions().next().unwrap();
+    let (items, ..) = timeline::items(s, timeline::MAX_ITEMS);
+    let newest: Vec<String> =
+        timeline::rows(&items, timeline::Filter::All).iter().take(2).map(|row| row.id().to_owned()).collect();
+    assert_eq!(newest, ["Q11", "Q10"], "two rows");
+}
+
+#[test]
+fn each_decision_names_its_person_and_its_request_by_one_rule() {
+    let mut r = Relay::connected_as(Some("ops-alice"));
+    r.event(json!({ "id": "E0", "type": "session.started", "seq": 0, "data": { "label": "Two operators" } }));
+    for (n, prompt) in [(1, "Drop the cache?"), (2, "Rotate the keys?")] {
+        r.event(json!({ "id": format!("REQ{n}"), "type": "attention.requested", "seq": n, "run": "r1",
+                        "data": { "kind": "permission", "prompt": prompt,
+                                  "options": [{"id": "allow", "label": "Allow"}, {"id": "deny", "label": "Deny"}] } }));
+    }
+    // Who the relay says this console is connected as: its chip, and the
+    // names marked as the person's own, also once the relay is gone.
+    let mut relays = super::status::relays(&r.hub);
+    assert_eq!(relays[0].principal.as_deref(), Some("ops-alice"));
+    let mut known = Vec::new();
+    super::status::remember(&mut relays, &mut known);
+    let me = super::status::me(&relays);
+    assert_eq!(me, ["ops-alice"]);
+    let mut gone = vec![super::status::RelayView { principal: None, link: super::status::Link::Reconnecting, ..relays[0].clone() }];
+    super::status::remember(&mut gone, &mut known);
+    assert_eq!(super::status::me(&gone), ["ops-alice"], "kept while away");
+    assert_eq!(super::status::me(&super::status::relays(&Relay::new().hub)), ["aep-console"], "no principal named: the console's own name");
+    // Two answers as the relay replays them after a reload: each by its
+    // operator's principal, each followed by the agent's `by`.
+    for (n, who, option) in [(1, "ops-alice", "allow"), (2, "ops-bob", "deny")] {
+        r.event(json!({ "id": format!("CMD{n}"), "type": "control.attention.respond", "subject": format!("REQ{n}"),
+                        "source": format!("aep://console.test/agent/{who}"), "agent": who,
+                        "data": { "answer": { "option": option } } }));
+        r.event(json!({ "id": format!("ANS{n}"), "type": "attention.answered", "seq": 2 + n, "subject": format!("REQ{n}"),
+                        "cause": format!("CMD{n}"), "data": { "answer": { "option": option }, "by": who, "via": "control" } }));
+    }
+    let s = r.hub.store().sessions().next().unwrap();
+    let audit: Vec<String> = session::commands(&r.hub, s)
+        .iter()
+        .map(|c| format!("{}: {} \u{2014} {} to {}", c.who(&me), c.verb, c.what, c.request.clone().unwrap_or_default()))
+        .collect();
+    assert_eq!(
+        audit,
+        [
+            "You (ops-alice): Answer \u{2014} Allow to \u{201c}Drop the cache?\u{201d} from demo",
+            "ops-bob: Answer \u{2014} Deny to \u{201c}Rotate the keys?\u{201d} from demo",
+        ]
+    );
+    // The timeline says the same, in the same words.
+    let (items, ..) = timeline::items(s, timeline::MAX_ITEMS);
+    let said: Vec<String> = items
+        .iter()
+        .filter_map(|i| Some(format!("{} {}", super::words::person_first(i.by.as_deref()?, &me), i.summary)))
+        .collect();
+    assert_eq!(
+        said,
+        [
+            "You (ops-alice) answered Allow to \u{201c}Drop the cache?\u{201d} from demo",
+            "You (ops-alice) answered Allow to \u{201c}Drop the cache?\u{201d} from demo via control",
+            "ops-bob answered Deny to \u{201c}Rotate the keys?\u{201d} from demo",
+            "ops-bob answered Deny to \u{201c}Rotate the keys?\u{201d} from demo via control",
+        ]
+    );
+    // The history: what was answered, and by whom.
+    assert!(r.card("REQ2").outcome_words(&me).contains("Answered: Deny by ops-bob"), "{}", r.card("REQ2").outcome_words(&me));
+    assert!(r.card("REQ1").outcome_words(&me).contains("Answered: Allow by you (ops-alice)"));
+    // A console connected as someone else marks neither as its own.
+    let other = ["ops-carol".to_owned()];
+    assert!(session::commands(&r.hub, s).iter().all(|c| !c.who(&other).contains("you")));
+}
+
+#[test]
+fn a_paused_session_reads_paused_and_its_pause_reads_as_a_pause() {
+    let mut r = with_session();
+    // A pause from an earlier page, honoured the way AEP-0004 agents say it.
+    r.event(json!({ "id": "CMD1", "type": "control.pause", "source": "aep://console.test/agent/aep-console",
+                    "agent": "aep-console", "data": {} }));
+    r.event(json!({ "id": "K1", "type": "control.accepted", "seq": 3, "cause": "CMD1", "data": {} }));
+    r.event(json!({ "id": "P1", "type": "progress.status", "seq": 4, "cause": "CMD1",
+                    "data": { "phase": "paused", "message": "Paused by an operator" } }));
+    r.event(json!({ "id": "S1", "type": "session.paused", "seq": 5, "data": {} }));
+    let lane = session::lanes(&r.hub).remove(0);
+    assert_eq!(lane.state, session::LaneState::Paused);
+    assert_eq!(lane.doing(), "Paused in r1", "not \"Running r1\" beside PAUSED");
+    let s = r.hub.store().sessions().next().unwrap();
+    let c = session::commands(&r.hub, s).remove(0);
+    assert_eq!(c.headline, "Done \u{2014} the agent paused");
+    // The timeline names the person as the audit does.
+    let (items, ..) = timeline::items(s, timeline::MAX_ITEMS);
+    let pause = items.iter().find(|i| i.id == "CMD1").unwrap();
+    let me = ["aep-console".to_owned()];
+    assert_eq!(format!("{} {}", super::words::person_first(pause.by.as_deref().unwrap(), &me), pause.summary), "You (aep-console) asked to pause");
+    assert_eq!(c.who(&me), "You (aep-console)");
+    // This page's own resume, followed by its sender.
+    let id = r.hub.resume(&aep_client::client::hub::Target::session("s1"), 9, r.now).unwrap();
+    r.drain();
+    r.event(json!({ "id": "K2", "type": "control.accepted", "seq": 6, "cause": id, "data": {} }));
+    r.event(json!({ "id": "P2", "type": "progress.status", "seq": 7, "cause": id, "data": { "phase": "resumed" } }));
+    let s = r.hub.store().sessions().next().unwrap();
+    let mine = session::commands(&r.hub, s).into_iter().find(|c| c.id == id).unwrap();
+    assert_eq!(mine.headline, "Done \u{2014} the agent resumed");
+}
+
+#[test]
+fn a_long_session_pages_in_earlier_events_and_lists_its_latest_runs() {
+    let mut r = with_session();
+    for n in 0..8u64 {
+        r.event(json!({ "id": format!("R{n}"), "type": "run.started", "seq": 3 + n, "run": format!("run-{n}"), "data": {} }));
+    }
+    let lane = session::lanes(&r.hub).remove(0);
+    assert_eq!(lane.runs.len(), 9);
+    let (shown, more) = lane.runs_shown(false);
+    assert_eq!(more, 6);
+    assert_eq!(shown.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(), ["run-5", "run-6", "run-7"], "the latest runs");
+    assert_eq!(lane.runs_shown(true), (lane.runs.as_slice(), 0));
+    let s = r.hub.store().sessions().next().unwrap();
+    let (items, earlier, dropped) = timeline::items(s, 4);
+    assert_eq!((items.len(), earlier, dropped), (4, 7, 0));
+    assert_eq!(items.last().unwrap().id, "R7", "the newest");
+    let (items, earlier, _) = timeline::items(s, 8);
+    assert_eq!((items.len(), earlier), (8, 3), "another page in");
+}
+
+#[test]
+fn a_form_says_it_is_answered_only_by_filling_it_in() {
+    let mut r = with_session();
+    let fields = json!([{"id": "env", "type": "string", "label": "Environment", "required": true}]);
+    r.event(json!({ "id": "FORM1", "type": "attention.requested", "seq": 3, "run": "r1", "capture": "redacted",
+                    "data": { "kind": "form", "prompt": "Where to?", "fields": fields.clone(),
+                              "options": [{"id": "decline", "label": "Decline"}] } }));
+    let form = r.card("FORM1");
+    assert_eq!(form.answering, Answering::Form, "answered by its form, options or not");
+    let only = form.form_only().expect("said plainly");
+    assert!(only.contains("only be answered by filling it in") && only.contains("leave it waiting"), "{only}");
+    // The engine refuses anything else, which is why none is offered.
+    assert!(r.hub.respond("FORM1", Answer::option("decline"), 7, r.now).is_err());
+    assert!(r.hub.respond("FORM1", Answer::text("no"), 8, r.now).is_err());
+    assert_eq!(r.card("REQ1").form_only(), None);
+}
+
+#[test]
+fn a_session_says_whose_connection_is_missing_when_it_takes_no_commands() {
+    let r = with_session();
+    let lane = session::lanes(&r.hub).remove(0);
+    assert_eq!(lane.no_commands(true, true), None, "listed, one claim: its controls");
+    let (token, words) = lane.no_commands(false, true).unwrap();
+    assert_eq!(token, "offline");
+    assert!(words.starts_with("This device is not connected"), "not its agent's fault: {words}");
+    assert!(lane.no_commands(false, false).unwrap().1.starts_with("This device is offline"));
+    let gone = session::Lane { verbs: session::Verbs::default(), ..lane.clone() };
+    assert!(gone.no_commands(true, true).unwrap().1.starts_with("Its agent is not connected"));
+    let ended = session::Lane { state: session::LaneState::Ended, ..lane };
+    assert_eq!(ended.no_commands(false, false).unwrap().0, "ended");
 }

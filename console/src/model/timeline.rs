@@ -5,7 +5,7 @@
 //! Everything here is data for text nodes.
 
 use aep_client::store::{Entry, Session};
-use aep_client::{Event, Severity, UnixMs};
+use aep_client::{Severity, UnixMs};
 use serde_json::{Map, Value};
 
 /// Most entries a session view renders (the newest ones).
@@ -145,20 +145,23 @@ pub fn rows(items: &[Item], filter: Filter) -> Vec<Row> {
         }
     }
     let mut out: Vec<Row> = Vec::new();
-    // Progress saying what the row above it said is folded into it.
+    // Progress saying just what the row above it said is folded into it
+    // (`said`: that row's own words, before the count).
     let mut repeats = 0;
+    let mut said = String::new();
     for (n, i) in items.iter().enumerate().rev() {
         if paired[n] || !filter.admits(i.category) {
             continue;
         }
         if let Some(Row::Event(last)) = out.last_mut() {
-            if i.ty == "progress.status" && last.ty == i.ty && last.summary.starts_with(i.summary.as_str()) {
+            if i.ty == "progress.status" && last.ty == i.ty && said == i.summary {
                 repeats += 1;
-                last.summary = format!("{} (and {repeats} more the same)", i.summary);
+                last.summary = format!("{said} (and {repeats} more the same)");
                 continue;
             }
         }
         repeats = 0;
+        said.clone_from(&i.summary);
         out.push(match call_of[n] {
             Some(c) => Row::ToolCall {
                 call: items[c].clone(),
@@ -182,6 +185,9 @@ pub struct Item {
     /// The cause: its id, and when it is in this timeline, its words
     /// (`#6 attention.requested`), for a link.
     pub cause: Option<(String, Option<String>)>,
+    /// Who the row is by (a command's sender, an answer's `by`), named on
+    /// screen by [`super::words::person`] before `summary`.
+    pub by: Option<String>,
     pub summary: String,
     /// Summarised generically (a type this console has no words for).
     pub generic: bool,
@@ -192,25 +198,12 @@ pub struct Item {
     pub call: Option<String>,
 }
 
-fn text(data: Option<&Map<String, Value>>, k: &str) -> Option<String> {
-    data?.get(k).and_then(Value::as_str).map(str::to_owned)
-}
-
 fn cut(mut s: String) -> String {
     if s.chars().count() > MAX_SUMMARY {
         s = s.chars().take(MAX_SUMMARY - 1).collect();
         s.push('\u{2026}');
     }
     s
-}
-
-fn scalar(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        Value::Object(m) => format!("{{{} members}}", m.len()),
-        Value::Array(a) => format!("[{} items]", a.len()),
-        other => other.to_string(),
-    }
 }
 
 /// `key: value · key: value` over the top-level payload members.
@@ -221,146 +214,13 @@ fn generic(data: Option<&Map<String, Value>>) -> String {
         Some(m) => m
             .iter()
             .take(6)
-            .map(|(k, v)| format!("{k}: {}", scalar(v)))
+            .map(|(k, v)| format!("{k}: {}", super::words::scalar(v)))
             .collect::<Vec<_>>()
             .join(" \u{b7} "),
     }
 }
 
-/// The sentence for a known type, or `None` for the generic form.
-fn known(e: &Event) -> Option<String> {
-    let d = e.data();
-    let t = |k: &str| text(d, k);
-    let tool = || {
-        d.and_then(|d| d.get("tool"))
-            .and_then(|t| t.get("name"))
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-    };
-    Some(match e.ty() {
-        "session.started" => match t("label") {
-            Some(l) => format!("Session started: {l}"),
-            None => "Session started".into(),
-        },
-        "session.ended" => match t("reason") {
-            Some(r) => format!("Session ended: {r}"),
-            None => "Session ended".into(),
-        },
-        "run.started" => match t("prompt") {
-            Some(p) => format!("Run {} started: {p}", e.run().unwrap_or("?")),
-            None => format!("Run {} started", e.run().unwrap_or("?")),
-        },
-        "run.finished" => {
-            format!(
-                "Run {} finished{}",
-                e.run().unwrap_or("?"),
-                t("summary").map(|s| format!(": {s}")).unwrap_or_default()
-            )
-        }
-        "run.failed" => {
-            format!(
-                "Run {} failed{}",
-                e.run().unwrap_or("?"),
-                t("error")
-                    .or(t("reason"))
-                    .map(|s| format!(": {s}"))
-                    .unwrap_or_default()
-            )
-        }
-        "run.cancelled" => {
-            format!(
-                "Run {} cancelled{}",
-                e.run().unwrap_or("?"),
-                t("reason").map(|s| format!(": {s}")).unwrap_or_default()
-            )
-        }
-        "tool.requested" | "tool.started" => {
-            let args = d
-                .and_then(|d| d.get("args_redacted").or(d.get("args")))
-                .map(|a| match a.get("input").and_then(Value::as_str) {
-                    Some(s) => s.to_owned(),
-                    None => scalar(a),
-                })
-                .map(|a| format!(" {a}"))
-                .unwrap_or_default();
-            format!("Tool {}{args}", tool().unwrap_or_else(|| "?".into()))
-        }
-        "tool.completed" | "tool.failed" => {
-            let status = t("status").map(|s| format!(" ({s})")).unwrap_or_default();
-            let verb = if e.ty() == "tool.failed" {
-                "failed"
-            } else {
-                "done"
-            };
-            format!(
-                "Tool {} {verb}{status}",
-                tool().unwrap_or_else(|| "?".into())
-            )
-        }
-        "progress.status" => {
-            let mut s = t("phase").unwrap_or_else(|| "progress".into());
-            if let Some(p) = d.and_then(|d| d.get("percent")).and_then(Value::as_u64) {
-                s.push_str(&format!(" {p}%"));
-            }
-            if let Some(m) = t("message") {
-                s.push_str(&format!(": {m}"));
-            }
-            s
-        }
-        "attention.requested" => {
-            let kind = t("kind").unwrap_or_else(|| "request".into());
-            match t("prompt") {
-                Some(p) => format!("Asks ({kind}): {p}"),
-                None => format!("Asks ({kind})"),
-            }
-        }
-        "attention.answered" => {
-            let a = d.and_then(|d| d.get("answer"));
-            let what = a
-                .and_then(|a| a.get("option").and_then(Value::as_str).map(str::to_owned))
-                .or_else(|| {
-                    a.and_then(|a| a.get("text"))
-                        .and_then(Value::as_str)
-                        .map(|s| format!("\u{201c}{s}\u{201d}"))
-                })
-                .or_else(|| {
-                    a.and_then(|a| a.get("values"))
-                        .map(|_| "form values".to_owned())
-                })
-                .unwrap_or_else(|| "answer".into());
-            let by = t("by").map(|b| format!(" by {b}")).unwrap_or_default();
-            let via = t("via").map(|v| format!(" via {v}")).unwrap_or_default();
-            format!("Answered: {what}{by}{via}")
-        }
-        "attention.resolved" => format!(
-            "Resolved{}",
-            t("resolution")
-                .map(|r| format!(" ({r})"))
-                .unwrap_or_default()
-        ),
-        "attention.timeout" => "Request timed out".into(),
-        "attention.routed" => format!("Routed by {}", e.agent()),
-        "control.accepted" => "Accepted the command".into(),
-        "control.rejected" => {
-            let reason = t("reason").unwrap_or_else(|| "no reason".into());
-            match t("detail") {
-                Some(x) => format!("Rejected the command ({reason}): {x}"),
-                None => format!("Rejected the command ({reason})"),
-            }
-        }
-        "control.attention.respond" => format!("{} sent an answer", e.agent()),
-        "control.cancel" => format!(
-            "{} asked to cancel the {}",
-            e.agent(),
-            t("scope").unwrap_or_else(|| "run".into())
-        ),
-        "control.pause" => format!("{} asked to pause", e.agent()),
-        "control.resume" => format!("{} asked to resume", e.agent()),
-        _ => return None,
-    })
-}
-
-fn item(entry: &Entry, shown: &std::collections::HashMap<&str, &Entry>) -> Item {
+fn item(entry: &Entry, shown: &std::collections::HashMap<&str, &Entry>, s: &Session) -> Item {
     let parsed = entry.event().ok();
     let call = parsed.as_ref().and_then(|e| {
         e.data()?
@@ -369,9 +229,13 @@ fn item(entry: &Entry, shown: &std::collections::HashMap<&str, &Entry>) -> Item 
             .as_str()
             .map(str::to_owned)
     });
+    let mut by = None;
     let (summary, generic_form, agent, severity) = match &parsed {
-        Some(e) => match known(e) {
-            Some(s) => (s, false, e.agent().to_owned(), e.severity()),
+        Some(e) => match super::words::event(e, |id| s.card(id).and_then(|c| c.request())) {
+            Some((who, words)) => {
+                by = who;
+                (words, false, e.agent().to_owned(), e.severity())
+            }
             None => {
                 let g = generic(e.data());
                 let capture = e.capture().as_str();
@@ -393,6 +257,7 @@ fn item(entry: &Entry, shown: &std::collections::HashMap<&str, &Entry>) -> Item 
         agent,
         relay: entry.relay.as_deref().map(str::to_owned),
         cause: entry.cause().map(|c| (c.to_owned(), shown.get(c).map(|e| cause_words(e)))),
+        by,
         summary: cut(summary),
         generic: generic_form,
         command: entry.is_command(),
@@ -402,17 +267,14 @@ fn item(entry: &Entry, shown: &std::collections::HashMap<&str, &Entry>) -> Item 
     }
 }
 
-/// The newest [`MAX_ITEMS`] events of a session, oldest first, and how
-/// many older ones are not shown (kept or already dropped).
-pub fn items(s: &Session) -> (Vec<Item>, usize) {
+/// The newest `limit` events of a session, oldest first (a page is
+/// [`MAX_ITEMS`]; "show earlier" asks for another), with how many older
+/// ones are kept but not shown, and how many this device no longer keeps.
+pub fn items(s: &Session, limit: usize) -> (Vec<Item>, usize, usize) {
     let lane = s.timeline();
-    let skip = lane.len().saturating_sub(MAX_ITEMS);
+    let skip = lane.len().saturating_sub(limit);
     let shown: std::collections::HashMap<&str, &Entry> = lane.iter().skip(skip).map(|e| (e.id(), e)).collect();
-    let hidden = skip + lane.dropped() as usize;
-    (
-        lane.iter().skip(skip).map(|e| item(e, &shown)).collect(),
-        hidden,
-    )
+    (lane.iter().skip(skip).map(|e| item(e, &shown, s)).collect(), skip, lane.dropped() as usize)
 }
 
 /// How a row names the shown event that caused it: `#7 tool.started`.

@@ -4,6 +4,9 @@
 
 use aep_client::client::hub::HubError;
 use aep_client::client::{Refusal, State};
+use aep_client::store::Request;
+use aep_client::Event;
+use serde_json::{Map, Value};
 
 /// What a command verb is called on screen.
 pub fn verb(ty: &str) -> String {
@@ -189,3 +192,191 @@ mod tests {
         assert_eq!(state(&r).0, "refused: wrong token");
     }
 }
+
+/// The one rule naming the person behind a command or an answer: the
+/// principal name the relay binds to it, marked `you (…)` when it is one
+/// of the names this console is connected as (`me`).
+pub fn person(name: &str, me: &[String]) -> String {
+    if me.iter().any(|m| m == name) {
+        format!("you ({name})")
+    } else {
+        name.to_owned()
+    }
+}
+
+/// [`person`] at the start of a sentence.
+pub fn person_first(name: &str, me: &[String]) -> String {
+    if me.iter().any(|m| m == name) {
+        format!("You ({name})")
+    } else {
+        name.to_owned()
+    }
+}
+
+// ----- a session's timeline ---------------------------------------------------
+
+fn text(data: Option<&Map<String, Value>>, k: &str) -> Option<String> {
+    data?.get(k).and_then(Value::as_str).map(str::to_owned)
+}
+
+/// A payload member in a few words: strings as they are, containers by size.
+pub fn scalar(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Object(m) => format!("{{{} members}}", m.len()),
+        Value::Array(a) => format!("[{} items]", a.len()),
+        other => other.to_string(),
+    }
+}
+
+/// A request named in words, for whatever answered it: `“Delete the
+/// volume?” from deploy-bot` (the prompt cut at 120 characters).
+pub fn asked(r: &Request) -> String {
+    let prompt = r.prompt.as_deref().unwrap_or("a request without a prompt");
+    let mut short: String = prompt.chars().take(120).collect();
+    if short.len() < prompt.len() {
+        short.push('\u{2026}');
+    }
+    format!("\u{201c}{short}\u{201d} from {}", r.agent)
+}
+
+/// A timeline row's words for an event of a known type, or `None` for the
+/// generic form: the person it is by (a command's sender, an answer's
+/// `by`), kept apart so the screen names them by [`person`], and the rest
+/// of the sentence. `request` finds a request of the session by its id, so
+/// an answer names what it answered.
+pub fn event<'a>(e: &Event, request: impl Fn(&str) -> Option<&'a Request>) -> Option<(Option<String>, String)> {
+    let d = e.data();
+    let asked = |id: Option<&str>| {
+        let r = request(id?)?;
+        Some((format!(" to {}", asked(r)), r.options.as_slice()))
+    };
+    let by = |who: &str, words: String| Some((Some(who.to_owned()), words));
+    let t = |k: &str| text(d, k);
+    let tool = || {
+        d.and_then(|d| d.get("tool"))
+            .and_then(|t| t.get("name"))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
+    Some((None, match e.ty() {
+        "session.started" => match t("label") {
+            Some(l) => format!("Session started: {l}"),
+            None => "Session started".into(),
+        },
+        "session.ended" => match t("reason") {
+            Some(r) => format!("Session ended: {r}"),
+            None => "Session ended".into(),
+        },
+        "run.started" => match t("prompt") {
+            Some(p) => format!("Run {} started: {p}", e.run().unwrap_or("?")),
+            None => format!("Run {} started", e.run().unwrap_or("?")),
+        },
+        "run.finished" => {
+            format!(
+                "Run {} finished{}",
+                e.run().unwrap_or("?"),
+                t("summary").map(|s| format!(": {s}")).unwrap_or_default()
+            )
+        }
+        "run.failed" => {
+            format!(
+                "Run {} failed{}",
+                e.run().unwrap_or("?"),
+                t("error")
+                    .or(t("reason"))
+                    .map(|s| format!(": {s}"))
+                    .unwrap_or_default()
+            )
+        }
+        "run.cancelled" => {
+            format!(
+                "Run {} cancelled{}",
+                e.run().unwrap_or("?"),
+                t("reason").map(|s| format!(": {s}")).unwrap_or_default()
+            )
+        }
+        "tool.requested" | "tool.started" => {
+            let args = d
+                .and_then(|d| d.get("args_redacted").or(d.get("args")))
+                .map(|a| match a.get("input").and_then(Value::as_str) {
+                    Some(s) => s.to_owned(),
+                    None => scalar(a),
+                })
+                .map(|a| format!(" {a}"))
+                .unwrap_or_default();
+            format!("Tool {}{args}", tool().unwrap_or_else(|| "?".into()))
+        }
+        "tool.completed" | "tool.failed" => {
+            let status = t("status").map(|s| format!(" ({s})")).unwrap_or_default();
+            let verb = if e.ty() == "tool.failed" {
+                "failed"
+            } else {
+                "done"
+            };
+            format!(
+                "Tool {} {verb}{status}",
+                tool().unwrap_or_else(|| "?".into())
+            )
+        }
+        "progress.status" => {
+            let mut s = t("phase").unwrap_or_else(|| "progress".into());
+            if let Some(p) = d.and_then(|d| d.get("percent")).and_then(Value::as_u64) {
+                s.push_str(&format!(" {p}%"));
+            }
+            if let Some(m) = t("message") {
+                s.push_str(&format!(": {m}"));
+            }
+            s
+        }
+        "attention.requested" => {
+            let kind = t("kind").unwrap_or_else(|| "request".into());
+            match t("prompt") {
+                Some(p) => format!("Asks ({kind}): {p}"),
+                None => format!("Asks ({kind})"),
+            }
+        }
+        "attention.answered" => {
+            let (to, options) = asked(e.subject()).unwrap_or_default();
+            let a = d.and_then(|d| d.get("answer"));
+            let what = a
+                .and_then(|a| a.get("option").and_then(Value::as_str))
+                .map(|id| options.iter().find(|o| o.id == id).map_or(id, |o| o.label.as_str()).to_owned())
+                .or_else(|| a.and_then(|a| a.get("text")).and_then(Value::as_str).map(|s| format!("\u{201c}{s}\u{201d}")))
+                .or_else(|| a.and_then(|a| a.get("values")).map(|_| "form values".to_owned()))
+                .unwrap_or_else(|| "answer".into());
+            let via = t("via").map(|v| format!(" via {v}")).unwrap_or_default();
+            return match t("by") {
+                Some(who) => by(&who, format!("answered {what}{to}{via}")),
+                None => Some((None, format!("Answered: {what}{to}{via}"))),
+            };
+        }
+        "attention.resolved" => format!(
+            "Resolved{}",
+            t("resolution")
+                .map(|r| format!(" ({r})"))
+                .unwrap_or_default()
+        ),
+        "attention.timeout" => "Request timed out".into(),
+        "attention.routed" => format!("Routed by {}", e.agent()),
+        "control.accepted" => "Accepted the command".into(),
+        "control.rejected" => {
+            let reason = t("reason").unwrap_or_else(|| "no reason".into());
+            match t("detail") {
+                Some(x) => format!("Rejected the command ({reason}): {x}"),
+                None => format!("Rejected the command ({reason})"),
+            }
+        }
+        "control.attention.respond" => {
+            let (to, options) = asked(e.subject()).unwrap_or_default();
+            return by(e.agent(), format!("answered {}{to}", super::command::describe(e, options)));
+        }
+        "control.cancel" => {
+            return by(e.agent(), format!("asked to cancel the {}", t("scope").unwrap_or_else(|| "run".into())))
+        }
+        "control.pause" => return by(e.agent(), "asked to pause".into()),
+        "control.resume" => return by(e.agent(), "asked to resume".into()),
+        _ => return None,
+    }))
+}
+

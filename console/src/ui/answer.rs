@@ -53,8 +53,9 @@ fn held_of(console: Console, card: RwSignal<CardView>) -> Memo<Option<Held>> {
 fn HoldBar(held: Memo<Option<Held>>) -> impl IntoView {
     let console = expect_context::<Console>();
     let seq = move || held.with_untracked(|h| h.as_ref().map_or(0, |h| h.seq));
+    let is_held = Memo::new(move |_| held.with(Option::is_some));
     view! {
-        <Show when=move || held.with(Option::is_some)>
+        {move || is_held.get().then(|| view! {
             <div class="hold" role="status" tabindex="-1">
                 <p class="hold-words">
                     <span>{move || held.with(|h| h.as_ref().map(|h| h.words(console.now.get())).unwrap_or_default())}</span>
@@ -65,7 +66,7 @@ fn HoldBar(held: Memo<Option<Held>>) -> impl IntoView {
                     <button type="button" class="send-now" on:click=move |_| console.release(seq())>"Send now"</button>
                 </div>
             </div>
-        </Show>
+        })}
     }
 }
 
@@ -269,15 +270,22 @@ pub fn AnswerArea(card: RwSignal<CardView>, #[prop(optional)] expanded: Option<R
         }
         .into_any(),
         Answering::Text => view! { <TextReply card=card error=error busy=busy /> }.into_any(),
-        Answering::Form => view! {
-            <button type="button" class="open-form primary" on:click=expand>
-                {format!("Fill in the form ({})", crate::model::words::count(c.fields.len(), "field", "fields"))}
-            </button>
-            <div class="more-answer">
-                <FormAnswer card=card error=error busy=busy />
-            </div>
+        Answering::Form => {
+            let steady = Steady::here();
+            let on_answer = move |a: Answer| {
+                send(console, card, a, error, steady);
+            };
+            view! {
+                <button type="button" class="open-form primary" on:click=expand>
+                    {format!("Fill in the form ({})", crate::model::words::count(c.fields.len(), "field", "fields"))}
+                </button>
+                {c.form_only().map(|w| view! { <p class="hint form-only">{w}</p> })}
+                <div class="more-answer">
+                    <FormAnswer card=card busy=busy on_answer=on_answer />
+                </div>
+            }
+            .into_any()
         }
-        .into_any(),
         // Listed for information below the inbox, never as cards.
         Answering::Elsewhere(_) | Answering::Unknown => ().into_any(),
         Answering::Ambiguous { claims } => view! {
@@ -296,9 +304,8 @@ pub fn AnswerArea(card: RwSignal<CardView>, #[prop(optional)] expanded: Option<R
             })}
             {body}
             // "Send again once it is live" goes once a relay is live again.
-            <Show when=move || error.with(|e| e.as_ref().is_some_and(|e| !(e.ends_with("once it is live.") && console.relays.with(|r| r.iter().any(|r| r.is_live())))))>
-                <p class="send-error" role="alert">{move || error.get().unwrap_or_default()}</p>
-            </Show>
+            {move || error.get().filter(|e| !(e.ends_with("once it is live.") && console.relays.with(|r| r.iter().any(|r| r.is_live()))))
+                .map(|e| view! { <p class="send-error" role="alert">{e}</p> })}
         </div>
     }
 }

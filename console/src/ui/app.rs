@@ -3,7 +3,7 @@
 
 use leptos::prelude::*;
 
-use super::connect::Connect;
+use super::connect::{Connect, ConnectForm};
 use super::route::Route;
 use super::shell::Shell;
 use crate::model::setup::{default_relay, plan_link, Link, RelayInput, UNKNOWN_RELAY};
@@ -76,17 +76,22 @@ pub fn App(link: Option<Link>) -> impl IntoView {
             errors.set(e);
         }
     }
-    let form = RwSignal::new(relays);
+    let form = ConnectForm {
+        relays: RwSignal::new(relays),
+        remember: RwSignal::new(remember),
+        errors,
+        from_link: RwSignal::new(from_link),
+        focus: RwSignal::new(None),
+    };
     provide_context(form);
-    let remember = RwSignal::new(remember);
-    let from_link = RwSignal::new(from_link);
+    // A memo, so the console is drawn again only when it comes or goes.
+    let active = Memo::new(move |_| console.active.get());
 
     view! {
-        <Show
-            when=move || console.active.get()
-            fallback=move || view! { <Connect relays=form remember=remember errors=errors from_link=from_link /> }
-        >
-            <Shell />
-        </Show>
+        {move || if active.get() {
+            view! { <Shell /> }.into_any()
+        } else {
+            view! { <main id="main" class="connect-page"><Connect /></main> }.into_any()
+        }}
     }
 }

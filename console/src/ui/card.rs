@@ -33,9 +33,7 @@ pub fn Provenance(card: CardView) -> impl IntoView {
     };
     view! {
         <dl class="provenance">
-            <Show when=several>
-                <div data-prov="relay"><dt>"Relay"</dt><dd>{relay.clone()}</dd></div>
-            </Show>
+            {move || several().then(|| view! { <div data-prov="relay"><dt>"Relay"</dt><dd>{relay.clone()}</dd></div> })}
             <div data-prov="session"><dt>"Session"</dt><dd><a href=session_href>{session_words}</a></dd></div>
             {card.run.clone().map(|r| view! { <div data-prov="run"><dt>"Run"</dt><dd class="mono">{r}</dd></div> })}
             {card.subject.clone().map(|s| view! { <div data-prov="subject"><dt>"Subject"</dt><dd class="mono">{s}</dd></div> })}
@@ -55,14 +53,14 @@ pub fn AgentText(card: CardView) -> impl IntoView {
             <blockquote class="prompt">
                 {prompt.unwrap_or_else(|| "(no prompt was sent)".into())}
             </blockquote>
-            <Show when=move || synthesized>
+            {synthesized.then(|| view! {
                 <p class="capture-note">
                     {format!(
                         "Captured at \u{201c}{}\u{201d}: this text is synthesized or structural, not the agent's own words.",
                         card.capture.as_str()
                     )}
                 </p>
-            </Show>
+            })}
         </figure>
     }
 }
@@ -150,11 +148,18 @@ pub fn CardItem(card: ArcRwSignal<CardView>) -> impl IntoView {
     }
 }
 
+/// What became of `card`, naming whoever answered by the one rule.
+fn outcome_words(card: &CardView) -> impl Fn() -> String + Clone + Send + Sync + 'static {
+    let console = expect_context::<Console>();
+    let card = card.clone();
+    move || card.outcome_words(&console.me())
+}
+
 /// A card that left the inbox: what happened to it.
 #[component]
 pub fn SettledCard(card: CardView) -> impl IntoView {
     let status = card.status.as_str();
-    let outcome = card.outcome_words();
+    let outcome = outcome_words(&card);
     let commands = card.commands.clone();
     let when = card.settled_at();
     let head = view! {
@@ -188,7 +193,8 @@ pub fn SettledCard(card: CardView) -> impl IntoView {
 #[component]
 pub fn SettledRow(card: CardView) -> impl IntoView {
     let status = card.status.as_str();
-    let outcome = card.outcome_words();
+    let outcome = outcome_words(&card);
+    let title = outcome.clone();
     // Anything short of done stays open, and nothing is cut short: a
     // refusal is read, not unfolded.
     let trouble = !card.overruled.is_empty()
@@ -209,8 +215,8 @@ pub fn SettledRow(card: CardView) -> impl IntoView {
             data-overruled=(!card.overruled.is_empty()).to_string()
         >
             <p class="row-line">
-                <span class="outcome" data-ok=card.verdict().1.to_string() data-outcome=card.close.as_ref().map(|c| c.how.token()).unwrap_or("answered") title=outcome.clone()>
-                    {outcome.clone()}
+                <span class="outcome" data-ok=card.verdict().1.to_string() data-outcome=card.close.as_ref().map(|c| c.how.token()).unwrap_or("answered") title=title>
+                    {outcome}
                 </span>
                 <span class="row-what">
                     <a href=session_href>{card.agent.clone()}</a>
@@ -218,7 +224,7 @@ pub fn SettledRow(card: CardView) -> impl IntoView {
                     <span class="row-prompt">{card.prompt.clone().unwrap_or_default()}</span>
                 </span>
             </p>
-            <Show when=move || has_commands>
+            {has_commands.then(|| view! {
                 <details class="what-happened" open=trouble>
                     <summary>"What happened"</summary>
                     <CommandList commands=Signal::derive({
@@ -226,7 +232,7 @@ pub fn SettledRow(card: CardView) -> impl IntoView {
                         move || commands.clone()
                     }) />
                 </details>
-            </Show>
+            })}
         </article>
     }
 }

@@ -26,7 +26,10 @@ pub fn CommandRow(command: CommandView) -> impl IntoView {
         } => Some(("The relay's words: ", d.clone())),
         _ => None,
     };
-    let who = command.who();
+    let who = {
+        let command = command.clone();
+        move || command.who(&console.me())
+    };
     let latencies = command.latencies();
     let sent = command.sent_at.map(clock::time_of_day).unwrap_or_default();
     let sends = command.sends;
@@ -37,6 +40,7 @@ pub fn CommandRow(command: CommandView) -> impl IntoView {
                 <span class="who">{who}</span>
                 ": " {command.verb.clone()}
                 {(!command.what.is_empty()).then(|| format!(" \u{2014} {}", command.what))}
+                {command.request.clone().map(|r| view! { " to " <span class="cmd-request">{r}</span> })}
                 <span class="cmd-time">{sent}</span>
             </p>
             <p class="cmd-state" role="status">{command.headline.clone()}</p>
@@ -48,12 +52,8 @@ pub fn CommandRow(command: CommandView) -> impl IntoView {
                     {(sends > 1).then(|| format!(" \u{b7} sent {sends} times (same id)"))}
                 </p>
             })}
-            <Show when=move || retryable>
-                <button type="button" class="retry" on:click=retry.clone()>"Retry (same command)"</button>
-            </Show>
-            <Show when=move || error.get().is_some()>
-                <p class="field-error" role="alert">{move || error.get().unwrap_or_default()}</p>
-            </Show>
+            {retryable.then(|| view! { <button type="button" class="retry" on:click=retry>"Retry (same command)"</button> })}
+            {move || error.get().map(|e| view! { <p class="field-error" role="alert">{e}</p> })}
         </li>
     }
 }
@@ -61,8 +61,7 @@ pub fn CommandRow(command: CommandView) -> impl IntoView {
 #[component]
 pub fn CommandList(commands: Signal<Vec<CommandView>>) -> impl IntoView {
     view! {
-        <Show when=move || commands.with(|c| !c.is_empty())>
-            <ol class="commands" aria-label="Commands" aria-live="polite">
+            <ol class="commands" aria-label="Commands" aria-live="polite" hidden=move || commands.with(Vec::is_empty)>
                 <For
                     each=move || commands.get()
                     key=|c| super::key((&c.id, &c.phase, c.sends, c.ack_latency_ms, c.outcome_latency_ms))
@@ -71,6 +70,5 @@ pub fn CommandList(commands: Signal<Vec<CommandView>>) -> impl IntoView {
                     <CommandRow command=c />
                 </For>
             </ol>
-        </Show>
     }
 }

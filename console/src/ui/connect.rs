@@ -3,20 +3,56 @@
 use leptos::ev::SubmitEvent;
 use leptos::prelude::*;
 
+use super::route::{close_relays, Route};
 use crate::model::setup::RelayInput;
 use crate::web::bridge::Console;
 use crate::web::storage;
 
-#[component]
-pub fn Connect(
-    relays: RwSignal<Vec<RelayInput>>,
-    remember: RwSignal<bool>,
-    errors: RwSignal<Vec<(usize, String)>>,
+/// What the connect screen edits, kept while the console runs so the
+/// screen opened again from the menu shows what is in use.
+#[derive(Clone, Copy)]
+pub struct ConnectForm {
+    pub relays: RwSignal<Vec<RelayInput>>,
+    pub remember: RwSignal<bool>,
+    pub errors: RwSignal<Vec<(usize, String)>>,
     /// The relays came from a link: connecting keeps them for this tab
     /// unless "remember" is ticked, and never erases what the device keeps.
-    from_link: RwSignal<bool>,
-) -> impl IntoView {
+    pub from_link: RwSignal<bool>,
+    /// The field that takes the focus when the screen opens (a refused
+    /// relay's token field, for "Enter another token"), by DOM id.
+    pub focus: RwSignal<Option<String>>,
+}
+
+/// The relays and tokens. `cancel`: opened over a running console (from
+/// its menu or a refused token's banner), so Cancel, Esc and Back return
+/// to it unchanged.
+#[component]
+pub fn Connect(#[prop(optional)] cancel: bool) -> impl IntoView {
     let console = expect_context::<Console>();
+    let route = expect_context::<RwSignal<Route>>();
+    let ConnectForm { relays, remember, errors, from_link, focus } = expect_context::<ConnectForm>();
+    if cancel {
+        let esc = window_event_listener(leptos::ev::keydown, move |ev| {
+            if ev.key() == "Escape" {
+                ev.prevent_default();
+                close_relays(route);
+            }
+        });
+        on_cleanup(move || esc.remove());
+    }
+    // The field to fix takes the focus: a refused token's, else the first.
+    request_animation_frame(move || {
+        let id = match focus.get_untracked() {
+            Some(id) => id,
+            None if cancel => "connect-title".to_owned(),
+            None => return,
+        };
+        focus.set(None);
+        if let Some(el) = document().get_element_by_id(&id) {
+            use wasm_bindgen::JsCast;
+            let _ = el.unchecked_into::<web_sys::HtmlElement>().focus();
+        }
+    });
     let submit = move |ev: SubmitEvent| {
         ev.prevent_default();
         let list: Vec<RelayInput> = relays
@@ -36,6 +72,9 @@ pub fn Connect(
                     storage::save(&list, remember.get_untracked());
                 }
                 errors.set(Vec::new());
+                if cancel {
+                    close_relays(route);
+                }
             }
             Err(e) => errors.set(e),
         }
@@ -88,27 +127,24 @@ pub fn Connect(
                                 relays.update(|r| if let Some(x) = r.get_mut(i) { x.token = v; });
                             }
                         />
-                        <Show when=move || error().is_some()>
-                            <p class="field-error" role="alert">{move || error().unwrap_or_default()}</p>
-                        </Show>
-                        <Show when=move || { relays.with(Vec::len) > 1 }>
+                        {move || error().map(|e| view! { <p class="field-error" role="alert">{e}</p> })}
                             <button
                                 type="button"
+                                hidden=move || relays.with(Vec::len) < 2
                                 class="quiet"
                                 aria-label=format!("Remove relay {}", i + 1)
                                 on:click=move |_| relays.update(|r| { if i < r.len() { r.remove(i); } })
                             >
                                 "Remove"
                             </button>
-                        </Show>
                     </fieldset>
                 }
             })
             .collect_view()
     };
     view! {
-        <main class="connect" id="main">
-            <h1>"AEP console"</h1>
+        <section class="connect" aria-labelledby="connect-title">
+            <h1 id="connect-title" tabindex="-1">{if cancel { "Relays" } else { "AEP console" }}</h1>
             <p class="lede">"Connect to the relays your agents report to. You can watch and answer them from here."</p>
             <form on:submit=submit aria-label="Connect to relays">
                 {rows}
@@ -130,7 +166,12 @@ pub fn Connect(
                     }}
                 </p>
                 <button type="submit" class="primary">"Connect"</button>
+                {cancel.then(|| view! {
+                    <button type="button" class="cancel-relays" on:click=move |_| close_relays(route)>
+                        "Cancel \u{2014} keep the current connection"
+                    </button>
+                })}
             </form>
-        </main>
+        </section>
     }
 }

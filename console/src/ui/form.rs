@@ -8,11 +8,9 @@ use leptos::ev::SubmitEvent;
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::answer::send;
 use super::steady::Steady;
 use crate::model::card::CardView;
 use crate::model::form::{marked_required, Draft, Errors, Input, OTHER};
-use crate::web::bridge::Console;
 
 fn dom_id(card: &str, field: &str) -> String {
     format!("f-{card}-{field}")
@@ -212,11 +210,14 @@ fn Field(
                         .collect_view()}
                     {other.then(|| view! { <option value="other">"Other\u{2026}"</option> })}
                 </select>
-                <Show when=is_other.clone()>
-                    <label for=other_id.clone() class="other-label">{format!("{label}: your own value")}</label>
+                    <label for=other_id.clone() class="other-label" hidden={
+                        let is_other = is_other.clone();
+                        move || !is_other()
+                    }>{format!("{label}: your own value")}</label>
                     <input
                         id=other_id.clone()
                         type="text"
+                        hidden=move || !is_other()
                         name=format!("{}-other", fid)
                         autocomplete="off"
                         disabled=busy
@@ -230,7 +231,6 @@ fn Field(
                             }
                         }
                     />
-                </Show>
             }
             .into_any()
         }
@@ -245,9 +245,9 @@ fn Field(
     }
 }
 
+/// The form; a checked answer goes to `on_answer`.
 #[component]
-pub fn FormAnswer(card: RwSignal<CardView>, error: RwSignal<Option<String>>, busy: Signal<bool>) -> impl IntoView {
-    let console = expect_context::<Console>();
+pub fn FormAnswer(card: RwSignal<CardView>, busy: Signal<bool>, on_answer: impl Fn(Answer) + 'static) -> impl IntoView {
     let steady = Steady::here();
     let (card_id, fields) = card.with_untracked(|c| (c.id.clone(), c.fields.clone()));
     let draft = RwSignal::new(Draft::new(&fields));
@@ -270,7 +270,7 @@ pub fn FormAnswer(card: RwSignal<CardView>, error: RwSignal<Option<String>>, bus
             }
             Ok(values) => {
                 errors.set(Errors::new());
-                send(console, card, Answer::values(values), error, steady);
+                on_answer(Answer::values(values));
             }
         }
     };
@@ -281,11 +281,9 @@ pub fn FormAnswer(card: RwSignal<CardView>, error: RwSignal<Option<String>>, bus
                 .into_iter()
                 .map(|f| view! { <Field card_id=card_id.clone() spec=f draft=draft errors=errors busy=busy /> })
                 .collect_view()}
-            <Show when=move || { count() > 0 }>
-                <p class="form-summary" role="alert">
-                    {move || format!("{} problem{} to fix before this can be sent.", count(), if count() == 1 { "" } else { "s" })}
-                </p>
-            </Show>
+            <p class="form-summary" role="alert" hidden=move || count() == 0>
+                {move || format!("{} problem{} to fix before this can be sent.", count(), if count() == 1 { "" } else { "s" })}
+            </p>
             <button type="submit" class="primary" disabled=busy aria-disabled=move || steady.settling().then_some("true")>"Send answer"</button>
         </form>
     }

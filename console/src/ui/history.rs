@@ -13,10 +13,7 @@ pub fn History() -> impl IntoView {
         <section class="history" aria-labelledby="history-title">
             <h1 id="history-title" class="view-title">"History"</h1>
             <p class="hint">{format!("The {MAX_HISTORY} most recently settled requests this console has seen.")}</p>
-            <Show
-                when=move || console.history.with(|h| !h.is_empty())
-                fallback=|| view! { <p class="empty">"Nothing has settled yet."</p> }
-            >
+            <p class="empty" hidden=move || console.history.with(|h| !h.is_empty())>"Nothing has settled yet."</p>
                 <ol class="cards">
                     <For
                         each=move || console.history.get()
@@ -31,7 +28,6 @@ pub fn History() -> impl IntoView {
                         <li><SettledCard card=c /></li>
                     </For>
                 </ol>
-            </Show>
         </section>
     }
 }

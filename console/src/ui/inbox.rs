@@ -78,12 +78,10 @@ fn InboxTools(facets: Memo<inbox::Facets>, shown: Signal<usize>, total: Signal<u
                 </select>
             </div>
         </div>
-        <Show when=move || filter.with(Filter::is_active)>
-            <p class="filter-note" role="status">
+            <p class="filter-note" role="status" hidden=move || !filter.with(Filter::is_active)>
                 <span>{move || format!("Showing {} of {} waiting", shown.get(), total.get())}</span>
                 <button type="button" class="quiet" on:click=move |_| filter.set(Filter::default())>"Show all"</button>
             </p>
-        </Show>
     }
 }
 
@@ -158,8 +156,11 @@ pub fn Inbox() -> impl IntoView {
                 .with(|all| all.iter().filter(|r| matches!(r, Row::Waiting(w) if w.answerable) && f.admits(r)).count())
         })
     });
-    let any_rows = move || console.rows.with(|r| !r.is_empty());
-    let grouped = move || console.grouping.get() != Grouping::None;
+    // Memos, so the list is drawn again only when these change, not with
+    // every row.
+    let has_rows = Memo::new(move |_| console.rows.with(|r| !r.is_empty()));
+    let by_group = Memo::new(move |_| console.grouping.get() != Grouping::None);
+    let tools = Memo::new(move |_| has_rows.get() || console.filter.with(Filter::is_active) || by_group.get());
     let group_rows = move |key: String| {
         move || groups.with(|gs| gs.iter().find(|g| g.key == key).map(|g| g.rows.clone()).unwrap_or_default())
     };
@@ -178,25 +179,21 @@ pub fn Inbox() -> impl IntoView {
             }}
             // Shown with the list, not only above two cards: a bar that came and
             // went with the count would move every card under a finger.
-            <Show when=move || { any_rows() || console.filter.with(Filter::is_active) || grouped() }>
-                <InboxTools facets=facets shown=matching total=total />
-            </Show>
-            <Show when=move || placed.with(|p| p.held > 0)>
-                <button type="button" class="new-above" on:click=show_new>
+            {move || tools.get().then(|| view! { <InboxTools facets=facets shown=matching total=total /> })}
+                <button type="button" class="new-above" on:click=show_new hidden=move || placed.with(|p| p.held == 0)>
                     {move || format!("\u{2191} {} \u{2014} show", crate::model::words::count(placed.with(|p| p.held), "new request", "new requests"))}
                 </button>
-            </Show>
-            <Show when=any_rows>
-                <Show
-                    when=grouped
-                    fallback=move || view! {
-                        <ol class="cards" aria-label="Pending requests">
-                            <For each=group_rows(String::new()) key=row_key let:row>
-                                <RowItem row=row />
-                            </For>
-                        </ol>
-                    }
-                >
+            {move || match (has_rows.get(), by_group.get()) {
+                (false, _) => ().into_any(),
+                (true, false) => view! {
+                    <ol class="cards" aria-label="Pending requests">
+                        <For each=group_rows(String::new()) key=row_key let:row>
+                            <RowItem row=row />
+                        </For>
+                    </ol>
+                }
+                .into_any(),
+                (true, true) => view! {
                     <For each=move || groups.with(|gs| gs.iter().map(|g| (g.key.clone(), g.title.clone())).collect::<Vec<_>>())
                         key=|g| super::key(g) let:g>
                         {
@@ -220,13 +217,12 @@ pub fn Inbox() -> impl IntoView {
                             }
                         }
                     </For>
-                </Show>
-                <Show when=move || { matching.get() > shown.get() }>
-                    <button type="button" class="more" on:click=move |_| shown.update(|s| *s += PAGE)>
-                        {move || format!("Show more ({} not shown)", matching.get() - shown.get().min(matching.get()))}
-                    </button>
-                </Show>
-            </Show>
+                }
+                .into_any(),
+            }}
+            <button type="button" class="more" hidden=move || matching.get() <= shown.get() on:click=move |_| shown.update(|s| *s += PAGE)>
+                {move || format!("Show more ({} not shown)", matching.get() - shown.get().min(matching.get()))}
+            </button>
             {move || {
                 let others: Vec<Waiting> = console.rows.with(|rows| {
                     rows.iter()

@@ -204,7 +204,7 @@ pub fn KeyHelp() -> impl IntoView {
         open
     });
     view! {
-        <Show when=move || help.get()>
+        {move || help.get().then(|| view! {
             <aside class="key-help" role="dialog" aria-label="Keyboard shortcuts">
                 <h2>"Keyboard"</h2>
                 <dl>
@@ -216,6 +216,6 @@ pub fn KeyHelp() -> impl IntoView {
                 </dl>
                 <button type="button" node_ref=close_ref on:click=move |_| help.set(false)>"Close"</button>
             </aside>
-        </Show>
+        })}
     }
 }

@@ -11,6 +11,8 @@ pub enum Route {
     Sessions,
     Session(SessionKey),
     History,
+    /// The relays and tokens, opened over the console from its menu.
+    Relays,
 }
 
 fn enc(s: &str) -> String {
@@ -28,6 +30,7 @@ impl Route {
         match (parts.next(), parts.next(), parts.next()) {
             (Some("sessions"), _, _) => Route::Sessions,
             (Some("history"), _, _) => Route::History,
+            (Some("relays"), _, _) => Route::Relays,
             (Some("session"), Some(source), Some(name)) => match (dec(source), dec(name)) {
                 (Some(source), Some(name)) => Route::Session(SessionKey::new(&source, &name)),
                 _ => Route::Sessions,
@@ -41,11 +44,40 @@ impl Route {
             Route::Inbox => "#/".into(),
             Route::Sessions => "#/sessions".into(),
             Route::History => "#/history".into(),
+            Route::Relays => "#/relays".into(),
             Route::Session(k) => format!("#/session/{}/{}", enc(&k.source), enc(&k.name)),
         }
     }
 
     pub fn current() -> Route {
         Route::parse(&window().location().hash().unwrap_or_default())
+    }
+}
+
+/// The history entry's mark for a relays screen opened from the console.
+const OPENED: &str = "aep-relays";
+
+/// Opens the relays screen as a history entry of its own, so Back (and
+/// Cancel, and Esc) returns to the view it was opened from.
+pub fn open_relays(route: leptos::prelude::RwSignal<Route>) {
+    use leptos::prelude::Set;
+    if Route::current() != Route::Relays {
+        let _ = window().history().and_then(|h| {
+            h.push_state_with_url(&wasm_bindgen::JsValue::from_str(OPENED), "", Some(&Route::Relays.href()))
+        });
+    }
+    route.set(Route::Relays);
+}
+
+/// Leaves the relays screen for the view it was opened from (the inbox
+/// when it was not opened from one, as after a reload).
+pub fn close_relays(route: leptos::prelude::RwSignal<Route>) {
+    use leptos::prelude::Set;
+    let Ok(history) = window().history() else { return };
+    if history.state().ok().and_then(|s| s.as_string()).as_deref() == Some(OPENED) {
+        let _ = history.back();
+    } else {
+        let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&Route::Inbox.href()));
+        route.set(Route::Inbox);
     }
 }

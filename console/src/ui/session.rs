@@ -109,91 +109,97 @@ fn Controls(lane: Signal<Option<Lane>>) -> impl IntoView {
         <section class="controls" aria-label="Session controls">
             {move || {
                 let Some(l) = lane.get() else { return ().into_any() };
-                if l.state == LaneState::Ended {
-                    return view! { <p class="hint">"This session has ended."</p> }.into_any();
-                }
-                if !l.verbs.listed {
-                    // Whose connection is missing: this device's, or the agent's.
-                    let words = if console.relays.with(|r| r.iter().any(|r| r.is_live())) {
-                        "Its agent is not connected to a relay right now (no relay roster lists this session), so it cannot take commands."
-                    } else {
-                        "This device is not connected to a relay right now."
-                    };
-                    return view! { <p class="hint offline-agent" data-controls="none">{words}</p> }.into_any();
-                }
-                if l.verbs.claims > 1 {
-                    return view! {
-                        <p class="hint ambiguous" data-controls="ambiguous">
-                            {format!(
-                                "Claimed by {} connections at once, so the relay refuses commands to this session until only one is left.",
-                                l.verbs.claims
-                            )}
-                        </p>
+                let live = console.relays.with(|r| r.iter().any(|r| r.is_live()));
+                match l.no_commands(live, console.online.get()) {
+                    Some((token, words)) => {
+                        let class = match token {
+                            "offline" | "none" => "hint offline-agent",
+                            "ambiguous" => "hint ambiguous",
+                            _ => "hint",
+                        };
+                        view! { <p class=class data-controls=token>{words}</p> }.into_any()
                     }
-                    .into_any();
+                    None => view! { <ControlButtons lane=l confirm=confirm done=done /> }.into_any(),
                 }
-                let open = l.open_run().map(|r| r.name.clone());
-                let l1 = l.clone();
-                let l2 = l.clone();
-                view! {
-                    <div class="control-buttons">
-                        {(l.verbs.cancel && open.is_some()).then(|| {
-                            let run = open.clone().unwrap_or_default();
-                            view! {
-                                <button type="button" class="danger" data-verb="cancel-run"
-                                    on:click=move |_| confirm.set(Some(Confirm::CancelRun(run.clone())))>
-                                    "Cancel run\u{2026}"
-                                </button>
-                            }
-                        })}
-                        {l.verbs.cancel.then(|| view! {
-                            <button type="button" class="danger" data-verb="cancel-session"
-                                on:click=move |_| confirm.set(Some(Confirm::CancelSession))>
-                                "Cancel session\u{2026}"
-                            </button>
-                        })}
-                        {(l.verbs.pause && l.state == LaneState::Active).then(|| view! {
-                            <button type="button" data-verb="pause" on:click=move |_| { done(console.pause(&l1)); refocus(CONTROLS, 25); }>"Pause"</button>
-                        })}
-                        {(l.verbs.resume && l.state == LaneState::Paused).then(|| view! {
-                            <button type="button" data-verb="resume" on:click=move |_| { done(console.resume(&l2)); refocus(CONTROLS, 25); }>"Resume"</button>
-                        })}
-                    </div>
-                    {(!l.verbs.cancel && !l.verbs.pause && !l.verbs.resume).then(|| view! {
-                        <p class="hint">"Its agent declared no session commands (cancel, pause or resume)."</p>
-                    })}
-                }
-                .into_any()
             }}
-            <Show when=move || confirm.get().is_some()>
-                <div class="confirm" role="alertdialog" aria-labelledby="confirm-title">
-                    <p id="confirm-title">
-                        {move || match confirm.get() {
-                            Some(Confirm::CancelRun(r)) => format!("Cancel run {r}? The agent stops the work in progress."),
-                            Some(Confirm::CancelSession) => "Cancel the whole session? The agent ends it.".to_owned(),
-                            None => String::new(),
-                        }}
-                    </p>
-                    <label for="cancel-reason">"Reason (optional, sent to the agent)"</label>
-                    <input id="cancel-reason" type="text" autocomplete="off"
-                        prop:value=move || reason.get()
-                        on:input=move |ev| reason.set(event_target_value(&ev)) />
-                    <div class="control-buttons">
-                        <button type="button" class="danger" data-confirm="yes" on:click=run_cancel>
-                            {move || match confirm.get() {
-                                Some(Confirm::CancelRun(_)) => "Yes, cancel the run",
-                                _ => "Yes, cancel the session",
-                            }}
-                        </button>
-                        <button type="button" data-confirm="no" on:click=move |_| confirm.set(None)>"Keep going"</button>
-                    </div>
-                </div>
-            </Show>
-            <Show when=move || error.get().is_some()>
-                <p class="send-error" role="alert">{move || error.get().unwrap_or_default()}</p>
-            </Show>
+            {move || confirm.with(Option::is_some).then(|| view! { <CancelQuestion confirm=confirm reason=reason on_yes=run_cancel /> })}
+            {move || error.get().map(|e| view! { <p class="send-error" role="alert">{e}</p> })}
             {move || last_view.get().map(|c| view! { <ol class="commands last-command"><CommandRow command=c /></ol> })}
         </section>
+    }
+}
+
+/// The verbs the session's agent declared, each a button; cancelling asks first.
+#[component]
+fn ControlButtons(
+    lane: Lane,
+    confirm: RwSignal<Option<Confirm>>,
+    done: impl Fn(Result<String, String>) + Copy + 'static,
+) -> impl IntoView {
+    let console = expect_context::<Console>();
+    let l = lane;
+    let open = l.open_run().map(|r| r.name.clone());
+    let (l1, l2) = (l.clone(), l.clone());
+    view! {
+        <div class="control-buttons">
+            {(l.verbs.cancel && open.is_some()).then(|| {
+                let run = open.clone().unwrap_or_default();
+                view! {
+                    <button type="button" class="danger" data-verb="cancel-run"
+                        on:click=move |_| confirm.set(Some(Confirm::CancelRun(run.clone())))>
+                        "Cancel run\u{2026}"
+                    </button>
+                }
+            })}
+            {l.verbs.cancel.then(|| view! {
+                <button type="button" class="danger" data-verb="cancel-session"
+                    on:click=move |_| confirm.set(Some(Confirm::CancelSession))>
+                    "Cancel session\u{2026}"
+                </button>
+            })}
+            {(l.verbs.pause && l.state == LaneState::Active).then(|| view! {
+                <button type="button" data-verb="pause" on:click=move |_| { done(console.pause(&l1)); refocus(CONTROLS, 25); }>"Pause"</button>
+            })}
+            {(l.verbs.resume && l.state == LaneState::Paused).then(|| view! {
+                <button type="button" data-verb="resume" on:click=move |_| { done(console.resume(&l2)); refocus(CONTROLS, 25); }>"Resume"</button>
+            })}
+        </div>
+        {(!l.verbs.cancel && !l.verbs.pause && !l.verbs.resume).then(|| view! {
+            <p class="hint">"Its agent declared no session commands (cancel, pause or resume)."</p>
+        })}
+    }
+}
+
+/// "Cancel run …?" with an optional reason; the safe answer keeps going.
+#[component]
+fn CancelQuestion(
+    confirm: RwSignal<Option<Confirm>>,
+    reason: RwSignal<String>,
+    on_yes: impl Fn(leptos::ev::MouseEvent) + 'static,
+) -> impl IntoView {
+    view! {
+        <div class="confirm" role="alertdialog" aria-labelledby="confirm-title">
+            <p id="confirm-title">
+                {move || match confirm.get() {
+                    Some(Confirm::CancelRun(r)) => format!("Cancel run {r}? The agent stops the work in progress."),
+                    Some(Confirm::CancelSession) => "Cancel the whole session? The agent ends it.".to_owned(),
+                    None => String::new(),
+                }}
+            </p>
+            <label for="cancel-reason">"Reason (optional, sent to the agent)"</label>
+            <input id="cancel-reason" type="text" autocomplete="off"
+                prop:value=move || reason.get()
+                on:input=move |ev| reason.set(event_target_value(&ev)) />
+            <div class="control-buttons">
+                <button type="button" class="danger" data-confirm="yes" on:click=on_yes>
+                    {move || match confirm.get() {
+                        Some(Confirm::CancelRun(_)) => "Yes, cancel the run",
+                        _ => "Yes, cancel the session",
+                    }}
+                </button>
+                <button type="button" data-confirm="no" on:click=move |_| confirm.set(None)>"Keep going"</button>
+            </div>
+        </div>
     }
 }
 
@@ -269,9 +275,7 @@ fn VendorForm(lane: Signal<Option<Lane>>, ty: String) -> impl IntoView {
             <textarea id=area_id rows="3" spellcheck="false"
                 prop:value=move || body.get() on:input=move |ev| body.set(event_target_value(&ev))></textarea>
             <button type="submit">{format!("Send {}", words::verb(&ty))}</button>
-            <Show when=move || error.get().is_some()>
-                <p class="send-error" role="alert">{move || error.get().unwrap_or_default()}</p>
-            </Show>
+            {move || error.get().map(|e| view! { <p class="send-error" role="alert">{e}</p> })}
             {move || last_view.get().map(|c| view! { <ol class="commands last-command"><CommandRow command=c /></ol> })}
         </form>
     }
@@ -334,9 +338,14 @@ fn TimelineRow(item: Item) -> impl IntoView {
                 <span class="ev-when">{when}</span>
                 <span class="ev-pos mono">{position_words(item.position)}</span>
                 <span class="ev-type mono">{item.ty.clone()}</span>
-                {(item.command).then(|| view! { <span class="ev-agent">{format!("from {}", item.agent)}</span> })}
             </p>
-            <p class="ev-summary">{item.summary.clone()}</p>
+            <p class="ev-summary">
+                {item.by.clone().map(|by| {
+                    let console = expect_context::<Console>();
+                    view! { <span class="ev-who">{move || words::person_first(&by, &console.me())}</span> " " }
+                })}
+                {item.summary.clone()}
+            </p>
             {cause.map(|(id, here)| match here {
                 Some(words) => {
                     let target = id.clone();
@@ -362,7 +371,7 @@ fn Audit(commands: Signal<Vec<CommandView>>) -> impl IntoView {
     view! {
         <section class="audit" aria-labelledby="audit-title">
             <h2 id="audit-title">"Command audit"</h2>
-            <Show when=move || commands.with(|c| !c.is_empty()) fallback=|| view! { <p class="hint">"No commands yet."</p> }>
+            <p class="hint" hidden=move || commands.with(|c| !c.is_empty())>"No commands yet."</p>
                 <ol class="commands">
                     <For each=move || commands.get()
                         key=|c| super::key((&c.id, &c.phase, c.sends, c.ack_latency_ms, c.outcome_latency_ms))
@@ -370,7 +379,6 @@ fn Audit(commands: Signal<Vec<CommandView>>) -> impl IntoView {
                         <CommandRow command=c />
                     </For>
                 </ol>
-            </Show>
         </section>
     }
 }
@@ -379,10 +387,13 @@ fn Audit(commands: Signal<Vec<CommandView>>) -> impl IntoView {
 pub fn SessionView(key: SessionKey) -> impl IntoView {
     let console = expect_context::<Console>();
     let k = key.clone();
+    // How many of the newest events are shown: "Show earlier" pages in more.
+    let limit = RwSignal::new(timeline::MAX_ITEMS as u64);
+    let all_runs = RwSignal::new(false);
     let detail: Memo<Option<SessionDetail>> = Memo::new(move |_| {
         console.tick.get();
         console.lanes.track();
-        console.session(&k)
+        console.session(&k, limit.get() as usize)
     });
     let lane = Signal::derive(move || detail.with(|d| d.as_ref().map(|d| d.lane.clone())));
     let filter = RwSignal::new(timeline::Filter::All);
@@ -390,7 +401,8 @@ pub fn SessionView(key: SessionKey) -> impl IntoView {
         let f = filter.get();
         detail.with(|d| d.as_ref().map(|d| timeline::rows(&d.items, f)).unwrap_or_default())
     });
-    let hidden = move || detail.with(|d| d.as_ref().map_or(0, |d| d.hidden));
+    let earlier = move || detail.with(|d| d.as_ref().map_or(0, |d| d.earlier));
+    let dropped = move || detail.with(|d| d.as_ref().map_or(0, |d| d.dropped));
     let commands = Signal::derive(move || {
         detail.with(|d| d.as_ref().map(|d| d.commands.clone()).unwrap_or_default())
     });
@@ -418,7 +430,8 @@ pub fn SessionView(key: SessionKey) -> impl IntoView {
                 // The routes live in the fragment, so this scrolls instead of linking.
                 <button type="button" class="quiet to-latest" on:click=move |_| to_timeline()>"Latest events \u{2193}"</button>
             </p>
-            <Show when=move || detail.with(Option::is_some) fallback=|| view! { <p class="empty">"This session is not known (yet)."</p> }>
+            <p class="empty" hidden=move || detail.with(Option::is_some)>"This session is not known (yet)."</p>
+            <div hidden=move || detail.with(Option::is_none)>
                 {move || lane.get().map(|l| view! {
                     <header class="session-head">
                         <h1 class="view-title">
@@ -433,7 +446,14 @@ pub fn SessionView(key: SessionKey) -> impl IntoView {
                             {l.relay.clone().map(|r| format!(" \u{b7} via {r}"))}
                         </p>
                         <ul class="runs">
-                            {l.runs.iter().map(|r| view! {
+                            {(l.runs_shown(all_runs.get()).1 > 0).then(|| view! {
+                                <li>
+                                    <button type="button" class="quiet more-runs" on:click=move |_| all_runs.set(true)>
+                                        {format!("Show {}", words::count(l.runs_shown(false).1, "earlier run", "earlier runs"))}
+                                    </button>
+                                </li>
+                            })}
+                            {l.runs_shown(all_runs.get()).0.iter().map(|r| view! {
                                 <li data-run=r.name.clone() data-run-status=r.status.token()>
                                     <span class="mono">{r.name.clone()}</span>
                                     " "
@@ -448,7 +468,7 @@ pub fn SessionView(key: SessionKey) -> impl IntoView {
                 <For each=vendor key=|t| t.clone() let:t>
                     <VendorForm lane=lane ty=t />
                 </For>
-                <Show when=move || pending.with(|p| !p.is_empty())>
+                <div hidden=move || pending.with(Vec::is_empty)>
                     <h2>"Waiting for you"</h2>
                     {provide_context(UnderHeading)}
                     <ol class="cards">
@@ -456,7 +476,7 @@ pub fn SessionView(key: SessionKey) -> impl IntoView {
                             {move || console.card(&r).map(|c| view! { <li><CardItem card=c /></li> })}
                         </For>
                     </ol>
-                </Show>
+                </div>
                 // The commands sent and what became of them, above the long
                 // timeline, where a person looks first.
                 <Audit commands=commands />
@@ -472,19 +492,21 @@ pub fn SessionView(key: SessionKey) -> impl IntoView {
                         </select>
                         <span class="hint">"Newest first"</span>
                     </div>
-                    <Show when=move || rows.with(Vec::is_empty)>
-                        <p class="hint">"No events of this type."</p>
-                    </Show>
+                    <p class="hint" hidden=move || !rows.with(Vec::is_empty)>"No events of this type."</p>
                     <ol class="timeline">
                         <For each=move || rows.get() key=entry_key let:r>
                             <TimelineEntry row=r />
                         </For>
                     </ol>
-                    <Show when=move || { hidden() > 0 }>
-                        <p class="hint">{move || format!("{} earlier events are not shown.", hidden())}</p>
-                    </Show>
+                    <button type="button" class="earlier" hidden=move || earlier() == 0
+                        on:click=move |_| limit.update(|l| *l += timeline::MAX_ITEMS as u64)>
+                        {move || format!("Show {}", words::count(earlier().min(timeline::MAX_ITEMS), "earlier event", "earlier events"))}
+                    </button>
+                    <p class="hint dropped" hidden=move || earlier() > 0 || dropped() == 0>
+                        {move || format!("{} no longer kept on this device.", words::count(dropped(), "earlier event is", "earlier events are"))}
+                    </p>
                 </section>
-            </Show>
+            </div>
         </section>
     }
 }

@@ -12,7 +12,6 @@ pub fn LaneSummary(lane: Lane) -> impl IntoView {
     let console = expect_context::<Console>();
     let href = Route::Session(lane.key.clone()).href();
     let (finished, failed, cancelled) = lane.terminals();
-    let open = lane.open_run().map(|r| r.name.clone());
     let updated = lane.updated_at;
     let title = lane.label.clone().unwrap_or_else(|| lane.name.clone());
     view! {
@@ -35,10 +34,7 @@ pub fn LaneSummary(lane: Lane) -> impl IntoView {
                 {move || format!(" \u{b7} updated {}", clock::ago(console.now.get(), updated))}
             </p>
             <p class="lane-runs">
-                {match open {
-                    Some(r) => format!("Running {r}"),
-                    None => "No run in progress".to_owned(),
-                }}
+                {lane.doing()}
                 {format!(" \u{b7} {}", words::runs_summary(lane.runs.len(), finished, failed, cancelled))}
             </p>
             {(!lane.verbs.listed && lane.state != LaneState::Ended).then(|| view! {
@@ -55,16 +51,12 @@ pub fn Sessions() -> impl IntoView {
         <section class="sessions" aria-labelledby="sessions-title">
             <h1 id="sessions-title" class="view-title">"Sessions"</h1>
             <p class="hint">"In the order they started: new sessions join at the end, and nothing moves."</p>
-            <Show
-                when=move || console.lanes.with(|l| !l.is_empty())
-                fallback=|| view! { <p class="empty">"No sessions seen yet."</p> }
-            >
+            <p class="empty" hidden=move || console.lanes.with(|l| !l.is_empty())>"No sessions seen yet."</p>
                 <ol class="lanes">
                     <For each=move || console.lanes.get() key=|l| super::key((&l.key, l.state, l.pending, l.events, &l.verbs, l.updated_at.0, l.runs.len())) let:l>
                         <li><LaneSummary lane=l /></li>
                     </For>
                 </ol>
-            </Show>
         </section>
     }
 }

@@ -2,14 +2,14 @@
 
 use leptos::prelude::*;
 
+use super::connect::{Connect, ConnectForm};
 use super::history::History;
 use super::inbox::Inbox;
 use super::keys::{KeyHelp, Keys};
-use super::route::Route;
+use super::route::{open_relays, Route};
 use super::session::SessionView;
 use super::sessions::Sessions;
 use crate::model::session::LaneState;
-use crate::model::setup::RelayInput;
 use crate::model::status;
 use crate::web::bridge::Console;
 use crate::web::{notify, storage};
@@ -19,11 +19,12 @@ fn RelayChips() -> impl IntoView {
     let console = expect_context::<Console>();
     view! {
         <ul class="relays" aria-label="Relays">
-            <For each=move || console.relays.get() key=|r| super::key((r.id, &r.words)) let:r>
+            <For each=move || console.relays.get() key=|r| super::key((r.id, &r.words, &r.principal)) let:r>
                 <li class="chip" data-relay=r.label.clone() data-state=r.link.token() title=r.detail.clone().unwrap_or_default()>
                     <span class="dot" aria-hidden="true"></span>
                     <span class="chip-label">{r.label.clone()}</span>
                     <span class="chip-state">{r.words.clone()}</span>
+                    {r.principal.clone().map(|p| view! { <span class="chip-as">{format!("as {p}")}</span> })}
                 </li>
             </For>
         </ul>
@@ -90,10 +91,8 @@ fn Tools() -> impl IntoView {
             storage::set_notify_wanted(ok);
         });
     };
-    let leave = move |_| {
-        console.disconnect();
-    };
-    let form = use_context::<RwSignal<Vec<RelayInput>>>();
+    let route = expect_context::<RwSignal<Route>>();
+    let form = use_context::<ConnectForm>().map(|f| f.relays);
     let forget = move |_| {
         confirm_forget.set(false);
         storage::forget();
@@ -105,7 +104,7 @@ fn Tools() -> impl IntoView {
     };
     view! {
         <div class="tools" id="tools">
-            <Show when=notify::supported>
+            {notify::supported().then(|| view! {
                 <button
                     type="button"
                     class="quiet"
@@ -121,16 +120,14 @@ fn Tools() -> impl IntoView {
                         "Notify me"
                     }}
                 </button>
-                <Show when=move || refused.get() && !console.notify.get()>
-                    <span class="hint notify-refused" role="status">
-                        "This browser refused notifications. Allow them for this site in the browser's settings, then try again."
-                    </span>
-                </Show>
-            </Show>
+                <span class="hint notify-refused" role="status" hidden=move || !refused.get() || console.notify.get()>
+                    "This browser refused notifications. Allow them for this site in the browser's settings, then try again."
+                </span>
+            })}
             <button type="button" class="quiet keys-button" aria-label="Keyboard shortcuts" on:click=move |_| help.update(|h| *h = !*h)>
                 "?"
             </button>
-            <button type="button" class="quiet" on:click=leave title="Disconnect and change relays">"Relays"</button>
+            <button type="button" class="quiet" data-open="relays" on:click=move |_| open_relays(route) title="Change relays or tokens">"Relays"</button>
             <button
                 type="button"
                 class="quiet"
@@ -140,13 +137,13 @@ fn Tools() -> impl IntoView {
             >
                 "Forget"
             </button>
-            <Show when=move || confirm_forget.get()>
+            {move || confirm_forget.get().then(|| view! {
                 <div class="confirm forget" role="alertdialog" aria-labelledby="forget-q">
                     <p id="forget-q">"Forget the relays and tokens kept in this browser? You will need the token again to reconnect."</p>
                     <button type="button" class="danger" data-confirm="forget" on:click=forget>"Forget them"</button>
                     <button type="button" node_ref=keep_ref on:click=move |_| confirm_forget.set(false)>"Keep them"</button>
                 </div>
-            </Show>
+            })}
         </div>
     }
 }
@@ -154,6 +151,8 @@ fn Tools() -> impl IntoView {
 #[component]
 fn Banners() -> impl IntoView {
     let console = expect_context::<Console>();
+    let route = expect_context::<RwSignal<Route>>();
+    let form = expect_context::<ConnectForm>();
     let reach = move || console.relays.with(|r| status::reach(r, console.online.get()));
     view! {
         <div class="banners" aria-live="polite">
@@ -169,12 +168,17 @@ fn Banners() -> impl IntoView {
             })}
             <For
                 each=move || console.relays.with(|r| r.iter().filter(|x| x.is_refused()).cloned().collect::<Vec<_>>())
-                key=|r| super::key((r.id, &r.words))
+                key=|r| super::key((r.id, &r.words, &r.principal))
                 let:r
             >
                 <p class="banner offline" role="alert" data-banner="refused">
                     <span>{status::refused_banner(&r)}</span>
-                    <button type="button" on:click=move |_| console.disconnect()>"Enter another token"</button>
+                    <button type="button" on:click={
+                        let field = format!("relay-token-{}", r.id);
+                        move |_| {
+                        form.focus.set(Some(field.clone()));
+                        open_relays(route);
+                    }}>"Enter another token"</button>
                 </p>
             </For>
             <For each=move || console.notices.get() key=|n| n.id.to_string() let:n>
@@ -201,6 +205,10 @@ pub fn Shell() -> impl IntoView {
         document().set_title(&crate::model::words::page_title(waiting));
     });
     keep_scroll_per_view();
+    Effect::new(move |_| {
+        route.track();
+        menu.set(false);
+    });
     view! {
         <a class="skip" href="#main" on:click=move |ev| {
             ev.prevent_default();
@@ -235,6 +243,7 @@ pub fn Shell() -> impl IntoView {
                 Route::Sessions => view! { <Sessions /> }.into_any(),
                 Route::Session(key) => view! { <SessionView key=key /> }.into_any(),
                 Route::History => view! { <History /> }.into_any(),
+                Route::Relays => view! { <Connect cancel=true /> }.into_any(),
             }}
         </main>
     }
@@ -252,6 +261,10 @@ fn keep_scroll_per_view() {
     let kept = StoredValue::new_local(Vec::<(String, f64)>::new());
     Effect::new(move |_| {
         console.scrolled.track();
+        // The relays screen is over the view, which keeps its place.
+        if Route::current() == Route::Relays {
+            return;
+        }
         let y = crate::web::platform::window().scroll_y().unwrap_or(0.0);
         let view = here.get_value();
         kept.update_value(|k| {
@@ -261,10 +274,8 @@ fn keep_scroll_per_view() {
         });
     });
     let handle = window_event_listener(leptos::ev::hashchange, move |_| {
+        // Back from the relays screen comes here too, to the same view.
         let next = Route::current().href();
-        if next == here.get_value() {
-            return;
-        }
         let back = kept.with_value(|k| k.iter().find(|(v, _)| *v == next).map_or(0.0, |(_, y)| *y));
         here.set_value(next);
         request_animation_frame(move || crate::web::platform::window().scroll_to_with_x_and_y(0.0, back));

@@ -4,9 +4,9 @@
 //
 // Run with scripts/test-console (after console.test.mjs).
 
-import { randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
-import { ROOT, Relay, Steps, TestAgent, browser, cardIn, check, freePort, sendNow, sleep, until } from './lib.mjs';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { ROOT, Relay, Steps, TestAgent, answerNow, browser, cardIn, check, freePort, sendNow, sleep, until } from './lib.mjs';
 
 mkdirSync(`${ROOT}target/console-e2e`, { recursive: true });
 
@@ -19,11 +19,11 @@ const pageErrors = [];
 // in the way. E2E_STATIC_DIR serves another build (an older one, to see
 // a check fail).
 let relay;
-async function step(name, fn) {
+async function step(name, fn, args = []) {
   // E2E_ONLY=words runs only the checks whose names contain them.
   if (process.env.E2E_ONLY && !name.includes(process.env.E2E_ONLY)) return;
   await steps.step(name, async () => {
-    relay = new Relay({ port: await freePort(), token, demo: false, staticDir: process.env.E2E_STATIC_DIR || 'dist' });
+    relay = new Relay({ port: await freePort(), token, demo: false, staticDir: process.env.E2E_STATIC_DIR || 'dist', args });
     await relay.start();
     try {
       await fn();
@@ -36,11 +36,11 @@ async function step(name, fn) {
 const DESKTOP = { viewport: { width: 1280, height: 800 } };
 const PHONE = { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 };
 
-async function open(kind) {
+async function open(kind, as = token) {
   const ctx = await chromium.newContext(kind);
   const page = await ctx.newPage();
   page.on('pageerror', (e) => pageErrors.push(String(e)));
-  await page.goto(`${relay.base}/#token=${encodeURIComponent(token)}`);
+  await page.goto(`${relay.base}/#token=${encodeURIComponent(as)}`);
   await page.locator('.chip[data-state="live"]').waitFor({ timeout: 15_000 });
   return { ctx, page };
 }
@@ -335,7 +335,7 @@ try {
       await page.evaluate(() => { location.hash = '#/sessions'; });
       await page.locator('main .lane[data-agent="e2e-offline"] a.lane-title').first().click();
       const why = await page.locator('.offline-agent').textContent({ timeout: 3_000 });
-      check(why.includes('This device is not connected'), `the session page blames this device, not the agent: ${why}`);
+      check(why.startsWith('This device is offline') && !why.includes('agent'), `the session page says this device is offline, not that the agent is away: ${why}`);
       await page.evaluate(() => { location.hash = '#/'; });
       await ctx.setOffline(false);
       await page.locator('.chip[data-state="live"]').waitFor({ timeout: 30_000 });
@@ -568,11 +568,118 @@ try {
       check(sw <= iw, `it fits the phone (${sw} > ${iw})`);
       await page.locator('[data-banner="refused"] button', { hasText: 'Enter another token' }).tap();
       await page.locator('#relay-token-0').waitFor({ timeout: 3_000 });
+      await until(() => page.evaluate(() => document.activeElement && document.activeElement.id === 'relay-token-0'),
+        '"Enter another token" puts the focus in the token field', 3_000);
     } finally {
       await ctx.close();
     }
   });
 
+
+  await step('phone: Relays opens over the console without dropping it; Cancel, Esc and Back each return to where the person was', async () => {
+    const ctx = await chromium.newContext(PHONE);
+    const page = await ctx.newPage();
+    page.on('pageerror', (e) => pageErrors.push(String(e)));
+    // Every socket the page opens is counted: closing the screen must not reconnect.
+    await page.addInitScript(() => {
+      const Native = window.WebSocket;
+      window.__sockets = 0;
+      window.WebSocket = class extends Native {
+        constructor(...args) {
+          super(...args);
+          window.__sockets++;
+        }
+      };
+    });
+    const agent = new TestAgent({ relay, agent: 'e2e-relays-screen' });
+    await agent.connect();
+    agent.start('Relays screen');
+    for (let i = 1; i <= 6; i++) agent.ask(`Relays screen: question ${i}?`);
+    try {
+      await page.goto(`${relay.base}/#token=${encodeURIComponent(token)}`);
+      await page.locator('.chip[data-state="live"]').waitFor({ timeout: 15_000 });
+      await card(page, 'Relays screen: question 6?').waitFor({ timeout: 10_000 });
+      // The person is on the Sessions view, not the inbox the app opens on.
+      await page.locator('nav.tabs a[href="#/sessions"]').tap();
+      await page.locator('main .lane').first().waitFor({ timeout: 5_000 });
+      let y0 = 0;
+      const sockets = await page.evaluate(() => window.__sockets);
+      const openRelays = async () => {
+        await page.locator('button.menu-toggle').tap();
+        // Where the person is when they open it (reaching the menu may scroll).
+        y0 = await page.evaluate(() => scrollY);
+        await page.locator('button[data-open="relays"]').tap();
+        await page.locator('#relay-token-0').waitFor({ timeout: 3_000 });
+        await until(() => page.evaluate(() => document.activeElement && document.activeElement.id === 'connect-title'),
+          'the screen takes the focus at its heading', 3_000);
+        check((await page.locator('.chip[data-state="live"]').count()) === 1, 'opening it does not disconnect');
+      };
+      const backWhereItWas = async (how) => {
+        await until(async () => (await page.locator('#relay-token-0').count()) === 0, `${how} closes the relays screen`, 3_000);
+        await page.locator('main .lane').first().waitFor({ timeout: 3_000 });
+        check(new URL(page.url()).origin === relay.base && new URL(page.url()).hash === '#/sessions', `${how}: still in the console, on the Sessions view (${page.url()})`);
+        await sleep(300);
+        const y = await page.evaluate(() => scrollY);
+        check(Math.abs(y - y0) < 2, `${how}: at the place it was left (${y} vs ${y0})`);
+        check((await page.locator('.chip[data-state="live"]').count()) === 1, `${how}: still live`);
+        check((await page.evaluate(() => window.__sockets)) === sockets, `${how}: no reconnection`);
+      };
+      await openRelays();
+      await page.screenshot({ path: `${ROOT}target/console-e2e/relays-screen-390x844.png` });
+      await page.locator('button.cancel-relays').tap();
+      await backWhereItWas('Cancel');
+      await openRelays();
+      await page.keyboard.press('Escape');
+      await backWhereItWas('Esc');
+      await openRelays();
+      await page.goBack();
+      await backWhereItWas('Back');
+    } finally {
+      agent.drop();
+      await ctx.close();
+    }
+  });
+
+  await step('phone: a form says it can only be answered by filling it in or left waiting, and offers no other answer', async () => {
+    await withAgent({ agent: 'e2e-forms' }, 'Forms', PHONE, async ({ agent, page }) => {
+      const fields = [{ id: 'env', type: 'string', label: 'Environment', required: true }];
+      const form = agent.ask('Forms: where should the build go?', [['decline', 'Decline']], { data: { kind: 'form', fields } });
+      const c = card(page, form.data.prompt);
+      await c.waitFor({ timeout: 10_000 });
+      const note = (await c.locator('.form-only').textContent()).trim();
+      check(note.includes('only be answered by filling it in') && note.includes('leave it waiting'), `said plainly: ${note}`);
+      check((await c.locator('button.option').count()) === 0, 'no option the agent would refuse for a form');
+      check((await c.locator('form.reply').count()) === 0, 'no typed reply the agent would refuse for a form');
+      await page.screenshot({ path: `${ROOT}target/console-e2e/form-only-390x844.png` });
+    });
+  });
+
+  await step('phone: a long session lists its latest runs with the rest one tap away, and pages in earlier events', async () => {
+    await withAgent({ agent: 'e2e-long' }, 'Long session', PHONE, async ({ agent, page }) => {
+      for (let n = 1; n <= 5; n++) agent.emit('run.started', { trigger: 'user' }, { run: `run-long-${n}` });
+      for (let n = 1; n <= 350; n++) agent.emit('x.e2e.test.tick', { n });
+      await page.goto(`${relay.base}/#/session/${encodeURIComponent(agent.source)}/${encodeURIComponent(agent.session)}`);
+      const rows = page.locator('main ol.timeline > li');
+      // session.started, run-e2e, 5 runs and 350 ticks: 357 events, the newest 300 shown.
+      await until(async () => (await rows.count()) === 300, 'the newest 300 events', 10_000).catch(async (e) => { throw new Error(`${e.message}: ${await rows.count()} rows, ${await page.locator('main button.earlier').textContent()}`); });
+      const runs = page.locator('main .runs li[data-run]');
+      check((await runs.count()) === 3, `the latest three runs: ${await runs.count()}`);
+      check(JSON.stringify(await runs.evaluateAll((els) => els.map((e) => e.getAttribute('data-run')))) === JSON.stringify(['run-long-3', 'run-long-4', 'run-long-5']),
+        'the latest ones');
+      const more = page.locator('main .runs button.more-runs');
+      check((await more.textContent()).trim() === 'Show 3 earlier runs', `the rest one tap away: ${await more.textContent()}`);
+      await more.tap();
+      await until(async () => (await runs.count()) === 6, 'all the runs', 3_000);
+      const earlier = page.locator('main button.earlier');
+      check((await earlier.textContent()).trim() === 'Show 57 earlier events', `a way to the earlier events: ${await earlier.textContent()}`);
+      await page.screenshot({ path: `${ROOT}target/console-e2e/session-earlier-390x844.png` });
+      await earlier.tap();
+      await until(async () => (await rows.count()) === 357, 'every event, the earlier ones paged in', 5_000);
+      check(await earlier.isHidden(), 'nothing earlier left to show');
+      const oldest = await rows.last().getAttribute('data-type');
+      check(oldest === 'session.started', `down to the session's start: ${oldest}`);
+    });
+  });
 
   // The issue's phone checks: a destructive approval is not one tap, and
   // every answer can be taken back for a few seconds before it leaves.
@@ -721,7 +828,7 @@ try {
       await card(page, top.data.prompt).waitFor({ timeout: 3_000 });
       const box = await card(page, top.data.prompt).boundingBox();
       check(box.y >= 0 && box.y < 844, `brought in and in view (${box.y})`);
-      check((await bar.count()) === 0, 'the bar goes once they are in');
+      check(await bar.isHidden(), 'the bar goes once they are in');
     });
   });
 
@@ -794,6 +901,85 @@ try {
       check(Math.abs(back - left) < 2, `the inbox opens where it was left (${back} vs ${left})`);
     });
   });
+
+  // Operators under credentials of their own: the relay binds each
+  // command to its sender's principal, and the console names it.
+  const OPERATORS = ['ops-alice', 'ops-bob', 'ops-carol'].map((name) => ({ name, token: `${name}-${randomBytes(8).toString('hex')}` }));
+  const credentials = `${ROOT}target/console-e2e/operators.credentials`;
+  writeFileSync(credentials, OPERATORS.map((o) => `${o.name} operator,viewer ${createHash('sha256').update(o.token).digest('hex')}\n`).join(''));
+  await step('two operators answer in one session: each decision shows under its own name, after a reload, and to a console that connects later', async () => {
+    const [alice, bob, carol] = OPERATORS;
+    const agent = new TestAgent({ relay, agent: 'e2e-two-ops' });
+    await agent.connect();
+    agent.start('Two operators');
+    const q1 = agent.ask('Two operators: drop the build cache?');
+    const q2 = agent.ask('Two operators: rotate the signing keys?');
+    const sessionHref = `#/session/${encodeURIComponent(agent.source)}/${encodeURIComponent(agent.session)}`;
+    const a = await open(PHONE, alice.token);
+    const b = await open(DESKTOP, bob.token);
+    const c = { ctx: null };
+    try {
+      for (const [p, who] of [[a.page, alice], [b.page, bob]]) {
+        const chip = (await p.locator('.chip[data-state="live"]').textContent()).trim();
+        check(chip.includes(`as ${who.name}`), `the chip says who this console is connected as: ${chip}`);
+      }
+      const c1 = card(a.page, q1.data.prompt);
+      await c1.waitFor({ timeout: 10_000 });
+      await sleep(600);
+      await answerNow(c1, 'allow');
+      const c2 = card(b.page, q2.data.prompt);
+      await c2.waitFor({ timeout: 10_000 });
+      await sleep(600);
+      await answerNow(c2, 'deny');
+      await until(() => agent.commands.length === 2, 'both answers reached the agent', 10_000);
+      const senders = agent.commands.map((x) => `${x.subject === q1.id ? 'q1' : 'q2'}:${x.agent}`).sort();
+      check(JSON.stringify(senders) === JSON.stringify(['q1:ops-alice', 'q2:ops-bob']), `each command carries its operator: ${senders}`);
+      // What each console says, in the audit, the timeline and the history.
+      const record = async (p, me, shotName) => {
+        await p.goto(`${relay.base}/${sessionHref}`);
+        const rows = p.locator('main .audit li.cmd');
+        await until(async () => (await rows.count()) === 2, 'two answers in the audit', 10_000);
+        const audit = (await rows.locator('.cmd-what').allTextContents()).map((t) => t.replace(/\s+/g, ' ').trim());
+        const timeline = p.locator('main ol.timeline li.event[data-type="control.attention.respond"] .ev-summary');
+        await until(async () => (await timeline.count()) === 2, 'two answers in the timeline', 10_000);
+        const said = (await timeline.allTextContents()).map((t) => t.replace(/\s+/g, ' ').trim());
+        const answered = p.locator('main ol.timeline li.event[data-type="attention.answered"] .ev-summary');
+        await until(async () => (await answered.count()) === 2, 'two outcomes in the timeline', 10_000);
+        const applied = (await answered.allTextContents()).map((t) => t.replace(/\s+/g, ' ').trim());
+        if (shotName) await p.screenshot({ path: `${ROOT}target/console-e2e/${shotName}.png` });
+        await p.goto(`${relay.base}/#/history`);
+        const hist = p.locator('main .history article.settled');
+        await until(async () => (await hist.count()) >= 2, 'both in the history', 10_000);
+        const history = (await hist.allTextContents()).map((t) => t.replace(/\s+/g, ' ').trim());
+        const name = (who) => (who === me ? `you (${who})` : who);
+        const first = (who) => (who === me ? `You (${who})` : who);
+        for (const [q, who, label] of [[q1, 'ops-alice', 'Allow'], [q2, 'ops-bob', 'Deny']]) {
+          const quoted = `\u201c${q.data.prompt}\u201d from e2e-two-ops`;
+          check(audit.some((t) => t.startsWith(`${first(who)}: Answer \u2014 ${label} to ${quoted}`)), `${me ?? 'a third console'}: the audit names ${who}, the answer and the request: ${JSON.stringify(audit)}`);
+          check(said.some((t) => t === `${first(who)} answered ${label} to ${quoted}`), `${me ?? 'a third console'}: the timeline says the same: ${JSON.stringify(said)}`);
+          check(applied.some((t) => t === `${first(who)} answered ${label} to ${quoted} via control`), `the agent's record of it too: ${JSON.stringify(applied)}`);
+          check(history.some((t) => t.includes(q.data.prompt) && t.includes(`Answered: ${label} by ${name(who)}`)), `${me ?? 'a third console'}: the history names ${who}: ${JSON.stringify(history)}`);
+        }
+        const all = [...audit, ...said, ...applied, ...history].join(' | ');
+        check(!all.includes('aep-console'), `one name for each operator, never the console's: ${all}`);
+        if (!me) check(!/you/i.test([...audit, ...said].join(' ')), `nobody is "you" to a third console: ${all}`);
+      };
+      await record(a.page, 'ops-alice', 'audit-two-operators-390x844');
+      await record(b.page, 'ops-bob', 'audit-two-operators-1280x800');
+      // After a reload, from what the relay kept.
+      await a.page.reload();
+      await a.page.locator('.chip[data-state="live"]').waitFor({ timeout: 15_000 });
+      await record(a.page, 'ops-alice');
+      const later = await open(DESKTOP, carol.token);
+      c.ctx = later.ctx;
+      await record(later.page, null);
+    } finally {
+      agent.drop();
+      await a.ctx.close();
+      await b.ctx.close();
+      if (c.ctx) await c.ctx.close();
+    }
+  }, ['--credentials', credentials]);
 
   await steps.step('no page errors', async () => {
     check(pageErrors.length === 0, `page errors: ${pageErrors.join(' | ')}`);

@@ -472,7 +472,9 @@ try {
     cancelCommand = await page.locator('.last-command .cmd').getAttribute('data-command');
     const own = page.locator(`.audit .cmd[data-command="${cancelCommand}"]`);
     await own.locator('.cmd-state', { hasText: 'Done' }).waitFor({ timeout: 5_000 });
-    check((await own.locator('.who').textContent()) === 'aep-console (you)', `the audit names the sender as the timeline does, marked as this console's own: ${await own.locator('.who').textContent()}`);
+    check((await own.locator('.who').textContent()) === 'You (aep-console)', `the audit names the sender as the timeline does, marked as this console's own: ${await own.locator('.who').textContent()}`);
+    const said = (await page.locator('li.event[data-type="control.cancel"] .ev-summary').first().textContent()).replace(/\s+/g, ' ').trim();
+    check(said.startsWith('You (aep-console) asked to cancel'), `the timeline names the sender the same way: ${said}`);
     check(/\d\d:\d\d/.test(await own.locator('.cmd-time').textContent()), 'with the time it was sent');
     await own.scrollIntoViewIfNeeded();
     await shot(page, 'audit-1280x800');
@@ -551,6 +553,15 @@ try {
     await page.locator('[data-session-state="paused"]').waitFor({ timeout: 10_000 });
     await until(() => page.evaluate(() => document.activeElement.getAttribute('data-verb') === 'resume'),
       'after Enter on Pause the focus is on Resume, not the page body', 5_000);
+    // What the pause did reads as a pause, not as progress.
+    const result = page.locator('.last-command .cmd-state');
+    await until(async () => (await result.textContent()).startsWith('Done'), 'the pause is done', 5_000);
+    check((await result.textContent()).trim() === 'Done \u2014 the agent paused', `the pause's result: ${await result.textContent()}`);
+    const session = page.url();
+    await page.goto(`${relay.base}/#/sessions`);
+    const runs = (await page.locator('main .lane[data-state="paused"][data-agent="research-agent"] .lane-runs').first().textContent()).trim();
+    check(runs.startsWith('Paused') && !runs.includes('Running'), `a paused session reads paused in the list: ${runs}`);
+    await page.goto(session);
     await page.locator('button[data-verb="resume"]').click();
     await page.locator('[data-session-state="active"]').waitFor({ timeout: 10_000 });
     const vendor = page.locator('form.vendor[data-verb="x.demo.control.instruct"]');
@@ -658,7 +669,7 @@ try {
     // A fresh page: the command sent from the other one is still this console's own.
     const own = p.locator(`.audit .cmd[data-command="${cancelCommand}"]`);
     await own.waitFor({ timeout: 10_000 });
-    check((await own.locator('.who').textContent()) === 'aep-console (you)', `after a reload the cancel is still ours: ${await own.textContent()}`);
+    check((await own.locator('.who').textContent()) === 'You (aep-console)', `after a reload the cancel is still ours: ${await own.textContent()}`);
     await own.scrollIntoViewIfNeeded();
     await shot(p, 'audit-390x844');
     check(/\d\d:\d\d/.test(await own.locator('.cmd-time').textContent()) && (await own.locator('.cmd-state').textContent()).includes('Done'),

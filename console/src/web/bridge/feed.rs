@@ -10,7 +10,7 @@ use aep_client::store::{self, CardRef};
 use aep_client::wasm::driver::{Deferred, Handler};
 use leptos::prelude::*;
 
-use super::bridge::Console;
+use super::Console;
 use crate::model::notice;
 
 /// What the driver's changes touched since the last flush.

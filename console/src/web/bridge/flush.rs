@@ -1,0 +1,204 @@
+//! One flush per burst of changes: what the driver touched is read from
+//! the hub once, and each signal is written only when its value changed.
+
+use std::collections::HashSet;
+
+use aep_client::client::hub::Hub;
+use aep_client::client::State as RelayState;
+use aep_client::store::CardRef;
+use aep_client::wasm::driver;
+use aep_client::UnixMs;
+use leptos::prelude::*;
+
+use super::feed::Touched;
+use super::{set_if_changed, Bridge, Console, Inner, Notice, FLUSH_EVERY_MS, ROSTER_REFRESH_MS};
+use crate::model::card::{self, CardView};
+use crate::model::{inbox, session, status};
+use crate::web::notify;
+use crate::web::platform::{after, hidden, now, perf_now};
+
+impl Console {
+    /// After a driver turn: flushes at once when the last flush is old
+    /// enough (a flood of socket messages starves timers), else later.
+    pub fn kick(self, urgent: bool) {
+        if urgent || perf_now() - self.state().last_flush.get() >= FLUSH_EVERY_MS {
+            self.flush();
+        } else {
+            self.schedule();
+        }
+    }
+
+    pub fn schedule(self) {
+        let state = self.state();
+        if state.scheduled.replace(true) {
+            return;
+        }
+        // Coalesce bursts; back off further when flushing got expensive.
+        let delay = (state.cost_ms.get() * 3.0).clamp(16.0, 250.0) as i32;
+        after(delay, move || self.flush());
+    }
+
+    fn flush(self) {
+        let state = self.state();
+        state.scheduled.set(false);
+        let Some(rc) = state.shared() else { return };
+        let started = perf_now();
+        state.last_flush.set(started);
+        let mut asks: Vec<usize> = Vec::new();
+        {
+            // Both or neither: what the driver touched is taken only when
+            // it can be applied, else the next flush finds it still there.
+            let (Ok(mut guard), Ok(mut lists)) = (rc.try_borrow_mut(), state.inner.try_borrow_mut()) else {
+                self.schedule();
+                return;
+            };
+            let Some(inner) = lists.as_mut() else { return };
+            let d = &mut *guard;
+            let touched = std::mem::take(&mut d.handler.touched);
+            self.apply(&state, inner, &d.hub, touched, &mut asks);
+        }
+        // Signals change only now, with nothing borrowed: whatever they
+        // wake may read the hub and the card views again.
+        let writes = state.later.take();
+        for write in writes {
+            write();
+        }
+        aep_client::order::sort_by(&mut asks, Ord::cmp);
+        asks.dedup();
+        if !asks.is_empty() {
+            driver::with(&rc, |d| {
+                for r in asks {
+                    let _ = d.hub.request_roster(r);
+                }
+            });
+        }
+        state.cost_ms.set(perf_now() - started);
+    }
+
+    fn apply(
+        self,
+        state: &Bridge,
+        inner: &mut Inner,
+        hub: &Hub,
+        t: Touched,
+        asks: &mut Vec<usize>,
+    ) {
+        let at = now();
+        let live: Vec<usize> = (0..hub.relay_count())
+            .filter(|r| hub.state(*r) == Some(&RelayState::Live))
+            .collect();
+        let mut relays = status::relays(hub);
+        status::remember(&mut relays, &mut inner.principals);
+        state.later(move || set_if_changed(self.relays, relays));
+
+        for said in t.notices {
+            let id = state.notice_seq.get() + 1;
+            state.notice_seq.set(id);
+            state.later(move || {
+                self.notices.update(|n| {
+                    if !n.iter().any(|x| x.text == said.text) {
+                        n.push(Notice {
+                            id,
+                            relay: said.relay,
+                            kind: said.kind,
+                            text: said.text,
+                        });
+                        if n.len() > 8 {
+                            n.remove(0);
+                        }
+                    }
+                })
+            });
+        }
+
+        // The hub dropped changes nobody drained: redraw everything.
+        let full = !inner.flushed || hub.dropped_changes() != inner.dropped;
+        inner.dropped = hub.dropped_changes();
+        let mut cards = t.cards;
+        for id in &t.commands {
+            let subject = hub
+                .sender()
+                .get(id)
+                .and_then(|c| c.command().subject().map(str::to_owned));
+            if let Some(r) = subject.and_then(|s| inner.list.card_for_request(&s).cloned()) {
+                cards.insert(r);
+            }
+        }
+        if full || !cards.is_empty() || inner.list.rows_expire(at) {
+            self.refresh_cards(state, inner, hub, &cards, full, at);
+        }
+        if full || t.store || !t.commands.is_empty() {
+            state.later(move || self.tick.update(|x| *x += 1));
+        }
+        if full || t.store || t.status || t.rosters {
+            let lanes = session::lanes(hub);
+            state.later(move || set_if_changed(self.lanes, lanes));
+        }
+        if t.session_events && inner.flushed {
+            asks.extend(live.iter().copied());
+        }
+        if at.since(inner.last_roster) >= ROSTER_REFRESH_MS {
+            inner.last_roster = at;
+            asks.extend(live.iter().copied());
+        }
+        inner.flushed = true;
+    }
+
+    /// Views are built only for cards on screen (see [`Console::card`]);
+    /// here the list is refreshed, and the views of changed cards.
+    fn refresh_cards(
+        self,
+        state: &Bridge,
+        inner: &mut Inner,
+        hub: &Hub,
+        changed: &HashSet<CardRef>,
+        full: bool,
+        at: UnixMs,
+    ) {
+        let store = hub.store();
+        let list = inner.list.refresh(hub, at);
+        for r in &list.order {
+            let Some(s) = inner.cards.get(r) else { continue };
+            if !(full || changed.contains(r)) {
+                continue;
+            }
+            if let Some(c) = store.card(r) {
+                let v = card::view(hub, c);
+                let s = s.clone();
+                state.later(move || {
+                    if s.with_untracked(|old| old != &v) {
+                        s.set(v);
+                    }
+                });
+            }
+        }
+        for r in &list.gone {
+            inner.cards.remove(r);
+        }
+        // New requests are announced while the page is hidden, not those a
+        // first catch-up brings.
+        if inner.flushed && self.notify.get_untracked() && hidden() {
+            let fresh: Vec<CardView> = list
+                .fresh
+                .iter()
+                .filter_map(|r| store.card(r))
+                .map(|c| card::view(hub, c))
+                .collect();
+            if !fresh.is_empty() {
+                state.later(move || notify::new_requests(&fresh));
+            }
+        }
+        let (rows, order) = (list.rows, list.order);
+        state.later(move || set_if_changed(self.rows, rows));
+        state.later(move || set_if_changed(self.inbox, order));
+
+        let settled_changed = full
+            || changed
+                .iter()
+                .any(|r| store.card(r).map_or(true, |c| !c.needs_answer()));
+        if settled_changed {
+            let history = inbox::history(hub);
+            state.later(move || set_if_changed(self.history, history));
+        }
+    }
+}
