@@ -2,7 +2,7 @@
 //! every frame the hub writes is decoded per relay, every frame a relay
 //! "sends" is encoded by the same frame module a relay uses.
 
-use aep_client::client::hub::{view, Hub, HubChange, HubConfig, HubError, RelaySpec, Target, MAX_CHANGES};
+use aep_client::client::hub::{Hub, HubChange, HubConfig, HubError, RelaySpec, Target, MAX_CHANGES};
 use aep_client::client::{Config, SocketAction, State};
 use aep_client::control::answer::Answer;
 use aep_client::control::sender::{CancelScope, CommandChange, CommandState, RelayCode};
@@ -11,6 +11,7 @@ use aep_client::protocol::frame::{
 };
 use aep_client::protocol::ids::Identity;
 use aep_client::store;
+use aep_client::view;
 use aep_client::{Capture, Event, UnixMs};
 use serde_json::{json, Map, Value};
 
