@@ -45,6 +45,7 @@ pub use outcomes::WATCHED_COMMANDS;
 pub use route::MAX_ROUTED_SESSIONS;
 pub use url::{check_url, relay_label, socket_url, Endpoint, UrlError, DEFAULT_SOCKET_PATH, TOKEN_PARAM};
 
+use crate::protocol::vocabulary::types;
 use outcomes::OutcomeWatch;
 use route::RouteTable;
 
@@ -619,7 +620,7 @@ impl Hub {
         if let Some(session) = event.session() {
             self.routes.see(session, relay);
         }
-        let started = event.ty() == "session.started";
+        let started = event.ty() == types::SESSION_STARTED;
         self.sender.handle_event(&event, now);
         self.fold(relay, event, now);
         self.drain_sender();

@@ -1,46 +1,15 @@
 //! Acks (AEP-0004 §3): `control.accepted` / `control.rejected` whose
 //! `cause` is the command's id. One place reads them for every party.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::protocol::event::Event;
+use crate::protocol::vocabulary::types;
 
-pub const ACCEPTED: &str = "control.accepted";
-pub const REJECTED: &str = "control.rejected";
+pub const ACCEPTED: &str = types::CONTROL_ACCEPTED;
+pub const REJECTED: &str = types::CONTROL_REJECTED;
 
-/// The registered nack reasons (`schemas/registry/nack-reasons.json`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum NackReason {
-    /// The target does not implement this command type.
-    Unsupported,
-    /// The sender may not issue it.
-    Unauthorized,
-    /// Temporarily unable; a later retry may succeed.
-    Busy,
-    /// The target's sovereign decision not to act.
-    Refused,
-    /// Well-formed but not actionable (bad answer, unknown subject).
-    Invalid,
-}
-
-impl NackReason {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            NackReason::Unsupported => "unsupported",
-            NackReason::Unauthorized => "unauthorized",
-            NackReason::Busy => "busy",
-            NackReason::Refused => "refused",
-            NackReason::Invalid => "invalid",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<NackReason> {
-        [Self::Unsupported, Self::Unauthorized, Self::Busy, Self::Refused, Self::Invalid]
-            .into_iter()
-            .find(|r| r.as_str() == s)
-    }
-}
+pub use crate::protocol::vocabulary::NackReason;
 
 /// The decision an ack carries.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -105,7 +74,11 @@ mod tests {
         let ack = parse(&r).unwrap();
         assert_eq!(
             ack.decision,
-            Decision::Rejected { reason: Some(NackReason::Refused), raw_reason: Some("refused".into()), detail: Some("no".into()) }
+            Decision::Rejected {
+                reason: Some(NackReason::Refused),
+                raw_reason: Some("refused".into()),
+                detail: Some("no".into())
+            }
         );
         let odd = ev(REJECTED, r#"{"reason":"mystery"}"#);
         assert!(matches!(parse(&odd).unwrap().decision, Decision::Rejected { reason: None, .. }));

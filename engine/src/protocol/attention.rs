@@ -1,13 +1,15 @@
 //! The attention lifecycle's vocabulary (AEP-0002 §7): its event types and
 //! the kinds of request, read the same way by agents, the store and UIs.
 
+use super::vocabulary::types;
+
 /// `attention.requested`: an agent needs a person; its id names the card.
-pub const REQUESTED: &str = "attention.requested";
+pub const REQUESTED: &str = types::ATTENTION_REQUESTED;
 /// `attention.routed`: a consumer forwarded the request (seq-less).
-pub const ROUTED: &str = "attention.routed";
-pub const ANSWERED: &str = "attention.answered";
-pub const RESOLVED: &str = "attention.resolved";
-pub const TIMEOUT: &str = "attention.timeout";
+pub const ROUTED: &str = types::ATTENTION_ROUTED;
+pub const ANSWERED: &str = types::ATTENTION_ANSWERED;
+pub const RESOLVED: &str = types::ATTENTION_RESOLVED;
+pub const TIMEOUT: &str = types::ATTENTION_TIMEOUT;
 
 /// What the agent is asking for (`data.kind`).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

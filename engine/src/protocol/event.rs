@@ -6,85 +6,20 @@
 //! and a redelivery is recognised by comparing bytes; re-serialising would
 //! silently break all three.
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::fmt;
-use std::borrow::Cow;
 use std::sync::{Arc, LazyLock, OnceLock};
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::envelope::{self, as_u64, Core, Decoded, Envelope, Texts};
 use super::validate::{self, Violation};
+use super::vocabulary::{types, CommandVerb};
 use crate::time::UnixMs;
 
-/// Severity, totally ordered (AEP-0001 §8.1). Absent means `info`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    Debug,
-    #[default]
-    Info,
-    Notice,
-    Warning,
-    Error,
-    Critical,
-}
-
-impl Severity {
-    pub const ALL: [Severity; 6] = [
-        Severity::Debug,
-        Severity::Info,
-        Severity::Notice,
-        Severity::Warning,
-        Severity::Error,
-        Severity::Critical,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Severity::Debug => "debug",
-            Severity::Info => "info",
-            Severity::Notice => "notice",
-            Severity::Warning => "warning",
-            Severity::Error => "error",
-            Severity::Critical => "critical",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Severity> {
-        Severity::ALL.into_iter().find(|l| l.as_str() == s)
-    }
-}
-
-/// Content-capture level, ordered by how much content it admits
-/// (AEP-0001 §8.2). Absent means `metadata`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Capture {
-    None,
-    #[default]
-    Metadata,
-    Redacted,
-    Full,
-}
-
-impl Capture {
-    pub const ALL: [Capture; 4] = [Capture::None, Capture::Metadata, Capture::Redacted, Capture::Full];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Capture::None => "none",
-            Capture::Metadata => "metadata",
-            Capture::Redacted => "redacted",
-            Capture::Full => "full",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Capture> {
-        Capture::ALL.into_iter().find(|l| l.as_str() == s)
-    }
-}
+pub use super::vocabulary::{Capture, Severity};
 
 /// A session position `(epoch, seq)`, ordered as AEP-0001 §7.3 orders
 /// them: by epoch, then by seq.
@@ -175,7 +110,8 @@ impl Text {
     /// size-optimised npm build would otherwise call it each time.
     #[inline]
     pub(crate) fn slice<'a>(self, raw: &'a str, unescaped: &'a str) -> &'a str {
-        let (from, at) = if self.at & Text::UNESCAPED == 0 { (raw, self.at) } else { (unescaped, self.at & !Text::UNESCAPED) };
+        let (from, at) =
+            if self.at & Text::UNESCAPED == 0 { (raw, self.at) } else { (unescaped, self.at & !Text::UNESCAPED) };
         &from[at as usize..(at + self.len) as usize]
     }
 }
@@ -240,7 +176,8 @@ impl Event {
         let empty = Text { at: 0, len: 0 };
         let (aep, id, ty, time) = (span(Core::Aep), span(Core::Id), span(Core::Type), span(Core::Time));
         let (source, agent) = (span(Core::Source), span(Core::Agent));
-        let (subject, session, run, step) = (span(Core::Subject), span(Core::Session), span(Core::Run), span(Core::Step));
+        let (subject, session, run, step) =
+            (span(Core::Subject), span(Core::Session), span(Core::Run), span(Core::Step));
         let (cause, traceparent) = (span(Core::Cause), span(Core::Traceparent));
         Event {
             aep: aep.unwrap_or(empty),
@@ -260,7 +197,9 @@ impl Event {
             severity: texts.take(Core::Severity).flatten().and_then(|s| Severity::parse(&s)),
             capture: texts.take(Core::Capture).flatten().and_then(|s| Capture::parse(&s)),
             at,
-            data_span: env.get(Core::Data).map(|d| Text { at: (d.get().as_ptr() as usize - base) as u32, len: d.get().len() as u32 }),
+            data_span: env
+                .get(Core::Data)
+                .map(|d| Text { at: (d.get().as_ptr() as usize - base) as u32, len: d.get().len() as u32 }),
             data: OnceLock::new(),
             // Inserted one by one: collecting into a Map (a BTreeMap) would
             // link a stable sort of its own into the WebAssembly builds.
@@ -549,14 +488,22 @@ pub fn is_agent_scoped_type(ty: &str) -> bool {
     ty.starts_with("agent.")
 }
 
-/// The four core command types (AEP-0004 §2).
-pub const CORE_COMMANDS: [&str; 4] = ["control.attention.respond", "control.cancel", "control.pause", "control.resume"];
+/// The core command types (AEP-0004 §2), from the registry.
+pub const CORE_COMMANDS: [&str; CommandVerb::ALL.len()] = {
+    let mut names = [""; CommandVerb::ALL.len()];
+    let mut i = 0;
+    while i < names.len() {
+        names[i] = CommandVerb::ALL[i].as_str();
+        i += 1;
+    }
+    names
+};
 
 pub fn is_command_type(ty: &str) -> bool {
     // Asked of every event several times: most types rule themselves out
     // by their first bytes.
     match ty.as_bytes().first() {
-        Some(b'c') => ty.starts_with("control.") && CORE_COMMANDS.contains(&ty),
+        Some(b'c') => CommandVerb::parse(ty).is_some(),
         Some(b'x') => is_vendor_command_type(ty),
         _ => false,
     }
@@ -569,7 +516,7 @@ pub fn is_vendor_command_type(ty: &str) -> bool {
 }
 
 pub fn is_foreign_emitter_type(ty: &str) -> bool {
-    is_command_type(ty) || ty == "attention.routed"
+    is_command_type(ty) || ty == types::ATTENTION_ROUTED
 }
 
 #[cfg(test)]

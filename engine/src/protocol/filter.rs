@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 use super::envelope::Core;
 use super::event::{Capture, Event, Severity};
 use super::validate::is_extension_name;
+use super::vocabulary::codes;
 
 /// The core attributes a filter may name (AEP-0003 §6.2 rule 1). The other
 /// core names (`time`, `seq`, `aep`, `traceparent`, `data`) are refused.
@@ -65,7 +66,7 @@ pub struct FilterError {
 
 impl FilterError {
     /// The `error` frame code for any invalid filter (AEP-0003 §6.5).
-    pub const WIRE_CODE: &'static str = "invalid-filter";
+    pub const WIRE_CODE: &'static str = codes::INVALID_FILTER;
 
     fn new(kind: FilterErrorKind, key: &str, detail: impl Into<String>) -> FilterError {
         FilterError { kind, key: Some(key.to_owned()), detail: detail.into() }

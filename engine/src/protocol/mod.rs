@@ -9,6 +9,7 @@ pub mod form;
 pub mod frame;
 pub mod ids;
 pub mod validate;
+pub mod vocabulary;
 
 /// The protocol version this engine speaks (the `aep` attribute and the
 /// `hello` version).

@@ -6,9 +6,10 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::hash::FastMap;
 use super::evictions::Evictions;
+use super::hash::FastMap;
 use super::timeline::{Delivery, Entry};
+use crate::protocol::vocabulary::types;
 use crate::time::UnixMs;
 
 /// One emitter as its agent-scoped events describe it.
@@ -118,16 +119,16 @@ impl Agents {
         let e = &entry.event;
         let text = |k: &str| e.data_field(k).and_then(Value::as_str).map(str::to_owned);
         match e.ty() {
-            "agent.presence" => {
+            types::AGENT_PRESENCE => {
                 a.presence = text("state");
                 a.idle_since = None;
             }
-            "agent.health" => {
+            types::AGENT_HEALTH => {
                 a.health = text("status");
                 a.health_detail = text("detail");
             }
-            "agent.heartbeat" => a.last_heartbeat = Some(e.time().to_owned()),
-            "agent.idle" => a.idle_since = Some(e.time().to_owned()),
+            types::AGENT_HEARTBEAT => a.last_heartbeat = Some(e.time().to_owned()),
+            types::AGENT_IDLE => a.idle_since = Some(e.time().to_owned()),
             _ => {}
         }
         a.updated_at = entry.received_at;

@@ -17,6 +17,7 @@ use super::timeline::{Delivery, Position};
 use super::SessionKey;
 use crate::protocol::event::{Capture, Event, Severity};
 use crate::protocol::form::{self, Choice, FieldSpec, FieldSpecError, FieldType, Problem};
+use crate::protocol::vocabulary::types;
 use crate::time::UnixMs;
 
 pub use crate::protocol::attention::{AttentionKind, ANSWERED, REQUESTED, RESOLVED, ROUTED, TIMEOUT};
@@ -426,8 +427,11 @@ impl Card {
                     .iter()
                     .any(|f| f.id == field && (f.ty == FieldType::String || (f.ty == FieldType::Select && f.other)))
         };
-        let broken: Vec<String> =
-            errors.into_iter().filter(|e| !(e.problem == Problem::Missing && gated(&e.field))).map(|e| e.message).collect();
+        let broken: Vec<String> = errors
+            .into_iter()
+            .filter(|e| !(e.problem == Problem::Missing && gated(&e.field)))
+            .map(|e| e.message)
+            .collect();
         (!broken.is_empty()).then(|| broken.join("; "))
     }
 }
@@ -493,7 +497,13 @@ impl Cards {
 
     /// Folds an owner lifecycle event. `ended` is the session's
     /// `session.ended` position when the session has ended.
-    pub(crate) fn fold_owner(&mut self, session: &SessionKey, entry: &Delivery, ended: Option<SessionEndMark>, out: &mut Outbox) {
+    pub(crate) fn fold_owner(
+        &mut self,
+        session: &SessionKey,
+        entry: &Delivery,
+        ended: Option<SessionEndMark>,
+        out: &mut Outbox,
+    ) {
         let e = &entry.event;
         let id = match e.ty() {
             REQUESTED => e.id(),
@@ -550,7 +560,8 @@ impl Cards {
     /// else by `cause`).
     pub(crate) fn fold_foreign(&mut self, session: &SessionKey, entry: &Delivery, out: &mut Outbox) {
         let e = &entry.event;
-        let by_subject = e.subject().filter(|s| e.ty() == ROUTED || e.ty() == "control.attention.respond" || self.contains(s));
+        let by_subject =
+            e.subject().filter(|s| e.ty() == ROUTED || e.ty() == types::CONTROL_ATTENTION_RESPOND || self.contains(s));
         let Some(id) = by_subject.or_else(|| e.cause().filter(|c| self.contains(c))) else { return };
         let (card, opened) = self.open(session, id, entry, out);
         let changed = if e.ty() == ROUTED {
@@ -591,7 +602,8 @@ impl Cards {
         if opened {
             self.make_room(out);
             let key: Arc<str> = Arc::from(id);
-            let card = Card::new(CardRef { session: session.clone(), request: key.clone() }, entry.received_at, entry.arrival);
+            let card =
+                Card::new(CardRef { session: session.clone(), request: key.clone() }, entry.received_at, entry.arrival);
             self.map.insert(key, card);
         }
         let card = self.map.get_mut(id).expect("card present: inserted above when missing");
@@ -646,7 +658,10 @@ fn abandon_if_open(card: &mut Card, end: SessionEndMark, end_event: &str, out: &
         rule: Rule::PendingAtSessionEnd,
         session: Some(card.key.session.clone()),
         event_id: end_event.to_owned(),
-        detail: format!("session `{}` ended with attention request {} still open", card.key.session.name, card.key.request),
+        detail: format!(
+            "session `{}` ended with attention request {} still open",
+            card.key.session.name, card.key.request
+        ),
     });
     true
 }

@@ -13,10 +13,11 @@ use super::rules::{Breach, Rule};
 use super::timeline::{is_domain_type, Delivery, Entry, Position, Timeline};
 use crate::control::ack::{self, Decision};
 use crate::protocol::event::Event;
+use crate::protocol::vocabulary::types;
 use crate::time::UnixMs;
 
-pub const PAUSE: &str = "control.pause";
-pub const RESUME: &str = "control.resume";
+pub const PAUSE: &str = types::CONTROL_PAUSE;
+pub const RESUME: &str = types::CONTROL_RESUME;
 
 /// The command event itself: what was asked, by whom.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -251,7 +252,12 @@ impl Control {
     /// distinct ack, the rule it breaks with a description. Only a `late`
     /// ack (below the session's high-water mark) can have an outcome that
     /// arrived before it, so only then is the lane searched.
-    pub(crate) fn fold_ack(&mut self, entry: &Delivery, lane: &Timeline, late: bool) -> Option<(Arc<str>, Option<Breach>)> {
+    pub(crate) fn fold_ack(
+        &mut self,
+        entry: &Delivery,
+        lane: &Timeline,
+        late: bool,
+    ) -> Option<(Arc<str>, Option<Breach>)> {
         let e = &entry.event;
         let parsed = ack::parse(e)?;
         let id = self.chain(parsed.command_id, entry.arrival);
@@ -309,7 +315,8 @@ impl Control {
         }
         self.make_room();
         let key: Arc<str> = Arc::from(id);
-        self.chains.insert(key.clone(), CommandChain { id: key.clone(), issued: None, ack: None, outcome: None, arrival });
+        self.chains
+            .insert(key.clone(), CommandChain { id: key.clone(), issued: None, ack: None, outcome: None, arrival });
         key
     }
 

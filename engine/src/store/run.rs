@@ -6,11 +6,12 @@ use super::hash::FastMap;
 use super::rules::{Breach, Rule};
 use super::timeline::Position;
 use crate::protocol::event::Event;
+use crate::protocol::vocabulary::types;
 use crate::time::UnixMs;
 
-pub const RUN_FINISHED: &str = "run.finished";
-pub const RUN_FAILED: &str = "run.failed";
-pub const RUN_CANCELLED: &str = "run.cancelled";
+pub const RUN_FINISHED: &str = types::RUN_FINISHED;
+pub const RUN_FAILED: &str = types::RUN_FAILED;
+pub const RUN_CANCELLED: &str = types::RUN_CANCELLED;
 
 /// Which terminal a run reached.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -152,7 +153,7 @@ impl Run {
         let r = self;
         r.events += 1;
         r.touched = arrival;
-        if event.ty() == "run.started" && r.started_event.is_none() {
+        if event.ty() == types::RUN_STARTED && r.started_event.is_none() {
             r.started_event = Some(event.id().to_owned());
             r.started_time = Some(event.time().to_owned());
         }

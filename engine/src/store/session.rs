@@ -16,6 +16,7 @@ use super::rules::{Rule, StreamViolation};
 use super::run::{Run, Runs};
 use super::timeline::{Delivery, Entry, Position, Timeline};
 use crate::control::ack;
+use crate::protocol::vocabulary::types;
 use crate::time::UnixMs;
 
 /// A session's identity: the owning emitter's `source` and the `session`
@@ -297,11 +298,21 @@ impl Session {
             // or (read in emission order) a regression.
             if let Some(held) = self.timeline.at(p) {
                 if held.id() != e.id() {
-                    broke(Rule::PositionReused, format!("position ({}, {}) already holds event {}", p.0, p.1, held.id()), &self.key, out);
+                    broke(
+                        Rule::PositionReused,
+                        format!("position ({}, {}) already holds event {}", p.0, p.1, held.id()),
+                        &self.key,
+                        out,
+                    );
                 }
             } else if let (Arrival::EmissionOrder, Some(hw)) = (arrival_mode, self.high_water) {
                 if p.0 < hw.0 {
-                    broke(Rule::EpochRegression, format!("epoch {} after epoch {} was used", p.0, hw.0), &self.key, out);
+                    broke(
+                        Rule::EpochRegression,
+                        format!("epoch {} after epoch {} was used", p.0, hw.0),
+                        &self.key,
+                        out,
+                    );
                 } else if p.0 == hw.0 && p.1 <= hw.1 {
                     let detail = format!("seq {} at or below {} in epoch {} without an epoch bump", p.1, hw.1, p.0);
                     broke(Rule::PositionRegression, detail, &self.key, out);
@@ -310,7 +321,7 @@ impl Session {
         }
         self.high_water = self.high_water.max(e.position());
         match e.ty() {
-            "session.started" if self.started.is_none() => {
+            types::SESSION_STARTED if self.started.is_none() => {
                 let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_owned);
                 self.started = Some(SessionStart {
                     event_id: e.id().to_owned(),
@@ -319,7 +330,7 @@ impl Session {
                     parent: text(e.data_field("parent").and_then(|p| p.get("session"))),
                 });
             }
-            "session.ended" => match &self.end {
+            types::SESSION_ENDED => match &self.end {
                 Some(first) if first.event_id != e.id() => {
                     let detail = format!("session `{}` already ended with {}", self.key.name, first.event_id);
                     broke(Rule::SessionEndRepeated, detail, &self.key, out);

@@ -8,12 +8,13 @@ use crate::control::answer::{Answer, AnswerError};
 use crate::protocol::event::{is_vendor_command_type, Capture, Event};
 use crate::protocol::ids::{BuildError, Draft, Identity};
 use crate::protocol::validate::check_type_name;
+use crate::protocol::vocabulary::types;
 use crate::time::UnixMs;
 
-pub const RESPOND: &str = "control.attention.respond";
-pub const CANCEL: &str = "control.cancel";
-pub const PAUSE: &str = "control.pause";
-pub const RESUME: &str = "control.resume";
+pub const RESPOND: &str = types::CONTROL_ATTENTION_RESPOND;
+pub const CANCEL: &str = types::CONTROL_CANCEL;
+pub const PAUSE: &str = types::CONTROL_PAUSE;
+pub const RESUME: &str = types::CONTROL_RESUME;
 
 /// What a `control.cancel` stops.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -44,10 +45,7 @@ pub struct Address {
 
 impl Address {
     pub fn session(session: impl Into<String>) -> Address {
-        Address {
-            session: session.into(),
-            run: None,
-        }
+        Address { session: session.into(), run: None }
     }
 
     pub fn with_run(mut self, run: impl Into<String>) -> Address {
@@ -84,9 +82,7 @@ pub enum Command {
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum CommandError {
     #[error("`{ty}` is not a command type")]
-    NotACommand {
-        ty: String,
-    },
+    NotACommand { ty: String },
     /// A respond names its request in `subject`.
     #[error("a respond command names the request it answers in `subject`")]
     MissingRequest,
@@ -151,12 +147,18 @@ impl Command {
     /// Builds the command event. No `seq` (the sender does not own the
     /// target's order); `agent`/`source` are the sender's; a respond sets
     /// `subject` and `cause` to the request id.
-    pub fn build(&self, from: &Identity, to: &Address, id: impl Into<String>, now: UnixMs) -> Result<Event, CommandError> {
+    pub fn build(
+        &self,
+        from: &Identity,
+        to: &Address,
+        id: impl Into<String>,
+        now: UnixMs,
+    ) -> Result<Event, CommandError> {
         let ty = self.ty();
         match self {
-            Command::Cancel {
-                scope: CancelScope::Run, ..
-            } if to.run.is_none() => return Err(CommandError::RunScopeWithoutRun),
+            Command::Cancel { scope: CancelScope::Run, .. } if to.run.is_none() => {
+                return Err(CommandError::RunScopeWithoutRun)
+            }
             Command::Respond { request, .. } if request.is_empty() => return Err(CommandError::MissingRequest),
             Command::Vendor { .. } if check_type_name(&ty).is_err() || !is_vendor_command_type(&ty) => {
                 return Err(CommandError::BadVendorType(ty))
@@ -167,11 +169,7 @@ impl Command {
         if let Command::Respond { request, .. } = self {
             draft = draft.subject(request.clone()).cause(request.clone());
         }
-        draft
-            .capture(self.capture())
-            .data(self.data())
-            .build(from, id, now)
-            .map_err(CommandError::Build)
+        draft.capture(self.capture()).data(self.data()).build(from, id, now).map_err(CommandError::Build)
     }
 
     /// Reads a command event (the target's view). Unknown payload members
@@ -189,10 +187,9 @@ impl Command {
             CANCEL => {
                 let scope = match data.get("scope") {
                     None => return Err(CommandError::MissingScope),
-                    Some(v) => v
-                        .as_str()
-                        .and_then(CancelScope::parse)
-                        .ok_or_else(|| CommandError::BadScope(v.to_string()))?,
+                    Some(v) => {
+                        v.as_str().and_then(CancelScope::parse).ok_or_else(|| CommandError::BadScope(v.to_string()))?
+                    }
                 };
                 if scope == CancelScope::Run && event.run().is_none() {
                     return Err(CommandError::RunScopeWithoutRun);
@@ -208,9 +205,8 @@ impl Command {
             RESUME => Ok(Command::Resume),
             ty if is_vendor_command_type(ty) => {
                 let rest = &ty[2..];
-                let (vendor, verb) = rest
-                    .split_once(".control.")
-                    .ok_or_else(|| CommandError::BadVendorType(ty.to_owned()))?;
+                let (vendor, verb) =
+                    rest.split_once(".control.").ok_or_else(|| CommandError::BadVendorType(ty.to_owned()))?;
                 Ok(Command::Vendor {
                     vendor: vendor.into(),
                     verb: verb.into(),

@@ -6,6 +6,7 @@ use std::fmt;
 use crate::control::ack::NackReason;
 use crate::protocol::event::Event;
 use crate::protocol::validate::Violation;
+use crate::protocol::vocabulary::codes;
 use crate::time::UnixMs;
 
 /// The `code` of a relay `error` frame refusing a command on the target's
@@ -26,20 +27,20 @@ pub enum RelayCode {
 impl RelayCode {
     pub fn parse(code: &str) -> RelayCode {
         match code {
-            "unauthorized" => RelayCode::Unauthorized,
-            "unsupported" => RelayCode::Unsupported,
-            "ambiguous" => RelayCode::Ambiguous,
-            "no-route" => RelayCode::NoRoute,
+            codes::UNAUTHORIZED => RelayCode::Unauthorized,
+            codes::UNSUPPORTED => RelayCode::Unsupported,
+            codes::AMBIGUOUS => RelayCode::Ambiguous,
+            codes::NO_ROUTE => RelayCode::NoRoute,
             other => RelayCode::Other(other.to_owned()),
         }
     }
 
     pub fn as_str(&self) -> &str {
         match self {
-            RelayCode::Unauthorized => "unauthorized",
-            RelayCode::Unsupported => "unsupported",
-            RelayCode::Ambiguous => "ambiguous",
-            RelayCode::NoRoute => "no-route",
+            RelayCode::Unauthorized => codes::UNAUTHORIZED,
+            RelayCode::Unsupported => codes::UNSUPPORTED,
+            RelayCode::Ambiguous => codes::AMBIGUOUS,
+            RelayCode::NoRoute => codes::NO_ROUTE,
             RelayCode::Other(s) => s,
         }
     }
@@ -60,12 +61,7 @@ pub enum CommandState {
     Accepted { ack: Event },
     /// The target will not (`control.rejected`). `reason` is `None` when
     /// the wire reason is missing or unregistered; `raw_reason` keeps it.
-    Rejected {
-        ack: Event,
-        reason: Option<NackReason>,
-        raw_reason: Option<String>,
-        detail: Option<String>,
-    },
+    Rejected { ack: Event, reason: Option<NackReason>, raw_reason: Option<String>, detail: Option<String> },
     /// A relay refused it on the target's behalf; the target never saw it.
     RelayRefused { code: RelayCode, detail: Option<String> },
     /// No ack within the window: a nack with reason `timeout`, known only

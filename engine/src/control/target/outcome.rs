@@ -9,6 +9,7 @@ use crate::control::answer::{Answer, OpenRequest};
 use crate::protocol::capture::{gate_form_values, has_free_text, landing_level};
 use crate::protocol::event::{Capture, Event};
 use crate::protocol::ids::{ulid, BuildError, Draft};
+use crate::protocol::vocabulary::types;
 use crate::time::UnixMs;
 
 /// `progress.status.phase` reported for an honoured `control.pause`.
@@ -20,7 +21,14 @@ impl ControlTarget {
     /// Any outcome event: stamps `session`, `cause` = the command id and
     /// the next `seq` on `draft` (type, payload and the rest are the
     /// caller's).
-    pub fn outcome(&self, command: &Event, draft: Draft, now: UnixMs, random: u128, seqs: &mut dyn Sequencer) -> Result<Event, BuildError> {
+    pub fn outcome(
+        &self,
+        command: &Event,
+        draft: Draft,
+        now: UnixMs,
+        random: u128,
+        seqs: &mut dyn Sequencer,
+    ) -> Result<Event, BuildError> {
         self.seal(command, draft, ulid(now, random), now, seqs)
     }
 
@@ -42,7 +50,7 @@ impl ControlTarget {
         answered.insert("answer".into(), applied.to_value());
         answered.insert("by".into(), command.agent().into());
         answered.insert("via".into(), "control".into());
-        let answered = Draft::new("attention.answered")
+        let answered = Draft::new(types::ATTENTION_ANSWERED)
             .subject(request.id.clone())
             .maybe_run(request.run.clone())
             .capture(capture)
@@ -53,7 +61,7 @@ impl ControlTarget {
         if let Some(at) = request.requested_at {
             resolved["latency_ms"] = now.since(at).into();
         }
-        let resolved = Draft::new("attention.resolved")
+        let resolved = Draft::new(types::ATTENTION_RESOLVED)
             .subject(request.id.clone())
             .maybe_run(request.run.clone())
             .data(resolved);
@@ -90,7 +98,7 @@ impl ControlTarget {
         seqs: &mut dyn Sequencer,
     ) -> Result<Event, BuildError> {
         let mut data = json!({ "by": "control" });
-        let mut draft = Draft::new("run.cancelled").maybe_run(command.run());
+        let mut draft = Draft::new(types::RUN_CANCELLED).maybe_run(command.run());
         if let Some(r) = reason {
             data["reason"] = r.into();
             draft = draft.capture(Capture::Full);
@@ -110,7 +118,7 @@ impl ControlTarget {
         seqs: &mut dyn Sequencer,
     ) -> Result<Event, BuildError> {
         let mut data = json!({ "phase": phase });
-        let mut draft = Draft::new("progress.status").maybe_run(command.run());
+        let mut draft = Draft::new(types::PROGRESS_STATUS).maybe_run(command.run());
         if let Some(m) = message {
             data["message"] = m.into();
             draft = draft.capture(Capture::Full);

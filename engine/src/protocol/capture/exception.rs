@@ -7,6 +7,7 @@
 use serde_json::{Map, Value};
 
 use crate::protocol::event::Event;
+use crate::protocol::vocabulary::types;
 
 /// How a `[metadata*]` field degrades below `redacted`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,12 +30,12 @@ struct Exception {
 }
 
 const EXCEPTIONS: [Exception; 6] = [
-    Exception { ty: "attention.requested", path: &["prompt"], degrade: Degrade::SynthesizedPrompt },
-    Exception { ty: "attention.requested", path: &["options", "label"], degrade: Degrade::IdAsLabel },
-    Exception { ty: "attention.requested", path: &["fields", "label"], degrade: Degrade::IdAsLabel },
-    Exception { ty: "attention.requested", path: &["fields", "choices", "label"], degrade: Degrade::IdAsLabel },
-    Exception { ty: "attention.answered", path: &["answer", "values"], degrade: Degrade::StructuralValues },
-    Exception { ty: "control.attention.respond", path: &["answer", "values"], degrade: Degrade::StructuralValues },
+    Exception { ty: types::ATTENTION_REQUESTED, path: &["prompt"], degrade: Degrade::SynthesizedPrompt },
+    Exception { ty: types::ATTENTION_REQUESTED, path: &["options", "label"], degrade: Degrade::IdAsLabel },
+    Exception { ty: types::ATTENTION_REQUESTED, path: &["fields", "label"], degrade: Degrade::IdAsLabel },
+    Exception { ty: types::ATTENTION_REQUESTED, path: &["fields", "choices", "label"], degrade: Degrade::IdAsLabel },
+    Exception { ty: types::ATTENTION_ANSWERED, path: &["answer", "values"], degrade: Degrade::StructuralValues },
+    Exception { ty: types::CONTROL_ATTENTION_RESPOND, path: &["answer", "values"], degrade: Degrade::StructuralValues },
 ];
 
 /// The prompt an `attention.requested` carries at `metadata`:

@@ -4,25 +4,9 @@ use serde_json::{Map, Value};
 
 use super::{malformed, opt_string, string_list, strings, FrameError};
 
-/// Error codes used in `error` frames (AEP-0003 §3.5, §4, §6.5; AEP-0004 §4).
-pub mod codes {
-    pub const HELLO_REQUIRED: &str = "hello-required";
-    pub const VERSION_UNSUPPORTED: &str = "version-unsupported";
-    pub const INVALID_FILTER: &str = "invalid-filter";
-    pub const UNKNOWN_DIALECT: &str = "unknown-dialect";
-    pub const UNAUTHORIZED: &str = "unauthorized";
-    pub const LIMIT_EXCEEDED: &str = "limit-exceeded";
-    pub const UNSUPPORTED: &str = "unsupported";
-    pub const AMBIGUOUS: &str = "ambiguous";
-    pub const NO_ROUTE: &str = "no-route";
-    /// An event that fails envelope validation (AEP-0003 §3.2; on the
-    /// socket, the connection-scoped refusal of such an event).
-    pub const INVALID_EVENT: &str = "invalid-event";
-    /// A socket frame that is not a readable JSON object.
-    pub const INVALID_FRAME: &str = "invalid-frame";
-    /// A binary socket frame: reserved in 0.1 (AEP-0003 §3.5).
-    pub const BINARY_UNSUPPORTED: &str = "binary-unsupported";
-}
+/// Error codes used in `error` frames, from the hand-kept list beside the
+/// generated vocabulary.
+pub use crate::protocol::vocabulary::codes;
 
 /// The `error` frame: a refusal scoped to the connection, a request (`id`)
 /// or a command (`cause`). Never an event, never stored.

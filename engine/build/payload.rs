@@ -1,23 +1,15 @@
-//! Compiles the AEP per-type payload schemas (`schemas/types/*.json`) into a
-//! static Rust table the engine `include!`s.
-//!
-//! The engine runs in browsers, which have no filesystem, so the schemas are
-//! read here, once, at build time. The table keeps exactly the keywords the
-//! engine enforces; any other keyword fails the build, so a spec change the
-//! engine does not understand is loud instead of silently ignored.
+//! The per-type payload schemas (`schemas/types/*.json`) as a static Rust
+//! table. The table keeps exactly the keywords the engine enforces; any
+//! other keyword fails the build, so a spec change the engine does not
+//! understand is loud instead of silently ignored.
 
 use std::collections::BTreeMap;
-use std::env;
 use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process;
 
 use serde_json::Value;
 
-/// Where the spec lives relative to the crate root, unless overridden.
-const DEFAULT_SCHEMAS_DIR: &str = "../../shared/aep/schemas/types";
-const SCHEMAS_DIR_VAR: &str = "AEP_SCHEMAS_DIR";
 const OUTPUT_FILE: &str = "payload_schemas.rs";
 
 /// Keywords the engine enforces.
@@ -38,22 +30,11 @@ const FORMATS: [(&str, &str); 1] = [("date-time", "DateTime")];
 const CAPTURE_LEVELS: [(&str, &str); 4] =
     [("none", "None"), ("metadata", "Metadata"), ("redacted", "Redacted"), ("full", "Full")];
 
-fn main() {
-    if let Err(message) = run() {
-        eprintln!("error: {message}");
-        process::exit(1);
-    }
-}
-
-fn run() -> Result<(), String> {
-    println!("cargo:rerun-if-changed=build.rs");
-    println!("cargo:rerun-if-env-changed={SCHEMAS_DIR_VAR}");
-    let dir = schemas_dir()?;
-    println!("cargo:rerun-if-changed={}", dir.display());
-
+/// Writes the table of every payload schema in `dir` to `out`.
+pub fn generate(dir: &Path, out: &Path) -> Result<(), String> {
     let mut generator = Generator::default();
     let mut types = BTreeMap::new();
-    for path in schema_files(&dir)? {
+    for path in schema_files(dir)? {
         println!("cargo:rerun-if-changed={}", path.display());
         let ty = type_name(&path)?;
         let text = fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
@@ -65,35 +46,15 @@ fn run() -> Result<(), String> {
         types.insert(ty, node);
     }
 
-    let mut out = generator.code;
-    out.push_str("/// Every type with a payload schema, sorted by name.\n");
-    out.push_str("pub static TYPES: &[(&str, &Schema)] = &[\n");
+    let mut code = generator.code;
+    code.push_str("/// Every type with a payload schema, sorted by name.\n");
+    code.push_str("pub static TYPES: &[(&str, &Schema)] = &[\n");
     for (ty, node) in &types {
-        let _ = writeln!(out, "    ({ty:?}, &{node}),");
+        let _ = writeln!(code, "    ({ty:?}, &{node}),");
     }
-    out.push_str("];\n");
-
-    let out_dir = env::var_os("OUT_DIR").ok_or("OUT_DIR is not set")?;
-    let target = Path::new(&out_dir).join(OUTPUT_FILE);
-    fs::write(&target, out).map_err(|e| format!("cannot write {}: {e}", target.display()))
-}
-
-fn schemas_dir() -> Result<PathBuf, String> {
-    let dir = match env::var_os(SCHEMAS_DIR_VAR) {
-        Some(d) => PathBuf::from(d),
-        None => {
-            let root = env::var_os("CARGO_MANIFEST_DIR").ok_or("CARGO_MANIFEST_DIR is not set")?;
-            Path::new(&root).join(DEFAULT_SCHEMAS_DIR)
-        }
-    };
-    if !dir.is_dir() {
-        return Err(format!(
-            "AEP payload schemas not found at {}: the AEP spec must be checked out beside this \
-             repository (../../shared/aep from this crate), or {SCHEMAS_DIR_VAR} must name its schemas/types directory",
-            dir.display()
-        ));
-    }
-    Ok(dir)
+    code.push_str("];\n");
+    let target = out.join(OUTPUT_FILE);
+    fs::write(&target, code).map_err(|e| format!("cannot write {}: {e}", target.display()))
 }
 
 fn schema_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
