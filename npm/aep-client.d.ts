@@ -99,22 +99,30 @@ export interface FieldSpec {
 
 // ----- state views ------------------------------------------------------------
 
-/** A session's identity: the owning emitter's `source` and the session name. */
+// BEGIN views generated from src/view.rs (tests/declarations.rs); do not edit by hand.
+
+/**
+ * A session's identity: the owning emitter's `source` and the session name.
+ */
 export interface SessionKey {
   source: string;
   name: string;
 }
 
+/**
+ * A session position `(epoch, seq)`.
+ */
 export interface Position {
   epoch: number;
   seq: number;
 }
 
-export type CardStatus = 'pending' | 'answered' | 'resolved' | 'timed-out' | 'abandoned';
-export type AttentionKind = 'permission' | 'input' | 'auth' | 'review' | 'form' | 'other' | (string & {});
-
-/** An attention request and everything seen about it. Agent-authored text
- * (prompt, labels) is data: render it as text, next to agent and relay. */
+/**
+ * An attention request and everything seen about it. Agent-authored text
+ * (prompt, labels) is data: render it as text, next to its provenance
+ * (agent, source, relay). The request's facts are absent until its
+ * `attention.requested` event was seen.
+ */
 export interface Card {
   id: string;
   session: SessionKey;
@@ -122,10 +130,11 @@ export interface Card {
   needsAnswer: boolean;
   severity: Severity;
   firstSeen: number;
-  /** Ids of the commands seen for this card. */
+  /**
+   * Ids of the commands seen for this card.
+   */
   commands: string[];
   latencyMs?: number;
-  // Present once the `attention.requested` event was seen:
   kind?: AttentionKind;
   prompt?: string;
   options?: Choice[];
@@ -139,7 +148,9 @@ export interface Card {
   source?: string;
   run?: string;
   subject?: string;
-  /** Label of the relay the request arrived through. */
+  /**
+   * Label of the relay the request arrived through.
+   */
   relay?: string;
   time?: string;
   requestedAt?: number;
@@ -149,13 +160,18 @@ export interface Card {
   close?: CardClose;
 }
 
-/** A card dropped to stay within the store's bounds. */
+/**
+ * A card dropped to stay within the store's bounds.
+ */
 export interface EvictedCard {
   id: string;
   session: SessionKey;
   status: 'evicted';
 }
 
+/**
+ * A consumer that forwarded a request (`attention.routed`).
+ */
 export interface RoutedHop {
   eventId: string;
   agent: string;
@@ -164,6 +180,9 @@ export interface RoutedHop {
   relay?: string;
 }
 
+/**
+ * The answer a card received (`attention.answered`).
+ */
 export interface CardAnswer {
   eventId: string;
   option?: string;
@@ -175,6 +194,9 @@ export interface CardAnswer {
   time: string;
 }
 
+/**
+ * How a card closed.
+ */
 export interface CardClose {
   how: 'resolved' | 'timed-out';
   resolution?: string;
@@ -185,8 +207,9 @@ export interface CardClose {
   time: string;
 }
 
-export type SessionState = 'active' | 'paused' | 'ended';
-
+/**
+ * A session, short, for lists.
+ */
 export interface SessionSummary {
   key: SessionKey;
   source: string;
@@ -195,14 +218,18 @@ export interface SessionSummary {
   state: SessionState;
   label?: string;
   position?: Position;
-  /** Cards waiting on a person. */
+  /**
+   * Cards waiting on a person.
+   */
   pending: number;
   events: number;
   firstSeen: number;
   updatedAt: number;
 }
 
-/** A session dropped to stay within the store's bounds. */
+/**
+ * A session dropped to stay within the store's bounds.
+ */
 export interface EvictedSession {
   key: SessionKey;
   source: string;
@@ -210,44 +237,92 @@ export interface EvictedSession {
   state: 'evicted';
 }
 
+/**
+ * One run of a session.
+ */
 export interface RunView {
   name: string;
   status: 'open' | 'finished' | 'failed' | 'cancelled';
   events: number;
   startedEvent?: string;
   startedTime?: string;
-  end?: { eventId: string; time: string; cause?: string; reason?: string; by?: string };
+  end?: RunEnd;
 }
 
-/** A command's audit chain as the stream shows it, whoever sent it. */
+/**
+ * The event that ended a run.
+ */
+export interface RunEnd {
+  eventId: string;
+  time: string;
+  cause?: string;
+  reason?: string;
+  by?: string;
+}
+
+/**
+ * A command's audit chain as the stream shows it (whoever sent it).
+ */
 export interface CommandChain {
   id: string;
   status: 'awaiting-ack' | 'accepted' | 'rejected' | 'completed';
   type?: string;
-  issued?: {
-    type: string;
-    senderAgent: string;
-    senderSource: string;
-    run?: string;
-    subject?: string;
-    relay?: string;
-    time: string;
-  };
-  ack?: { eventId: string; time: string; decision: 'accepted' | 'rejected'; reason?: string; detail?: string };
-  outcome?: { eventId: string; type: string; link: 'command' | 'ack'; time: string };
+  issued?: CommandIssued;
+  ack?: CommandAck;
+  outcome?: CommandOutcome;
   ackLatencyMs?: number;
   outcomeLatencyMs?: number;
 }
 
+/**
+ * The command event itself.
+ */
+export interface CommandIssued {
+  type: string;
+  senderAgent: string;
+  senderSource: string;
+  run?: string;
+  subject?: string;
+  relay?: string;
+  time: string;
+}
+
+/**
+ * The target's ack of a command.
+ */
+export interface CommandAck {
+  eventId: string;
+  time: string;
+  decision: 'accepted' | 'rejected';
+  reason?: string;
+  detail?: string;
+}
+
+/**
+ * The event that settled a command's outcome, and how it points back.
+ */
+export interface CommandOutcome {
+  eventId: string;
+  type: string;
+  link: 'command' | 'ack';
+  time: string;
+}
+
+/**
+ * One session with its runs, cards and command chains.
+ */
 export interface SessionDetail {
   key: SessionKey;
   source: string;
   name: string;
   agent: string;
   state: SessionState;
-  started?: { eventId: string; time: string; label?: string; parent?: string };
-  end?: { eventId: string; time: string; reason?: string };
+  started?: SessionStart;
+  end?: SessionEnd;
   position?: Position;
+  /**
+   * Cards waiting on a person.
+   */
   pending: number;
   events: number;
   runs: RunView[];
@@ -257,10 +332,28 @@ export interface SessionDetail {
   updatedAt: number;
 }
 
-export type CommandState = 'pending' | 'accepted' | 'rejected' | 'relay-refused' | 'timeout';
-export type CommandChange = 'sent' | 'retried' | 'accepted' | 'rejected' | 'relay-refused' | 'timeout' | 'outcome' | 'violation';
+/**
+ * The `session.started` event of a session.
+ */
+export interface SessionStart {
+  eventId: string;
+  time: string;
+  label?: string;
+  parent?: string;
+}
 
-/** A command this client sent, as it is followed. */
+/**
+ * The `session.ended` event of a session.
+ */
+export interface SessionEnd {
+  eventId: string;
+  time: string;
+  reason?: string;
+}
+
+/**
+ * A command this client sent, as it is followed.
+ */
 export interface CommandView {
   id: string;
   type: string;
@@ -285,29 +378,80 @@ export interface CommandView {
   outcomeLatencyMs?: number;
 }
 
-/** What the `command` listener receives: the view and what just changed. */
+/**
+ * What the `command` listener receives: the view and what just changed.
+ */
 export interface CommandUpdate extends CommandView {
   change: CommandChange;
 }
 
-export type ConnectionState = 'idle' | 'connecting' | 'handshaking' | 'live' | 'reconnecting' | 'refused' | 'closed';
-
+/**
+ * One relay connection's status.
+ */
 export interface RelayStatus {
   relay: string;
   state: ConnectionState;
-  /** Reconnect attempt and when it happens (ms since the epoch). */
+  /**
+   * Reconnect attempt.
+   */
   attempt?: number;
+  /**
+   * When the reconnect happens (ms since the epoch).
+   */
   retryAt?: number;
-  /** Why a refused connection was refused. */
+  /**
+   * Why a refused connection was refused.
+   */
   reason?: string;
-  /** Why the previous socket was lost. */
+  /**
+   * Why the previous socket was lost.
+   */
   lost?: string;
-  /** A relay error frame that refused none of this client's commands. */
-  error?: { code: string; detail?: string; id?: string; cause?: string };
-  replayExhausted?: { session: string; epoch: number; seq: number };
+  /**
+   * A relay error frame that refused none of this client's commands.
+   */
+  error?: RelayError;
+  replayExhausted?: ReplayExhausted;
   closing?: string;
 }
 
+/**
+ * A relay `error` frame that refused none of this client's commands.
+ */
+export interface RelayError {
+  code: string;
+  detail?: string;
+  id?: string;
+  cause?: string;
+}
+
+/**
+ * Where the relay's history of a session being resumed now starts.
+ */
+export interface ReplayExhausted {
+  session: string;
+  epoch: number;
+  seq: number;
+}
+
+/**
+ * An agent's connection status, with what it holds back.
+ */
+export interface AgentStatus extends RelayStatus {
+  /**
+   * Events waiting for a live socket (kept across reconnects).
+   */
+  queued: number;
+  /**
+   * `debug`/`info` events dropped to make room in a full queue.
+   */
+  dropped: number;
+}
+
+/**
+ * A broken rule: of the stream, of the control profile, or a relay's
+ * complaint.
+ */
 export interface Violation {
   origin: 'stream' | 'control' | 'relay';
   rule: string;
@@ -319,14 +463,86 @@ export interface Violation {
   relay?: string;
 }
 
+/**
+ * A session a relay's roster lists, with its emitter's claim.
+ */
 export interface RosterEntry {
   relay: string;
   session: string;
   agent?: string;
   instance?: string;
-  control?: { accepts?: string[]; ackWindowMs?: number };
+  control?: RosterControl;
   emits?: string[];
 }
+
+/**
+ * The commands a target takes and its ack window.
+ */
+export interface RosterControl {
+  accepts?: string[];
+  ackWindowMs?: number;
+}
+
+/**
+ * What a fold of a whole stream amounts to.
+ */
+export interface Projection {
+  sessions: SessionSummary[];
+  inbox: Card[];
+  violations: Violation[];
+  counts: Counts;
+  /**
+   * What `limits` made the fold drop; all zero when it holds everything.
+   */
+  evicted: Evictions;
+  /**
+   * What could not be folded (`projectState`'s input only).
+   */
+  rejected: Rejected;
+}
+
+/**
+ * How much a fold holds.
+ */
+export interface Counts {
+  sessions: number;
+  events: number;
+  runs: number;
+  cards: number;
+  pending: number;
+  commands: number;
+  agents: number;
+  unattached: number;
+  violations: number;
+}
+
+/**
+ * Inputs that were not events: how many, and the first few.
+ */
+export interface Rejected {
+  count: number;
+  first: RejectedLine[];
+}
+
+/**
+ * One input that was not an event, by its index (line or element).
+ */
+export interface RejectedLine {
+  index: number;
+  error: string;
+}
+
+// END views generated from src/view.rs.
+
+export type CardStatus = 'pending' | 'answered' | 'resolved' | 'timed-out' | 'abandoned';
+export type AttentionKind = 'permission' | 'input' | 'auth' | 'review' | 'form' | 'other' | (string & {});
+
+export type SessionState = 'active' | 'paused' | 'ended';
+
+export type CommandState = 'pending' | 'accepted' | 'rejected' | 'relay-refused' | 'timeout';
+export type CommandChange = 'sent' | 'retried' | 'accepted' | 'rejected' | 'relay-refused' | 'timeout' | 'outcome' | 'violation';
+
+export type ConnectionState = 'idle' | 'connecting' | 'handshaking' | 'live' | 'reconnecting' | 'refused' | 'closed';
 
 export interface SessionPosition {
   session: string;
@@ -497,26 +713,6 @@ export function validateFilter(filter: Filter): { valid: boolean; error?: { code
 /** Throws `AepError` (`invalid-filter`) for an invalid filter. */
 export function matches(filter: Filter, event: AepEvent): boolean;
 
-export interface Projection {
-  sessions: SessionSummary[];
-  inbox: Card[];
-  violations: Violation[];
-  counts: {
-    sessions: number;
-    events: number;
-    runs: number;
-    cards: number;
-    pending: number;
-    commands: number;
-    agents: number;
-    unattached: number;
-    violations: number;
-  };
-  /** What `limits` made the fold drop; all zero when it holds everything. */
-  evicted: Evictions;
-  rejected: { count: number; first: { index: number; error: string }[] };
-}
-
 export interface Evictions {
   sessions: number;
   events: number;
@@ -642,13 +838,6 @@ export interface AepAgentOptions extends ControlTargetOptions {
    */
   decide?: (action: TargetAction) => Verdict;
   WebSocket?: WebSocketConstructor;
-}
-
-export interface AgentStatus extends RelayStatus {
-  /** Events waiting for a live socket (kept across reconnects). */
-  queued: number;
-  /** `debug`/`info` events dropped to make room in a full queue. */
-  dropped: number;
 }
 
 /**

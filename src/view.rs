@@ -1,138 +1,642 @@
-//! Plain JSON views of what the hub and the store hold, for drivers that
-//! hand state to another language (the JavaScript API). Keys are camelCase;
-//! absent facts are absent keys, never `null`. Agent-authored text is
-//! carried as data, next to its provenance (agent, source, relay).
-//!
-//! The shapes are mirrored by the package's TypeScript declarations.
+//! The views of what the hub and the store hold, handed to JavaScript:
+//! `Serialize` structs whose TypeScript declarations (derived with `tsify`)
+//! are checked member by member against the package's `.d.ts`. Keys are
+//! camelCase; absent facts are absent keys, never `null`. Agent-authored
+//! text is carried as data, next to its provenance (agent, source, relay).
 
 use aep_engine::client::hub::{Hub, RelayId};
 use aep_engine::client::State;
 use aep_engine::control::ack::Decision;
 use aep_engine::control::sender::{CommandState, TrackedCommand};
 use aep_engine::order;
-use aep_engine::protocol::frame::{ControlCapability, RosterEntry};
+use aep_engine::protocol::form::{Choice, FieldSpec};
+use aep_engine::protocol::frame::{ControlCapability, RosterEntry as Claim};
 use aep_engine::store::{
-    AnswerVia, AttentionKind, Card, Channel, Closure, CommandChain, CommandStatus, OutcomeLink, Resolution, Run,
-    RunEnding, RunStatus, Session, SessionKey, Store, StreamViolation,
+    self, AnswerVia, AttentionKind, Channel, Closure, CommandStatus, OutcomeLink, Resolution, RunEnding, RunStatus,
+    SessionKey as Key, Store, StreamViolation,
 };
 use aep_engine::time::UnixMs;
-use serde_json::{json, Map, Value};
+use serde::Serialize;
+use serde_json::{Map, Value};
+use tsify::Tsify;
 
-/// Builds an object, leaving out `None`s.
-struct Obj(Map<String, Value>);
-
-impl Obj {
-    fn new() -> Obj {
-        Obj(Map::new())
-    }
-    /// `{ eventId, time }`: the event that showed a fact, and its time.
-    fn stamped(event_id: &str, time: &str) -> Obj {
-        Obj::new().set("eventId", event_id).set("time", time)
-    }
-    fn set(mut self, k: &str, v: impl Into<Value>) -> Obj {
-        self.0.insert(k.to_owned(), v.into());
-        self
-    }
-    fn opt<V: Into<Value>>(mut self, k: &str, v: Option<V>) -> Obj {
-        if let Some(v) = v {
-            self.0.insert(k.to_owned(), v.into());
-        }
-        self
-    }
-    fn done(self) -> Value {
-        Value::Object(self.0)
-    }
+/// A session's identity: the owning emitter's `source` and the session name.
+#[derive(Clone, Debug, Serialize, Tsify)]
+pub struct SessionKey {
+    pub source: String,
+    pub name: String,
 }
 
-fn ms(t: UnixMs) -> Value {
-    json!(t.0)
+/// A session position `(epoch, seq)`.
+#[derive(Clone, Debug, Serialize, Tsify)]
+pub struct Position {
+    pub epoch: u64,
+    pub seq: u64,
 }
 
-pub fn session_key(key: &SessionKey) -> Value {
-    json!({ "source": &*key.source, "name": &*key.name })
+/// An attention request and everything seen about it. Agent-authored text
+/// (prompt, labels) is data: render it as text, next to its provenance
+/// (agent, source, relay). The request's facts are absent until its
+/// `attention.requested` event was seen.
+#[derive(Clone, Debug, Serialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct Card {
+    pub id: String,
+    pub session: SessionKey,
+    #[tsify(type = "CardStatus")]
+    pub status: &'static str,
+    pub needs_answer: bool,
+    #[tsify(type = "Severity")]
+    pub severity: &'static str,
+    pub first_seen: u64,
+    /// Ids of the commands seen for this card.
+    pub commands: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_ms: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(type = "AttentionKind")]
+    pub kind: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(type = "Choice[]")]
+    pub options: Option<Vec<Choice>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(type = "FieldSpec[]")]
+    pub fields: Option<Vec<FieldSpec>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fields_error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub respond_via: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub accepts_control: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(type = "Capture")]
+    pub capture: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
+    /// Label of the relay the request arrived through.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub relay: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub requested_at: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub received_at: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub routed: Option<Vec<RoutedHop>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub answer: Option<CardAnswer>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub close: Option<CardClose>,
 }
 
-fn position((epoch, seq): (u64, u64)) -> Value {
-    json!({ "epoch": epoch, "seq": seq })
+/// A card dropped to stay within the store's bounds.
+#[derive(Clone, Debug, Serialize, Tsify)]
+pub struct EvictedCard {
+    pub id: String,
+    pub session: SessionKey,
+    #[tsify(type = "'evicted'")]
+    pub status: &'static str,
+}
+
+/// A consumer that forwarded a request (`attention.routed`).
+#[derive(Clone, Debug, Serialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct RoutedHop {
+    pub event_id: String,
+    pub agent: String,
+    pub source: String,
+    pub time: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub relay: Option<String>,
+}
+
+/// The answer a card received (`attention.answered`).
+#[derive(Clone, Debug, Serialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct CardAnswer {
+    pub event_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub option: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(type = "{ [fieldId: string]: Json }")]
+    pub values: Option<Map<String, Value>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub by: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cause: Option<String>,
+    pub time: String,
+}
+
+/// How a card closed.
+#[derive(Clone, Debug, Serialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct CardClose {
+    #[tsify(type = "'resolved' | 'timed-out'")]
+    pub how: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resolution: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_ms: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub after_ms: Option<u64>,
+    pub event_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cause: Option<String>,
+    pub time: String,
+}
+
+/// A session, short, for lists.
+#[derive(Clone, Debug, Serialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionSummary {
+    pub key: SessionKey,
+    pub source: String,
+    pub name: String,
+    pub agent: String,
+    #[tsify(type = "SessionState")]
+    pub state: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub position: Option<Position>,
+    /// Cards waiting on a person.
+    pub pending: u64,
+    pub events: u64,
+    pub first_seen: u64,
+    pub updated_at: u64,
+}
+
+/// A session dropped to stay within the store's bounds.
+#[derive(Clone, Debug, Serialize, Tsify)]
+pub struct EvictedSession {
+    pub key: SessionKey,
+    pub source: String,
+    pub name: String,
+    #[tsify(type = "'evicted'")]
+    pub state: &'static str,
+}
+
+/// One run of a session.
+#[derive(Clone, Debug, Serialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct RunView {
+    pub name: String,
+    #[tsify(type = "'open' | 'finished' | 'failed' | 'cancelled'")]
+    pub status: &'static str,
+    pub events: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub started_event: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub started_time: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub end: Option<RunEnd>,
+}
+
+/// The event that ended a run.
+#[derive(Clone, Debug, Serialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct RunEnd {
+    pub event_id: String,
+    pub time: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cause: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub by: Option<String>,
+}
+
+/// A command's audit chain as the stream shows it (whoever sent it).
+#[derive(Clone, Debug, Serialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct CommandChain {
+    pub id: String,
+    #[tsify(type = "'awaiting-ack' | 'accepted' | 'rejected' | 'completed'")]
+    pub status: &'static str,
+    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    pub ty: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub issued: Option<CommandIssued>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ack: Option<CommandAck>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<CommandOutcome>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ack_latency_ms: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outcome_latency_ms: Option<u64>,
+}
+
+/// The command event itself.
+#[derive(Clone, Debug, Serialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct CommandIssued {
+    #[serde(rename = "type")]
+    pub ty: String,
+    pub sender_agent: String,
+    pub sender_source: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub relay: Option<String>,
+    pub time: String,
+}
+
+/// The target's ack of a command.
+#[derive(Clone, Debug, Serialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct CommandAck {
+    pub event_id: String,
+    pub time: String,
+    #[tsify(type = "'accepted' | 'rejected'")]
+    pub decision: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+/// The event that settled a command's outcome, and how it points back.
+#[derive(Clone, Debug, Serialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct CommandOutcome {
+    pub event_id: String,
+    #[serde(rename = "type")]
+    pub ty: String,
+    #[tsify(type = "'command' | 'ack'")]
+    pub link: &'static str,
+    pub time: String,
+}
+
+/// One session with its runs, cards and command chains.
+#[derive(Clone, Debug, Serialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionDetail {
+    pub key: SessionKey,
+    pub source: String,
+    pub name: String,
+    pub agent: String,
+    #[tsify(type = "SessionState")]
+    pub state: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub started: Option<SessionStart>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub end: Option<SessionEnd>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub position: Option<Position>,
+    /// Cards waiting on a person.
+    pub pending: u64,
+    pub events: u64,
+    pub runs: Vec<RunView>,
+    pub cards: Vec<Card>,
+    pub commands: Vec<CommandChain>,
+    pub first_seen: u64,
+    pub updated_at: u64,
+}
+
+/// The `session.started` event of a session.
+#[derive(Clone, Debug, Serialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionStart {
+    pub event_id: String,
+    pub time: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
+}
+
+/// The `session.ended` event of a session.
+#[derive(Clone, Debug, Serialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionEnd {
+    pub event_id: String,
+    pub time: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// A command this client sent, as it is followed.
+#[derive(Clone, Debug, Serialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct CommandView {
+    pub id: String,
+    #[serde(rename = "type")]
+    pub ty: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub relay: Option<String>,
+    #[tsify(type = "CommandState")]
+    pub state: &'static str,
+    pub sends: u32,
+    pub window_ms: u64,
+    pub first_sent: u64,
+    pub last_sent: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub settled_at: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deadline: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ack_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub relay_code: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outcome_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outcome_type: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ack_latency_ms: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outcome_latency_ms: Option<u64>,
+}
+
+/// What the `command` listener receives: the view and what just changed.
+#[derive(Clone, Debug, Serialize, Tsify)]
+pub struct CommandUpdate {
+    #[serde(flatten)]
+    pub view: CommandView,
+    #[tsify(type = "CommandChange")]
+    pub change: &'static str,
+}
+
+/// One relay connection's status.
+#[derive(Clone, Debug, Serialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct RelayStatus {
+    pub relay: String,
+    #[tsify(type = "ConnectionState")]
+    pub state: &'static str,
+    /// Reconnect attempt.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attempt: Option<u32>,
+    /// When the reconnect happens (ms since the epoch).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retry_at: Option<u64>,
+    /// Why a refused connection was refused.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Why the previous socket was lost.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lost: Option<String>,
+    /// A relay error frame that refused none of this client's commands.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<RelayError>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replay_exhausted: Option<ReplayExhausted>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub closing: Option<String>,
+}
+
+/// An agent's connection status, with what it holds back.
+#[derive(Clone, Debug, Serialize, Tsify)]
+pub struct AgentStatus {
+    #[serde(flatten)]
+    pub status: RelayStatus,
+    /// Events waiting for a live socket (kept across reconnects).
+    pub queued: u64,
+    /// `debug`/`info` events dropped to make room in a full queue.
+    pub dropped: u64,
+}
+
+/// A relay `error` frame that refused none of this client's commands.
+#[derive(Clone, Debug, Serialize, Tsify)]
+pub struct RelayError {
+    pub code: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cause: Option<String>,
+}
+
+/// Where the relay's history of a session being resumed now starts.
+#[derive(Clone, Debug, Serialize, Tsify)]
+pub struct ReplayExhausted {
+    pub session: String,
+    pub epoch: u64,
+    pub seq: u64,
+}
+
+/// A broken rule: of the stream, of the control profile, or a relay's
+/// complaint.
+#[derive(Clone, Debug, Serialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct Violation {
+    #[tsify(type = "'stream' | 'control' | 'relay'")]
+    pub origin: &'static str,
+    pub rule: String,
+    pub detail: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reference: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub event_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session: Option<SessionKey>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub relay: Option<String>,
+}
+
+/// A session a relay's roster lists, with its emitter's claim.
+#[derive(Clone, Debug, Serialize, Tsify)]
+pub struct RosterEntry {
+    pub relay: String,
+    pub session: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instance: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub control: Option<RosterControl>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub emits: Option<Vec<String>>,
+}
+
+/// The commands a target takes and its ack window.
+#[derive(Clone, Debug, Serialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct RosterControl {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub accepts: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ack_window_ms: Option<u64>,
+}
+
+/// What a fold of a whole stream amounts to.
+#[derive(Clone, Debug, Serialize, Tsify)]
+pub struct Projection {
+    pub sessions: Vec<SessionSummary>,
+    pub inbox: Vec<Card>,
+    pub violations: Vec<Violation>,
+    pub counts: Counts,
+    /// What `limits` made the fold drop; all zero when it holds everything.
+    #[tsify(type = "Evictions")]
+    pub evicted: store::Evictions,
+    /// What could not be folded (`projectState`'s input only).
+    pub rejected: Rejected,
+}
+
+/// Inputs that were not events: how many, and the first few.
+#[derive(Clone, Debug, Default, Serialize, Tsify)]
+pub struct Rejected {
+    pub count: u64,
+    pub first: Vec<RejectedLine>,
+}
+
+/// One input that was not an event, by its index (line or element).
+#[derive(Clone, Debug, Serialize, Tsify)]
+pub struct RejectedLine {
+    pub index: u64,
+    pub error: String,
+}
+
+/// How much a fold holds.
+#[derive(Clone, Debug, Serialize, Tsify)]
+pub struct Counts {
+    pub sessions: u64,
+    pub events: u64,
+    pub runs: u64,
+    pub cards: u64,
+    pub pending: u64,
+    pub commands: u64,
+    pub agents: u64,
+    pub unattached: u64,
+    pub violations: u64,
+}
+
+fn ms(t: UnixMs) -> u64 {
+    t.0
+}
+
+fn count(n: usize) -> u64 {
+    n as u64
+}
+
+pub fn session_key(key: &Key) -> SessionKey {
+    SessionKey { source: key.source.to_string(), name: key.name.to_string() }
+}
+
+fn position((epoch, seq): (u64, u64)) -> Position {
+    Position { epoch, seq }
 }
 
 /// One attention card.
-pub fn card(c: &Card) -> Value {
-    let mut o = Obj::new()
-        .set("id", c.id())
-        .set("session", session_key(c.session()))
-        .set("status", c.status().as_str())
-        .set("needsAnswer", c.needs_answer())
-        .set("severity", c.severity().as_str())
-        .set("firstSeen", ms(c.first_seen()))
-        .set("commands", c.commands().iter().map(|id| Value::from(&**id)).collect::<Vec<_>>())
-        .opt("latencyMs", c.latency_ms());
+pub fn card(c: &store::Card) -> Card {
+    let mut v = Card {
+        id: c.id().to_owned(),
+        session: session_key(c.session()),
+        status: c.status().as_str(),
+        needs_answer: c.needs_answer(),
+        severity: c.severity().as_str(),
+        first_seen: ms(c.first_seen()),
+        commands: c.commands().iter().map(|id| id.to_string()).collect(),
+        latency_ms: c.latency_ms(),
+        kind: None,
+        prompt: None,
+        options: None,
+        fields: None,
+        fields_error: None,
+        respond_via: None,
+        accepts_control: None,
+        expires_at: None,
+        capture: None,
+        agent: None,
+        source: None,
+        run: None,
+        subject: None,
+        relay: None,
+        time: None,
+        requested_at: None,
+        received_at: None,
+        routed: None,
+        answer: None,
+        close: None,
+    };
     if let Some(r) = c.request() {
-        let channels = r.respond_via.as_ref().map(|v| {
-            v.iter()
+        v.kind = r.kind.as_ref().map(|k| AttentionKind::as_str(k).to_owned());
+        v.prompt = r.prompt.clone();
+        v.options = Some(r.options.clone());
+        v.fields = (!r.fields.is_empty()).then(|| r.fields.clone());
+        v.fields_error = r.fields_error.as_ref().map(|e| e.to_string());
+        v.respond_via = r.respond_via.as_ref().map(|all| {
+            all.iter()
                 .map(|ch| match ch {
                     Channel::Control => "control".to_owned(),
                     Channel::Oob => "oob".to_owned(),
                     Channel::Unrecognized(s) => s.clone(),
                 })
-                .collect::<Vec<_>>()
+                .collect()
         });
-        o = o
-            .opt("kind", r.kind.as_ref().map(AttentionKind::as_str))
-            .opt("prompt", r.prompt.clone())
-            .set("options", serde_json::to_value(&r.options).unwrap_or_default())
-            .opt("fields", (!r.fields.is_empty()).then(|| serde_json::to_value(&r.fields).unwrap_or_default()))
-            .opt("fieldsError", r.fields_error.as_ref().map(|e| e.to_string()))
-            .opt("respondVia", channels)
-            .set("acceptsControl", r.accepts_control())
-            .opt("expiresAt", r.expires_at.map(ms))
-            .set("capture", r.capture.as_str())
-            .set("agent", r.agent.as_str())
-            .set("source", r.source.as_str())
-            .opt("run", r.run.clone())
-            .opt("subject", r.subject.clone())
-            .opt("relay", r.relay.as_deref())
-            .set("time", r.time.as_str())
-            .opt("requestedAt", r.at.map(ms))
-            .set("receivedAt", ms(r.received_at));
+        v.accepts_control = Some(r.accepts_control());
+        v.expires_at = r.expires_at.map(ms);
+        v.capture = Some(r.capture.as_str());
+        v.agent = Some(r.agent.to_string());
+        v.source = Some(r.source.to_string());
+        v.run = r.run.clone();
+        v.subject = r.subject.clone();
+        v.relay = r.relay.as_deref().map(str::to_owned);
+        v.time = Some(r.time.to_string());
+        v.requested_at = r.at.map(ms);
+        v.received_at = Some(ms(r.received_at));
     }
     if !c.routed().is_empty() {
-        let hops: Vec<Value> = c
-            .routed()
-            .iter()
-            .map(|h| {
-                Obj::new()
-                    .set("eventId", h.event_id.as_str())
-                    .set("agent", h.agent.as_str())
-                    .set("source", h.source.as_str())
-                    .set("time", h.time.as_str())
-                    .opt("relay", h.relay.as_deref())
-                    .done()
-            })
-            .collect();
-        o = o.set("routed", hops);
+        v.routed = Some(
+            c.routed()
+                .iter()
+                .map(|h| RoutedHop {
+                    event_id: h.event_id.to_string(),
+                    agent: h.agent.to_string(),
+                    source: h.source.to_string(),
+                    time: h.time.to_string(),
+                    relay: h.relay.as_deref().map(str::to_owned),
+                })
+                .collect(),
+        );
     }
-    if let Some(a) = c.answer() {
-        let via = a.via.as_ref().map(|v| match v {
+    v.answer = c.answer().map(|a| CardAnswer {
+        event_id: a.event_id.to_string(),
+        option: a.option.clone(),
+        text: a.text.clone(),
+        values: a.values.clone(),
+        by: a.by.clone(),
+        via: a.via.as_ref().map(|via| match via {
             AnswerVia::Control => "control".to_owned(),
             AnswerVia::Oob => "oob".to_owned(),
             AnswerVia::Unrecognized(s) => s.clone(),
-        });
-        let answer = Obj::new()
-            .set("eventId", a.event_id.as_str())
-            .opt("option", a.option.clone())
-            .opt("text", a.text.clone())
-            .opt("values", a.values.clone().map(Value::Object))
-            .opt("by", a.by.clone())
-            .opt("via", via)
-            .opt("cause", a.cause.clone())
-            .set("time", a.time.as_str())
-            .done();
-        o = o.set("answer", answer);
-    }
-    if let Some(cl) = c.close() {
-        let mut close = Obj::new();
-        match &cl.how {
+        }),
+        cause: a.cause.clone(),
+        time: a.time.to_string(),
+    });
+    v.close = c.close().map(|cl| {
+        let (how, resolution, latency_ms, after_ms) = match &cl.how {
             Closure::Resolved { resolution, latency_ms } => {
                 let resolution = resolution.as_ref().map(|r| match r {
                     Resolution::Answered => "answered".to_owned(),
@@ -140,245 +644,296 @@ pub fn card(c: &Card) -> Value {
                     Resolution::Dismissed => "dismissed".to_owned(),
                     Resolution::Unrecognized(s) => s.clone(),
                 });
-                close = close.set("how", "resolved").opt("resolution", resolution).opt("latencyMs", *latency_ms);
+                ("resolved", resolution, *latency_ms, None)
             }
-            Closure::TimedOut { after_ms } => close = close.set("how", "timed-out").opt("afterMs", *after_ms),
+            Closure::TimedOut { after_ms } => ("timed-out", None, None, *after_ms),
+        };
+        CardClose {
+            how,
+            resolution,
+            latency_ms,
+            after_ms,
+            event_id: cl.event_id.to_string(),
+            cause: cl.cause.clone(),
+            time: cl.time.to_string(),
         }
-        let close = close
-            .set("eventId", cl.event_id.as_str())
-            .opt("cause", cl.cause.clone())
-            .set("time", cl.time.as_str())
-            .done();
-        o = o.set("close", close);
-    }
-    o.done()
+    });
+    v
 }
 
-fn run(r: &Run) -> Value {
+/// A card the store dropped.
+pub fn evicted_card(card: &store::CardRef) -> EvictedCard {
+    EvictedCard { id: card.request.to_string(), session: session_key(&card.session), status: "evicted" }
+}
+
+/// A session the store dropped.
+pub fn evicted_session(key: &Key) -> EvictedSession {
+    EvictedSession {
+        key: session_key(key),
+        source: key.source.to_string(),
+        name: key.name.to_string(),
+        state: "evicted",
+    }
+}
+
+fn run(r: &store::Run) -> RunView {
     let status = match r.status() {
         RunStatus::Open => "open",
         RunStatus::Ended(RunEnding::Finished) => "finished",
         RunStatus::Ended(RunEnding::Failed) => "failed",
         RunStatus::Ended(RunEnding::Cancelled) => "cancelled",
     };
-    let end = r.end().map(|e| {
-        Obj::stamped(&e.event_id, &e.time)
-            .opt("cause", e.cause.clone())
-            .opt("reason", e.reason.clone())
-            .opt("by", e.by.clone())
-            .done()
-    });
-    Obj::new()
-        .set("name", r.name())
-        .set("status", status)
-        .set("events", r.events())
-        .opt("startedEvent", r.started_event())
-        .opt("startedTime", r.started_time())
-        .opt("end", end)
-        .done()
+    RunView {
+        name: r.name().to_owned(),
+        status,
+        events: r.events(),
+        started_event: r.started_event().map(str::to_owned),
+        started_time: r.started_time().map(str::to_owned),
+        end: r.end().map(|e| RunEnd {
+            event_id: e.event_id.to_string(),
+            time: e.time.to_string(),
+            cause: e.cause.clone(),
+            reason: e.reason.clone(),
+            by: e.by.clone(),
+        }),
+    }
 }
 
 /// A command's audit chain as the stream shows it (whoever sent it).
-pub fn chain(c: &CommandChain) -> Value {
+pub fn chain(c: &store::CommandChain) -> CommandChain {
     let status = match c.status() {
         CommandStatus::AwaitingAck => "awaiting-ack",
         CommandStatus::Accepted => "accepted",
         CommandStatus::Rejected => "rejected",
         CommandStatus::Completed => "completed",
     };
-    let issued = c.issued().map(|i| {
-        Obj::new()
-            .set("type", i.ty.as_str())
-            .set("senderAgent", i.sender_agent.as_str())
-            .set("senderSource", i.sender_source.as_str())
-            .opt("run", i.run.clone())
-            .opt("subject", i.subject.clone())
-            .opt("relay", i.relay.as_deref())
-            .set("time", i.time.as_str())
-            .done()
-    });
-    let ack = c.ack().map(|a| {
-        let o = Obj::stamped(&a.event_id, &a.time);
-        match &a.decision {
-            Decision::Accepted => o.set("decision", "accepted"),
-            Decision::Rejected { raw_reason, detail, .. } => {
-                o.set("decision", "rejected").opt("reason", raw_reason.clone()).opt("detail", detail.clone())
-            }
-        }
-        .done()
-    });
-    let outcome = c.outcome().map(|x| {
-        Obj::new()
-            .set("eventId", x.event_id.as_str())
-            .set("type", x.ty.as_str())
-            .set("link", if x.link == OutcomeLink::Command { "command" } else { "ack" })
-            .set("time", x.time.as_str())
-            .done()
-    });
-    Obj::new()
-        .set("id", c.id())
-        .set("status", status)
-        .opt("type", c.ty())
-        .opt("issued", issued)
-        .opt("ack", ack)
-        .opt("outcome", outcome)
-        .opt("ackLatencyMs", c.ack_latency_ms())
-        .opt("outcomeLatencyMs", c.outcome_latency_ms())
-        .done()
+    CommandChain {
+        id: c.id().to_owned(),
+        status,
+        ty: c.ty().map(str::to_owned),
+        issued: c.issued().map(|i| CommandIssued {
+            ty: i.ty.to_string(),
+            sender_agent: i.sender_agent.to_string(),
+            sender_source: i.sender_source.to_string(),
+            run: i.run.clone(),
+            subject: i.subject.clone(),
+            relay: i.relay.as_deref().map(str::to_owned),
+            time: i.time.to_string(),
+        }),
+        ack: c.ack().map(|a| {
+            let (decision, reason, detail) = match &a.decision {
+                Decision::Accepted => ("accepted", None, None),
+                Decision::Rejected { raw_reason, detail, .. } => ("rejected", raw_reason.clone(), detail.clone()),
+            };
+            CommandAck { event_id: a.event_id.to_string(), time: a.time.to_string(), decision, reason, detail }
+        }),
+        outcome: c.outcome().map(|x| CommandOutcome {
+            event_id: x.event_id.to_string(),
+            ty: x.ty.to_string(),
+            link: if x.link == OutcomeLink::Command { "command" } else { "ack" },
+            time: x.time.to_string(),
+        }),
+        ack_latency_ms: c.ack_latency_ms(),
+        outcome_latency_ms: c.outcome_latency_ms(),
+    }
 }
 
 /// One session with its runs, cards and command chains.
-pub fn session(s: &Session) -> Value {
-    let started = s.started().map(|st| {
-        Obj::stamped(&st.event_id, &st.time).opt("label", st.label.clone()).opt("parent", st.parent.clone()).done()
-    });
-    let end = s.end().map(|e| Obj::stamped(&e.event_id, &e.time).opt("reason", e.reason.clone()).done());
-    let mut cards: Vec<&Card> = s.cards().collect();
+pub fn session(s: &store::Session) -> SessionDetail {
+    let mut cards: Vec<&store::Card> = s.cards().collect();
     order::sort_by(&mut cards, |a, b| (a.first_seen(), a.arrival()).cmp(&(b.first_seen(), b.arrival())));
-    Obj::new()
-        .set("key", session_key(s.key()))
-        .set("source", s.source())
-        .set("name", s.name())
-        .set("agent", s.agent())
-        .set("state", s.state().name())
-        .opt("started", started)
-        .opt("end", end)
-        .opt("position", s.position().map(position))
-        .set("pending", s.pending_count())
-        .set("events", s.timeline().len())
-        .set("runs", s.runs().map(run).collect::<Vec<_>>())
-        .set("cards", cards.into_iter().map(card).collect::<Vec<_>>())
-        .set("commands", s.commands().map(chain).collect::<Vec<_>>())
-        .set("firstSeen", ms(s.first_seen()))
-        .set("updatedAt", ms(s.updated_at()))
-        .done()
+    SessionDetail {
+        key: session_key(s.key()),
+        source: s.source().to_owned(),
+        name: s.name().to_owned(),
+        agent: s.agent().to_owned(),
+        state: s.state().name(),
+        started: s.started().map(|st| SessionStart {
+            event_id: st.event_id.to_string(),
+            time: st.time.to_string(),
+            label: st.label.clone(),
+            parent: st.parent.clone(),
+        }),
+        end: s.end().map(|e| SessionEnd {
+            event_id: e.event_id.to_string(),
+            time: e.time.to_string(),
+            reason: e.reason.clone(),
+        }),
+        position: s.position().map(position),
+        pending: count(s.pending_count()),
+        events: count(s.timeline().len()),
+        runs: s.runs().map(run).collect(),
+        cards: cards.into_iter().map(card).collect(),
+        commands: s.commands().map(chain).collect(),
+        first_seen: ms(s.first_seen()),
+        updated_at: ms(s.updated_at()),
+    }
 }
 
 /// A short summary of a session, for lists.
-pub fn session_summary(s: &Session) -> Value {
-    Obj::new()
-        .set("key", session_key(s.key()))
-        .set("source", s.source())
-        .set("name", s.name())
-        .set("agent", s.agent())
-        .set("state", s.state().name())
-        .opt("label", s.started().and_then(|st| st.label.clone()))
-        .opt("position", s.position().map(position))
-        .set("pending", s.pending_count())
-        .set("events", s.timeline().len())
-        .set("firstSeen", ms(s.first_seen()))
-        .set("updatedAt", ms(s.updated_at()))
-        .done()
+pub fn session_summary(s: &store::Session) -> SessionSummary {
+    SessionSummary {
+        key: session_key(s.key()),
+        source: s.source().to_owned(),
+        name: s.name().to_owned(),
+        agent: s.agent().to_owned(),
+        state: s.state().name(),
+        label: s.started().and_then(|st| st.label.clone()),
+        position: s.position().map(position),
+        pending: count(s.pending_count()),
+        events: count(s.timeline().len()),
+        first_seen: ms(s.first_seen()),
+        updated_at: ms(s.updated_at()),
+    }
+}
+
+/// A violation with only its origin, rule and detail; the rest is added by
+/// whoever knows it.
+pub fn violation(origin: &'static str, rule: impl Into<String>, detail: impl Into<String>) -> Violation {
+    Violation {
+        origin,
+        rule: rule.into(),
+        detail: detail.into(),
+        reference: None,
+        event_id: None,
+        session: None,
+        command_id: None,
+        relay: None,
+    }
 }
 
 /// A stream rule the fold found broken.
-pub fn stream_violation(v: &StreamViolation) -> Value {
-    Obj::new()
-        .set("origin", "stream")
-        .set("rule", v.rule.id())
-        .set("reference", v.rule.reference())
-        .set("detail", v.detail.as_str())
-        .set("eventId", v.event_id.as_str())
-        .opt("session", v.session.as_ref().map(session_key))
-        .done()
+pub fn stream_violation(v: &StreamViolation) -> Violation {
+    Violation {
+        reference: Some(v.rule.reference().to_owned()),
+        event_id: Some(v.event_id.to_string()),
+        session: v.session.as_ref().map(session_key),
+        ..violation("stream", v.rule.id(), v.detail.as_str())
+    }
 }
 
 /// A command of ours, as the sender follows it.
-pub fn tracked(c: &TrackedCommand, relay: Option<&str>) -> Value {
+pub fn tracked(c: &TrackedCommand, relay: Option<&str>) -> CommandView {
     let e = c.command();
     let times = c.times();
-    let mut o = Obj::new()
-        .set("id", c.id())
-        .set("type", e.ty())
-        .opt("session", e.session())
-        .opt("run", e.run())
-        .opt("subject", e.subject())
-        .opt("relay", relay)
-        .set("state", c.state().name())
-        .set("sends", c.sends())
-        .set("windowMs", c.window_ms())
-        .set("firstSent", ms(times.first_sent))
-        .set("lastSent", ms(times.last_sent))
-        .opt("settledAt", times.settled.map(ms))
-        .opt("ackLatencyMs", c.ack_latency_ms())
-        .opt("outcomeLatencyMs", c.outcome_latency_ms());
+    let mut v = CommandView {
+        id: c.id().to_owned(),
+        ty: e.ty().to_owned(),
+        session: e.session().map(str::to_owned),
+        run: e.run().map(str::to_owned),
+        subject: e.subject().map(str::to_owned),
+        relay: relay.map(str::to_owned),
+        state: c.state().name(),
+        sends: c.sends(),
+        window_ms: c.window_ms(),
+        first_sent: ms(times.first_sent),
+        last_sent: ms(times.last_sent),
+        settled_at: times.settled.map(ms),
+        deadline: None,
+        ack_id: None,
+        reason: None,
+        detail: None,
+        relay_code: None,
+        outcome_id: c.outcome().map(|o| o.id().to_owned()),
+        outcome_type: c.outcome().map(|o| o.ty().to_owned()),
+        ack_latency_ms: c.ack_latency_ms(),
+        outcome_latency_ms: c.outcome_latency_ms(),
+    };
     match c.state() {
-        CommandState::Pending { deadline } => o = o.set("deadline", ms(*deadline)),
-        CommandState::Accepted { ack } => o = o.set("ackId", ack.id()),
+        CommandState::Pending { deadline } => v.deadline = Some(ms(*deadline)),
+        CommandState::Accepted { ack } => v.ack_id = Some(ack.id().to_owned()),
         CommandState::Rejected { ack, raw_reason, detail, .. } => {
-            o = o.set("ackId", ack.id()).opt("reason", raw_reason.clone()).opt("detail", detail.clone())
+            v.ack_id = Some(ack.id().to_owned());
+            v.reason = raw_reason.clone();
+            v.detail = detail.clone();
         }
         CommandState::RelayRefused { code, detail } => {
-            o = o.set("relayCode", code.as_str()).opt("detail", detail.clone())
+            v.relay_code = Some(code.as_str().to_owned());
+            v.detail = detail.clone();
         }
-        CommandState::TimedOut => o = o.set("reason", "timeout"),
+        CommandState::TimedOut => v.reason = Some("timeout".to_owned()),
     }
-    if let Some(out) = c.outcome() {
-        o = o.set("outcomeId", out.id()).set("outcomeType", out.ty());
-    }
-    o.done()
+    v
 }
 
-fn control(c: &ControlCapability) -> Value {
-    Obj::new().opt("accepts", c.accepts.clone()).opt("ackWindowMs", c.ack_window_ms).done()
+fn control(c: &ControlCapability) -> RosterControl {
+    RosterControl { accepts: c.accepts.clone(), ack_window_ms: c.ack_window_ms }
 }
 
-pub fn roster_entry(e: &RosterEntry, relay: &str) -> Value {
-    Obj::new()
-        .set("relay", relay)
-        .set("session", e.session.as_str())
-        .opt("agent", e.agent.clone())
-        .opt("instance", e.instance.clone())
-        .opt("control", e.control.as_ref().map(control))
-        .opt("emits", e.emits.clone())
-        .done()
+pub fn roster_entry(e: &Claim, relay: &str) -> RosterEntry {
+    RosterEntry {
+        relay: relay.to_owned(),
+        session: e.session.clone(),
+        agent: e.agent.clone(),
+        instance: e.instance.clone(),
+        control: e.control.as_ref().map(control),
+        emits: e.emits.clone(),
+    }
 }
 
 /// One relay connection's status.
-pub fn status(relay: &str, state: &State) -> Value {
-    let o = Obj::new().set("relay", relay).set("state", state.name());
+pub fn status(relay: &str, state: &State) -> RelayStatus {
+    let mut v = RelayStatus {
+        relay: relay.to_owned(),
+        state: state.name(),
+        attempt: None,
+        retry_at: None,
+        reason: None,
+        lost: None,
+        error: None,
+        replay_exhausted: None,
+        closing: None,
+    };
     match state {
-        State::Reconnecting { attempt, at } => o.set("attempt", *attempt).set("retryAt", ms(*at)),
-        State::Refused { reason } => o.set("reason", reason.to_string()),
-        _ => o,
+        State::Reconnecting { attempt, at } => {
+            v.attempt = Some(*attempt);
+            v.retry_at = Some(ms(*at));
+        }
+        State::Refused { reason } => v.reason = Some(reason.to_string()),
+        _ => {}
     }
-    .done()
+    v
 }
 
 /// Cards waiting on a person, most severe, then soonest to expire, then oldest first.
-pub fn inbox(store: &Store) -> Value {
-    Value::Array(store.inbox().into_iter().map(card).collect())
+pub fn inbox(store: &Store) -> Vec<Card> {
+    store.inbox().into_iter().map(card).collect()
 }
 
 /// Every session, most recently updated first, summarised.
-pub fn sessions(store: &Store) -> Value {
-    let mut all: Vec<&Session> = store.sessions().collect();
+pub fn sessions(store: &Store) -> Vec<SessionSummary> {
+    let mut all: Vec<&store::Session> = store.sessions().collect();
     order::sort_by(&mut all, |a, b| b.updated_at().cmp(&a.updated_at()).then_with(|| a.key().cmp(b.key())));
-    Value::Array(all.into_iter().map(session_summary).collect())
+    all.into_iter().map(session_summary).collect()
 }
 
 /// What a fold of a whole stream amounts to.
-pub fn projection(store: &Store) -> Value {
-    let counts = store.counts();
-    let mut all: Vec<&Session> = store.sessions().collect();
+pub fn projection(store: &Store) -> Projection {
+    let c = store.counts();
+    let mut all: Vec<&store::Session> = store.sessions().collect();
     order::sort_by(&mut all, |a, b| a.key().cmp(b.key()));
-    json!({
-        "sessions": all.into_iter().map(session_summary).collect::<Vec<_>>(),
-        "inbox": inbox(store),
-        "violations": store.violations().map(stream_violation).collect::<Vec<_>>(),
-        "counts": {
-            "sessions": counts.sessions, "events": counts.events, "runs": counts.runs, "cards": counts.cards,
-            "pending": counts.pending, "commands": counts.commands, "agents": counts.agents,
-            "unattached": counts.unattached, "violations": counts.violations,
+    Projection {
+        sessions: all.into_iter().map(session_summary).collect(),
+        inbox: inbox(store),
+        violations: store.violations().map(stream_violation).collect(),
+        counts: Counts {
+            sessions: count(c.sessions),
+            events: count(c.events),
+            runs: count(c.runs),
+            cards: count(c.cards),
+            pending: count(c.pending),
+            commands: count(c.commands),
+            agents: count(c.agents),
+            unattached: count(c.unattached),
+            violations: c.violations,
         },
-        // What the store's bounds dropped: all zero when the projection
-        // covers everything folded.
-        "evicted": store.evictions(),
-    })
+        evicted: store.evictions(),
+        rejected: Rejected::default(),
+    }
 }
 
 /// Every relay's latest roster.
-pub fn rosters(hub: &Hub, relay: Option<RelayId>) -> Value {
+pub fn rosters(hub: &Hub, relay: Option<RelayId>) -> Vec<RosterEntry> {
     let ids: Vec<RelayId> = match relay {
         Some(r) => vec![r],
         None => (0..hub.relay_count()).collect(),
@@ -386,9 +941,9 @@ pub fn rosters(hub: &Hub, relay: Option<RelayId>) -> Value {
     let mut out = Vec::new();
     for id in ids {
         let label = hub.label(id).unwrap_or_default();
-        let mut entries: Vec<&RosterEntry> = hub.roster(id).collect();
+        let mut entries: Vec<&Claim> = hub.roster(id).collect();
         order::sort_by(&mut entries, |a, b| a.session.cmp(&b.session));
         out.extend(entries.into_iter().map(|e| roster_entry(e, label)));
     }
-    Value::Array(out)
+    out
 }

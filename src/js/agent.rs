@@ -9,7 +9,6 @@ use aep_engine::client::agent::{Agent, AgentChange, AgentConfig};
 use aep_engine::client::hub::Endpoint;
 use aep_engine::client::{Config, State};
 use aep_engine::protocol::event::Event;
-use serde_json::json;
 use wasm_bindgen::prelude::*;
 
 use super::convert::{self, aep_error};
@@ -42,10 +41,11 @@ impl AgentFeed {
     }
 
     fn status(&self, agent: &Agent) -> JsValue {
-        let mut v = view::status(&self.label, agent.state());
-        v["queued"] = json!(agent.connection().queued_events());
-        v["dropped"] = json!(agent.connection().dropped_events());
-        convert::to_js(&v)
+        convert::to_js(&view::AgentStatus {
+            status: view::status(&self.label, agent.state()),
+            queued: agent.connection().queued_events() as u64,
+            dropped: agent.connection().dropped_events(),
+        })
     }
 }
 

@@ -311,29 +311,29 @@ impl AepClient {
     /// Every relay's connection status.
     pub fn status(&self) -> JsValue {
         let d = self.driver.borrow();
-        let all: Vec<Value> = (0..d.hub.relay_count())
+        let all: Vec<view::RelayStatus> = (0..d.hub.relay_count())
             .map(|r| view::status(d.hub.label(r).unwrap_or_default(), d.hub.state(r).unwrap_or(&State::Idle)))
             .collect();
-        convert::to_js(&Value::Array(all))
+        convert::to_js(&all)
     }
 
     /// The commands this client sent that are still remembered, oldest first.
     pub fn commands(&self) -> JsValue {
         let d = self.driver.borrow();
-        let all: Vec<Value> = d
+        let all: Vec<view::CommandView> = d
             .hub
             .sender()
             .iter()
             .map(|c| view::tracked(c, d.hub.command_relay(c.id()).and_then(|r| d.hub.label(r))))
             .collect();
-        convert::to_js(&Value::Array(all))
+        convert::to_js(&all)
     }
 
     /// The most recent stream violations, oldest first.
     pub fn violations(&self) -> JsValue {
         let d = self.driver.borrow();
-        let all: Vec<Value> = d.hub.store().violations().map(view::stream_violation).collect();
-        convert::to_js(&Value::Array(all))
+        let all: Vec<view::Violation> = d.hub.store().violations().map(view::stream_violation).collect();
+        convert::to_js(&all)
     }
 
     fn send(

@@ -6,6 +6,7 @@
 //! `JSON.parse` of their JSON text, plain objects with no BigInt; events
 //! as `JSON.parse` of their exact bytes.
 
+use serde::Serialize;
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -86,12 +87,11 @@ pub fn get(source: &JsValue, key: &str) -> JsValue {
     js_sys::Reflect::get(source, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
 }
 
-/// A view as a plain JavaScript value. It crosses as JSON text and one
-/// `JSON.parse`: a single boundary call however large the view, and no
-/// second serializer in the module. (Integers beyond 2^53 round, as they
-/// would in any JSON reader.)
-pub fn to_js(value: &Value) -> JsValue {
-    js_sys::JSON::parse(&value.to_string()).unwrap_or(JsValue::NULL)
+/// A view (any `Serialize` value) as a plain JavaScript value, through
+/// serde-wasm-bindgen: objects, not `Map`s, and numbers, not `BigInt`s, as
+/// its declaration says.
+pub fn to_js<T: Serialize + ?Sized>(value: &T) -> JsValue {
+    value.serialize(&serde_wasm_bindgen::Serializer::json_compatible()).unwrap_or(JsValue::NULL)
 }
 
 /// An event's exact bytes as a JavaScript object.

@@ -11,7 +11,6 @@ use aep_engine::client::hub::{Hub, HubChange, RelayId};
 use aep_engine::client::State;
 use aep_engine::control::sender::{CommandChange, CommandState};
 use aep_engine::store::{self, CardRef, SessionKey};
-use serde_json::json;
 use wasm_bindgen::prelude::*;
 
 use super::convert::{self, Nack};
@@ -177,7 +176,7 @@ impl JsFeed {
             .collect();
         if let Some(resolve) = handles {
             if waiting.is_empty() {
-                let value = convert::to_js(&serde_json::Value::Array(Self::statuses(hub)));
+                let value = convert::to_js(&Self::statuses(hub));
                 self.settle(&resolve, value);
             } else {
                 self.connects.push(ConnectWait { waiting, resolve });
@@ -192,11 +191,11 @@ impl JsFeed {
         hub.label(relay).unwrap_or_default().to_owned()
     }
 
-    fn status_view(hub: &Hub, relay: RelayId, state: &State) -> serde_json::Value {
+    fn status_view(hub: &Hub, relay: RelayId, state: &State) -> view::RelayStatus {
         view::status(&Self::label(hub, relay), state)
     }
 
-    fn statuses(hub: &Hub) -> Vec<serde_json::Value> {
+    fn statuses(hub: &Hub) -> Vec<view::RelayStatus> {
         (0..hub.relay_count()).map(|r| Self::status_view(hub, r, hub.state(r).unwrap_or(&State::Idle))).collect()
     }
 
@@ -207,22 +206,22 @@ impl JsFeed {
             HubChange::RelayError { relay, error } => {
                 let state = hub.state(relay).cloned().unwrap_or(State::Idle);
                 let mut v = Self::status_view(hub, relay, &state);
-                v["error"] =
-                    json!({ "code": error.code, "detail": error.detail, "id": error.id, "cause": error.cause });
-                strip_nulls(&mut v["error"]);
+                v.error =
+                    Some(view::RelayError { code: error.code, detail: error.detail, id: error.id, cause: error.cause });
                 self.emit(Kind::Status, vec![convert::to_js(&v)]);
             }
             HubChange::ReplayExhausted { relay, info } => {
                 let state = hub.state(relay).cloned().unwrap_or(State::Idle);
                 let mut v = Self::status_view(hub, relay, &state);
                 let p = &info.earliest;
-                v["replayExhausted"] = json!({ "session": p.session, "epoch": p.epoch, "seq": p.seq });
+                v.replay_exhausted =
+                    Some(view::ReplayExhausted { session: p.session.clone(), epoch: p.epoch, seq: p.seq });
                 self.emit(Kind::Status, vec![convert::to_js(&v)]);
             }
             HubChange::Closing { relay, reason } => {
                 let state = hub.state(relay).cloned().unwrap_or(State::Idle);
                 let mut v = Self::status_view(hub, relay, &state);
-                v["closing"] = json!(reason);
+                v.closing = Some(reason);
                 self.emit(Kind::Status, vec![convert::to_js(&v)]);
             }
             HubChange::Roster { relay, .. } => self.on_roster(hub, relay, None),
@@ -235,7 +234,10 @@ impl JsFeed {
             HubChange::Store(change) => self.on_store(change),
             HubChange::Command(update) => self.on_command(hub, &update.id, update.change),
             HubChange::Violation { relay, detail } => {
-                let v = json!({ "origin": "relay", "rule": "relay.frame", "detail": detail, "relay": Self::label(hub, relay) });
+                let v = view::Violation {
+                    relay: Some(Self::label(hub, relay)),
+                    ..view::violation("relay", "relay.frame", detail)
+                };
                 self.emit(Kind::Violation, vec![convert::to_js(&v)]);
             }
         }
@@ -244,11 +246,11 @@ impl JsFeed {
     fn on_status(&mut self, hub: &Hub, relay: RelayId, state: State) {
         let mut v = Self::status_view(hub, relay, &state);
         if let Some(reason) = self.lost.get_mut(relay).and_then(Option::take) {
-            v["lost"] = json!(reason);
+            v.lost = Some(reason);
         }
         self.emit(Kind::Status, vec![convert::to_js(&v)]);
         if state != State::Live {
-            let why = format!("relay `{}` is {}", Self::label(hub, relay), v["state"].as_str().unwrap_or("not live"));
+            let why = format!("relay `{}` is {}", Self::label(hub, relay), v.state);
             self.on_roster(hub, relay, Some(why));
         }
         if matches!(state, State::Live | State::Refused { .. }) {
@@ -261,7 +263,7 @@ impl JsFeed {
             }
             for i in done.into_iter().rev() {
                 let w = self.connects.remove(i);
-                let value = convert::to_js(&serde_json::Value::Array(Self::statuses(hub)));
+                let value = convert::to_js(&Self::statuses(hub));
                 self.settle(&w.resolve, value);
             }
         }
@@ -300,7 +302,7 @@ impl JsFeed {
             }
             store::Change::CardEvicted(r) => {
                 if self.has(Kind::Attention) {
-                    let v = json!({ "id": &*r.request, "session": view::session_key(&r.session), "status": "evicted" });
+                    let v = view::evicted_card(&r);
                     self.emit(Kind::Attention, vec![convert::to_js(&v)]);
                 }
             }
@@ -311,7 +313,7 @@ impl JsFeed {
             }
             store::Change::SessionEvicted(k) => {
                 if self.has(Kind::Session) {
-                    let v = json!({ "key": view::session_key(&k), "source": &*k.source, "name": &*k.name, "state": "evicted" });
+                    let v = view::evicted_session(&k);
                     self.emit(Kind::Session, vec![convert::to_js(&v)]);
                 }
             }
@@ -350,12 +352,15 @@ impl JsFeed {
         let state = tracked.state().clone();
         let window_ms = tracked.window_ms();
         let outcome = tracked.outcome().map(|e| convert::event_to_js(e.raw()));
-        if let Some(mut v) = listened {
-            v["change"] = json!(change_name(&change));
+        if let Some(view) = listened {
+            let v = view::CommandUpdate { view, change: change_name(&change) };
             self.emit(Kind::Command, vec![convert::to_js(&v)]);
         }
         if let CommandChange::Violation(violation) = &change {
-            let v = json!({ "origin": "control", "rule": violation.rule, "detail": violation.detail, "commandId": id });
+            let v = view::Violation {
+                command_id: Some(id.to_owned()),
+                ..view::violation("control", violation.rule, violation.detail.clone())
+            };
             self.emit(Kind::Violation, vec![convert::to_js(&v)]);
             return;
         }
@@ -448,11 +453,5 @@ fn change_name(c: &CommandChange) -> &'static str {
         CommandChange::TimedOut => "timeout",
         CommandChange::Outcome => "outcome",
         CommandChange::Violation(_) => "violation",
-    }
-}
-
-fn strip_nulls(v: &mut serde_json::Value) {
-    if let serde_json::Value::Object(m) = v {
-        m.retain(|_, x| !x.is_null());
     }
 }

@@ -93,7 +93,7 @@ pub fn project_state(events: JsValue, options: JsValue) -> Result<JsValue, JsVal
         Err(err) => {
             rejected_count += 1;
             if rejected.len() < MAX_REPORTED_REJECTS {
-                rejected.push(json!({ "index": index, "error": err }));
+                rejected.push(view::RejectedLine { index: index as u64, error: err });
             }
         }
     };
@@ -139,7 +139,7 @@ pub fn project_state(events: JsValue, options: JsValue) -> Result<JsValue, JsVal
         ));
     }
     let mut out = view::projection(&store);
-    out["rejected"] = json!({ "count": rejected_count, "first": rejected });
+    out.rejected = view::Rejected { count: rejected_count, first: rejected };
     Ok(convert::to_js(&out))
 }
 

@@ -7,7 +7,8 @@ use crate::protocol::frame::{Closing, ErrorFrame, ReplayExhausted, RosterEntry};
 use crate::time::UnixMs;
 
 /// The connection's lifecycle.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, strum::IntoStaticStr)]
+#[strum(serialize_all = "lowercase")]
 pub enum State {
     /// Never started.
     Idle,
@@ -29,15 +30,7 @@ pub enum State {
 impl State {
     /// A one-word name for status lines and the JS API.
     pub fn name(&self) -> &'static str {
-        match self {
-            State::Idle => "idle",
-            State::Connecting => "connecting",
-            State::Handshaking => "handshaking",
-            State::Live => "live",
-            State::Reconnecting { .. } => "reconnecting",
-            State::Refused { .. } => "refused",
-            State::Closed => "closed",
-        }
+        self.into()
     }
 }
 

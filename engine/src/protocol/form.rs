@@ -17,8 +17,9 @@ use super::validate::kind;
 use crate::text::number;
 
 /// The four field primitives (deliberately flat; no nesting).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, strum::IntoStaticStr)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum FieldType {
     String,
     Number,
@@ -28,12 +29,7 @@ pub enum FieldType {
 
 impl FieldType {
     pub fn as_str(self) -> &'static str {
-        match self {
-            FieldType::String => "string",
-            FieldType::Number => "number",
-            FieldType::Boolean => "boolean",
-            FieldType::Select => "select",
-        }
+        self.into()
     }
 }
 
@@ -171,17 +167,17 @@ impl FormError {
             Problem::Missing => format!("\u{201c}{name}\u{201d} is required"),
             Problem::UnknownField => format!("the form has no field \u{201c}{name}\u{201d}"),
             Problem::WrongType { expected, found } => format!("\u{201c}{name}\u{201d} expects {expected}, got {found}"),
-            Problem::BelowMin { min, value } => format!("\u{201c}{name}\u{201d} must be at least {} (got {})", number(*min), number(*value)),
-            Problem::AboveMax { max, value } => format!("\u{201c}{name}\u{201d} must be at most {} (got {})", number(*max), number(*value)),
+            Problem::BelowMin { min, value } => {
+                format!("\u{201c}{name}\u{201d} must be at least {} (got {})", number(*min), number(*value))
+            }
+            Problem::AboveMax { max, value } => {
+                format!("\u{201c}{name}\u{201d} must be at most {} (got {})", number(*max), number(*value))
+            }
             Problem::NotAChoice { value } => {
                 format!("\u{201c}{value}\u{201d} is not one of the choices offered for \u{201c}{name}\u{201d}")
             }
         };
-        FormError {
-            field: field.to_owned(),
-            problem,
-            message,
-        }
+        FormError { field: field.to_owned(), problem, message }
     }
 }
 
@@ -232,10 +228,7 @@ pub fn check_values(fields: &[FieldSpec], values: &Map<String, Value>) -> Result
 
 fn check_one(spec: &FieldSpec, value: &Value, errors: &mut Vec<FormError>) {
     let mut fail = |problem| errors.push(FormError::new(Some(spec), &spec.id, problem));
-    let wrong = |expected| Problem::WrongType {
-        expected,
-        found: kind(value),
-    };
+    let wrong = |expected| Problem::WrongType { expected, found: kind(value) };
     match (spec.ty, value) {
         (FieldType::String, Value::String(_)) | (FieldType::Boolean, Value::Bool(_)) => {}
         (FieldType::String, _) => fail(wrong("text")),
@@ -255,10 +248,7 @@ fn check_one(spec: &FieldSpec, value: &Value, errors: &mut Vec<FormError>) {
                 match item {
                     Value::String(s) if spec.other || spec.has_choice(s) => {}
                     Value::String(s) => fail(Problem::NotAChoice { value: s.clone() }),
-                    other => fail(Problem::WrongType {
-                        expected: "a list of choice ids",
-                        found: kind(other),
-                    }),
+                    other => fail(Problem::WrongType { expected: "a list of choice ids", found: kind(other) }),
                 }
             }
         }
@@ -311,44 +301,17 @@ mod tests {
     fn each_rule_reports_its_field() {
         assert_eq!(problems(json!({})), vec![("name".into(), "missing")]);
         assert_eq!(problems(json!({"name": 7})), vec![("name".into(), "wrong-type")]);
-        assert_eq!(
-            problems(json!({"name": "a", "replicas": 0})),
-            vec![("replicas".into(), "below-min")]
-        );
-        assert_eq!(
-            problems(json!({"name": "a", "replicas": 5.5})),
-            vec![("replicas".into(), "above-max")]
-        );
+        assert_eq!(problems(json!({"name": "a", "replicas": 0})), vec![("replicas".into(), "below-min")]);
+        assert_eq!(problems(json!({"name": "a", "replicas": 5.5})), vec![("replicas".into(), "above-max")]);
         assert_eq!(problems(json!({"name": "a", "replicas": 1})), vec![]);
-        assert_eq!(
-            problems(json!({"name": "a", "replicas": "3"})),
-            vec![("replicas".into(), "wrong-type")]
-        );
-        assert_eq!(
-            problems(json!({"name": "a", "staged": "yes"})),
-            vec![("staged".into(), "wrong-type")]
-        );
-        assert_eq!(
-            problems(json!({"name": "a", "tier": "gold"})),
-            vec![("tier".into(), "not-a-choice")]
-        );
+        assert_eq!(problems(json!({"name": "a", "replicas": "3"})), vec![("replicas".into(), "wrong-type")]);
+        assert_eq!(problems(json!({"name": "a", "staged": "yes"})), vec![("staged".into(), "wrong-type")]);
+        assert_eq!(problems(json!({"name": "a", "tier": "gold"})), vec![("tier".into(), "not-a-choice")]);
         assert_eq!(problems(json!({"name": "a", "tier": ["pro"]})), vec![("tier".into(), "wrong-type")]);
-        assert_eq!(
-            problems(json!({"name": "a", "regions": "us"})),
-            vec![("regions".into(), "wrong-type")]
-        );
-        assert_eq!(
-            problems(json!({"name": "a", "regions": ["us", "mars"]})),
-            vec![("regions".into(), "not-a-choice")]
-        );
-        assert_eq!(
-            problems(json!({"name": "a", "regions": [1]})),
-            vec![("regions".into(), "wrong-type")]
-        );
-        assert_eq!(
-            problems(json!({"name": "a", "colour": "red"})),
-            vec![("colour".into(), "unknown-field")]
-        );
+        assert_eq!(problems(json!({"name": "a", "regions": "us"})), vec![("regions".into(), "wrong-type")]);
+        assert_eq!(problems(json!({"name": "a", "regions": ["us", "mars"]})), vec![("regions".into(), "not-a-choice")]);
+        assert_eq!(problems(json!({"name": "a", "regions": [1]})), vec![("regions".into(), "wrong-type")]);
+        assert_eq!(problems(json!({"name": "a", "colour": "red"})), vec![("colour".into(), "unknown-field")]);
     }
 
     #[test]
@@ -376,7 +339,9 @@ mod tests {
             Err(FieldSpecError::SelectWithoutChoices { field: "x".into() })
         );
         assert_eq!(
-            parse_fields(&json!([{"id": "x", "type": "string", "label": "A"}, {"id": "x", "type": "boolean", "label": "B"}])),
+            parse_fields(
+                &json!([{"id": "x", "type": "string", "label": "A"}, {"id": "x", "type": "boolean", "label": "B"}])
+            ),
             Err(FieldSpecError::DuplicateField { field: "x".into() })
         );
         assert_eq!(fields_of(&values(json!({"kind": "input"}))), Ok(None));
@@ -384,8 +349,7 @@ mod tests {
 
     #[test]
     fn round_trips_the_wire_shape() {
-        let wire =
-            json!({"id": "db", "type": "select", "label": "Database", "other": true, "choices": [{"id": "pg", "label": "PostgreSQL"}]});
+        let wire = json!({"id": "db", "type": "select", "label": "Database", "other": true, "choices": [{"id": "pg", "label": "PostgreSQL"}]});
         let spec: FieldSpec = serde_json::from_value(wire.clone()).unwrap();
         assert_eq!(serde_json::to_value(&spec).unwrap(), wire);
     }

@@ -239,7 +239,8 @@ impl Close {
 }
 
 /// Where a card stands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, strum::IntoStaticStr)]
+#[strum(serialize_all = "kebab-case")]
 pub enum CardStatus {
     /// Waiting for an answer.
     Pending,
@@ -255,13 +256,7 @@ pub enum CardStatus {
 impl CardStatus {
     /// The status as the JavaScript views and the console's markup name it.
     pub fn as_str(self) -> &'static str {
-        match self {
-            CardStatus::Pending => "pending",
-            CardStatus::Answered => "answered",
-            CardStatus::Resolved => "resolved",
-            CardStatus::TimedOut => "timed-out",
-            CardStatus::Abandoned => "abandoned",
-        }
+        self.into()
     }
 
     pub fn is_closed(self) -> bool {

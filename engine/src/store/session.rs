@@ -50,7 +50,8 @@ impl SessionKey {
 }
 
 /// Where a session stands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, strum::IntoStaticStr)]
+#[strum(serialize_all = "lowercase")]
 pub enum SessionState {
     Active,
     /// The outcome of an accepted `control.pause` was observed, and no
@@ -62,11 +63,7 @@ pub enum SessionState {
 impl SessionState {
     /// A one-word name for views and the JS API.
     pub fn name(self) -> &'static str {
-        match self {
-            SessionState::Active => "active",
-            SessionState::Paused => "paused",
-            SessionState::Ended => "ended",
-        }
+        self.into()
     }
 }
 

@@ -17,7 +17,8 @@ pub const PAUSE: &str = types::CONTROL_PAUSE;
 pub const RESUME: &str = types::CONTROL_RESUME;
 
 /// What a `control.cancel` stops.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, strum::IntoStaticStr, strum::EnumString)]
+#[strum(serialize_all = "lowercase")]
 pub enum CancelScope {
     Run,
     Session,
@@ -25,14 +26,11 @@ pub enum CancelScope {
 
 impl CancelScope {
     pub fn as_str(self) -> &'static str {
-        match self {
-            CancelScope::Run => "run",
-            CancelScope::Session => "session",
-        }
+        self.into()
     }
 
     pub fn parse(s: &str) -> Option<CancelScope> {
-        [CancelScope::Run, CancelScope::Session].into_iter().find(|c| c.as_str() == s)
+        s.parse().ok()
     }
 }
 

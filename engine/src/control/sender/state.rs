@@ -53,7 +53,8 @@ impl fmt::Display for RelayCode {
 }
 
 /// Where a command stands on its way to a decision.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, strum::IntoStaticStr)]
+#[strum(serialize_all = "kebab-case")]
 pub enum CommandState {
     /// Sent; waiting for an ack until `deadline`.
     Pending { deadline: UnixMs },
@@ -66,6 +67,7 @@ pub enum CommandState {
     RelayRefused { code: RelayCode, detail: Option<String> },
     /// No ack within the window: a nack with reason `timeout`, known only
     /// here and never sent anywhere.
+    #[strum(serialize = "timeout")]
     TimedOut,
 }
 
@@ -85,13 +87,7 @@ impl CommandState {
     /// A short stable name (`pending`, `accepted`, `rejected`,
     /// `relay-refused`, `timeout`).
     pub fn name(&self) -> &'static str {
-        match self {
-            CommandState::Pending { .. } => "pending",
-            CommandState::Accepted { .. } => "accepted",
-            CommandState::Rejected { .. } => "rejected",
-            CommandState::RelayRefused { .. } => "relay-refused",
-            CommandState::TimedOut => "timeout",
-        }
+        self.into()
     }
 }
 

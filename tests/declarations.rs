@@ -1,0 +1,92 @@
+//! The views' TypeScript declarations are generated from their Rust types
+//! (`tsify`): the package's `.d.ts` holds them between two markers, and
+//! this test fails when that region differs from what the types say now.
+//! `AEP_WRITE_DECLARATIONS=1 cargo test -p aep-client --test declarations`
+//! rewrites the region.
+
+use std::fs;
+use std::path::Path;
+
+use aep_client::view::*;
+use tsify::Tsify;
+
+const DTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/npm/aep-client.d.ts");
+const BEGIN: &str = "// BEGIN views generated from src/view.rs (tests/declarations.rs); do not edit by hand.\n";
+const END: &str = "// END views generated from src/view.rs.\n";
+
+/// Every view, in the order the declarations list them.
+const VIEWS: &[&str] = &[
+    SessionKey::DECL,
+    Position::DECL,
+    Card::DECL,
+    EvictedCard::DECL,
+    RoutedHop::DECL,
+    CardAnswer::DECL,
+    CardClose::DECL,
+    SessionSummary::DECL,
+    EvictedSession::DECL,
+    RunView::DECL,
+    RunEnd::DECL,
+    CommandChain::DECL,
+    CommandIssued::DECL,
+    CommandAck::DECL,
+    CommandOutcome::DECL,
+    SessionDetail::DECL,
+    SessionStart::DECL,
+    SessionEnd::DECL,
+    CommandView::DECL,
+    CommandUpdate::DECL,
+    RelayStatus::DECL,
+    RelayError::DECL,
+    ReplayExhausted::DECL,
+    AgentStatus::DECL,
+    Violation::DECL,
+    RosterEntry::DECL,
+    RosterControl::DECL,
+    Projection::DECL,
+    Counts::DECL,
+    Rejected::DECL,
+    RejectedLine::DECL,
+];
+
+fn generated() -> String {
+    let mut out = String::from(BEGIN);
+    for decl in VIEWS {
+        out.push('\n');
+        // Two-space indentation, as in the rest of the file.
+        for line in decl.lines() {
+            let depth = line.len() - line.trim_start_matches("    ").len();
+            out.push_str(&"  ".repeat(depth / 4));
+            out.push_str(line.trim_start_matches("    "));
+            out.push('\n');
+        }
+    }
+    out.push('\n');
+    out.push_str(END);
+    out
+}
+
+#[test]
+fn the_package_declares_every_view_as_its_rust_type_says() {
+    let text = fs::read_to_string(DTS).unwrap_or_else(|e| panic!("cannot read {DTS}: {e}"));
+    let start = text.find(BEGIN).expect("the .d.ts has no generated views region");
+    let end = text.find(END).expect("the generated views region is not closed") + END.len();
+    let want = generated();
+    if text[start..end] == want {
+        return;
+    }
+    if std::env::var_os("AEP_WRITE_DECLARATIONS").is_some() {
+        let rewritten = format!("{}{}{}", &text[..start], want, &text[end..]);
+        fs::write(Path::new(DTS), rewritten).unwrap();
+        return;
+    }
+    let have: Vec<&str> = text[start..end].lines().collect();
+    let line = want.lines().zip(have.iter()).position(|(a, b)| a != *b).unwrap_or(have.len().min(want.lines().count()));
+    panic!(
+        "the views in {DTS} drifted from src/view.rs at line {} of the region:\n  declared: {:?}\n  the type: {:?}\n\
+         rerun with AEP_WRITE_DECLARATIONS=1 to regenerate",
+        line + 1,
+        have.get(line),
+        want.lines().nth(line)
+    );
+}
