@@ -8,12 +8,15 @@
 //! * [`authorization`]: the HTTP probe that tells a refused token from a
 //!   relay that is down.
 //! * [`clock`]: the host's time and randomness, handed to the engine.
+//! * [`case`]: the host's lower-casing, which the engine's text matching
+//!   uses instead of shipping Unicode's tables.
 //!
 //! Everything here is wasm32 only; on other targets the crate is empty so
 //! a workspace build stays whole.
 #![cfg(target_arch = "wasm32")]
 
 pub mod authorization;
+pub mod case;
 pub mod clock;
 pub mod driver;
 pub mod socket;

@@ -1,6 +1,7 @@
 //! Text helpers chosen with the WebAssembly build's size in mind: numbers
 //! and quoted strings in messages go through serde_json's formatting (linked
-//! anyway) rather than `{:?}` and `f64`'s `Display`.
+//! anyway) rather than `{:?}` and `f64`'s `Display`, and a browser build
+//! folds case with the host's tables rather than shipping Unicode's.
 
 /// `s` as a JSON string literal: quoted, with quotes and control
 /// characters escaped, so agent text can never break a message's shape.
@@ -28,6 +29,26 @@ pub fn lowercase(s: &str) -> String {
     if s.is_ascii() {
         return s.to_ascii_lowercase();
     }
+    unicode_lowercase(s)
+}
+
+/// In a browser build (feature `host-lowercase`, which `aep-browser` turns
+/// on) the host's `String.prototype.toLowerCase` applies the same mapping,
+/// so the module does not carry Unicode's case tables (about 8 KB gzipped).
+/// The engine only names the function; the browser driver defines it, as
+/// `getrandom`'s custom backends are defined.
+#[cfg(all(feature = "host-lowercase", target_arch = "wasm32"))]
+fn unicode_lowercase(s: &str) -> String {
+    extern "Rust" {
+        fn __aep_host_lowercase(s: &str) -> String;
+    }
+    // SAFETY: `aep-browser`, the crate that turns the feature on, defines
+    // the function with exactly this signature.
+    unsafe { __aep_host_lowercase(s) }
+}
+
+#[cfg(not(all(feature = "host-lowercase", target_arch = "wasm32")))]
+fn unicode_lowercase(s: &str) -> String {
     s.to_lowercase()
 }
 
