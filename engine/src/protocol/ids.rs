@@ -12,9 +12,21 @@ use super::validate::{is_extension_name, is_extension_value};
 use super::AEP_VERSION;
 use crate::time::UnixMs;
 
-/// A ULID from a timestamp and 80 bits of caller-supplied randomness.
+/// Crockford's base 32, as ULIDs spell it.
+const CROCKFORD: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+
+/// A ULID from a timestamp and 80 bits of caller-supplied randomness: 48
+/// bits of milliseconds then the randomness, as 26 Crockford base-32
+/// digits. (Written here rather than taken from the `ulid` crate, which
+/// on wasm32 brings a JavaScript clock the engine must not depend on.)
 pub fn ulid(now: UnixMs, random: u128) -> String {
-    ulid::Ulid::from_parts(now.0, random).to_string()
+    let mut value = (u128::from(now.0 & ((1 << 48) - 1)) << 80) | (random & ((1 << 80) - 1));
+    let mut digits = [0u8; 26];
+    for d in digits.iter_mut().rev() {
+        *d = CROCKFORD[(value & 0x1f) as usize];
+        value >>= 5;
+    }
+    digits.iter().map(|&b| char::from(b)).collect()
 }
 
 /// The recommended `source` form `aep://{host}/agent/{agent}[/session/{session}]`
@@ -190,7 +202,8 @@ impl Draft {
         if let Some(d) = self.data {
             m.push(("data".into(), Value::Object(d)));
         }
-        let text = serde_json::to_string(&InOrder(&m)).map_err(|e| BuildError::Invalid(EventError::Malformed(e.to_string())))?;
+        let text = serde_json::to_string(&InOrder(&m))
+            .map_err(|e| BuildError::Invalid(EventError::Malformed(e.to_string())))?;
         Event::parse(&text).map_err(BuildError::Invalid)
     }
 }
@@ -211,6 +224,14 @@ mod tests {
 
     fn me() -> Identity {
         Identity::new(source_uri("host a", "demo", None), "demo")
+    }
+
+    #[test]
+    fn ulid_spells_what_the_ulid_crate_spells() {
+        for (ms, random) in [(0, 0), (1_469_922_850_259, 0x0123_4567_89ab_cdef_0123), (u64::MAX, u128::MAX), (1_000, 7)]
+        {
+            assert_eq!(ulid(UnixMs(ms), random), ::ulid::Ulid::from_parts(ms, random).to_string());
+        }
     }
 
     #[test]
@@ -236,14 +257,18 @@ mod tests {
             .data(json!({"trigger": "user"}))
             .build(&me(), "E1", UnixMs(0))
             .unwrap();
-        assert!(e.raw().starts_with(r#"{"aep":"0.1","id":"E1","type":"run.started","time":"1970-01-01T00:00:00.000Z""#));
+        assert!(e
+            .raw()
+            .starts_with(r#"{"aep":"0.1","id":"E1","type":"run.started","time":"1970-01-01T00:00:00.000Z""#));
         assert_eq!(e.seq(), Some(3));
         assert_eq!(e.extensions().len(), 1);
     }
 
     #[test]
     fn refuses_bad_extensions_at_the_boundary() {
-        for (name, value) in [("severity", json!("x")), ("Bad_Name", json!(1)), ("ok", json!({"a": 1})), ("ok", json!(1.5))] {
+        for (name, value) in
+            [("severity", json!("x")), ("Bad_Name", json!(1)), ("ok", json!({"a": 1})), ("ok", json!(1.5))]
+        {
             let r = Draft::new("agent.heartbeat").extension(name, value).build(&me(), "E", UnixMs(0));
             assert!(matches!(r, Err(BuildError::ExtensionRefused { .. })), "{name}");
         }
