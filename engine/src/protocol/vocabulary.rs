@@ -38,3 +38,45 @@ pub struct UnknownName {
 }
 
 include!(concat!(env!("OUT_DIR"), "/vocabulary.rs"));
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::validate::payload::schema;
+
+    #[test]
+    fn every_payload_schema_names_a_registered_type() {
+        for ty in schema::types() {
+            assert!(EventType::parse(ty).is_some(), "`{ty}` has a payload schema but is not in the registry");
+        }
+    }
+
+    #[test]
+    fn names_round_trip_and_constants_agree() {
+        for t in EventType::ALL {
+            assert_eq!(t.as_str().parse::<EventType>(), Ok(t));
+        }
+        for c in ErrorCode::ALL {
+            assert_eq!(ErrorCode::parse(c.as_str()), Some(c));
+        }
+        assert_eq!(codes::NO_ROUTE, ErrorCode::NoRoute.as_str());
+        assert_eq!(types::ATTENTION_REQUESTED, EventType::AttentionRequested.as_str());
+        let err = "session.paused".parse::<EventType>().unwrap_err();
+        assert_eq!(err.to_string(), "`session.paused` is not a registered EventType");
+    }
+
+    #[test]
+    fn command_verbs_are_the_command_scoped_types() {
+        let scoped: Vec<EventType> = EventType::ALL.into_iter().filter(|t| t.scope() == TypeScope::Command).collect();
+        let verbs: Vec<EventType> = CommandVerb::ALL.into_iter().map(CommandVerb::event_type).collect();
+        assert_eq!(scoped, verbs);
+        assert_eq!(CommandVerb::Pause.as_str(), "control.pause");
+    }
+
+    #[test]
+    fn levels_keep_the_registry_order_and_defaults() {
+        assert!(Capture::None < Capture::Metadata && Capture::Redacted < Capture::Full);
+        assert!(Severity::Debug < Severity::Info && Severity::Error < Severity::Critical);
+        assert_eq!((Capture::default(), Severity::default()), (Capture::Metadata, Severity::Info));
+    }
+}
