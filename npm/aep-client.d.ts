@@ -33,14 +33,6 @@ export function initSync(module: WasmBytes | WasmModule | { module: WasmBytes | 
 
 // ----- the wire ---------------------------------------------------------------
 
-export type Severity = 'debug' | 'info' | 'notice' | 'warning' | 'error' | 'critical';
-export type Capture = 'none' | 'metadata' | 'redacted' | 'full';
-export type NackReason = 'unsupported' | 'unauthorized' | 'busy' | 'refused' | 'invalid';
-export type CoreCommandType =
-  | 'control.attention.respond'
-  | 'control.cancel'
-  | 'control.pause'
-  | 'control.resume';
 /** A vendor command type `x.{vendor}.control.{verb}`. */
 export type VendorCommandType = `x.${string}.control.${string}`;
 export type CommandType = CoreCommandType | VendorCommandType;
@@ -99,7 +91,31 @@ export interface FieldSpec {
 
 // ----- state views ------------------------------------------------------------
 
-// BEGIN views generated from src/view.rs (tests/declarations.rs); do not edit by hand.
+// BEGIN names and views generated from the engine and src/view.rs (tests/declarations.rs); do not edit by hand.
+
+/** AEP-0001 §8.1, lowest first. */
+export type Severity = 'debug' | 'info' | 'notice' | 'warning' | 'error' | 'critical';
+
+/** AEP-0001 §8.2, least content first. */
+export type Capture = 'none' | 'metadata' | 'redacted' | 'full';
+
+/** A registered `control.rejected` reason (AEP-0004 §3). */
+export type NackReason = 'unsupported' | 'unauthorized' | 'busy' | 'refused' | 'invalid';
+
+/** The core command types (AEP-0004 §2). */
+export type CoreCommandType = 'control.attention.respond' | 'control.cancel' | 'control.pause' | 'control.resume';
+
+/** Where a card stands. */
+export type CardStatus = 'pending' | 'answered' | 'resolved' | 'timed-out' | 'abandoned';
+
+/** Where a session stands. */
+export type SessionState = 'active' | 'paused' | 'ended';
+
+/** Where a command stands on its way to a decision. */
+export type CommandState = 'pending' | 'accepted' | 'rejected' | 'relay-refused' | 'timeout';
+
+/** A relay connection's lifecycle. */
+export type ConnectionState = 'idle' | 'connecting' | 'handshaking' | 'live' | 'reconnecting' | 'refused' | 'closed';
 
 /**
  * A session's identity: the owning emitter's `source` and the session name.
@@ -532,17 +548,11 @@ export interface RejectedLine {
   error: string;
 }
 
-// END views generated from src/view.rs.
+// END names and views generated from the engine and src/view.rs.
 
-export type CardStatus = 'pending' | 'answered' | 'resolved' | 'timed-out' | 'abandoned';
 export type AttentionKind = 'permission' | 'input' | 'auth' | 'review' | 'form' | 'other' | (string & {});
 
-export type SessionState = 'active' | 'paused' | 'ended';
-
-export type CommandState = 'pending' | 'accepted' | 'rejected' | 'relay-refused' | 'timeout';
 export type CommandChange = 'sent' | 'retried' | 'accepted' | 'rejected' | 'relay-refused' | 'timeout' | 'outcome' | 'violation';
-
-export type ConnectionState = 'idle' | 'connecting' | 'handshaking' | 'live' | 'reconnecting' | 'refused' | 'closed';
 
 export interface SessionPosition {
   session: string;

@@ -1,18 +1,26 @@
 //! The views' TypeScript declarations are generated from their Rust types
-//! (`tsify`): the package's `.d.ts` holds them between two markers, and
-//! this test fails when that region differs from what the types say now.
+//! (`tsify`), and the closed sets of names from the engine's enums (the
+//! registry's vocabulary and the state names): the package's `.d.ts` holds
+//! them between two markers, and this test fails when that region differs
+//! from what the types say now.
 //! `AEP_WRITE_DECLARATIONS=1 cargo test -p aep-client --test declarations`
 //! rewrites the region.
 
 use std::fs;
 use std::path::Path;
 
+use aep_client::client::State;
+use aep_client::control::sender::CommandState;
+use aep_client::protocol::vocabulary::{Capture, CommandVerb, NackReason, Severity};
+use aep_client::store::{CardStatus, SessionState};
 use aep_client::view::*;
+use strum::VariantNames;
 use tsify::Tsify;
 
 const DTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/npm/aep-client.d.ts");
-const BEGIN: &str = "// BEGIN views generated from src/view.rs (tests/declarations.rs); do not edit by hand.\n";
-const END: &str = "// END views generated from src/view.rs.\n";
+const BEGIN: &str =
+    "// BEGIN names and views generated from the engine and src/view.rs (tests/declarations.rs); do not edit by hand.\n";
+const END: &str = "// END names and views generated from the engine and src/view.rs.\n";
 
 /// Every view, in the order the declarations list them.
 const VIEWS: &[&str] = &[
@@ -49,8 +57,40 @@ const VIEWS: &[&str] = &[
     RejectedLine::DECL,
 ];
 
+/// `export type Name = 'a' | 'b';`, with its doc comment.
+fn union<'a>(name: &str, doc: &str, members: impl IntoIterator<Item = &'a str>) -> String {
+    let quoted: Vec<String> = members.into_iter().map(|m| format!("'{m}'")).collect();
+    format!("/** {doc} */\nexport type {name} = {};\n", quoted.join(" | "))
+}
+
+/// The closed sets, as string-literal unions.
+fn unions() -> Vec<String> {
+    vec![
+        union("Severity", "AEP-0001 §8.1, lowest first.", Severity::ALL.map(Severity::as_str)),
+        union("Capture", "AEP-0001 §8.2, least content first.", Capture::ALL.map(Capture::as_str)),
+        union(
+            "NackReason",
+            "A registered `control.rejected` reason (AEP-0004 §3).",
+            NackReason::ALL.map(NackReason::as_str),
+        ),
+        union("CoreCommandType", "The core command types (AEP-0004 §2).", CommandVerb::ALL.map(CommandVerb::as_str)),
+        union("CardStatus", "Where a card stands.", CardStatus::VARIANTS.iter().copied()),
+        union("SessionState", "Where a session stands.", SessionState::VARIANTS.iter().copied()),
+        union(
+            "CommandState",
+            "Where a command stands on its way to a decision.",
+            CommandState::VARIANTS.iter().copied(),
+        ),
+        union("ConnectionState", "A relay connection's lifecycle.", State::VARIANTS.iter().copied()),
+    ]
+}
+
 fn generated() -> String {
     let mut out = String::from(BEGIN);
+    for decl in unions() {
+        out.push('\n');
+        out.push_str(&decl);
+    }
     for decl in VIEWS {
         out.push('\n');
         // Two-space indentation, as in the rest of the file.

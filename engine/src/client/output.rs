@@ -7,7 +7,7 @@ use crate::protocol::frame::{Closing, ErrorFrame, ReplayExhausted, RosterEntry};
 use crate::time::UnixMs;
 
 /// The connection's lifecycle.
-#[derive(Clone, Debug, PartialEq, Eq, strum::IntoStaticStr)]
+#[derive(Clone, Debug, PartialEq, Eq, strum::IntoStaticStr, strum::VariantNames)]
 #[strum(serialize_all = "lowercase")]
 pub enum State {
     /// Never started.

@@ -239,7 +239,7 @@ impl Close {
 }
 
 /// Where a card stands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, strum::IntoStaticStr)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, strum::IntoStaticStr, strum::VariantNames)]
 #[strum(serialize_all = "kebab-case")]
 pub enum CardStatus {
     /// Waiting for an answer.

@@ -50,7 +50,7 @@ impl SessionKey {
 }
 
 /// Where a session stands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, strum::IntoStaticStr)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, strum::IntoStaticStr, strum::VariantNames)]
 #[strum(serialize_all = "lowercase")]
 pub enum SessionState {
     Active,

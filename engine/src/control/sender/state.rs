@@ -53,7 +53,7 @@ impl fmt::Display for RelayCode {
 }
 
 /// Where a command stands on its way to a decision.
-#[derive(Clone, Debug, PartialEq, strum::IntoStaticStr)]
+#[derive(Clone, Debug, PartialEq, strum::IntoStaticStr, strum::VariantNames)]
 #[strum(serialize_all = "kebab-case")]
 pub enum CommandState {
     /// Sent; waiting for an ack until `deadline`.
