@@ -28,6 +28,13 @@ pub use subscribe::{Closing, Delivered, Position, ReplayExhausted, ResumeFrom, S
 
 use super::event::{Event, EventError};
 
+/// Whether a text frame's `type` makes it an event rather than a frame:
+/// event types are dotted, frame types never are (AEP-0003 §2). The one
+/// place that decides, for every reader of a socket.
+pub fn is_event_type(ty: &str) -> bool {
+    ty.contains('.')
+}
+
 /// One text frame on the WebSocket binding.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Frame {
@@ -125,7 +132,7 @@ impl Frame {
             Ok(t) if text.trim_start().starts_with('{') => t.ty,
             _ => return Err(classify_failure(text)),
         };
-        if ty.contains('.') {
+        if is_event_type(&ty) {
             return Event::parse(text).map(Frame::Event).map_err(FrameError::Event);
         }
         let value: Value = serde_json::from_str(text).map_err(|e| FrameError::NotJson(e.to_string()))?;
