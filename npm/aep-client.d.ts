@@ -33,14 +33,6 @@ export function initSync(module: WasmBytes | WasmModule | { module: WasmBytes | 
 
 // ----- the wire ---------------------------------------------------------------
 
-export type Severity = 'debug' | 'info' | 'notice' | 'warning' | 'error' | 'critical';
-export type Capture = 'none' | 'metadata' | 'redacted' | 'full';
-export type NackReason = 'unsupported' | 'unauthorized' | 'busy' | 'refused' | 'invalid';
-export type CoreCommandType =
-  | 'control.attention.respond'
-  | 'control.cancel'
-  | 'control.pause'
-  | 'control.resume';
 /** A vendor command type `x.{vendor}.control.{verb}`. */
 export type VendorCommandType = `x.${string}.control.${string}`;
 export type CommandType = CoreCommandType | VendorCommandType;
@@ -99,22 +91,54 @@ export interface FieldSpec {
 
 // ----- state views ------------------------------------------------------------
 
-/** A session's identity: the owning emitter's `source` and the session name. */
+// BEGIN names and views generated from the engine and src/view.rs (tests/declarations.rs); do not edit by hand.
+
+/** AEP-0001 §8.1, lowest first. */
+export type Severity = 'debug' | 'info' | 'notice' | 'warning' | 'error' | 'critical';
+
+/** AEP-0001 §8.2, least content first. */
+export type Capture = 'none' | 'metadata' | 'redacted' | 'full';
+
+/** A registered `control.rejected` reason (AEP-0004 §3). */
+export type NackReason = 'unsupported' | 'unauthorized' | 'busy' | 'refused' | 'invalid';
+
+/** The core command types (AEP-0004 §2). */
+export type CoreCommandType = 'control.attention.respond' | 'control.cancel' | 'control.pause' | 'control.resume';
+
+/** Where a card stands. */
+export type CardStatus = 'pending' | 'answered' | 'resolved' | 'timed-out' | 'abandoned';
+
+/** Where a session stands. */
+export type SessionState = 'active' | 'paused' | 'ended';
+
+/** Where a command stands on its way to a decision. */
+export type CommandState = 'pending' | 'accepted' | 'rejected' | 'relay-refused' | 'timeout';
+
+/** A relay connection's lifecycle. */
+export type ConnectionState = 'idle' | 'connecting' | 'handshaking' | 'live' | 'reconnecting' | 'refused' | 'closed';
+
+/**
+ * A session's identity: the owning emitter's `source` and the session name.
+ */
 export interface SessionKey {
   source: string;
   name: string;
 }
 
+/**
+ * A session position `(epoch, seq)`.
+ */
 export interface Position {
   epoch: number;
   seq: number;
 }
 
-export type CardStatus = 'pending' | 'answered' | 'resolved' | 'timed-out' | 'abandoned';
-export type AttentionKind = 'permission' | 'input' | 'auth' | 'review' | 'form' | 'other' | (string & {});
-
-/** An attention request and everything seen about it. Agent-authored text
- * (prompt, labels) is data: render it as text, next to agent and relay. */
+/**
+ * An attention request and everything seen about it. Agent-authored text
+ * (prompt, labels) is data: render it as text, next to its provenance
+ * (agent, source, relay). The request's facts are absent until its
+ * `attention.requested` event was seen.
+ */
 export interface Card {
   id: string;
   session: SessionKey;
@@ -122,10 +146,11 @@ export interface Card {
   needsAnswer: boolean;
   severity: Severity;
   firstSeen: number;
-  /** Ids of the commands seen for this card. */
+  /**
+   * Ids of the commands seen for this card.
+   */
   commands: string[];
   latencyMs?: number;
-  // Present once the `attention.requested` event was seen:
   kind?: AttentionKind;
   prompt?: string;
   options?: Choice[];
@@ -139,7 +164,9 @@ export interface Card {
   source?: string;
   run?: string;
   subject?: string;
-  /** Label of the relay the request arrived through. */
+  /**
+   * Label of the relay the request arrived through.
+   */
   relay?: string;
   time?: string;
   requestedAt?: number;
@@ -149,13 +176,18 @@ export interface Card {
   close?: CardClose;
 }
 
-/** A card dropped to stay within the store's bounds. */
+/**
+ * A card dropped to stay within the store's bounds.
+ */
 export interface EvictedCard {
   id: string;
   session: SessionKey;
   status: 'evicted';
 }
 
+/**
+ * A consumer that forwarded a request (`attention.routed`).
+ */
 export interface RoutedHop {
   eventId: string;
   agent: string;
@@ -164,6 +196,9 @@ export interface RoutedHop {
   relay?: string;
 }
 
+/**
+ * The answer a card received (`attention.answered`).
+ */
 export interface CardAnswer {
   eventId: string;
   option?: string;
@@ -175,6 +210,9 @@ export interface CardAnswer {
   time: string;
 }
 
+/**
+ * How a card closed.
+ */
 export interface CardClose {
   how: 'resolved' | 'timed-out';
   resolution?: string;
@@ -185,8 +223,9 @@ export interface CardClose {
   time: string;
 }
 
-export type SessionState = 'active' | 'paused' | 'ended';
-
+/**
+ * A session, short, for lists.
+ */
 export interface SessionSummary {
   key: SessionKey;
   source: string;
@@ -195,14 +234,18 @@ export interface SessionSummary {
   state: SessionState;
   label?: string;
   position?: Position;
-  /** Cards waiting on a person. */
+  /**
+   * Cards waiting on a person.
+   */
   pending: number;
   events: number;
   firstSeen: number;
   updatedAt: number;
 }
 
-/** A session dropped to stay within the store's bounds. */
+/**
+ * A session dropped to stay within the store's bounds.
+ */
 export interface EvictedSession {
   key: SessionKey;
   source: string;
@@ -210,44 +253,92 @@ export interface EvictedSession {
   state: 'evicted';
 }
 
+/**
+ * One run of a session.
+ */
 export interface RunView {
   name: string;
   status: 'open' | 'finished' | 'failed' | 'cancelled';
   events: number;
   startedEvent?: string;
   startedTime?: string;
-  end?: { eventId: string; time: string; cause?: string; reason?: string; by?: string };
+  end?: RunEnd;
 }
 
-/** A command's audit chain as the stream shows it, whoever sent it. */
+/**
+ * The event that ended a run.
+ */
+export interface RunEnd {
+  eventId: string;
+  time: string;
+  cause?: string;
+  reason?: string;
+  by?: string;
+}
+
+/**
+ * A command's audit chain as the stream shows it (whoever sent it).
+ */
 export interface CommandChain {
   id: string;
   status: 'awaiting-ack' | 'accepted' | 'rejected' | 'completed';
   type?: string;
-  issued?: {
-    type: string;
-    senderAgent: string;
-    senderSource: string;
-    run?: string;
-    subject?: string;
-    relay?: string;
-    time: string;
-  };
-  ack?: { eventId: string; time: string; decision: 'accepted' | 'rejected'; reason?: string; detail?: string };
-  outcome?: { eventId: string; type: string; link: 'command' | 'ack'; time: string };
+  issued?: CommandIssued;
+  ack?: CommandAck;
+  outcome?: CommandOutcome;
   ackLatencyMs?: number;
   outcomeLatencyMs?: number;
 }
 
+/**
+ * The command event itself.
+ */
+export interface CommandIssued {
+  type: string;
+  senderAgent: string;
+  senderSource: string;
+  run?: string;
+  subject?: string;
+  relay?: string;
+  time: string;
+}
+
+/**
+ * The target's ack of a command.
+ */
+export interface CommandAck {
+  eventId: string;
+  time: string;
+  decision: 'accepted' | 'rejected';
+  reason?: string;
+  detail?: string;
+}
+
+/**
+ * The event that settled a command's outcome, and how it points back.
+ */
+export interface CommandOutcome {
+  eventId: string;
+  type: string;
+  link: 'command' | 'ack';
+  time: string;
+}
+
+/**
+ * One session with its runs, cards and command chains.
+ */
 export interface SessionDetail {
   key: SessionKey;
   source: string;
   name: string;
   agent: string;
   state: SessionState;
-  started?: { eventId: string; time: string; label?: string; parent?: string };
-  end?: { eventId: string; time: string; reason?: string };
+  started?: SessionStart;
+  end?: SessionEnd;
   position?: Position;
+  /**
+   * Cards waiting on a person.
+   */
   pending: number;
   events: number;
   runs: RunView[];
@@ -257,10 +348,28 @@ export interface SessionDetail {
   updatedAt: number;
 }
 
-export type CommandState = 'pending' | 'accepted' | 'rejected' | 'relay-refused' | 'timeout';
-export type CommandChange = 'sent' | 'retried' | 'accepted' | 'rejected' | 'relay-refused' | 'timeout' | 'outcome' | 'violation';
+/**
+ * The `session.started` event of a session.
+ */
+export interface SessionStart {
+  eventId: string;
+  time: string;
+  label?: string;
+  parent?: string;
+}
 
-/** A command this client sent, as it is followed. */
+/**
+ * The `session.ended` event of a session.
+ */
+export interface SessionEnd {
+  eventId: string;
+  time: string;
+  reason?: string;
+}
+
+/**
+ * A command this client sent, as it is followed.
+ */
 export interface CommandView {
   id: string;
   type: string;
@@ -285,29 +394,80 @@ export interface CommandView {
   outcomeLatencyMs?: number;
 }
 
-/** What the `command` listener receives: the view and what just changed. */
+/**
+ * What the `command` listener receives: the view and what just changed.
+ */
 export interface CommandUpdate extends CommandView {
   change: CommandChange;
 }
 
-export type ConnectionState = 'idle' | 'connecting' | 'handshaking' | 'live' | 'reconnecting' | 'refused' | 'closed';
-
+/**
+ * One relay connection's status.
+ */
 export interface RelayStatus {
   relay: string;
   state: ConnectionState;
-  /** Reconnect attempt and when it happens (ms since the epoch). */
+  /**
+   * Reconnect attempt.
+   */
   attempt?: number;
+  /**
+   * When the reconnect happens (ms since the epoch).
+   */
   retryAt?: number;
-  /** Why a refused connection was refused. */
+  /**
+   * Why a refused connection was refused.
+   */
   reason?: string;
-  /** Why the previous socket was lost. */
+  /**
+   * Why the previous socket was lost.
+   */
   lost?: string;
-  /** A relay error frame that refused none of this client's commands. */
-  error?: { code: string; detail?: string; id?: string; cause?: string };
-  replayExhausted?: { session: string; epoch: number; seq: number };
+  /**
+   * A relay error frame that refused none of this client's commands.
+   */
+  error?: RelayError;
+  replayExhausted?: ReplayExhausted;
   closing?: string;
 }
 
+/**
+ * A relay `error` frame that refused none of this client's commands.
+ */
+export interface RelayError {
+  code: string;
+  detail?: string;
+  id?: string;
+  cause?: string;
+}
+
+/**
+ * Where the relay's history of a session being resumed now starts.
+ */
+export interface ReplayExhausted {
+  session: string;
+  epoch: number;
+  seq: number;
+}
+
+/**
+ * An agent's connection status, with what it holds back.
+ */
+export interface AgentStatus extends RelayStatus {
+  /**
+   * Events waiting for a live socket (kept across reconnects).
+   */
+  queued: number;
+  /**
+   * `debug`/`info` events dropped to make room in a full queue.
+   */
+  dropped: number;
+}
+
+/**
+ * A broken rule: of the stream, of the control profile, or a relay's
+ * complaint.
+ */
 export interface Violation {
   origin: 'stream' | 'control' | 'relay';
   rule: string;
@@ -319,14 +479,80 @@ export interface Violation {
   relay?: string;
 }
 
+/**
+ * A session a relay's roster lists, with its emitter's claim.
+ */
 export interface RosterEntry {
   relay: string;
   session: string;
   agent?: string;
   instance?: string;
-  control?: { accepts?: string[]; ackWindowMs?: number };
+  control?: RosterControl;
   emits?: string[];
 }
+
+/**
+ * The commands a target takes and its ack window.
+ */
+export interface RosterControl {
+  accepts?: string[];
+  ackWindowMs?: number;
+}
+
+/**
+ * What a fold of a whole stream amounts to.
+ */
+export interface Projection {
+  sessions: SessionSummary[];
+  inbox: Card[];
+  violations: Violation[];
+  counts: Counts;
+  /**
+   * What `limits` made the fold drop; all zero when it holds everything.
+   */
+  evicted: Evictions;
+  /**
+   * What could not be folded (`projectState`'s input only).
+   */
+  rejected: Rejected;
+}
+
+/**
+ * How much a fold holds.
+ */
+export interface Counts {
+  sessions: number;
+  events: number;
+  runs: number;
+  cards: number;
+  pending: number;
+  commands: number;
+  agents: number;
+  unattached: number;
+  violations: number;
+}
+
+/**
+ * Inputs that were not events: how many, and the first few.
+ */
+export interface Rejected {
+  count: number;
+  first: RejectedLine[];
+}
+
+/**
+ * One input that was not an event, by its index (line or element).
+ */
+export interface RejectedLine {
+  index: number;
+  error: string;
+}
+
+// END names and views generated from the engine and src/view.rs.
+
+export type AttentionKind = 'permission' | 'input' | 'auth' | 'review' | 'form' | 'other' | (string & {});
+
+export type CommandChange = 'sent' | 'retried' | 'accepted' | 'rejected' | 'relay-refused' | 'timeout' | 'outcome' | 'violation';
 
 export interface SessionPosition {
   session: string;
@@ -497,26 +723,6 @@ export function validateFilter(filter: Filter): { valid: boolean; error?: { code
 /** Throws `AepError` (`invalid-filter`) for an invalid filter. */
 export function matches(filter: Filter, event: AepEvent): boolean;
 
-export interface Projection {
-  sessions: SessionSummary[];
-  inbox: Card[];
-  violations: Violation[];
-  counts: {
-    sessions: number;
-    events: number;
-    runs: number;
-    cards: number;
-    pending: number;
-    commands: number;
-    agents: number;
-    unattached: number;
-    violations: number;
-  };
-  /** What `limits` made the fold drop; all zero when it holds everything. */
-  evicted: Evictions;
-  rejected: { count: number; first: { index: number; error: string }[] };
-}
-
 export interface Evictions {
   sessions: number;
   events: number;
@@ -642,13 +848,6 @@ export interface AepAgentOptions extends ControlTargetOptions {
    */
   decide?: (action: TargetAction) => Verdict;
   WebSocket?: WebSocketConstructor;
-}
-
-export interface AgentStatus extends RelayStatus {
-  /** Events waiting for a live socket (kept across reconnects). */
-  queued: number;
-  /** `debug`/`info` events dropped to make room in a full queue. */
-  dropped: number;
 }
 
 /**

@@ -1,27 +1,20 @@
-//! The AEP (Agent Event Protocol, v0.1) engine.
+//! `aep-client`, the npm package: the AEP engine ([`aep_engine`]) and its
+//! browser driver (`aep-browser`) behind a wasm-bindgen JavaScript API.
 //!
-//! Everything that is protocol lives here as pure state machines: no IO, no
-//! clock, no randomness that was not passed in. Drivers (the browser
-//! WebSocket driver, the relay, the demo agents) feed bytes and time in and
-//! drain frames, notifications and wake-up times out.
+//! * [`js`]: the exported classes and functions (wasm32, feature `js-api`).
+//! * [`view`]: the plain JSON views of engine state handed to JavaScript.
 //!
-//! * [`protocol`]: envelope (exact bytes kept), validation, attr-match
-//!   filters, frames, capture levels and down-level, ids and sources.
-//! * [`control`]: the command sender (pending table, ack window, retries,
-//!   outcomes) and the command target (dedupe, recorded acks, answer checks).
-//! * [`store`]: the correlation fold over a stream of events.
-//! * [`client`]: the sans-IO relay connection.
-//! * [`order`]: the one sort the WebAssembly builds link.
+//! The engine's modules are re-exported at the root, and the browser driver
+//! under `wasm`, for the crates that still import them from here.
 
-pub mod client;
-pub mod control;
-pub mod order;
-pub mod protocol;
-pub mod store;
-pub mod text;
-pub mod time;
+pub use aep_engine::*;
+
+#[cfg(all(target_arch = "wasm32", feature = "js-api"))]
+pub mod js;
+pub mod view;
+
+/// The browser driver, under the path the console imports it from.
 #[cfg(target_arch = "wasm32")]
-pub mod wasm;
-
-pub use protocol::event::{Capture, Event, EventError, Severity};
-pub use time::UnixMs;
+pub mod wasm {
+    pub use aep_browser::{authorization, clock, driver, socket};
+}

@@ -7,10 +7,10 @@
 #[path = "wasm_support/mod.rs"]
 mod support;
 
-use aep_client::wasm::client::AepClient;
-use aep_client::wasm::helpers::{matches, project_state, validate_event, validate_filter};
-use aep_client::wasm::js;
-use aep_client::wasm::target::JsControlTarget;
+use aep_client::js::client::AepClient;
+use aep_client::js::helpers::{matches, project_state, validate_event, validate_filter};
+use aep_client::js::convert as js;
+use aep_client::js::target::JsControlTarget;
 use serde_json::json;
 use support::{js_value, json};
 use wasm_bindgen::JsValue;

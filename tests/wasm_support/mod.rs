@@ -10,7 +10,7 @@ use std::rc::Rc;
 
 use aep_client::control::target::{ControlTarget, Received, SeqCounter};
 use aep_client::protocol::ids::{ulid, Draft, Identity};
-use aep_client::wasm::js;
+use aep_client::js::convert as js;
 use aep_client::{Capture, Event};
 use serde_json::{json, Value};
 use wasm_bindgen::prelude::*;
@@ -169,7 +169,7 @@ impl Agent {
 
 // ----- scenarios run in both Node and the browser ---------------------------
 
-use aep_client::wasm::client::AepClient;
+use aep_client::js::client::AepClient;
 
 pub fn client(agent: &str) -> AepClient {
     let (origin, token) = relay();

@@ -1,0 +1,77 @@
+//! The attention lifecycle's vocabulary (AEP-0002 §7): its event types and
+//! the kinds of request, read the same way by agents, the store and UIs.
+
+use super::vocabulary::types;
+
+/// `attention.requested`: an agent needs a person; its id names the card.
+pub const REQUESTED: &str = types::ATTENTION_REQUESTED;
+/// `attention.routed`: a consumer forwarded the request (seq-less).
+pub const ROUTED: &str = types::ATTENTION_ROUTED;
+pub const ANSWERED: &str = types::ATTENTION_ANSWERED;
+pub const RESOLVED: &str = types::ATTENTION_RESOLVED;
+pub const TIMEOUT: &str = types::ATTENTION_TIMEOUT;
+
+/// What the agent is asking for (`data.kind`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum AttentionKind {
+    Permission,
+    Input,
+    Auth,
+    Review,
+    Form,
+    Other,
+    /// A kind this engine does not know, carried as sent.
+    Unrecognized(String),
+}
+
+impl AttentionKind {
+    /// The six registered kinds.
+    pub const REGISTERED: [AttentionKind; 6] = [
+        AttentionKind::Permission,
+        AttentionKind::Input,
+        AttentionKind::Auth,
+        AttentionKind::Review,
+        AttentionKind::Form,
+        AttentionKind::Other,
+    ];
+
+    pub fn parse(s: &str) -> AttentionKind {
+        AttentionKind::REGISTERED
+            .into_iter()
+            .find(|k| k.as_str() == s)
+            .unwrap_or_else(|| AttentionKind::Unrecognized(s.to_owned()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        match self {
+            AttentionKind::Permission => "permission",
+            AttentionKind::Input => "input",
+            AttentionKind::Auth => "auth",
+            AttentionKind::Review => "review",
+            AttentionKind::Form => "form",
+            AttentionKind::Other => "other",
+            AttentionKind::Unrecognized(s) => s,
+        }
+    }
+
+    pub fn is_registered(&self) -> bool {
+        !matches!(self, AttentionKind::Unrecognized(_))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_round_trip_and_unknown_ones_are_carried() {
+        for k in AttentionKind::REGISTERED {
+            assert_eq!(AttentionKind::parse(k.as_str()), k);
+            assert!(k.is_registered());
+        }
+        let odd = AttentionKind::parse("captcha");
+        assert_eq!(odd, AttentionKind::Unrecognized("captcha".into()));
+        assert_eq!(odd.as_str(), "captcha");
+        assert!(!odd.is_registered());
+    }
+}

@@ -1,0 +1,283 @@
+//! `AepAgent`: an agent written in JavaScript, on the engine's emitter
+//! connection ([`Agent`]). It says hello with the commands it takes, keeps
+//! its events at strictly increasing `(epoch, seq)` positions, keeps what it
+//! queued while cut off, acknowledges every command as it arrives, and
+//! hands fresh ones to the application with helpers for their outcomes.
+
+use aep_browser::driver::{with, Deferred, Driver, Handler, Shared};
+use aep_engine::client::agent::{Agent, AgentChange, AgentConfig};
+use aep_engine::client::hub::Endpoint;
+use aep_engine::client::{Config, State};
+use aep_engine::protocol::event::Event;
+use wasm_bindgen::prelude::*;
+
+use super::convert::{self, aep_error};
+use super::options::string_member;
+use super::target::{ask_decider, invalid, out, received_to_js, TargetOps, TargetOptions};
+use crate::view;
+
+/// Listeners and the pending `connect()`.
+#[derive(Default)]
+struct AgentFeed {
+    label: String,
+    commands: Vec<js_sys::Function>,
+    statuses: Vec<js_sys::Function>,
+    violations: Vec<js_sys::Function>,
+    connected: Vec<js_sys::Function>,
+    calls: Deferred,
+}
+
+impl AgentFeed {
+    fn call_all(&mut self, listeners: &[js_sys::Function], args: &[JsValue]) {
+        for f in listeners {
+            let (f, args) = (f.clone(), args.to_vec());
+            self.calls.push(Box::new(move || {
+                let array: js_sys::Array = args.iter().collect();
+                if let Err(e) = f.apply(&JsValue::UNDEFINED, &array) {
+                    convert::report(&e);
+                }
+            }));
+        }
+    }
+
+    fn status(&self, agent: &Agent) -> JsValue {
+        convert::to_js(&view::AgentStatus {
+            status: view::status(&self.label, agent.state()),
+            queued: agent.connection().queued_events() as u64,
+            dropped: agent.connection().dropped_events(),
+        })
+    }
+}
+
+impl Handler for AgentFeed {
+    type Core = Agent;
+
+    fn change(&mut self, agent: &Agent, change: AgentChange) {
+        match change {
+            AgentChange::State(state) => {
+                let status = self.status(agent);
+                let listeners = self.statuses.clone();
+                self.call_all(&listeners, &[status.clone()]);
+                if matches!(state, State::Live | State::Refused { .. }) {
+                    let waiting = std::mem::take(&mut self.connected);
+                    self.call_all(&waiting, &[status]);
+                }
+            }
+            AgentChange::Command { command, received } => {
+                let listeners = self.commands.clone();
+                self.call_all(&listeners, &[convert::event_to_js(command.raw()), received_to_js(&received)]);
+            }
+            AgentChange::Unreadable { command, error } => {
+                let detail = format!("command {} could not be taken: {error}", command.id());
+                let listeners = self.violations.clone();
+                self.call_all(&listeners, &[detail.into()]);
+            }
+            AgentChange::Error(e) => {
+                let detail = format!("relay error {}: {}", e.code, e.detail.unwrap_or_default());
+                let listeners = self.violations.clone();
+                self.call_all(&listeners, &[detail.into()]);
+            }
+            AgentChange::Violation(detail) => {
+                let listeners = self.violations.clone();
+                self.call_all(&listeners, &[detail.into()]);
+            }
+            AgentChange::Disconnected { .. } => {}
+        }
+    }
+
+    fn deferred(&mut self, _agent: &Agent) -> Deferred {
+        std::mem::take(&mut self.calls)
+    }
+}
+
+/// An agent on one relay.
+#[wasm_bindgen]
+pub struct AepAgent {
+    driver: Shared<AgentFeed>,
+}
+
+#[wasm_bindgen]
+impl AepAgent {
+    /// `new AepAgent({ url, token?, agent, accepts, host?, source?, epoch?,
+    /// capture?, ackWindowMs?, pingIntervalMs?, decide?, WebSocket? })`.
+    /// Nothing connects until `connect()`.
+    #[wasm_bindgen(constructor)]
+    pub fn new(options: JsValue) -> Result<AepAgent, JsValue> {
+        if !options.is_object() {
+            return Err(invalid("new AepAgent(options): options must be an object"));
+        }
+        let target = TargetOptions::parse(&options)?;
+        let url = string_member(&options, "url")?.ok_or_else(|| invalid("`url` is required"))?;
+        let token = string_member(&options, "token")?;
+        let endpoint = Endpoint::new(&url, token.as_deref()).map_err(|e| invalid(format!("`url`: {e}")))?;
+        let label = aep_engine::client::hub::relay_label(&url).map_err(|e| invalid(format!("`url`: {e}")))?;
+        let number = |key: &str| -> Result<Option<u64>, JsValue> {
+            match convert::get(&options, key).as_f64() {
+                None => Ok(None),
+                Some(n) if n >= 0.0 && n.fract() == 0.0 => Ok(Some(n as u64)),
+                Some(_) => Err(invalid(format!("`{key}` must be a non-negative integer"))),
+            }
+        };
+        let function = |key: &str| -> Result<Option<js_sys::Function>, JsValue> {
+            match convert::get(&options, key) {
+                v if v.is_undefined() || v.is_null() => Ok(None),
+                v => convert::as_function(&v).map(Some).ok_or_else(|| invalid(format!("`{key}` must be a function"))),
+            }
+        };
+        let websocket = function("WebSocket")?;
+        let decide = function("decide")?;
+        let mut connection = Config::consumer();
+        if let Some(p) = number("pingIntervalMs")? {
+            connection.ping_interval_ms = p;
+        }
+        let config = AgentConfig {
+            identity: target.identity,
+            accepts: target.accepts,
+            ack_window_ms: number("ackWindowMs")?,
+            ceiling: target.ceiling,
+            epoch: target.epoch,
+            seed: convert::random() as u64,
+            connection,
+        };
+        let mut agent = Agent::new(config).map_err(|e| invalid(e.to_string()))?;
+        if let Some(f) = decide {
+            agent.set_decider(Some(Box::new(move |action| ask_decider(&f, action))));
+        }
+        let feed = AgentFeed { label, ..AgentFeed::default() };
+        Ok(AepAgent { driver: Driver::new(agent, vec![endpoint], websocket, feed) })
+    }
+
+    /// Connects (and reconnects on its own). Resolves with the status once
+    /// live or refused.
+    pub fn connect(&self) -> js_sys::Promise {
+        let mut handle = None;
+        let promise = js_sys::Promise::new(&mut |resolve, _| handle = Some(resolve));
+        with(&self.driver, |d| {
+            if let Some(resolve) = handle {
+                d.handler.connected.push(resolve);
+            }
+            d.hub.connect(convert::now());
+        });
+        promise
+    }
+
+    /// Closes (a `closing` frame first when live). Queued events are kept
+    /// for a later `connect()`.
+    pub fn close(&self) {
+        with(&self.driver, |d| d.hub.close(convert::now()));
+    }
+
+    /// `"command"` → `(command, received)` for every command, after its ack
+    /// was queued; `"status"` → `(status)`; `"violation"` → `(detail)`.
+    /// Returns the function that removes the listener.
+    pub fn on(&self, kind: &str, listener: js_sys::Function) -> Result<js_sys::Function, JsValue> {
+        {
+            let mut d = self.driver.borrow_mut();
+            let list = match kind {
+                "command" => &mut d.handler.commands,
+                "status" => &mut d.handler.statuses,
+                "violation" => &mut d.handler.violations,
+                other => {
+                    return Err(aep_error(
+                        "invalid-argument",
+                        format!("unknown event `{other}` (command, status or violation)"),
+                    ))
+                }
+            };
+            list.push(listener.clone());
+        }
+        let weak = std::rc::Rc::downgrade(&self.driver);
+        let kind = kind.to_owned();
+        let off = Closure::<dyn FnMut()>::new(move || {
+            if let Some(rc) = weak.upgrade() {
+                if let Ok(mut d) = rc.try_borrow_mut() {
+                    let list = match kind.as_str() {
+                        "command" => &mut d.handler.commands,
+                        "status" => &mut d.handler.statuses,
+                        _ => &mut d.handler.violations,
+                    };
+                    list.retain(|f| f != &listener);
+                }
+            }
+        });
+        Ok(off.into_js_value().into())
+    }
+
+    /// Builds, stamps and sends one of the agent's own events (queued while
+    /// not live). Returns the event as sent.
+    pub fn emit(&self, draft: JsValue) -> Result<JsValue, JsValue> {
+        self.send_built(|ops| ops.event(&draft))
+    }
+
+    /// Emits an `attention.requested` and registers it so answers to it are
+    /// checked; `refusingOption` is what unmatched permission text applies.
+    pub fn ask(&self, draft: JsValue, refusing_option: Option<String>) -> Result<JsValue, JsValue> {
+        let event = self.emit(draft)?;
+        with(&self.driver, |d| {
+            let (target, seqs) = d.hub.target();
+            TargetOps { target, seqs }.register_request(&event, refusing_option.as_deref())
+        })?;
+        Ok(event)
+    }
+
+    /// Sends `attention.answered` and `attention.resolved` for an accepted
+    /// respond (`action` as the command listener received it).
+    pub fn answer(&self, command: JsValue, action: JsValue) -> Result<js_sys::Array, JsValue> {
+        with(&self.driver, |d| {
+            let (target, seqs) = d.hub.target();
+            let pair = TargetOps { target, seqs }.answer_outcomes(&command, &action)?;
+            for e in &pair {
+                send(&mut d.hub, e)?;
+            }
+            Ok(pair.iter().map(out).collect())
+        })
+    }
+
+    /// Sends any outcome of `command` (its `cause`, in its session).
+    pub fn outcome(&self, command: JsValue, draft: JsValue) -> Result<JsValue, JsValue> {
+        self.send_built(|ops| ops.outcome(&command, &draft))
+    }
+
+    /// Sends `run.cancelled` for an accepted cancel.
+    #[wasm_bindgen(js_name = runCancelled)]
+    pub fn run_cancelled(&self, command: JsValue, reason: Option<String>) -> Result<JsValue, JsValue> {
+        self.send_built(|ops| ops.run_cancelled(&command, reason.as_deref()))
+    }
+
+    /// Sends `progress.status` (e.g. phase "paused") for a pause or resume.
+    #[wasm_bindgen(js_name = progressStatus)]
+    pub fn progress_status(
+        &self,
+        command: JsValue,
+        phase: String,
+        message: Option<String>,
+    ) -> Result<JsValue, JsValue> {
+        self.send_built(|ops| ops.progress_status(&command, &phase, message.as_deref()))
+    }
+
+    /// Marks a request closed by other means; later answers are nacked.
+    #[wasm_bindgen(js_name = closeRequest)]
+    pub fn close_request(&self, id: &str) -> bool {
+        with(&self.driver, |d| d.hub.target().0.close_request(id))
+    }
+
+    /// `{ relay, state, queued, dropped, … }`: `queued` events wait for a
+    /// live socket, `dropped` debug/info events made room in a full queue.
+    pub fn status(&self) -> JsValue {
+        let d = self.driver.borrow();
+        d.handler.status(&d.hub)
+    }
+
+    fn send_built(&self, build: impl FnOnce(&mut TargetOps<'_>) -> Result<Event, JsValue>) -> Result<JsValue, JsValue> {
+        with(&self.driver, |d| {
+            let (target, seqs) = d.hub.target();
+            let event = build(&mut TargetOps { target, seqs })?;
+            send(&mut d.hub, &event)?;
+            Ok(out(&event))
+        })
+    }
+}
+
+fn send(agent: &mut Agent, event: &Event) -> Result<(), JsValue> {
+    agent.send(event).map_err(|e| aep_error("backpressure", e.to_string()))
+}

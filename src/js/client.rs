@@ -1,0 +1,348 @@
+//! `AepClient`: the JavaScript face of the [`Hub`].
+
+use std::collections::BTreeSet;
+
+use aep_browser::driver::{with, Driver, Shared};
+use aep_engine::client::hub::{Hub, HubError, Target};
+use aep_engine::client::State;
+use aep_engine::control::answer::Answer;
+use aep_engine::control::sender::CancelScope;
+use aep_engine::protocol::event::Capture;
+use aep_engine::protocol::frame::Position;
+use aep_engine::store::SessionKey;
+use serde_json::{json, Map, Value};
+use wasm_bindgen::prelude::*;
+
+use super::convert::{self, aep_error};
+use super::feed::{JsFeed, Kind};
+use super::options::{self, json_member, string_member};
+use crate::view;
+
+/// A console-side client of one or more AEP relays.
+#[wasm_bindgen]
+pub struct AepClient {
+    driver: Shared<JsFeed>,
+}
+
+/// The `code` of the `AepError` for a refused request.
+fn code(e: &HubError) -> &'static str {
+    match e {
+        HubError::NoRelays | HubError::TooManyRelays(_) | HubError::DuplicateLabel(_) | HubError::Config { .. } => {
+            "invalid-options"
+        }
+        HubError::Subscribe { .. } => "invalid-options",
+        HubError::UnknownRelay(_) => "unknown-relay",
+        HubError::UnknownRequest(_) => "unknown-request",
+        HubError::NotOverControl(_) => "not-over-control",
+        HubError::NoRoute(_) => "unroutable",
+        HubError::NotLive { .. } => "not-live",
+        HubError::Backpressure { .. } => "backpressure",
+        HubError::Command(_) | HubError::Build(_) => "invalid-command",
+        HubError::NotVendorCommand(_) => "not-vendor-command",
+        HubError::UnknownCommand(_) => "unknown-command",
+        HubError::Retry(_) => "already-decided",
+        HubError::Roster { .. } => "no-roster",
+        HubError::DuplicateCommand(_) => "duplicate-command",
+        HubError::InvalidAnswer(_) => "invalid-answer",
+    }
+}
+
+fn hub_error(e: HubError) -> JsValue {
+    aep_error(code(&e), e.to_string())
+}
+
+fn reject(err: JsValue) -> js_sys::Promise {
+    js_sys::Promise::reject(&err)
+}
+
+fn invalid(message: impl AsRef<str>) -> JsValue {
+    aep_error("invalid-argument", message)
+}
+
+/// `session` or `{ session, run?, relay? }`.
+fn target(value: &JsValue) -> Result<Target, JsValue> {
+    if let Some(s) = value.as_string() {
+        return Ok(Target::session(s));
+    }
+    if !value.is_object() {
+        return Err(invalid("expected a session name or { session, run?, relay? }"));
+    }
+    let session =
+        string_member(value, "session")?.filter(|s| !s.is_empty()).ok_or_else(|| invalid("`session` is required"))?;
+    Ok(Target { session, run: string_member(value, "run")?, relay: string_member(value, "relay")? })
+}
+
+fn has_global_websocket() -> bool {
+    let ws = convert::get(&js_sys::global(), "WebSocket");
+    !ws.is_undefined() && !ws.is_null()
+}
+
+#[wasm_bindgen]
+impl AepClient {
+    /// `new AepClient({ relays: [{ url, token?, label? }], agent, host?,
+    /// source?, filter?, capture?, ackWindowMs?, pingIntervalMs?, resume?,
+    /// WebSocket? })`. Nothing connects until `connect()`.
+    #[wasm_bindgen(constructor)]
+    pub fn new(options: JsValue) -> Result<AepClient, JsValue> {
+        let parsed = options::parse(&options)?;
+        if parsed.websocket.is_none() && !has_global_websocket() {
+            return Err(aep_error(
+                "no-websocket",
+                "there is no global WebSocket: run Node 20 with --experimental-websocket, or pass { WebSocket } (e.g. from the ws package)",
+            ));
+        }
+        let hub = Hub::new(parsed.hub, parsed.relays).map_err(hub_error)?;
+        Ok(AepClient { driver: Driver::new(hub, parsed.endpoints, parsed.websocket, JsFeed::default()) })
+    }
+
+    /// Connects every relay; reconnects follow on their own. Resolves with
+    /// every relay's status once each has been live or refused.
+    pub fn connect(&self) -> js_sys::Promise {
+        with(&self.driver, |d| {
+            d.hub.connect(convert::now());
+            d.handler.wait_connected(&d.hub)
+        })
+    }
+
+    /// Closes every relay (a `closing` frame first where live). Commands
+    /// already sent are still followed until their windows end.
+    pub fn close(&self) {
+        with(&self.driver, |d| d.hub.close(convert::now()));
+    }
+
+    /// Adds a listener; returns the function that removes it.
+    pub fn on(&self, kind: &str, listener: js_sys::Function) -> Result<js_sys::Function, JsValue> {
+        let kind = Kind::parse(kind).ok_or_else(|| {
+            aep_error(
+                "invalid-argument",
+                format!("unknown event `{kind}` (attention, event, command, session, status or violation)"),
+            )
+        })?;
+        let id = self.driver.borrow_mut().handler.listen(kind, listener);
+        let weak = std::rc::Rc::downgrade(&self.driver);
+        let off = Closure::<dyn FnMut()>::new(move || {
+            if let Some(rc) = weak.upgrade() {
+                if let Ok(mut d) = rc.try_borrow_mut() {
+                    d.handler.unlisten(id);
+                }
+            }
+        });
+        Ok(off.into_js_value().into())
+    }
+
+    /// Answers attention request `requestId` with `{ option, text? }`,
+    /// `{ text }` or `{ values }`. Resolves `{ ack, outcome }` when the
+    /// target accepts; rejects with a `NackError` otherwise.
+    pub fn respond(&self, request_id: &str, answer: JsValue) -> js_sys::Promise {
+        let answer = match convert::to_json(&answer)
+            .map_err(|e| e.to_string())
+            .and_then(|v| Answer::from_value(&v).map_err(|e| e.to_string()))
+        {
+            Ok(a) => a,
+            Err(e) => return reject(aep_error("invalid-answer", e)),
+        };
+        self.send(|hub, random, now| hub.respond(request_id, answer, random, now))
+    }
+
+    /// `cancel({ session, run?, scope: "run" | "session", reason?, relay? })`.
+    pub fn cancel(&self, args: JsValue) -> js_sys::Promise {
+        let parsed = (|| {
+            let t = target(&args)?;
+            let scope = string_member(&args, "scope")?
+                .ok_or_else(|| invalid("`scope` is required (\"run\" or \"session\")"))?;
+            let scope = CancelScope::parse(&scope)
+                .ok_or_else(|| invalid(format!("`scope` must be \"run\" or \"session\", got `{scope}`")))?;
+            Ok::<_, JsValue>((t, scope, string_member(&args, "reason")?))
+        })();
+        match parsed {
+            Ok((t, scope, reason)) => self.send(|hub, random, now| hub.cancel(&t, scope, reason, random, now)),
+            Err(e) => reject(e),
+        }
+    }
+
+    /// `pause(session)` or `pause({ session, run?, relay? })`.
+    pub fn pause(&self, target_: JsValue) -> js_sys::Promise {
+        match target(&target_) {
+            Ok(t) => self.send(|hub, random, now| hub.pause(&t, random, now)),
+            Err(e) => reject(e),
+        }
+    }
+
+    /// `resume(session)` or `resume({ session, run?, relay? })`.
+    pub fn resume(&self, target_: JsValue) -> js_sys::Promise {
+        match target(&target_) {
+            Ok(t) => self.send(|hub, random, now| hub.resume(&t, random, now)),
+            Err(e) => reject(e),
+        }
+    }
+
+    /// A vendor command: `command("x.acme.control.verb", { session, run?,
+    /// subject?, data?, capture?, relay? })`.
+    pub fn command(&self, ty: &str, args: JsValue) -> js_sys::Promise {
+        let parsed = (|| {
+            let t = target(&args)?;
+            let data = match json_member(&args, "data")? {
+                None => Map::new(),
+                Some(Value::Object(m)) => m,
+                Some(_) => return Err(invalid("`data` must be an object")),
+            };
+            let capture = match string_member(&args, "capture")? {
+                None => Capture::Metadata,
+                Some(c) => Capture::parse(&c).ok_or_else(|| invalid(format!("`capture`: unknown level `{c}`")))?,
+            };
+            Ok::<_, JsValue>((t, string_member(&args, "subject")?, data, capture))
+        })();
+        match parsed {
+            Ok((t, subject, data, capture)) => {
+                self.send(|hub, random, now| hub.vendor(ty, &t, subject.as_deref(), data, capture, random, now))
+            }
+            Err(e) => reject(e),
+        }
+    }
+
+    /// Sends a command again, same id and bytes, until an ack is seen.
+    pub fn retry(&self, command_id: &str) -> js_sys::Promise {
+        with(&self.driver, |d| match d.hub.retry(command_id, convert::now()) {
+            Ok(()) => d.handler.track(&d.hub, command_id),
+            Err(e) => reject(hub_error(e)),
+        })
+    }
+
+    /// Asks `relay` (a label) or every live relay for its roster; resolves
+    /// with the entries once each has answered.
+    pub fn roster(&self, relay: Option<String>) -> js_sys::Promise {
+        with(&self.driver, |d| {
+            let ids: Vec<usize> = match relay.as_deref() {
+                Some(label) => match d.hub.relay_id(label) {
+                    Some(id) => vec![id],
+                    None => return reject(hub_error(HubError::UnknownRelay(label.to_owned()))),
+                },
+                None => (0..d.hub.relay_count()).filter(|r| d.hub.state(*r) == Some(&State::Live)).collect(),
+            };
+            if ids.is_empty() {
+                return reject(aep_error("not-live", "no relay is connected"));
+            }
+            let mut asked = BTreeSet::new();
+            for id in ids {
+                if let Err(e) = d.hub.request_roster(id) {
+                    return reject(hub_error(e));
+                }
+                asked.insert(id);
+            }
+            d.handler.wait_roster(asked)
+        })
+    }
+
+    /// Cards waiting on a person: most severe first, then soonest to expire, then oldest.
+    pub fn inbox(&self) -> JsValue {
+        convert::to_js(&view::inbox(self.driver.borrow().hub.store()))
+    }
+
+    /// Every session, most recently updated first.
+    pub fn sessions(&self) -> JsValue {
+        convert::to_js(&view::sessions(self.driver.borrow().hub.store()))
+    }
+
+    /// One session (`{ source, name }`) with its runs, cards and commands,
+    /// or `null`.
+    pub fn session(&self, key: JsValue) -> Result<JsValue, JsValue> {
+        let source = string_member(&key, "source")?.ok_or_else(|| invalid("`source` is required"))?;
+        let name = string_member(&key, "name")?.ok_or_else(|| invalid("`name` is required"))?;
+        let d = self.driver.borrow();
+        Ok(d.hub
+            .store()
+            .session_by_key(&SessionKey::new(&source, &name))
+            .map(|s| convert::to_js(&view::session(s)))
+            .unwrap_or(JsValue::NULL))
+    }
+
+    /// Resume positions taken, per relay label: what to persist.
+    pub fn positions(&self) -> JsValue {
+        let d = self.driver.borrow();
+        let mut out = Map::new();
+        for r in 0..d.hub.relay_count() {
+            let list: Vec<Value> = d
+                .hub
+                .positions(r)
+                .iter()
+                .map(|p| json!({ "session": p.session, "epoch": p.epoch, "seq": p.seq }))
+                .collect();
+            out.insert(d.hub.label(r).unwrap_or_default().to_owned(), Value::Array(list));
+        }
+        convert::to_js(&Value::Object(out))
+    }
+
+    /// Seeds resume positions saved from `positions()` in an earlier run,
+    /// per relay label, so subscriptions resume after them instead of
+    /// replaying. Call before `connect()`. Nothing is taken unless all of
+    /// it reads; labels this client does not have are skipped. Returns how
+    /// many positions were taken.
+    #[wasm_bindgen(js_name = restorePositions)]
+    pub fn restore_positions(&self, saved: JsValue) -> Result<u32, JsValue> {
+        let shape = "restorePositions(saved): expected { [relay]: [{ session, epoch, seq }] }, as positions() returns";
+        let refuse = || aep_error("invalid-argument", shape);
+        let Ok(Value::Object(by_relay)) = convert::to_json(&saved) else { return Err(refuse()) };
+        let mut parsed = Vec::new();
+        for (label, list) in by_relay {
+            let Value::Array(list) = list else { return Err(refuse()) };
+            let mut positions = Vec::new();
+            for p in &list {
+                let (Some(session), Some(epoch), Some(seq)) =
+                    (p["session"].as_str(), p["epoch"].as_u64(), p["seq"].as_u64())
+                else {
+                    return Err(refuse());
+                };
+                positions.push(Position::new(session, epoch, seq));
+            }
+            parsed.push((label, positions));
+        }
+        Ok(with(&self.driver, |d| {
+            let mut taken = 0;
+            for (label, positions) in parsed {
+                if let Some(relay) = (0..d.hub.relay_count()).find(|r| d.hub.label(*r) == Some(label.as_str())) {
+                    taken += positions.len() as u32;
+                    d.hub.restore_positions(relay, positions);
+                }
+            }
+            taken
+        }))
+    }
+
+    /// Every relay's connection status.
+    pub fn status(&self) -> JsValue {
+        let d = self.driver.borrow();
+        let all: Vec<view::RelayStatus> = (0..d.hub.relay_count())
+            .map(|r| view::status(d.hub.label(r).unwrap_or_default(), d.hub.state(r).unwrap_or(&State::Idle)))
+            .collect();
+        convert::to_js(&all)
+    }
+
+    /// The commands this client sent that are still remembered, oldest first.
+    pub fn commands(&self) -> JsValue {
+        let d = self.driver.borrow();
+        let all: Vec<view::CommandView> = d
+            .hub
+            .sender()
+            .iter()
+            .map(|c| view::tracked(c, d.hub.command_relay(c.id()).and_then(|r| d.hub.label(r))))
+            .collect();
+        convert::to_js(&all)
+    }
+
+    /// The most recent stream violations, oldest first.
+    pub fn violations(&self) -> JsValue {
+        let d = self.driver.borrow();
+        let all: Vec<view::Violation> = d.hub.store().violations().map(view::stream_violation).collect();
+        convert::to_js(&all)
+    }
+
+    fn send(
+        &self,
+        f: impl FnOnce(&mut Hub, u128, aep_engine::time::UnixMs) -> Result<String, HubError>,
+    ) -> js_sys::Promise {
+        with(&self.driver, |d| match f(&mut d.hub, convert::random(), convert::now()) {
+            Ok(id) => d.handler.track(&d.hub, &id),
+            Err(e) => reject(hub_error(e)),
+        })
+    }
+}

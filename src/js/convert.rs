@@ -1,0 +1,141 @@
+//! Crossing the boundary: JSON in and out, errors; time and randomness come
+//! from the browser driver.
+//!
+//! Inputs that become events or payloads are read through `JSON.stringify`,
+//! so the engine sees exactly the JSON a relay would. Views go out as
+//! `JSON.parse` of their JSON text, plain objects with no BigInt; events
+//! as `JSON.parse` of their exact bytes.
+
+use serde::Serialize;
+use serde_json::Value;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+#[wasm_bindgen(module = "/src/js/errors.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = makeAepError)]
+    fn make_aep_error(code: &str, message: &str) -> JsValue;
+    #[wasm_bindgen(js_name = makeNackError)]
+    fn make_nack_error(fields: JsValue) -> JsValue;
+}
+
+// Copying a string into the module, the generated binding walks it a
+// character at a time; `TextEncoder` encodes it natively and the bytes
+// cross in one copy.
+#[wasm_bindgen(
+    inline_js = "const utf8 = new TextEncoder();\nexport function utf8Bytes(text) { return utf8.encode(text); }\n"
+)]
+extern "C" {
+    #[wasm_bindgen(js_name = utf8Bytes)]
+    fn utf8_bytes(text: &JsValue) -> js_sys::Uint8Array;
+}
+
+/// The UTF-8 bytes of a JavaScript string, for texts large enough that
+/// how they cross matters (a whole stream). Lone surrogates become U+FFFD,
+/// as in any string handed to the module.
+pub fn string_bytes(text: &JsValue) -> Vec<u8> {
+    utf8_bytes(text).to_vec()
+}
+
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(js_namespace = console, js_name = error)]
+    fn console_error(message: &str, err: &JsValue);
+}
+
+/// An `AepError` with a stable `code` and a message for people.
+pub fn aep_error(code: &str, message: impl AsRef<str>) -> JsValue {
+    make_aep_error(code, message.as_ref())
+}
+
+/// What a refused command tells its caller.
+pub struct Nack<'a> {
+    pub kind: &'a str,
+    pub reason: &'a str,
+    pub detail: Option<&'a str>,
+    pub relay_code: Option<&'a str>,
+    pub command_id: &'a str,
+    pub ack: Option<JsValue>,
+    pub message: String,
+}
+
+pub fn nack_error(n: Nack<'_>) -> JsValue {
+    let o = js_sys::Object::new();
+    set(&o, "kind", &n.kind.into());
+    set(&o, "reason", &n.reason.into());
+    set(&o, "synthesized", &JsValue::from_bool(n.kind == "timeout"));
+    set(&o, "commandId", &n.command_id.into());
+    set(&o, "message", &n.message.into());
+    if let Some(d) = n.detail {
+        set(&o, "detail", &d.into());
+    }
+    if let Some(c) = n.relay_code {
+        set(&o, "relayCode", &c.into());
+    }
+    if let Some(a) = n.ack {
+        set(&o, "ack", &a);
+    }
+    make_nack_error(o.into())
+}
+
+pub fn set(target: &js_sys::Object, key: &str, value: &JsValue) {
+    // Setting a property on a fresh plain object cannot fail.
+    let _ = js_sys::Reflect::set(target, &JsValue::from_str(key), value);
+}
+
+pub fn get(source: &JsValue, key: &str) -> JsValue {
+    js_sys::Reflect::get(source, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
+}
+
+/// A view (any `Serialize` value) as a plain JavaScript value, through
+/// serde-wasm-bindgen: objects, not `Map`s, and numbers, not `BigInt`s, as
+/// its declaration says.
+pub fn to_js<T: Serialize + ?Sized>(value: &T) -> JsValue {
+    value.serialize(&serde_wasm_bindgen::Serializer::json_compatible()).unwrap_or(JsValue::NULL)
+}
+
+/// An event's exact bytes as a JavaScript object.
+pub fn event_to_js(raw: &str) -> JsValue {
+    js_sys::JSON::parse(raw).unwrap_or(JsValue::NULL)
+}
+
+/// JSON text of a JavaScript value: strings are taken as JSON text
+/// already, anything else goes through `JSON.stringify`.
+pub fn json_text(value: &JsValue) -> Result<String, String> {
+    if let Some(s) = value.as_string() {
+        return Ok(s);
+    }
+    if value.is_undefined() || value.is_function() {
+        return Err("expected a JSON value".into());
+    }
+    match js_sys::JSON::stringify(value) {
+        Ok(s) => s.as_string().ok_or_else(|| "value is not JSON-serialisable".into()),
+        Err(_) => Err("value is not JSON-serialisable (a cycle or a BigInt?)".into()),
+    }
+}
+
+/// A JavaScript value read as JSON (objects through `JSON.stringify`).
+pub fn to_json(value: &JsValue) -> Result<Value, String> {
+    if value.is_undefined() {
+        return Err("expected a JSON value, got undefined".into());
+    }
+    let text = if value.is_string() {
+        // A string here is data, not JSON text.
+        return Ok(Value::String(value.as_string().unwrap_or_default()));
+    } else {
+        json_text(value)?
+    };
+    serde_json::from_str(&text).map_err(|e| e.to_string())
+}
+
+pub use aep_browser::clock::{now, random};
+
+/// Reports an exception thrown by a listener without stopping the others.
+pub fn report(err: &JsValue) {
+    console_error("aep-client: a listener threw", err);
+}
+
+/// Whether `value` is a function (a constructor or a callback).
+pub fn as_function(value: &JsValue) -> Option<js_sys::Function> {
+    value.dyn_ref::<js_sys::Function>().cloned()
+}

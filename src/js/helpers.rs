@@ -1,0 +1,219 @@
+//! Pure helpers: the same validation, matching and folding the client
+//! uses, for code that holds events already (logs, tests, other transports).
+
+use aep_engine::protocol::event::Event;
+use aep_engine::protocol::filter::Filter;
+use aep_engine::protocol::validate;
+use aep_engine::store::{ChangeFeed, Store, StoreConfig};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{json, Value};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+use super::convert::{self, aep_error};
+use super::options::{json_member, optional};
+use crate::view;
+
+/// Rejected inputs reported individually by `projectState`; the rest are
+/// only counted.
+const MAX_REPORTED_REJECTS: usize = 100;
+
+/// Checks one event (an object, or its JSON text) against every rule that
+/// applies to it alone: `{ valid, violations: [{ rule, detail }] }`.
+#[wasm_bindgen(js_name = validateEvent)]
+pub fn validate_event(event: JsValue) -> JsValue {
+    let violations: Vec<Value> =
+        match convert::json_text(&event).and_then(|t| serde_json::from_str::<Value>(&t).map_err(|e| e.to_string())) {
+            Ok(v) => validate::event(&v).into_iter().map(|v| json!({ "rule": v.rule, "detail": v.detail })).collect(),
+            Err(e) => vec![json!({ "rule": "json.syntax", "detail": e })],
+        };
+    convert::to_js(&json!({ "valid": violations.is_empty(), "violations": violations }))
+}
+
+/// Checks an attr-match filter: `{ valid, error?: { code, key?, detail } }`.
+#[wasm_bindgen(js_name = validateFilter)]
+pub fn validate_filter(filter: JsValue) -> JsValue {
+    let out = match read_filter(&filter) {
+        Ok(_) => json!({ "valid": true }),
+        Err(e) => json!({ "valid": false, "error": e }),
+    };
+    convert::to_js(&out)
+}
+
+/// Whether `event` matches `filter`. Throws an `AepError` (`invalid-filter`)
+/// for an invalid filter.
+#[wasm_bindgen]
+pub fn matches(filter: JsValue, event: JsValue) -> Result<bool, JsValue> {
+    let f = read_filter(&filter)
+        .map_err(|e| aep_error("invalid-filter", e["detail"].as_str().unwrap_or("invalid filter")))?;
+    let value = convert::to_json(&event).map_err(|e| aep_error("invalid-argument", format!("event: {e}")))?;
+    match value {
+        Value::Object(m) => Ok(f.matches_value(&m)),
+        _ => Err(aep_error("invalid-argument", "event: expected an object")),
+    }
+}
+
+fn read_filter(filter: &JsValue) -> Result<Filter, Value> {
+    let value = convert::to_json(filter).map_err(|e| json!({ "code": "filter.not-object", "detail": e }))?;
+    Filter::parse(&value).map_err(|e| {
+        let mut v = json!({ "code": e.kind.code(), "detail": e.detail });
+        if let Some(k) = e.key {
+            v["key"] = json!(k);
+        }
+        v
+    })
+}
+
+/// Folds a whole stream (an array of events or JSON texts, or one JSONL
+/// text as a string or UTF-8 bytes) through a fresh store and returns what
+/// it amounts to:
+/// `{ sessions, inbox, violations, counts, evicted, rejected }`.
+///
+/// The fold holds everything it is given unless `options.limits` bounds
+/// it; `evicted` then counts what the bounds dropped.
+#[wasm_bindgen(js_name = projectState)]
+pub fn project_state(events: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
+    let now = convert::now();
+    let mut config = match optional(options) {
+        None => StoreConfig::unbounded(),
+        Some(o) => limits(json_member(&o, "limits")?)?,
+    };
+    // Only the end state is returned: nobody reads a change feed.
+    config.changes = ChangeFeed::Off;
+    let mut store = Store::new(config);
+    let mut rejected = Vec::new();
+    let mut rejected_count = 0u64;
+    let mut fold = |index: usize, text: Result<&str, String>, store: &mut Store| match text
+        .and_then(|t| Event::parse(t).map_err(|e| e.to_string()))
+    {
+        Ok(e) => {
+            store.apply(e, None, now);
+        }
+        Err(err) => {
+            rejected_count += 1;
+            if rejected.len() < MAX_REPORTED_REJECTS {
+                rejected.push(view::RejectedLine { index: index as u64, error: err });
+            }
+        }
+    };
+    if let Some(bytes) = events.dyn_ref::<js_sys::Uint8Array>() {
+        fold_jsonl_bytes(&bytes.to_vec(), &mut fold, &mut store);
+    } else if events.is_string() {
+        fold_jsonl_bytes(&convert::string_bytes(&events), &mut fold, &mut store);
+    } else if js_sys::Array::is_array(&events) {
+        // One `JSON.stringify` for the whole array crosses the boundary once;
+        // element by element is the fallback when some element cannot be
+        // stringified, so that only that element is rejected.
+        let whole =
+            js_sys::JSON::stringify(&events).ok().and_then(|s| String::from_utf8(convert::string_bytes(&s)).ok());
+        reserve_heap(whole.as_ref().map_or(0, String::len));
+        match whole.as_deref().map(serde_json::from_str::<Vec<&RawValue>>) {
+            Some(Ok(items)) => {
+                for (i, item) in items.into_iter().enumerate() {
+                    // A string element is an event's JSON text.
+                    match item
+                        .get()
+                        .as_bytes()
+                        .first()
+                        .is_some_and(|b| *b == b'"')
+                        .then(|| serde_json::from_str::<String>(item.get()))
+                    {
+                        Some(Ok(text)) => fold(i, Ok(&text), &mut store),
+                        _ => fold(i, Ok(item.get()), &mut store),
+                    }
+                }
+            }
+            _ => {
+                let list = js_sys::Array::from(&events);
+                for i in 0..list.length() {
+                    let text = convert::json_text(&list.get(i));
+                    fold(i as usize, text.as_deref().map_err(Clone::clone), &mut store);
+                }
+            }
+        }
+    } else {
+        return Err(aep_error(
+            "invalid-argument",
+            "projectState(events): expected an array of events, or JSONL as a string or a Uint8Array",
+        ));
+    }
+    let mut out = view::projection(&store);
+    out.rejected = view::Rejected { count: rejected_count, first: rejected };
+    Ok(convert::to_js(&out))
+}
+
+/// Folds JSONL given as bytes: as text when it is all UTF-8, else line by
+/// line, rejecting only the lines that are not.
+fn fold_jsonl_bytes(bytes: &[u8], fold: &mut impl FnMut(usize, Result<&str, String>, &mut Store), store: &mut Store) {
+    match std::str::from_utf8(bytes) {
+        Ok(jsonl) => fold_jsonl(jsonl, fold, store),
+        Err(_) => {
+            let lines = bytes.split(|b| *b == b'\n').map(|l| l.strip_suffix(b"\r").unwrap_or(l));
+            for (i, line) in lines.enumerate() {
+                match std::str::from_utf8(line) {
+                    Ok(l) if l.trim().is_empty() => {}
+                    Ok(l) => fold(i, Ok(l), store),
+                    Err(e) => fold(i, Err(format!("malformed event: not UTF-8 ({e})")), store),
+                }
+            }
+        }
+    }
+}
+
+/// Folds each non-blank line of a JSONL text; rejects carry line numbers.
+fn fold_jsonl(jsonl: &str, fold: &mut impl FnMut(usize, Result<&str, String>, &mut Store), store: &mut Store) {
+    reserve_heap(jsonl.len());
+    for (i, line) in jsonl.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        fold(i, Ok(line), store);
+    }
+}
+
+/// Grows the heap once, before folding `bytes` of JSON, to about what the
+/// store will hold (three times its input). Left to grow as the fold
+/// allocates, the heap grows by one 64 KiB step at a time, and a host that
+/// copies the whole memory on each step (Node 20 here: about half a
+/// millisecond per step at 200 MiB) turns a large stream quadratic. The
+/// block is freed at once and the allocator reuses it; if it cannot be had,
+/// the fold grows as before.
+fn reserve_heap(bytes: usize) {
+    let _ = Vec::<u8>::new().try_reserve_exact(bytes.saturating_mul(3));
+}
+
+/// `projectState`'s `limits`: any of the store's bounds, by their
+/// camelCase names; a bound not named stays unlimited.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct Limits {
+    max_sessions: Option<usize>,
+    max_held: Option<usize>,
+    max_timeline_per_session: Option<usize>,
+    max_runs_per_session: Option<usize>,
+    max_cards_per_session: Option<usize>,
+    max_commands_per_session: Option<usize>,
+    max_agents: Option<usize>,
+    max_agent_events: Option<usize>,
+    max_unattached: Option<usize>,
+    max_seen_ids: Option<usize>,
+    max_violations: Option<usize>,
+}
+
+fn limits(value: Option<Value>) -> Result<StoreConfig, JsValue> {
+    let mut c = StoreConfig::unbounded();
+    let Some(value) = value else { return Ok(c) };
+    let l: Limits = serde_json::from_value(value)
+        .map_err(|e| aep_error("invalid-argument", format!("projectState options.limits: {e}")))?;
+    let set = |bound: &mut usize, limit: Option<usize>| *bound = limit.unwrap_or(*bound);
+    set(&mut c.max_sessions, l.max_sessions);
+    set(&mut c.max_held, l.max_held);
+    set(&mut c.max_timeline_per_session, l.max_timeline_per_session);
+    set(&mut c.max_runs_per_session, l.max_runs_per_session);
+    set(&mut c.max_cards_per_session, l.max_cards_per_session);
+    set(&mut c.max_commands_per_session, l.max_commands_per_session);
+    set(&mut c.max_agents, l.max_agents);
+    set(&mut c.max_agent_events, l.max_agent_events);
+    set(&mut c.max_unattached, l.max_unattached);
+    set(&mut c.max_seen_ids, l.max_seen_ids);
+    set(&mut c.max_violations, l.max_violations);
+    Ok(c)
+}

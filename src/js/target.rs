@@ -1,0 +1,382 @@
+//! `ControlTarget` for agents written in JavaScript: commands decided
+//! exactly once with recorded acks, outcome events correlated by the
+//! engine, and the agent's own events sequenced per session.
+
+use aep_engine::control::ack::NackReason;
+use aep_engine::control::answer::{Answer, AppliedRule};
+use aep_engine::control::target::{Action, ControlTarget, Received, SeqCounter, Sequencer, Verdict, DEFAULT_CEILING};
+use aep_engine::protocol::capture::downlevel;
+use aep_engine::protocol::event::{Capture, Event, Severity};
+use aep_engine::protocol::ids::{source_uri, ulid, Draft, Identity};
+use serde_json::{json, Value};
+use wasm_bindgen::prelude::*;
+
+use super::convert::{self, aep_error};
+use super::options::string_member;
+
+pub(crate) fn invalid(message: impl AsRef<str>) -> JsValue {
+    aep_error("invalid-argument", message)
+}
+
+pub(crate) fn event_from(value: &JsValue, what: &str) -> Result<Event, JsValue> {
+    let text = convert::json_text(value).map_err(|e| invalid(format!("{what}: {e}")))?;
+    Event::parse(&text).map_err(|e| invalid(format!("{what}: {e}")))
+}
+
+/// Reads a draft `{ type, session?, run?, step?, subject?, cause?,
+/// severity?, capture?, data?, traceparent?, seq?, epoch? }`.
+fn draft(value: &JsValue, seqs: &mut SeqCounter) -> Result<Draft, JsValue> {
+    let v = convert::to_json(value).map_err(|e| invalid(format!("draft: {e}")))?;
+    let Value::Object(m) = v else { return Err(invalid("draft: expected an object")) };
+    let text = |k: &str| -> Result<Option<String>, JsValue> {
+        match m.get(k) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(_) => Err(invalid(format!("draft: `{k}` must be a string"))),
+        }
+    };
+    let ty = text("type")?.ok_or_else(|| invalid("draft: `type` is required"))?;
+    let mut d = Draft::new(ty);
+    if let Some(s) = text("subject")? {
+        d = d.subject(s);
+    }
+    if let Some(s) = text("run")? {
+        d = d.run(s);
+    }
+    if let Some(s) = text("step")? {
+        d = d.step(s);
+    }
+    if let Some(s) = text("cause")? {
+        d = d.cause(s);
+    }
+    if let Some(s) = text("traceparent")? {
+        d = d.traceparent(s);
+    }
+    if let Some(s) = text("severity")? {
+        d = d.severity(Severity::parse(&s).ok_or_else(|| invalid(format!("draft: unknown severity `{s}`")))?);
+    }
+    if let Some(s) = text("capture")? {
+        d = d.capture(Capture::parse(&s).ok_or_else(|| invalid(format!("draft: unknown capture level `{s}`")))?);
+    }
+    if let Some(data) = m.get("data").filter(|v| !v.is_null()) {
+        if !data.is_object() {
+            return Err(invalid("draft: `data` must be an object"));
+        }
+        d = d.data(data.clone());
+    }
+    if let Some(session) = text("session")? {
+        let named = match m.get("seq") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(v.as_u64().ok_or_else(|| invalid("draft: `seq` must be a non-negative integer"))?),
+        };
+        let seq = seqs.take(&session, named).map_err(|e| invalid(format!("draft: {e}")))?;
+        let epoch = match m.get("epoch") {
+            None | Some(Value::Null) => seqs.epoch(&session),
+            Some(v) => Some(v.as_u64().ok_or_else(|| invalid("draft: `epoch` must be a non-negative integer"))?),
+        };
+        d = d.session(session).seq(seq);
+        if let Some(e) = epoch {
+            d = d.epoch(e);
+        }
+    }
+    Ok(d)
+}
+
+fn action_to_js(action: &Action) -> Value {
+    match action {
+        Action::Respond { request, applied } => {
+            let rule = match applied.rule {
+                AppliedRule::AsSent => "as-sent",
+                AppliedRule::TextNamedOption => "text-named-option",
+                AppliedRule::UnmatchedTextRefused => "unmatched-text-refused",
+            };
+            json!({ "type": "respond", "request": request.id, "answer": applied.answer.to_value(), "rule": rule })
+        }
+        Action::Cancel { scope, reason } => {
+            let mut v = json!({ "type": "cancel", "scope": scope.as_str() });
+            if let Some(r) = reason {
+                v["reason"] = json!(r);
+            }
+            v
+        }
+        Action::Pause => json!({ "type": "pause" }),
+        Action::Resume => json!({ "type": "resume" }),
+        Action::Vendor { ty, data } => {
+            json!({ "type": "vendor", "commandType": ty, "data": Value::Object(data.clone()) })
+        }
+    }
+}
+
+/// `undefined`, `null` or `true` accept; `false` refuses; `{ reject,
+/// detail? }` rejects with that nack reason.
+fn verdict(result: Result<JsValue, JsValue>) -> Verdict {
+    let refused = |detail: &str| Verdict::Reject { reason: NackReason::Refused, detail: Some(detail.to_owned()) };
+    let v = match result {
+        Ok(v) => v,
+        Err(e) => {
+            convert::report(&e);
+            return refused("the agent could not decide");
+        }
+    };
+    if v.is_undefined() || v.is_null() || v.as_bool() == Some(true) {
+        return Verdict::Accept;
+    }
+    if v.as_bool() == Some(false) {
+        return Verdict::Reject { reason: NackReason::Refused, detail: None };
+    }
+    match convert::get(&v, "reject").as_string().and_then(|r| NackReason::parse(&r)) {
+        Some(reason) => Verdict::Reject { reason, detail: convert::get(&v, "detail").as_string() },
+        None => refused("the agent's decision was not understood"),
+    }
+}
+
+/// What `new ControlTarget(options)` and `new AepAgent(options)` share:
+/// `{ agent, accepts, host?, source?, epoch?, capture? }`.
+pub(crate) struct TargetOptions {
+    pub identity: Identity,
+    pub accepts: Vec<String>,
+    /// Defaults to the start-up time: a restart must be a new, later epoch
+    /// (AEP-0001 §7).
+    pub epoch: u64,
+    /// The capture ceiling of everything emitted (default `metadata`).
+    pub ceiling: Capture,
+}
+
+impl TargetOptions {
+    pub fn parse(options: &JsValue) -> Result<TargetOptions, JsValue> {
+        let agent =
+            string_member(options, "agent")?.filter(|a| !a.is_empty()).ok_or_else(|| invalid("`agent` is required"))?;
+        let host = string_member(options, "host")?.unwrap_or_else(|| "localhost".into());
+        let source = string_member(options, "source")?.unwrap_or_else(|| source_uri(&host, &agent, None));
+        let accepts_js = convert::get(options, "accepts");
+        if !js_sys::Array::is_array(&accepts_js) {
+            return Err(invalid("`accepts` must be an array of command types"));
+        }
+        let accepts = js_sys::Array::from(&accepts_js).iter().filter_map(|v| v.as_string()).collect();
+        let epoch = match convert::get(options, "epoch").as_f64() {
+            Some(e) if e >= 0.0 && e.fract() == 0.0 => e as u64,
+            Some(_) => return Err(invalid("`epoch` must be a non-negative integer")),
+            None => js_sys::Date::now() as u64,
+        };
+        let ceiling = match string_member(options, "capture")? {
+            None => DEFAULT_CEILING,
+            Some(c) => Capture::parse(&c).ok_or_else(|| invalid(format!("`capture`: unknown capture level `{c}`")))?,
+        };
+        Ok(TargetOptions { identity: Identity::new(source, agent), accepts, epoch, ceiling })
+    }
+}
+
+/// The target's operations on JavaScript values, for `ControlTarget` and
+/// `AepAgent` alike; the agent also sends what they build.
+pub(crate) struct TargetOps<'a> {
+    pub target: &'a mut ControlTarget,
+    pub seqs: &'a mut SeqCounter,
+}
+
+impl TargetOps<'_> {
+    /// One of the agent's own events (see `ControlTarget.event`).
+    pub fn event(&mut self, draft_: &JsValue) -> Result<Event, JsValue> {
+        let now = convert::now();
+        let d = draft(draft_, self.seqs)?;
+        let e =
+            d.build(self.target.identity(), ulid(now, convert::random()), now).map_err(|e| invalid(e.to_string()))?;
+        Ok(downlevel(&e, self.target.ceiling()))
+    }
+
+    pub fn register_request(&mut self, requested: &JsValue, refusing_option: Option<&str>) -> Result<(), JsValue> {
+        let e = event_from(requested, "request")?;
+        self.target.register_request(&e, refusing_option).map_err(|e| invalid(e.to_string()))
+    }
+
+    pub fn answer_outcomes(&mut self, command: &JsValue, action: &JsValue) -> Result<[Event; 2], JsValue> {
+        let e = event_from(command, "command")?;
+        let request = string_member(action, "request")?.ok_or_else(|| invalid("action: not a respond action"))?;
+        let answer = convert::to_json(&convert::get(action, "answer"))
+            .map_err(|e| invalid(format!("action.answer: {e}")))
+            .and_then(|v| Answer::from_value(&v).map_err(|e| invalid(format!("action.answer: {e}"))))?;
+        let open = self
+            .target
+            .request(&request)
+            .map(|(r, _)| r.clone())
+            .ok_or_else(|| invalid(format!("no registered request `{request}`")))?;
+        self.target
+            .answer_outcomes(&e, &open, &answer, convert::now(), convert::random(), self.seqs)
+            .map_err(|e| invalid(e.to_string()))
+    }
+
+    pub fn outcome(&mut self, command: &JsValue, draft_: &JsValue) -> Result<Event, JsValue> {
+        let e = event_from(command, "command")?;
+        // Session, seq and cause are the command's and the agent's, not the draft's.
+        let d = draft(draft_, &mut SeqCounter::new())?;
+        let now = convert::now();
+        self.target.outcome(&e, d, now, convert::random(), self.seqs).map_err(|e| invalid(e.to_string()))
+    }
+
+    pub fn run_cancelled(&mut self, command: &JsValue, reason: Option<&str>) -> Result<Event, JsValue> {
+        let e = event_from(command, "command")?;
+        self.target
+            .run_cancelled(&e, reason, convert::now(), convert::random(), self.seqs)
+            .map_err(|e| invalid(e.to_string()))
+    }
+
+    pub fn progress_status(&mut self, command: &JsValue, phase: &str, message: Option<&str>) -> Result<Event, JsValue> {
+        let e = event_from(command, "command")?;
+        self.target
+            .progress_status(&e, phase, message, convert::now(), convert::random(), self.seqs)
+            .map_err(|e| invalid(e.to_string()))
+    }
+}
+
+/// `{ kind: "fresh", ack, action }`, `{ kind: "nacked", ack, reason }` or
+/// `{ kind: "duplicate", ack }`.
+pub(crate) fn received_to_js(received: &Received) -> JsValue {
+    let o = js_sys::Object::new();
+    match received {
+        Received::Fresh { action, ack, .. } => {
+            convert::set(&o, "kind", &"fresh".into());
+            convert::set(&o, "ack", &out(ack));
+            convert::set(&o, "action", &convert::to_js(&action_to_js(action)));
+        }
+        Received::Nacked { ack, reason } => {
+            convert::set(&o, "kind", &"nacked".into());
+            convert::set(&o, "ack", &out(ack));
+            convert::set(&o, "reason", &reason.as_str().into());
+        }
+        Received::Duplicate { ack } => {
+            convert::set(&o, "kind", &"duplicate".into());
+            convert::set(&o, "ack", &convert::event_to_js(ack));
+        }
+    }
+    o.into()
+}
+
+/// Asks a JavaScript `decide(action)` for its verdict.
+pub(crate) fn ask_decider(decide: &js_sys::Function, action: &Action) -> Verdict {
+    verdict(decide.call1(&JsValue::UNDEFINED, &convert::to_js(&action_to_js(action))))
+}
+
+pub(crate) fn out(e: &Event) -> JsValue {
+    convert::event_to_js(e.raw())
+}
+
+/// Receives commands for one agent (see the engine's control target).
+#[wasm_bindgen(js_name = ControlTarget)]
+pub struct JsControlTarget {
+    target: ControlTarget,
+    seqs: SeqCounter,
+}
+
+#[wasm_bindgen(js_class = ControlTarget)]
+impl JsControlTarget {
+    /// `new ControlTarget({ agent, accepts, host?, source?, epoch?, capture? })`;
+    /// `capture` is the ceiling of everything it emits (default `metadata`).
+    #[wasm_bindgen(constructor)]
+    pub fn new(options: JsValue) -> Result<JsControlTarget, JsValue> {
+        let o = TargetOptions::parse(&options)?;
+        let target =
+            ControlTarget::new(o.identity, o.accepts).map_err(|e| invalid(e.to_string()))?.with_ceiling(o.ceiling);
+        Ok(JsControlTarget { target, seqs: SeqCounter::with_epoch(o.epoch) })
+    }
+
+    fn ops(&mut self) -> TargetOps<'_> {
+        TargetOps { target: &mut self.target, seqs: &mut self.seqs }
+    }
+
+    #[wasm_bindgen(getter)]
+    pub fn source(&self) -> String {
+        self.target.identity().source.clone()
+    }
+
+    #[wasm_bindgen(getter)]
+    pub fn agent(&self) -> String {
+        self.target.identity().agent.clone()
+    }
+
+    /// The declared command types, for `hello.capabilities.control.accepts`.
+    #[wasm_bindgen(getter)]
+    pub fn accepts(&self) -> Vec<String> {
+        self.target.accepts().to_vec()
+    }
+
+    /// Builds one of the agent's own events; a session event takes the
+    /// session's next `seq` unless the draft names one.
+    pub fn event(&mut self, draft_: JsValue) -> Result<JsValue, JsValue> {
+        self.ops().event(&draft_).map(|e| out(&e))
+    }
+
+    /// Registers an `attention.requested` the agent emitted, so answers to
+    /// it can be checked; `refusingOption` names the option that unmatched
+    /// permission text applies.
+    #[wasm_bindgen(js_name = registerRequest)]
+    pub fn register_request(&mut self, requested: JsValue, refusing_option: Option<String>) -> Result<(), JsValue> {
+        self.ops().register_request(&requested, refusing_option.as_deref())
+    }
+
+    /// Marks a request closed by other means; later answers are nacked.
+    #[wasm_bindgen(js_name = closeRequest)]
+    pub fn close_request(&mut self, id: &str) -> bool {
+        self.target.close_request(id)
+    }
+
+    /// Receives a command (see [`received_to_js`] for the result).
+    /// `decide(action)` is asked only for a first delivery that passed the
+    /// protocol gates.
+    #[wasm_bindgen(js_name = handleCommand)]
+    pub fn handle_command(&mut self, command: JsValue, decide: Option<js_sys::Function>) -> Result<JsValue, JsValue> {
+        let e = event_from(&command, "command")?;
+        let received = self
+            .target
+            .handle_command_with(&e, convert::now(), convert::random(), &mut self.seqs, |action| match &decide {
+                None => Verdict::Accept,
+                Some(f) => ask_decider(f, action),
+            })
+            .map_err(|e| invalid(e.to_string()))?;
+        Ok(received_to_js(&received))
+    }
+
+    /// `attention.answered` and `attention.resolved` for an accepted
+    /// respond (`action` as `handleCommand` returned it).
+    #[wasm_bindgen(js_name = answerOutcomes)]
+    pub fn answer_outcomes(&mut self, command: JsValue, action: JsValue) -> Result<js_sys::Array, JsValue> {
+        Ok(self.ops().answer_outcomes(&command, &action)?.iter().map(out).collect())
+    }
+
+    /// Any outcome event: `cause` is the command, `session` its session.
+    pub fn outcome(&mut self, command: JsValue, draft_: JsValue) -> Result<JsValue, JsValue> {
+        self.ops().outcome(&command, &draft_).map(|e| out(&e))
+    }
+
+    /// `run.cancelled` (by `control`) for an accepted cancel.
+    #[wasm_bindgen(js_name = runCancelled)]
+    pub fn run_cancelled(&mut self, command: JsValue, reason: Option<String>) -> Result<JsValue, JsValue> {
+        self.ops().run_cancelled(&command, reason.as_deref()).map(|e| out(&e))
+    }
+
+    /// `progress.status` with `phase` (e.g. "paused", "resumed") for an
+    /// honoured pause or resume.
+    #[wasm_bindgen(js_name = progressStatus)]
+    pub fn progress_status(
+        &mut self,
+        command: JsValue,
+        phase: &str,
+        message: Option<String>,
+    ) -> Result<JsValue, JsValue> {
+        self.ops().progress_status(&command, phase, message.as_deref()).map(|e| out(&e))
+    }
+
+    /// The `seq` the next event of `session` takes.
+    #[wasm_bindgen(js_name = peekSeq)]
+    pub fn peek_seq(&self, session: &str) -> f64 {
+        self.seqs.peek(session) as f64
+    }
+
+    /// Continues `session` from `seq` (e.g. after a restart).
+    #[wasm_bindgen(js_name = setNextSeq)]
+    pub fn set_next_seq(&mut self, session: &str, seq: f64) -> Result<(), JsValue> {
+        if seq < 0.0 || seq.fract() != 0.0 {
+            return Err(invalid("`seq` must be a non-negative integer"));
+        }
+        self.seqs.set_next(session, seq as u64);
+        Ok(())
+    }
+}
