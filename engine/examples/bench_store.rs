@@ -14,7 +14,7 @@
 //!
 //! Each rate is the best of `AEP_BENCH_ROUNDS` rounds (default 5).
 //!
-//! Run: `cargo run --release --example bench_store` (`AEP_BENCH_EVENTS=n`
+//! Run: `cargo run --release -p aep-engine --example bench_store` (`AEP_BENCH_EVENTS=n`
 //! folds a shorter stream, e.g. under a profiler).
 
 use std::alloc::{GlobalAlloc, Layout, System};
