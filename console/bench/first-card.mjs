@@ -9,11 +9,13 @@
 // is printed per run (milliseconds after navigation) and as the median.
 //
 //   node --experimental-websocket console/bench/first-card.mjs [runs] [--phone] [--desktop] [--phone-net] [--phone-cpu]
+//     [--dir=PATH ...]
 //
 // Without a profile flag phone and desktop are run, in turns (phone,
 // desktop, phone, ...), so that a noisy machine affects both alike.
 // `--phone-net` and `--phone-cpu` are the phone with only its network, or
-// only its slow CPU.
+// only its slow CPU. Each `--dir` is a build served by a relay of its own,
+// run in the same turns, to compare two builds under the same load.
 
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { gzipSync, brotliCompressSync, constants as zlib } from 'node:zlib';
@@ -151,40 +153,50 @@ function report(profile, runs) {
   console.log(`  WebSocket carried        ${kb(m((t) => t.ws.bytes))} in ${m((t) => t.ws.frames)} frames (payload)`);
 }
 
+// One relay per build compared (`--dir=PATH`, repeatable; dist/ by
+// default), each with the same 1 000 requests waiting.
 const token = randomBytes(12).toString('hex');
-const port = await freePort();
-const relay = new Relay({ port, token, demo: false });
-await relay.start();
-const agents = [];
-for (let s = 0; s < SESSIONS; s++) {
-  const a = new TestAgent({ relay, agent: `bench-${s}` });
-  await a.connect();
-  a.start(`Benchmark session ${s}`);
-  for (let i = 0; i < PER_SESSION; i++) a.ask(`Request ${s * PER_SESSION + i + 1}: run step ${i} of the migration?`);
-  agents.push(a);
+const dirs = args.filter((a) => a.startsWith('--dir=')).map((a) => a.slice(6));
+const builds = [];
+for (const staticDir of dirs.length ? dirs : ['dist']) {
+  const relay = new Relay({ port: await freePort(), token, demo: false, staticDir });
+  await relay.start();
+  const agents = [];
+  for (let s = 0; s < SESSIONS; s++) {
+    const a = new TestAgent({ relay, agent: `bench-${s}` });
+    await a.connect();
+    a.start(`Benchmark session ${s}`);
+    for (let i = 0; i < PER_SESSION; i++) a.ask(`Request ${s * PER_SESSION + i + 1}: run step ${i} of the migration?`);
+    agents.push(a);
+  }
+  builds.push({ staticDir, relay, agents });
 }
 await sleep(1000);
 
 console.log(`load average before: ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
 const chromium = await browser();
-const results = Object.fromEntries(profiles.map((p) => [p, []]));
+const variants = builds.flatMap((b) => profiles.map((p) => ({ build: b, profile: p,
+  name: builds.length > 1 ? `${p} ${b.staticDir}` : p })));
+const results = Object.fromEntries(variants.map((v) => [v.name, []]));
 try {
   for (let run = 0; run < RUNS; run++) {
-    for (const profile of profiles) {
-      const t = await measure(chromium, relay.base, profile);
-      results[profile].push(t);
-      console.log(`${profile} run ${run + 1}: HTML ${ms(t.html)}, JS ${ms(t.js.end)}, wasm ${ms(t.wasm.end)}, started ${ms(t.started)}, socket open ${ms(t.open)}, first frame ${ms(t.msg)}, first card ${ms(t.first)}, last frame ${ms(t.last)}, all 1000 ${ms(t.all)} (${t.shown} cards rendered)`);
+    for (const { build, profile, name } of variants) {
+      const t = await measure(chromium, build.relay.base, profile);
+      results[name].push(t);
+      console.log(`${name} run ${run + 1}: HTML ${ms(t.html)}, JS ${ms(t.js.end)}, wasm ${ms(t.wasm.end)}, started ${ms(t.started)}, socket open ${ms(t.open)}, first frame ${ms(t.msg)}, first card ${ms(t.first)}, last frame ${ms(t.last)}, all 1000 ${ms(t.all)} (${t.shown} cards rendered)`);
       console.log(`       wire: HTTP ${kb(t.wire)}, wasm ${kb(t.wasm.wire)}, JS ${kb(t.js.wire)}, WebSocket ${kb(t.ws.bytes)} in ${t.ws.frames} frames; ${t.encodings}`);
     }
   }
 } finally {
   await chromium.close();
-  for (const a of agents) a.drop();
-  await relay.stop();
+  for (const b of builds) {
+    for (const a of b.agents) a.drop();
+    await b.relay.stop();
+  }
 }
 console.log(`load average after: ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
 
-for (const p of profiles) report(p, results[p]);
+for (const v of variants) report(v.name, results[v.name]);
 const s = sizes();
 console.log(`\ntransfer size of dist/ (HTML + JS + wasm + CSS):`);
 console.log(s.rows.join('\n'));
