@@ -17,7 +17,7 @@
 // only its slow CPU. Each `--dir` is a build served by a relay of its own,
 // run in the same turns, to compare two builds under the same load.
 
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { gzipSync, brotliCompressSync, constants as zlib } from 'node:zlib';
 import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
@@ -48,9 +48,11 @@ function sizes() {
   let gz = 0;
   let br = 0;
   const rows = files.map((f) => {
+    // The precompressed copy the relay serves, when the build made one.
     const bytes = readFileSync(`${dist}/${f}`);
-    const g = gzipSync(bytes, { level: 9 }).length;
-    const b = brotliCompressSync(bytes, { params: { [zlib.BROTLI_PARAM_QUALITY]: 11 } }).length;
+    const copy = (ext) => (existsSync(`${dist}/${f}.${ext}`) ? statSync(`${dist}/${f}.${ext}`).size : undefined);
+    const g = copy('gz') ?? gzipSync(bytes, { level: 9 }).length;
+    const b = copy('br') ?? brotliCompressSync(bytes, { params: { [zlib.BROTLI_PARAM_QUALITY]: 11 } }).length;
     raw += statSync(`${dist}/${f}`).size;
     gz += g;
     br += b;
@@ -198,6 +200,6 @@ console.log(`load average after: ${loadavg().map((x) => x.toFixed(2)).join(' ')}
 
 for (const v of variants) report(v.name, results[v.name]);
 const s = sizes();
-console.log(`\ntransfer size of dist/ (HTML + JS + wasm + CSS):`);
+console.log(`\ntransfer size of dist/ (HTML + JS + wasm + CSS; the build's .gz / .br copies where it made them):`);
 console.log(s.rows.join('\n'));
 console.log(`  ${'total'.padEnd(44)} ${String(s.raw).padStart(9)} raw ${String(s.gz).padStart(9)} gzip -9 ${String(s.br).padStart(9)} br 11`);
