@@ -171,3 +171,35 @@ async fn wasm_js_and_css_are_served_compressed_when_asked() {
     assert!(api.headers().get("content-encoding").is_none());
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[tokio::test]
+async fn a_precompressed_copy_beside_a_file_is_served_in_its_place() {
+    let dir = console_build("precompressed");
+    let wasm = "console-0123456789abcdef_bg.wasm";
+    std::fs::write(dir.join(format!("{wasm}.br")), b"brotli bytes").unwrap();
+    std::fs::write(dir.join(format!("{wasm}.gz")), b"gzip bytes").unwrap();
+    let t = TestRelay::start_with(Posture::Open, |c| c.static_dir = Some(dir.clone())).await;
+    let url = t.url(&format!("/{wasm}"));
+    for (accept, encoding, body) in [("gzip, deflate, br", "br", &b"brotli bytes"[..]), ("gzip", "gzip", b"gzip bytes")]
+    {
+        let r = t.http.get(&url).header("accept-encoding", accept).send().await.unwrap();
+        assert_eq!(r.status(), 200);
+        let h = r.headers();
+        assert_eq!(h["content-encoding"], encoding, "{accept}");
+        assert_eq!(h["content-type"], "application/wasm", "{accept}");
+        assert_eq!(h["cache-control"], "public, max-age=31536000, immutable");
+        assert_eq!(h["x-content-type-options"], "nosniff");
+        let vary = h.get_all("vary").iter().filter(|v| v.to_str().unwrap().eq_ignore_ascii_case("accept-encoding"));
+        assert_eq!(vary.count(), 1, "{accept}");
+        assert_eq!(r.bytes().await.unwrap(), body, "{accept}");
+    }
+    let identity = t.http.get(&url).send().await.unwrap();
+    assert!(identity.headers().get("content-encoding").is_none());
+    assert_eq!(identity.headers()["vary"], "accept-encoding");
+    assert_eq!(identity.bytes().await.unwrap().len(), 200_000);
+    // The page itself has no copy: compressed on the fly, its policy read.
+    let page = t.http.get(t.url("/")).header("accept-encoding", "br").send().await.unwrap();
+    assert_eq!(page.headers()["content-encoding"], "br");
+    assert!(page.headers()["content-security-policy"].to_str().unwrap().starts_with(META_CSP));
+    std::fs::remove_dir_all(dir).unwrap();
+}

@@ -11,7 +11,9 @@
 //! page's own `<meta>` (one source of truth), plus `frame-ancestors 'none'`,
 //! which only a header can express. Content-hashed assets are cached for
 //! good; everything else is revalidated. Text is declared UTF-8. Responses
-//! are compressed when the client asks.
+//! are compressed when the client asks: from the build's precompressed
+//! `.br` / `.gz` copy beside the file when there is one (maximum quality,
+//! no work per request), on the fly otherwise.
 
 use axum::body::Body;
 use axum::extract::{Request, State};
@@ -34,8 +36,13 @@ use crate::state::AppState;
 pub fn console(app: &AppState) -> Router {
     let missing = not_in_build.with_state(app.clone());
     let files = match &app.config.static_dir {
-        Some(dir) => Router::new()
-            .fallback_service(ServeDir::new(dir).call_fallback_on_method_not_allowed(true).fallback(missing)),
+        Some(dir) => Router::new().fallback_service(
+            ServeDir::new(dir)
+                .precompressed_br()
+                .precompressed_gzip()
+                .call_fallback_on_method_not_allowed(true)
+                .fallback(missing),
+        ),
         None => Router::new().fallback_service(missing),
     };
     files
@@ -77,8 +84,8 @@ fn is_hidden(path: &str) -> bool {
     path.split('/').any(|s| s.starts_with('.') || s.to_ascii_lowercase().starts_with("%2e"))
 }
 
-/// Dotfiles refused; then the cache policy by name, the page's own
-/// security policy on HTML, and the UTF-8 charset on text.
+/// Dotfiles refused; then the cache policy by name, `Vary`, the page's
+/// own security policy on HTML, and the UTF-8 charset on text.
 async fn console_headers(mut request: Request, next: Next) -> Response {
     if is_hidden(request.uri().path()) {
         return ApiError::NotFound.into_response();
@@ -96,6 +103,12 @@ async fn console_headers(mut request: Request, next: Next) -> Response {
     let cache = if kept && hashed { IMMUTABLE } else { "no-cache" };
     let h = response.headers_mut();
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static(cache));
+    // Which file answers depends on what the client accepts (a
+    // precompressed copy or the file itself); the on-the-fly compression
+    // outside sees this and does not repeat it.
+    if !h.get_all(header::VARY).iter().any(|v| v.as_bytes().eq_ignore_ascii_case(b"accept-encoding")) {
+        h.append(header::VARY, HeaderValue::from_static("accept-encoding"));
+    }
     let text = h
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
