@@ -14,7 +14,11 @@
 //!   has received all of them;
 //! * command round trip: sender socket → relay → target socket, the
 //!   target's `control.accepted` → relay → sender (which subscribes to the
-//!   session), commands sent one at a time.
+//!   session), commands sent one at a time, after a warm-up;
+//! * the floor of a cross-member round trip, on the two members' NATS
+//!   server without a relay: a core NATS request and reply, and a core
+//!   NATS request answered through a JetStream stream (the way a target's
+//!   ack reaches a sender on another member).
 
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
@@ -34,7 +38,9 @@ const EVENTS: u64 = 100_000;
 const BATCH: u64 = 500;
 const SUBSCRIBERS: usize = 10;
 const COMMANDS: usize = 1_000;
-const ROUNDS: usize = 3;
+const ROUNDS: usize = 5;
+/// Commands sent (and answered) before timing starts, per setup and round.
+const WARM_UP: usize = 100;
 
 type Socket = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
@@ -108,7 +114,7 @@ impl Drop for Nats {
 struct Relays {
     front: Relay,
     back: Option<Relay>,
-    _nats: Option<Nats>,
+    nats: Option<Nats>,
     dir: Option<std::path::PathBuf>,
 }
 
@@ -132,7 +138,7 @@ impl Relays {
             Setup::TwoMembers => Some(serve(member("b"), listen().await).await.unwrap()),
             _ => None,
         };
-        Relays { front, back, _nats: nats, dir }
+        Relays { front, back, nats, dir }
     }
 
     fn front(&self) -> SocketAddr {
@@ -306,7 +312,7 @@ async fn command_round_trips(relays: &Relays) -> Vec<Duration> {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let mut times = Vec::with_capacity(COMMANDS);
-    for n in 0..COMMANDS {
+    for n in 0..WARM_UP + COMMANDS {
         let command = Draft::new("control.pause")
             .session(&session)
             .data(json!({}))
@@ -321,10 +327,78 @@ async fn command_round_trips(relays: &Relays) -> Vec<Duration> {
             }
             assert_ne!(v["type"], "error", "{v}");
         }
-        times.push(sent.elapsed());
+        if n >= WARM_UP {
+            times.push(sent.elapsed());
+        }
     }
     target_task.abort();
     times
+}
+
+/// What two hops through nats-server cost without a relay, on the two
+/// members' NATS server, as the floor of a cross-member round trip:
+/// `core` a request and its reply over core NATS; `tier` the same request
+/// answered the way a target's ack travels (published to a JetStream
+/// stream, received by the requester from an ordered push consumer).
+async fn nats_floor(url: &str) -> (Vec<Duration>, Vec<Duration>) {
+    use async_nats::jetstream::{self, consumer, stream};
+    let a = async_nats::connect(url).await.unwrap();
+    let b = async_nats::connect(url).await.unwrap();
+    let mut requests = a.subscribe("floor.core").await.unwrap();
+    let mut asks = a.subscribe("floor.ask").await.unwrap();
+    // Both subscriptions are on the server before anything is sent.
+    a.flush().await.unwrap();
+    let replier = a.clone();
+    let core_task = tokio::spawn(async move {
+        while let Some(m) = requests.next().await {
+            if let Some(reply) = m.reply {
+                replier.publish(reply, m.payload).await.unwrap();
+            }
+        }
+    });
+    let mut core = Vec::with_capacity(COMMANDS);
+    for n in 0..WARM_UP + COMMANDS {
+        let sent = Instant::now();
+        b.request("floor.core", "ping".into()).await.unwrap();
+        if n >= WARM_UP {
+            core.push(sent.elapsed());
+        }
+    }
+    core_task.abort();
+    let js_a = jetstream::new(a.clone());
+    let js_b = jetstream::new(b.clone());
+    let name = format!("FLOOR_{}", id(3));
+    let config = stream::Config {
+        name: name.clone(),
+        subjects: vec![format!("floor.js.{name}")],
+        storage: stream::StorageType::File,
+        ..Default::default()
+    };
+    let js_stream = js_b.get_or_create_stream(config).await.unwrap();
+    let ordered = consumer::push::OrderedConfig { deliver_subject: b.new_inbox(), ..Default::default() };
+    let mut delivered = js_stream.create_consumer(ordered).await.unwrap().messages().await.unwrap();
+    let subject = format!("floor.js.{name}");
+    let js_task = tokio::spawn(async move {
+        while let Some(m) = asks.next().await {
+            let ack = js_a.publish(subject.clone(), m.payload).await.unwrap();
+            ack.await.unwrap();
+        }
+    });
+    b.flush().await.unwrap();
+    let mut tier = Vec::with_capacity(COMMANDS);
+    for n in 0..WARM_UP + COMMANDS {
+        let sent = Instant::now();
+        b.publish("floor.ask", format!("{n}").into()).await.unwrap();
+        b.flush().await.unwrap();
+        let m = tokio::time::timeout(Duration::from_secs(5), delivered.next()).await.unwrap().unwrap().unwrap();
+        assert_eq!(m.payload, format!("{n}").as_bytes());
+        if n >= WARM_UP {
+            tier.push(sent.elapsed());
+        }
+    }
+    js_task.abort();
+    let _ = js_b.delete_stream(&name).await;
+    (core, tier)
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
@@ -344,6 +418,7 @@ async fn main() {
     println!(
         "command round trip: {COMMANDS} commands one at a time, sender -> relay -> target -> ack -> relay -> sender"
     );
+    println!("load average: {}", std::fs::read_to_string("/proc/loadavg").unwrap_or_default().trim());
     // Optional argument: the setups after the first (memory, the baseline)
     // to run, e.g. `data-dir,two`.
     let only = std::env::args().nth(1).unwrap_or_default();
@@ -365,11 +440,17 @@ async fn main() {
     // over all of its commands.
     let mut rates: Vec<Vec<f64>> = vec![Vec::new(); chosen.len()];
     let mut times: Vec<Vec<Duration>> = vec![Vec::new(); chosen.len()];
+    let (mut core, mut tier) = (Vec::new(), Vec::new());
     for round in 1..=ROUNDS {
         for (n, setup) in chosen.iter().enumerate() {
             let relays = Relays::start(*setup).await;
             rates[n].push(fan_out(&relays).await);
             times[n].extend(command_round_trips(&relays).await);
+            if *setup == Setup::TwoMembers {
+                let (c, t) = nats_floor(&relays.nats.as_ref().unwrap().url).await;
+                core.extend(c);
+                tier.extend(t);
+            }
             relays.stop().await;
         }
         println!("  round {round} of {ROUNDS} done");
@@ -400,4 +481,21 @@ async fn main() {
             ms(*p99) / ms(memory_p99),
         );
     }
+    for (label, times) in [("floor: NATS request/reply", &mut core), ("floor: NATS then JetStream", &mut tier)] {
+        if times.is_empty() {
+            continue;
+        }
+        times.sort();
+        let (p50, p99) = (percentile(times, 0.50), percentile(times, 0.99));
+        println!(
+            "{:<26} {:>12} {:>9} {:>7.3} ms {:>7.3} ms {:>9.2}x",
+            label,
+            "",
+            "",
+            ms(p50),
+            ms(p99),
+            ms(p99) / ms(memory_p99)
+        );
+    }
+    println!("load average: {}", std::fs::read_to_string("/proc/loadavg").unwrap_or_default().trim());
 }

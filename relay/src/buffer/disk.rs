@@ -120,6 +120,26 @@ fn decode_slot(bytes: &[u8]) -> Option<Slot> {
 
 const SLOT_LEN: usize = 25;
 
+/// Writes into a reserved value, front to back.
+struct Cursor<'a>(&'a mut [u8]);
+
+impl Cursor<'_> {
+    fn put(&mut self, bytes: &[u8]) {
+        let (head, tail) = std::mem::take(&mut self.0).split_at_mut(bytes.len());
+        head.copy_from_slice(bytes);
+        self.0 = tail;
+    }
+
+    fn slot(&mut self, slot: Slot) {
+        let (anchor, rank) = slot;
+        let (epoch, seq) = anchor.unwrap_or((0, 0));
+        self.put(&[u8::from(anchor.is_some())]);
+        self.put(&epoch.to_be_bytes());
+        self.put(&seq.to_be_bytes());
+        self.put(&rank.to_be_bytes());
+    }
+}
+
 #[cfg(test)]
 fn entry_key(slot: Slot, source: &str, id: &str) -> Vec<u8> {
     let mut key = Vec::with_capacity(SLOT_LEN + source.len() + 1 + id.len());
@@ -227,15 +247,17 @@ impl Disk {
                 let mut key = Vec::with_capacity(SLOT_LEN + 8);
                 encode_slot(first, &mut key);
                 key.extend_from_slice(&self.next_segment.fetch_add(1, Ordering::Relaxed).to_be_bytes());
-                let mut value =
-                    Vec::with_capacity(SLOT_LEN + entries.iter().map(|(_, r)| SLOT_LEN + 4 + r.len()).sum::<usize>());
-                encode_slot(last, &mut value);
+                // Encoded straight into the database's page: no copy in between.
+                let len = SLOT_LEN + entries.iter().map(|(_, r)| SLOT_LEN + 4 + r.len()).sum::<usize>();
+                let len = u32::try_from(len).map_err(|e| write(&e))?;
+                let mut value = segments.insert_reserve((&**session, key.as_slice()), len).map_err(|e| write(&e))?;
+                let mut out = Cursor(value.as_mut());
+                out.slot(last);
                 for (slot, raw) in &entries {
-                    encode_slot(*slot, &mut value);
-                    value.extend_from_slice(&(raw.len() as u32).to_be_bytes());
-                    value.extend_from_slice(raw.as_bytes());
+                    out.slot(*slot);
+                    out.put(&(raw.len() as u32).to_be_bytes());
+                    out.put(raw.as_bytes());
                 }
-                segments.insert((&**session, key.as_slice()), value.as_slice()).map_err(|e| write(&e))?;
             }
             for (session, row) in &rows {
                 let Some((last_evicted, written)) = row else {
