@@ -4,6 +4,7 @@
 use aep_engine::protocol::event::Event;
 use aep_engine::protocol::filter::Filter;
 use aep_engine::protocol::validate;
+use aep_engine::protocol::vocabulary::codes;
 use aep_engine::store::{ChangeFeed, Store, StoreConfig};
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -46,7 +47,7 @@ pub fn validate_filter(filter: JsValue) -> JsValue {
 #[wasm_bindgen]
 pub fn matches(filter: JsValue, event: JsValue) -> Result<bool, JsValue> {
     let f = read_filter(&filter)
-        .map_err(|e| aep_error("invalid-filter", e["detail"].as_str().unwrap_or("invalid filter")))?;
+        .map_err(|e| aep_error(codes::INVALID_FILTER, e["detail"].as_str().unwrap_or("invalid filter")))?;
     let value = convert::to_json(&event).map_err(|e| aep_error("invalid-argument", format!("event: {e}")))?;
     match value {
         Value::Object(m) => Ok(f.matches_value(&m)),

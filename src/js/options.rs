@@ -7,6 +7,7 @@ use aep_engine::protocol::event::Capture;
 use aep_engine::protocol::filter::Filter;
 use aep_engine::protocol::frame::HelloIdentity;
 use aep_engine::protocol::ids::{source_uri, Identity};
+use aep_engine::protocol::vocabulary::codes;
 use serde::Deserialize;
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
@@ -63,7 +64,7 @@ pub fn parse(options: &JsValue) -> Result<Parsed, JsValue> {
         v if v.is_undefined() || v.is_null() => Filter::match_all(),
         v => {
             let json = convert::to_json(&v).map_err(|e| invalid(format!("`filter`: {e}")))?;
-            Filter::parse(&json).map_err(|e| aep_error("invalid-filter", format!("`filter`: {e}")))?
+            Filter::parse(&json).map_err(|e| aep_error(codes::INVALID_FILTER, format!("`filter`: {e}")))?
         }
     };
     let relay_options = relays(&convert::get(options, "relays"))?;

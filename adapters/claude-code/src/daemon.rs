@@ -14,6 +14,7 @@ use aep_client::control::target::{Action, Received};
 use aep_client::protocol::capture::{emit_at_ceiling, CaptureCeiling, RedactOptions, Redactor};
 use aep_client::protocol::event::{Capture, Event};
 use aep_client::protocol::ids::{source_uri, Draft, Identity};
+use aep_client::protocol::vocabulary::types;
 use aep_client::UnixMs;
 use aep_driver_tokio::{now, Link, Step};
 use serde_json::{json, Value};
@@ -24,7 +25,7 @@ use crate::hook::{Decision, HookInput};
 use crate::mapping::{AskKind, Emission, Mapper, Plan, AGENT, DENY};
 
 /// The command the adapter takes (the control matrix's Claude Code row).
-pub const ACCEPTS: &str = "control.attention.respond";
+pub const ACCEPTS: &str = types::CONTROL_ATTENTION_RESPOND;
 /// The declared ack window.
 pub const ACK_WINDOW_MS: u64 = 10_000;
 /// Reconnects soon after a relay comes back.
@@ -203,7 +204,7 @@ impl Daemon {
         waiting.sort_unstable();
         waiting.dedup_by_key(|(session, _)| *session);
         for (session, run) in waiting {
-            let draft = Draft::new("progress.status").maybe_run(run).data(json!({ "phase": "waiting", "message": "waiting for a person's answer" }));
+            let draft = Draft::new(types::PROGRESS_STATUS).maybe_run(run).data(json!({ "phase": "waiting", "message": "waiting for a person's answer" }));
             if let Err(e) = agent.emit(prepare(draft), Some(session), None, at) {
                 tracing::warn!("session {session} not reclaimed: {e}");
             }
@@ -217,7 +218,7 @@ impl Daemon {
         for id in due {
             let Some(held) = self.held.remove(&id) else { continue };
             agent.target().0.close_request(&id);
-            let draft = Draft::new("attention.timeout")
+            let draft = Draft::new(types::ATTENTION_TIMEOUT)
                 .subject(id.clone())
                 .maybe_run(held.run.clone())
                 .data(json!({ "after_ms": at.since(held.raised) }));

@@ -8,6 +8,7 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use aep_client::protocol::event::{Capture, Event};
+use aep_client::protocol::vocabulary::types;
 
 use crate::hook::HookInput;
 
@@ -90,7 +91,7 @@ pub fn structural_prompt(event: &Event) -> Event {
     let Some(data) = event.data() else { return event.clone() };
     let is_form = data.get("kind").and_then(Value::as_str) == Some("form");
     let Some(fields) = data.get("fields").and_then(Value::as_array) else { return event.clone() };
-    if event.ty() != "attention.requested" || !is_form || event.capture() >= Capture::Redacted {
+    if event.ty() != types::ATTENTION_REQUESTED || !is_form || event.capture() >= Capture::Redacted {
         return event.clone();
     }
     let mut data = data.clone();

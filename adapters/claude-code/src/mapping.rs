@@ -32,6 +32,7 @@
 use std::collections::HashMap;
 
 use aep_client::protocol::ids::Draft;
+use aep_client::protocol::vocabulary::types;
 use serde_json::{json, Map, Value};
 
 use crate::hook::HookInput;
@@ -108,7 +109,7 @@ impl Mapper {
         let fresh = !self.sessions.contains_key(&session);
         if fresh && name != "SessionEnd" {
             self.remember(&session);
-            out.push(emission(&session, Draft::new("session.started").data(session_started(hook))));
+            out.push(emission(&session, Draft::new(types::SESSION_STARTED).data(session_started(hook))));
             if name == "SessionStart" {
                 return Plan::Observe(out);
             }
@@ -118,10 +119,10 @@ impl Mapper {
         let tool = || tool_of(hook);
         let in_run = |draft: Draft| draft.maybe_run(run.clone());
         let draft = match name {
-            "SessionStart" => Draft::new("session.started").data(session_started(hook)),
+            "SessionStart" => Draft::new(types::SESSION_STARTED).data(session_started(hook)),
             "SessionEnd" => {
                 let runs = self.sessions.remove(&session).map_or(0, |s| s.runs);
-                Draft::new("session.ended").data(json!({ "reason": "normal", "runs": runs }))
+                Draft::new(types::SESSION_ENDED).data(json!({ "reason": "normal", "runs": runs }))
             }
             "UserPromptSubmit" => {
                 let id = hook.prompt_id.clone().filter(|p| !p.is_empty()).unwrap_or_else(|| self.mint_run());
@@ -132,7 +133,7 @@ impl Mapper {
                 if let Some(p) = &hook.prompt {
                     data["prompt"] = p.as_str().into();
                 }
-                Draft::new("run.started").run(id).data(data)
+                Draft::new(types::RUN_STARTED).run(id).data(data)
             }
             "Stop" | "StopFailure" => {
                 let Some(run) = self.sessions.get_mut(&session).and_then(|s| s.run.take()) else {
@@ -143,10 +144,10 @@ impl Mapper {
                     if let Some(m) = hook.text("last_assistant_message") {
                         data["summary"] = m.into();
                     }
-                    Draft::new("run.finished").run(run).data(data)
+                    Draft::new(types::RUN_FINISHED).run(run).data(data)
                 } else {
                     let reason = hook.text("error").or(hook.text("reason")).unwrap_or("error");
-                    Draft::new("run.failed").run(run).data(json!({ "reason": reason }))
+                    Draft::new(types::RUN_FAILED).run(run).data(json!({ "reason": reason }))
                 }
             }
             "PreToolUse" => {
@@ -154,7 +155,7 @@ impl Mapper {
                 if let Some(input) = &hook.tool_input {
                     data["args"] = as_object(input);
                 }
-                in_run(Draft::new("tool.requested")).data(data)
+                in_run(Draft::new(types::TOOL_REQUESTED)).data(data)
             }
             "PostToolUse" => {
                 let mut data = json!({ "tool": tool(), "status": "ok" });
@@ -164,16 +165,18 @@ impl Mapper {
                 if let Some(result) = &hook.tool_response {
                     data["result"] = result.clone();
                 }
-                in_run(Draft::new("tool.completed")).data(data)
+                in_run(Draft::new(types::TOOL_COMPLETED)).data(data)
             }
             "PostToolUseFailure" => {
                 let message = hook.text("error").unwrap_or("the tool failed");
                 let data = json!({ "tool": tool(), "error": { "message": message } });
-                in_run(Draft::new("tool.failed")).data(data)
+                in_run(Draft::new(types::TOOL_FAILED)).data(data)
             }
-            "PermissionDenied" => in_run(Draft::new("tool.denied")).data(json!({ "tool": tool(), "by": "policy" })),
+            "PermissionDenied" => {
+                in_run(Draft::new(types::TOOL_DENIED)).data(json!({ "tool": tool(), "by": "policy" }))
+            }
             "PermissionRequest" => {
-                let request = in_run(Draft::new("attention.requested")).data(permission_request(hook));
+                let request = in_run(Draft::new(types::ATTENTION_REQUESTED)).data(permission_request(hook));
                 return Plan::Ask { before: out, session, request, kind: AskKind::Permission };
             }
             "Elicitation" => {
@@ -181,7 +184,7 @@ impl Mapper {
                     Ok(data) => data,
                     Err(e) => return Plan::Unreadable(e),
                 };
-                let request = in_run(Draft::new("attention.requested")).data(data);
+                let request = in_run(Draft::new(types::ATTENTION_REQUESTED)).data(data);
                 return Plan::Ask { before: out, session, request, kind: AskKind::Elicitation };
             }
             "Notification" => {
@@ -192,7 +195,7 @@ impl Mapper {
                 if let Some(t) = hook.text("notification_type") {
                     data["phase"] = t.into();
                 }
-                in_run(Draft::new("progress.status")).data(data)
+                in_run(Draft::new(types::PROGRESS_STATUS)).data(data)
             }
             "SubagentStart" | "SubagentStop" => {
                 let mut data = Map::new();
@@ -202,7 +205,11 @@ impl Mapper {
                 if let Some(t) = hook.text("agent_type") {
                     data.insert("agent_type".into(), t.into());
                 }
-                let ty = if name == "SubagentStart" { "delegation.subagent.started" } else { "delegation.subagent.stopped" };
+                let ty = if name == "SubagentStart" {
+                    types::DELEGATION_SUBAGENT_STARTED
+                } else {
+                    types::DELEGATION_SUBAGENT_STOPPED
+                };
                 in_run(Draft::new(ty)).data(Value::Object(data))
             }
             "PreCompact" => return Plan::Observe(out),
@@ -211,7 +218,7 @@ impl Mapper {
                 if let Some(t) = hook.text("trigger") {
                     data["trigger"] = t.into();
                 }
-                Draft::new("session.compacted").data(data)
+                Draft::new(types::SESSION_COMPACTED).data(data)
             }
             "TaskCreated" | "TaskCompleted" => {
                 let mut task = Map::new();
@@ -220,11 +227,12 @@ impl Mapper {
                         task.insert(key.trim_start_matches("task_").into(), v.into());
                     }
                 }
-                let ty = if name == "TaskCreated" { "progress.task.planned" } else { "progress.task.completed" };
+                let ty =
+                    if name == "TaskCreated" { types::PROGRESS_TASK_PLANNED } else { types::PROGRESS_TASK_COMPLETED };
                 in_run(Draft::new(ty)).data(json!({ "task": task }))
             }
             "TeammateIdle" => {
-                out.push(Emission { session: None, draft: Draft::new("agent.idle").data(json!({})) });
+                out.push(Emission { session: None, draft: Draft::new(types::AGENT_IDLE).data(json!({})) });
                 return Plan::Observe(out);
             }
             other => in_run(Draft::new(format!("x.{AGENT}.session.{}", snake_case(other)))).data(json!({})),

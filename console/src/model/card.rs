@@ -4,6 +4,7 @@
 
 use aep_client::client::hub::Hub;
 use aep_client::protocol::form::{Choice, FieldSpec};
+use aep_client::protocol::vocabulary::types;
 use aep_client::store::{self, AnswerVia, Card, CardRef, CardStatus, Channel, Closure, Resolution};
 use aep_client::{Capture, Severity, UnixMs};
 use serde_json::Value;
@@ -263,7 +264,7 @@ fn overruled(applied: Option<&store::CardAnswer>, commands: &[CommandView]) -> V
     let Some(applied) = applied else { return Vec::new() };
     commands
         .iter()
-        .filter(|c| c.mine && c.ty == "control.attention.respond")
+        .filter(|c| c.mine && c.ty == types::CONTROL_ATTENTION_RESPOND)
         .filter(|c| applied.cause.as_deref() != Some(c.id.as_str()))
         .filter(|c| matches!(c.phase, command::Phase::Rejected { .. }))
         .map(|c| c.what.clone())

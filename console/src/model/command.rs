@@ -6,7 +6,9 @@ use aep_client::client::hub::Hub;
 use aep_client::control::ack::Decision;
 use aep_client::control::answer::Answer;
 use aep_client::control::sender::{Command, CommandState, TrackedCommand};
+use aep_client::control::target::outcome::{PHASE_PAUSED, PHASE_RESUMED};
 use aep_client::protocol::form::Choice;
+use aep_client::protocol::vocabulary::types;
 use aep_client::store;
 use aep_client::UnixMs;
 use serde_json::Value;
@@ -358,14 +360,14 @@ fn phase(e: &aep_client::Event) -> Option<String> {
 
 fn done_words(outcome: &str, phase: Option<&str>) -> String {
     let what = match (outcome, phase) {
-        ("attention.answered", _) => "answer applied",
-        ("attention.resolved", _) => "request resolved",
-        ("run.cancelled", _) => "run cancelled",
-        ("session.ended", _) => "session ended",
-        ("session.paused", _) | ("progress.status", Some("paused")) => "the agent paused",
-        ("session.resumed", _) | ("progress.status", Some("resumed")) => "the agent resumed",
-        ("progress.status", Some(p)) => return format!("Done \u{2014} the agent reported {p}"),
-        ("progress.status", None) => "agent reported progress",
+        (types::ATTENTION_ANSWERED, _) => "answer applied",
+        (types::ATTENTION_RESOLVED, _) => "request resolved",
+        (types::RUN_CANCELLED, _) => "run cancelled",
+        (types::SESSION_ENDED, _) => "session ended",
+        (types::PROGRESS_STATUS, Some(PHASE_PAUSED)) => "the agent paused",
+        (types::PROGRESS_STATUS, Some(PHASE_RESUMED)) => "the agent resumed",
+        (types::PROGRESS_STATUS, Some(p)) => return format!("Done \u{2014} the agent reported {p}"),
+        (types::PROGRESS_STATUS, None) => "agent reported progress",
         (other, _) => return format!("Done \u{2014} {other}"),
     };
     format!("Done \u{2014} {what}")

@@ -9,6 +9,7 @@ use aep_client::protocol::frame::{
     Role, RosterEntry,
 };
 use aep_client::protocol::ids::Identity;
+use aep_client::protocol::vocabulary::types;
 use aep_client::store::CardStatus;
 use aep_client::{Event, UnixMs};
 use serde_json::{json, Map, Value};
@@ -883,7 +884,6 @@ fn a_paused_session_reads_paused_and_its_pause_reads_as_a_pause() {
     r.event(json!({ "id": "K1", "type": "control.accepted", "seq": 3, "cause": "CMD1", "data": {} }));
     r.event(json!({ "id": "P1", "type": "progress.status", "seq": 4, "cause": "CMD1",
                     "data": { "phase": "paused", "message": "Paused by an operator" } }));
-    r.event(json!({ "id": "S1", "type": "session.paused", "seq": 5, "data": {} }));
     let lane = session::lanes(&r.hub).remove(0);
     assert_eq!(lane.state, session::LaneState::Paused);
     assert_eq!(lane.doing(), "Paused in r1", "not \"Running r1\" beside PAUSED");
@@ -956,4 +956,121 @@ fn a_session_says_whose_connection_is_missing_when_it_takes_no_commands() {
     assert!(gone.no_commands(true, true).unwrap().1.starts_with("Its agent is not connected"));
     let ended = session::Lane { state: session::LaneState::Ended, ..lane };
     assert_eq!(ended.no_commands(false, false).unwrap().0, "ended");
+}
+
+/// The demo agents' side of a session, built with the engine calls they
+/// make (`relay/src/demo/agent.rs`): the target acks a command and reports
+/// a pause or resume as `progress.status` with its phase; a tool call is
+/// `tool.requested` then `tool.completed`, tied by `tool.call_id`.
+struct DemoSide {
+    target: aep_client::control::target::ControlTarget,
+    seqs: aep_client::control::target::SeqCounter,
+    random: u128,
+}
+
+impl DemoSide {
+    fn new() -> DemoSide {
+        let identity = Identity::new("aep://h/agent/demo", "demo");
+        let accepts = [types::CONTROL_ATTENTION_RESPOND, types::CONTROL_CANCEL, types::CONTROL_PAUSE, types::CONTROL_RESUME];
+        let target = aep_client::control::target::ControlTarget::new(identity, accepts).unwrap();
+        let mut seqs = aep_client::control::target::SeqCounter::new();
+        seqs.set_next("s1", 3);
+        DemoSide { target, seqs, random: 1 << 64 }
+    }
+
+    fn random(&mut self) -> u128 {
+        self.random += 1;
+        self.random
+    }
+
+    /// Takes the console's command, acks it and reports `phase`, as a demo
+    /// agent does on `Action::Pause` / `Action::Resume`.
+    fn honour(&mut self, r: &mut Relay, command: &str, phase: &str, message: &str) {
+        let command = r
+            .sent
+            .iter()
+            .find_map(|f| match f {
+                Frame::Event(e) if e.id() == command => Some(e.clone()),
+                _ => None,
+            })
+            .unwrap();
+        let (now, random) = (r.now, self.random());
+        let received = self.target.handle_command(&command, now, random, &mut self.seqs).unwrap();
+        let aep_client::control::target::Received::Fresh { ack, .. } = received else { panic!("{received:?}") };
+        r.send(Frame::Event(ack));
+        let random = self.random();
+        let status = self.target.progress_status(&command, phase, Some(message), now, random, &mut self.seqs).unwrap();
+        r.send(Frame::Event(status));
+    }
+
+    /// One of the agent's own session events, as `Agent::emit` builds it.
+    fn emit(&mut self, r: &mut Relay, draft: aep_client::protocol::ids::Draft) -> Event {
+        let seq = self.seqs.take("s1", None).unwrap();
+        let id = aep_client::protocol::ids::ulid(r.now, self.random());
+        let event = draft.session("s1").seq(seq).build(self.target.identity(), id, r.now).unwrap();
+        r.send(Frame::Event(event.clone()));
+        event
+    }
+}
+
+#[test]
+fn pause_resume_and_a_tool_call_read_right_as_the_demo_agents_emit_them() {
+    use aep_client::control::target::outcome::{PHASE_PAUSED, PHASE_RESUMED};
+    use aep_client::protocol::ids::Draft;
+    use aep_client::Capture;
+
+    let mut r = with_session();
+    let mut demo = DemoSide::new();
+    let session = aep_client::client::hub::Target::session("s1");
+    let pause = r.hub.pause(&session, 41, r.now).unwrap();
+    r.drain();
+    demo.honour(&mut r, &pause, PHASE_PAUSED, "Paused by an operator");
+    let s = r.hub.store().sessions().next().unwrap();
+    let c = session::commands(&r.hub, s).into_iter().find(|c| c.id == pause).unwrap();
+    assert_eq!(c.phase, Phase::Done(types::PROGRESS_STATUS.into()));
+    assert_eq!(c.headline, "Done \u{2014} the agent paused");
+    assert_eq!(session::lanes(&r.hub).remove(0).state, session::LaneState::Paused);
+
+    let resume = r.hub.resume(&session, 42, r.now).unwrap();
+    r.drain();
+    demo.honour(&mut r, &resume, PHASE_RESUMED, "Resuming where I left off");
+    let s = r.hub.store().sessions().next().unwrap();
+    let c = session::commands(&r.hub, s).into_iter().find(|c| c.id == resume).unwrap();
+    assert_eq!(c.headline, "Done \u{2014} the agent resumed");
+    assert_ne!(session::lanes(&r.hub).remove(0).state, session::LaneState::Paused);
+
+    // The demo agent's tool call, its shapes as `activity` and `tool_done` write them.
+    let tool = json!({ "name": "Bash", "call_id": "call-7f3k2m9q" });
+    let requested = Draft::new(types::TOOL_REQUESTED)
+        .run("r1")
+        .capture(Capture::Redacted)
+        .data(json!({ "tool": tool, "args_redacted": { "input": "cargo test" } }));
+    let requested = demo.emit(&mut r, requested);
+    let completed =
+        Draft::new(types::TOOL_COMPLETED).run("r1").data(json!({ "tool": tool, "duration_ms": 840, "status": "ok" }));
+    let completed = demo.emit(&mut r, completed);
+    let s = r.hub.store().sessions().next().unwrap();
+    let (items, ..) = timeline::items(s, timeline::MAX_ITEMS);
+    let rows = timeline::rows(&items, timeline::Filter::Only(timeline::Category::Tool));
+    let [timeline::Row::ToolCall { call, result: Some(result) }] = rows.as_slice() else { panic!("{rows:#?}") };
+    assert_eq!((call.id.as_str(), result.id.as_str()), (requested.id(), completed.id()), "one row, folded");
+    assert_eq!((call.summary.as_str(), call.generic), ("Tool Bash cargo test", false));
+    assert_eq!(result.summary, "Tool Bash done (ok)");
+
+    // A type the registry does not have is given no meaning of its own: it
+    // reads as itself, neither as a pause nor as the start of a tool call.
+    let pause = r.hub.pause(&session, 43, r.now).unwrap();
+    r.drain();
+    r.event(json!({ "id": "K9", "type": types::CONTROL_ACCEPTED, "seq": 20, "cause": pause, "data": {} }));
+    r.event(json!({ "id": "S9", "type": "session.paused", "seq": 21, "cause": pause, "data": {} }));
+    r.event(json!({ "id": "T1", "type": "tool.started", "seq": 22, "run": "r1", "data": { "tool": tool } }));
+    r.event(json!({ "id": "T2", "type": types::TOOL_FAILED, "seq": 23, "run": "r1", "data": { "tool": tool } }));
+    let s = r.hub.store().sessions().next().unwrap();
+    let c = session::commands(&r.hub, s).into_iter().find(|c| c.id == pause).unwrap();
+    assert_eq!(c.headline, "Done \u{2014} session.paused");
+    let (items, ..) = timeline::items(s, timeline::MAX_ITEMS);
+    let started = items.iter().find(|i| i.id == "T1").unwrap();
+    assert!(started.generic, "{started:?}");
+    let rows = timeline::rows(&items, timeline::Filter::All);
+    assert!(rows.iter().any(|row| matches!(row, timeline::Row::Event(i) if i.id == "T2")), "not folded into T1");
 }

@@ -4,6 +4,7 @@
 //! call folded with its result into one row, and filtered by category.
 //! Everything here is data for text nodes.
 
+use aep_client::protocol::vocabulary::types;
 use aep_client::store::{Entry, Session};
 use aep_client::{Severity, UnixMs};
 use serde_json::{Map, Value};
@@ -106,8 +107,8 @@ impl Filter {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Row {
     Event(Item),
-    /// A tool call and its result (`tool.completed` or `tool.failed`),
-    /// matched by `tool.call_id`: one row, folded.
+    /// A tool call and its result (`tool.completed`, `tool.failed` or
+    /// `tool.denied`), matched by `tool.call_id`: one row, folded.
     ToolCall { call: Item, result: Option<Item> },
 }
 
@@ -125,8 +126,8 @@ impl Row {
 /// where the result is; `filter` keeps one category.
 pub fn rows(items: &[Item], filter: Filter) -> Vec<Row> {
     use std::collections::HashMap;
-    let is_call = |i: &Item| matches!(i.ty.as_str(), "tool.requested" | "tool.started");
-    let is_result = |i: &Item| matches!(i.ty.as_str(), "tool.completed" | "tool.failed");
+    let is_call = |i: &Item| i.ty == types::TOOL_REQUESTED;
+    let is_result = |i: &Item| matches!(i.ty.as_str(), types::TOOL_COMPLETED | types::TOOL_FAILED | types::TOOL_DENIED);
     // Each result's call (the latest call with its id before it), by
     // position: lists rather than maps of positions, which would each link
     // a hash table of their own.
@@ -154,7 +155,7 @@ pub fn rows(items: &[Item], filter: Filter) -> Vec<Row> {
             continue;
         }
         if let Some(Row::Event(last)) = out.last_mut() {
-            if i.ty == "progress.status" && last.ty == i.ty && said == i.summary {
+            if i.ty == types::PROGRESS_STATUS && last.ty == i.ty && said == i.summary {
                 repeats += 1;
                 last.summary = format!("{said} (and {repeats} more the same)");
                 continue;
@@ -277,7 +278,7 @@ pub fn items(s: &Session, limit: usize) -> (Vec<Item>, usize, usize) {
     (lane.iter().skip(skip).map(|e| item(e, &shown, s)).collect(), skip, lane.dropped() as usize)
 }
 
-/// How a row names the shown event that caused it: `#7 tool.started`.
+/// How a row names the shown event that caused it: `#7 tool.requested`.
 fn cause_words(cause: &Entry) -> String {
     format!("{} {}", position_words(cause.position()), cause.ty())
 }

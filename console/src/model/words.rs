@@ -4,6 +4,7 @@
 
 use aep_client::client::hub::HubError;
 use aep_client::client::{Refusal, State};
+use aep_client::protocol::vocabulary::{codes, types, NackReason};
 use aep_client::store::Request;
 use aep_client::Event;
 use serde_json::{Map, Value};
@@ -11,10 +12,10 @@ use serde_json::{Map, Value};
 /// What a command verb is called on screen.
 pub fn verb(ty: &str) -> String {
     match ty {
-        "control.attention.respond" => "Answer".into(),
-        "control.cancel" => "Cancel".into(),
-        "control.pause" => "Pause".into(),
-        "control.resume" => "Resume".into(),
+        types::CONTROL_ATTENTION_RESPOND => "Answer".into(),
+        types::CONTROL_CANCEL => "Cancel".into(),
+        types::CONTROL_PAUSE => "Pause".into(),
+        types::CONTROL_RESUME => "Resume".into(),
         other => match other.split_once(".control.") {
             Some((vendor, verb)) if vendor.starts_with("x.") => {
                 format!("{verb} ({})", &vendor[2..])
@@ -26,15 +27,15 @@ pub fn verb(ty: &str) -> String {
 
 /// Headline and explanation of a `control.rejected`.
 pub fn rejected(reason: Option<&str>) -> (&'static str, &'static str) {
-    match reason {
-        Some("refused") => (
+    match reason.and_then(NackReason::parse) {
+        Some(NackReason::Refused) => (
             "Refused by the agent",
             "The agent decided not to do this. That is its own call, not an error in the console or the relay.",
         ),
-        Some("unsupported") => ("Not supported by the agent", "The agent does not implement this command."),
-        Some("unauthorized") => ("Not allowed by the agent", "The agent does not take this command from this console."),
-        Some("busy") => ("The agent is busy", "It could not take the command right now; trying again later may work."),
-        Some("invalid") => ("The agent could not apply it", "The command was well formed but did not fit what the agent holds."),
+        Some(NackReason::Unsupported) => ("Not supported by the agent", "The agent does not implement this command."),
+        Some(NackReason::Unauthorized) => ("Not allowed by the agent", "The agent does not take this command from this console."),
+        Some(NackReason::Busy) => ("The agent is busy", "It could not take the command right now; trying again later may work."),
+        Some(NackReason::Invalid) => ("The agent could not apply it", "The command was well formed but did not fit what the agent holds."),
         _ => ("Rejected by the agent", "The agent gave a reason this console does not know."),
     }
 }
@@ -43,19 +44,19 @@ pub fn rejected(reason: Option<&str>) -> (&'static str, &'static str) {
 /// on the target's behalf: the agent never saw it.
 pub fn relay_refused(code: &str, relay: &str) -> (String, String) {
     match code {
-        "no-route" => (
+        codes::NO_ROUTE => (
             "Not delivered: the agent is not connected".into(),
             format!("Relay {relay} has no live connection from the agent that owns this session, so nobody received the command."),
         ),
-        "ambiguous" => (
+        codes::AMBIGUOUS => (
             "Not delivered: two agents claim this session".into(),
             format!("More than one connection on relay {relay} claims this session, so the relay delivered the command to neither."),
         ),
-        "unauthorized" => (
+        codes::UNAUTHORIZED => (
             "Not delivered: commands are not allowed".into(),
             format!("Relay {relay} does not allow control with this token; the agent never saw the command."),
         ),
-        "unsupported" => (
+        codes::UNSUPPORTED => (
             "Not delivered: the agent does not take this command".into(),
             format!("Relay {relay} checked the agent's declared commands and this one is not among them."),
         ),
@@ -260,26 +261,26 @@ pub fn event<'a>(e: &Event, request: impl Fn(&str) -> Option<&'a Request>) -> Op
             .map(str::to_owned)
     };
     Some((None, match e.ty() {
-        "session.started" => match t("label") {
+        types::SESSION_STARTED => match t("label") {
             Some(l) => format!("Session started: {l}"),
             None => "Session started".into(),
         },
-        "session.ended" => match t("reason") {
+        types::SESSION_ENDED => match t("reason") {
             Some(r) => format!("Session ended: {r}"),
             None => "Session ended".into(),
         },
-        "run.started" => match t("prompt") {
+        types::RUN_STARTED => match t("prompt") {
             Some(p) => format!("Run {} started: {p}", e.run().unwrap_or("?")),
             None => format!("Run {} started", e.run().unwrap_or("?")),
         },
-        "run.finished" => {
+        types::RUN_FINISHED => {
             format!(
                 "Run {} finished{}",
                 e.run().unwrap_or("?"),
                 t("summary").map(|s| format!(": {s}")).unwrap_or_default()
             )
         }
-        "run.failed" => {
+        types::RUN_FAILED => {
             format!(
                 "Run {} failed{}",
                 e.run().unwrap_or("?"),
@@ -289,14 +290,14 @@ pub fn event<'a>(e: &Event, request: impl Fn(&str) -> Option<&'a Request>) -> Op
                     .unwrap_or_default()
             )
         }
-        "run.cancelled" => {
+        types::RUN_CANCELLED => {
             format!(
                 "Run {} cancelled{}",
                 e.run().unwrap_or("?"),
                 t("reason").map(|s| format!(": {s}")).unwrap_or_default()
             )
         }
-        "tool.requested" | "tool.started" => {
+        types::TOOL_REQUESTED => {
             let args = d
                 .and_then(|d| d.get("args_redacted").or(d.get("args")))
                 .map(|a| match a.get("input").and_then(Value::as_str) {
@@ -307,19 +308,19 @@ pub fn event<'a>(e: &Event, request: impl Fn(&str) -> Option<&'a Request>) -> Op
                 .unwrap_or_default();
             format!("Tool {}{args}", tool().unwrap_or_else(|| "?".into()))
         }
-        "tool.completed" | "tool.failed" => {
-            let status = t("status").map(|s| format!(" ({s})")).unwrap_or_default();
-            let verb = if e.ty() == "tool.failed" {
-                "failed"
-            } else {
-                "done"
+        types::TOOL_COMPLETED | types::TOOL_FAILED | types::TOOL_DENIED => {
+            let status = t("status").or(t("by")).map(|s| format!(" ({s})")).unwrap_or_default();
+            let verb = match e.ty() {
+                types::TOOL_FAILED => "failed",
+                types::TOOL_DENIED => "denied",
+                _ => "done",
             };
             format!(
                 "Tool {} {verb}{status}",
                 tool().unwrap_or_else(|| "?".into())
             )
         }
-        "progress.status" => {
+        types::PROGRESS_STATUS => {
             let mut s = t("phase").unwrap_or_else(|| "progress".into());
             if let Some(p) = d.and_then(|d| d.get("percent")).and_then(Value::as_u64) {
                 s.push_str(&format!(" {p}%"));
@@ -329,14 +330,14 @@ pub fn event<'a>(e: &Event, request: impl Fn(&str) -> Option<&'a Request>) -> Op
             }
             s
         }
-        "attention.requested" => {
+        types::ATTENTION_REQUESTED => {
             let kind = t("kind").unwrap_or_else(|| "request".into());
             match t("prompt") {
                 Some(p) => format!("Asks ({kind}): {p}"),
                 None => format!("Asks ({kind})"),
             }
         }
-        "attention.answered" => {
+        types::ATTENTION_ANSWERED => {
             let (to, options) = asked(e.subject()).unwrap_or_default();
             let a = d.and_then(|d| d.get("answer"));
             let what = a
@@ -351,31 +352,31 @@ pub fn event<'a>(e: &Event, request: impl Fn(&str) -> Option<&'a Request>) -> Op
                 None => Some((None, format!("Answered: {what}{to}{via}"))),
             };
         }
-        "attention.resolved" => format!(
+        types::ATTENTION_RESOLVED => format!(
             "Resolved{}",
             t("resolution")
                 .map(|r| format!(" ({r})"))
                 .unwrap_or_default()
         ),
-        "attention.timeout" => "Request timed out".into(),
-        "attention.routed" => format!("Routed by {}", e.agent()),
-        "control.accepted" => "Accepted the command".into(),
-        "control.rejected" => {
+        types::ATTENTION_TIMEOUT => "Request timed out".into(),
+        types::ATTENTION_ROUTED => format!("Routed by {}", e.agent()),
+        types::CONTROL_ACCEPTED => "Accepted the command".into(),
+        types::CONTROL_REJECTED => {
             let reason = t("reason").unwrap_or_else(|| "no reason".into());
             match t("detail") {
                 Some(x) => format!("Rejected the command ({reason}): {x}"),
                 None => format!("Rejected the command ({reason})"),
             }
         }
-        "control.attention.respond" => {
+        types::CONTROL_ATTENTION_RESPOND => {
             let (to, options) = asked(e.subject()).unwrap_or_default();
             return by(e.agent(), format!("answered {}{to}", super::command::describe(e, options)));
         }
-        "control.cancel" => {
+        types::CONTROL_CANCEL => {
             return by(e.agent(), format!("asked to cancel the {}", t("scope").unwrap_or_else(|| "run".into())))
         }
-        "control.pause" => return by(e.agent(), "asked to pause".into()),
-        "control.resume" => return by(e.agent(), "asked to resume".into()),
+        types::CONTROL_PAUSE => return by(e.agent(), "asked to pause".into()),
+        types::CONTROL_RESUME => return by(e.agent(), "asked to resume".into()),
         _ => return None,
     }))
 }

@@ -2,6 +2,7 @@
 //! requests waiting in it, its timeline with navigable causes, and the
 //! command audit chain.
 
+use aep_client::protocol::vocabulary::types;
 use aep_client::store::SessionKey;
 use leptos::ev::SubmitEvent;
 use leptos::prelude::*;
@@ -287,7 +288,8 @@ fn ToolCallRow(call: Item, result: Option<Item>) -> impl IntoView {
     let newest = result.clone().unwrap_or_else(|| call.clone());
     let when = newest.at.map(clock::time_of_day).unwrap_or_default();
     let outcome = match result.as_ref().map(|r| r.ty.as_str()) {
-        Some("tool.failed") => "\u{2192} failed",
+        Some(types::TOOL_FAILED) => "\u{2192} failed",
+        Some(types::TOOL_DENIED) => "\u{2192} denied",
         Some(_) => "\u{2192} done",
         None => "running",
     };

@@ -24,6 +24,7 @@ use aep_client::control::sender::command::{CancelScope, RESPOND};
 use aep_client::control::target::outcome::{PHASE_PAUSED, PHASE_RESUMED};
 use aep_client::control::target::{Action, Received, Verdict};
 use aep_client::protocol::ids::{source_uri, BuildError, Draft, Identity};
+use aep_client::protocol::vocabulary::types;
 use aep_client::{Capture, Event, UnixMs};
 use serde_json::{json, Map, Value};
 
@@ -389,7 +390,7 @@ impl DemoAgent {
                 let random = self.rng.id_bits();
                 let (target, seqs) = self.agent.target();
                 let cancelled = target.run_cancelled(command, reason.as_deref(), now, random, seqs);
-                self.send_built("run.cancelled", cancelled);
+                self.send_built(types::RUN_CANCELLED, cancelled);
                 self.dismiss_open(command.id(), now);
                 if let Session::Live(s) = &mut self.session {
                     s.run = None;
@@ -421,7 +422,7 @@ impl DemoAgent {
         let (began, runs, run) = (s.began, s.runs, s.run.as_ref().map(|r| r.id.clone()));
         if let Some(run) = run {
             let mut data = json!({ "by": "control" });
-            let mut draft = Draft::new("run.cancelled").run(run);
+            let mut draft = Draft::new(types::RUN_CANCELLED).run(run);
             if let Some(r) = reason {
                 data["reason"] = r.into();
                 draft = draft.capture(Capture::Redacted);
@@ -429,17 +430,17 @@ impl DemoAgent {
             let random = self.rng.id_bits();
             let (target, seqs) = self.agent.target();
             let cancelled = target.outcome(command, draft.data(data), now, random, seqs);
-            self.send_built("run.cancelled", cancelled);
+            self.send_built(types::RUN_CANCELLED, cancelled);
         }
         // A session never ends with a request still pending (AEP-0002 §7).
         self.dismiss_open(command.id(), now);
-        let ended = Draft::new("session.ended").data(json!({
+        let ended = Draft::new(types::SESSION_ENDED).data(json!({
             "reason": "killed", "duration_ms": now.since(began), "runs": runs,
         }));
         let random = self.rng.id_bits();
         let (target, seqs) = self.agent.target();
         let ended = target.outcome(command, ended, now, random, seqs);
-        self.send_built("session.ended", ended);
+        self.send_built(types::SESSION_ENDED, ended);
         self.session = Session::Ended;
         self.work = Work::Working;
         let delay = self.rng.between(6_000, 10_000);
@@ -469,7 +470,7 @@ impl DemoAgent {
             Timer::Expire(id) => {
                 if let Some(raised) = self.take_open(&id) {
                     let after = UnixMs::parse_rfc3339(raised.event.time()).map_or(0, |t| now.since(t));
-                    let timeout = Draft::new("attention.timeout")
+                    let timeout = Draft::new(types::ATTENTION_TIMEOUT)
                         .subject(id.clone())
                         .cause(id.clone())
                         .maybe_run(raised.event.run())
@@ -485,7 +486,7 @@ impl DemoAgent {
                 if let Some(raised) = self.take_open(&id) {
                     let Lifetime::OutOfBand { by, .. } = raised.ask.lifetime else { return };
                     let option = raised.ask.options.first().map_or("approve", |(id, _)| id);
-                    let answered = Draft::new("attention.answered")
+                    let answered = Draft::new(types::ATTENTION_ANSWERED)
                         .subject(id.clone())
                         .cause(id.clone())
                         .maybe_run(raised.event.run())
@@ -511,7 +512,7 @@ impl DemoAgent {
 
     fn start_session(&mut self, now: UnixMs) {
         let id = format!("{}-{}", self.persona.name, self.rng.token(6));
-        let opening = Draft::new("session.started").capture(Capture::Redacted).data(json!({
+        let opening = Draft::new(types::SESSION_STARTED).capture(Capture::Redacted).data(json!({
             "label": self.persona.label,
             "client": { "name": "aep-relay-demo", "version": env!("CARGO_PKG_VERSION") },
             "gen_ai.request.model": self.persona.model,
@@ -532,7 +533,7 @@ impl DemoAgent {
         let prompt = prompts[self.next_prompt % prompts.len()];
         self.next_prompt += 1;
         let id = format!("run-{}", self.rng.token(8));
-        let opening = Draft::new("run.started")
+        let opening = Draft::new(types::RUN_STARTED)
             .run(id.clone())
             .capture(Capture::Redacted)
             .data(json!({ "trigger": "user", "prompt": prompt }));
@@ -560,7 +561,7 @@ impl DemoAgent {
         let tools = self.persona.tools;
         let tool = &tools[self.rng.below(tools.len())];
         let call_id = format!("call-{}", self.rng.token(8));
-        let requested = Draft::new("tool.requested").run(run_id).capture(Capture::Redacted).data(
+        let requested = Draft::new(types::TOOL_REQUESTED).run(run_id).capture(Capture::Redacted).data(
             json!({ "tool": { "name": tool.name, "call_id": call_id }, "args_redacted": { "input": tool.args } }),
         );
         if self.emit(requested, now).is_none() {
@@ -578,19 +579,20 @@ impl DemoAgent {
         let Some(call) = run.tool.take() else { return };
         run.done += 1;
         let (run_id, done, steps, began) = (run.id.clone(), run.done, run.steps, run.began);
-        let completed = Draft::new("tool.completed").run(run_id.clone()).data(json!({
+        let completed = Draft::new(types::TOOL_COMPLETED).run(run_id.clone()).data(json!({
             "tool": { "name": call.name, "call_id": call.call_id },
             "duration_ms": now.since(call.began),
             "status": "ok",
         }));
         self.emit(completed, now);
         let percent = (done * 100 / steps.max(1)).min(100);
-        let progress =
-            Draft::new("progress.status").run(run_id.clone()).data(json!({ "phase": "working", "percent": percent }));
+        let progress = Draft::new(types::PROGRESS_STATUS)
+            .run(run_id.clone())
+            .data(json!({ "phase": "working", "percent": percent }));
         self.emit(progress, now);
         // A run ends only with nothing waiting on a person.
         if done >= steps && self.open.is_empty() {
-            let finished = Draft::new("run.finished").run(run_id).capture(Capture::Redacted).data(json!({
+            let finished = Draft::new(types::RUN_FINISHED).run(run_id).capture(Capture::Redacted).data(json!({
                 "duration_ms": now.since(began),
                 "summary": format!("Finished after {done} tool calls"),
             }));
@@ -647,7 +649,7 @@ impl DemoAgent {
         }
         let via = if matches!(ask.lifetime, Lifetime::OutOfBand { .. }) { "oob" } else { "control" };
         data.insert("respond_via".into(), json!([via]));
-        let draft = Draft::new("attention.requested")
+        let draft = Draft::new(types::ATTENTION_REQUESTED)
             .run(run)
             .severity(ask.severity)
             .capture(Capture::Redacted)
@@ -716,7 +718,7 @@ impl DemoAgent {
     fn close(&mut self, raised: &Raised, cause: &str, resolution: &str, now: UnixMs) {
         let id = raised.event.id().to_owned();
         let latency = UnixMs::parse_rfc3339(raised.event.time()).map_or(0, |t| now.since(t));
-        let resolved = Draft::new("attention.resolved")
+        let resolved = Draft::new(types::ATTENTION_RESOLVED)
             .subject(id.clone())
             .cause(cause)
             .maybe_run(raised.event.run())
@@ -730,12 +732,12 @@ impl DemoAgent {
         let random = self.rng.id_bits();
         let (target, seqs) = self.agent.target();
         let status = target.progress_status(command, phase, Some(message), now, random, seqs);
-        self.send_built("progress.status", status);
+        self.send_built(types::PROGRESS_STATUS, status);
     }
 
     /// An ordinary `progress.status` about the work.
     fn status(&mut self, phase: &str, message: &str, now: UnixMs) {
-        let draft = Draft::new("progress.status")
+        let draft = Draft::new(types::PROGRESS_STATUS)
             .maybe_run(self.run().map(|r| r.id.clone()))
             .capture(Capture::Redacted)
             .data(json!({ "phase": phase, "message": message }));

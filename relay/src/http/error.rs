@@ -97,30 +97,30 @@ impl ApiError {
             ApiError::Forbidden { principal, what } => {
                 json!({ "error": codes::UNAUTHORIZED, "detail": format!("`{principal}` may not {what}") })
             }
-            ApiError::ForbiddenOrigin(detail) => json!({ "error": "forbidden-origin", "detail": detail }),
+            ApiError::ForbiddenOrigin(detail) => json!({ "error": codes::FORBIDDEN_ORIGIN, "detail": detail }),
             ApiError::VersionUnsupported => {
                 json!({ "error": codes::VERSION_UNSUPPORTED, "versions": versions(), "detail": "send `AEP-Version: 0.1`" })
             }
             ApiError::UnsupportedMediaType => json!({
-                "error": "unsupported-media-type", "accepted": ["application/json", "application/x-ndjson"],
+                "error": codes::UNSUPPORTED_MEDIA_TYPE, "accepted": ["application/json", "application/x-ndjson"],
             }),
             ApiError::PayloadTooLarge { limit } => {
-                json!({ "error": "payload-too-large", "limit": limit, "detail": "nothing was ingested" })
+                json!({ "error": codes::PAYLOAD_TOO_LARGE, "limit": limit, "detail": "nothing was ingested" })
             }
             ApiError::EventTooLarge { line, limit } => json!({
-                "error": "event-too-large",
+                "error": codes::EVENT_TOO_LARGE,
                 "line": line,
                 "limit": limit,
                 "detail": "an event is larger than this relay takes (max-event); nothing was ingested",
             }),
             ApiError::TooManyEvents { limit } => {
-                json!({ "error": "too-many-events", "limit": limit, "detail": "split the batch; nothing was ingested" })
+                json!({ "error": codes::TOO_MANY_EVENTS, "limit": limit, "detail": "split the batch; nothing was ingested" })
             }
             ApiError::BodyTimeout { seconds } => json!({
-                "error": "request-timeout",
+                "error": codes::REQUEST_TIMEOUT,
                 "detail": format!("the body did not arrive within {seconds} s; nothing was ingested"),
             }),
-            ApiError::UnreadableBody(detail) => json!({ "error": "unreadable-body", "detail": detail }),
+            ApiError::UnreadableBody(detail) => json!({ "error": codes::UNREADABLE_BODY, "detail": detail }),
             ApiError::InvalidEvent { line, detail } => {
                 json!({ "error": codes::INVALID_EVENT, "line": line, "detail": detail })
             }
@@ -128,12 +128,12 @@ impl ApiError {
                 "error": r.code, "line": r.index, "id": r.id, "detail": format!("{}; nothing was ingested", r.detail),
             }),
             ApiError::Unsaved => json!({
-                "error": "unsaved",
+                "error": codes::UNSAVED,
                 "detail": "the relay could not write its durable history; the events would not survive a restart",
             }),
             ApiError::BadSubscription(refusal) => json!({ "error": refusal.code, "detail": refusal.detail }),
-            ApiError::MethodNotAllowed => json!({ "error": "method-not-allowed" }),
-            ApiError::NotFound => json!({ "error": "not-found" }),
+            ApiError::MethodNotAllowed => json!({ "error": codes::METHOD_NOT_ALLOWED }),
+            ApiError::NotFound => json!({ "error": codes::NOT_FOUND }),
         }
     }
 }

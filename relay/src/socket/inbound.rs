@@ -6,7 +6,7 @@
 //! ignored (AEP-0003 §2).
 
 use aep_client::protocol::event::is_command_type;
-use aep_client::protocol::frame::{codes, ErrorFrame, Frame, FrameError};
+use aep_client::protocol::frame::{codes, is_event_type, ErrorFrame, Frame, FrameError};
 use aep_client::{Event, EventError};
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -35,7 +35,7 @@ impl FrameLimits {
         match ty {
             Some("ping" | "pong") => (self.ping, "max-ping"),
             // An event has a dotted type; frame types have none.
-            Some(t) if t.contains('.') => (self.event, "max-event"),
+            Some(t) if is_event_type(t) => (self.event, "max-event"),
             _ => (self.request, "max-request-frame"),
         }
     }
@@ -60,7 +60,7 @@ impl Inbound<'_> {
         let (limit, name) = self.limits.for_type(head.ty.as_deref());
         if text.len() > limit {
             let kind = head.ty.as_deref().unwrap_or("frame");
-            let (id, cause) = if kind.contains('.') { (None, head.id) } else { (head.id, None) };
+            let (id, cause) = if is_event_type(kind) { (None, head.id) } else { (head.id, None) };
             let refusal = ErrorFrame {
                 id,
                 cause,
