@@ -9,10 +9,10 @@
 use std::fs;
 use std::path::Path;
 
-use aep_client::client::State;
-use aep_client::control::sender::CommandState;
-use aep_client::protocol::vocabulary::{Capture, CommandVerb, NackReason, Severity};
-use aep_client::store::{CardStatus, SessionState};
+use aep_engine::client::State;
+use aep_engine::control::sender::CommandState;
+use aep_engine::protocol::vocabulary::{Capture, CommandVerb, NackReason, Severity};
+use aep_engine::store::{CardStatus, SessionState};
 use aep_client::view::*;
 use strum::VariantNames;
 use tsify::Tsify;

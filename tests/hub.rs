@@ -2,17 +2,17 @@
 //! every frame the hub writes is decoded per relay, every frame a relay
 //! "sends" is encoded by the same frame module a relay uses.
 
-use aep_client::client::hub::{Hub, HubChange, HubConfig, HubError, RelaySpec, Target, MAX_CHANGES};
-use aep_client::client::{Config, SocketAction, State};
-use aep_client::control::answer::Answer;
-use aep_client::control::sender::{CancelScope, CommandChange, CommandState, RelayCode};
-use aep_client::protocol::frame::{
+use aep_engine::client::hub::{Hub, HubChange, HubConfig, HubError, RelaySpec, Target, MAX_CHANGES};
+use aep_engine::client::{Config, SocketAction, State};
+use aep_engine::control::answer::Answer;
+use aep_engine::control::sender::{CancelScope, CommandChange, CommandState, RelayCode};
+use aep_engine::protocol::frame::{
     Capabilities, ControlCapability, ErrorFrame, Frame, Hello, HelloIdentity, ReplayCapability, Role, RosterEntry,
 };
-use aep_client::protocol::ids::Identity;
-use aep_client::store;
+use aep_engine::protocol::ids::Identity;
+use aep_engine::store;
 use aep_client::view;
-use aep_client::{Capture, Event, UnixMs};
+use aep_engine::{Capture, Event, UnixMs};
 use serde_json::{json, Map, Value};
 
 const T0: UnixMs = UnixMs(1_783_073_703_000);

@@ -140,7 +140,7 @@ fn sessions_stream(n: usize) -> String {
 
 #[wasm_bindgen_test]
 fn project_state_holds_every_session_unless_limited_and_reports_evictions() {
-    let n = aep_client::store::StoreConfig::default().max_sessions + 40;
+    let n = aep_engine::store::StoreConfig::default().max_sessions + 40;
     let all = json(&project_state(JsValue::from_str(&sessions_stream(n)), JsValue::UNDEFINED).unwrap());
     assert_eq!(all["counts"]["sessions"], n);
     assert_eq!(all["sessions"].as_array().unwrap().len(), n);
@@ -241,9 +241,9 @@ async fn a_rejected_answer_and_an_unrouted_command_reject() {
 
 #[wasm_bindgen_test]
 fn text_answers_fold_case_with_the_hosts_unicode_tables() {
-    use aep_client::control::answer::text::{match_text, TextMatch};
-    use aep_client::protocol::form::Choice;
-    assert_eq!(aep_client::text::lowercase("ÄRGER Σ"), "ärger σ");
+    use aep_engine::control::answer::text::{match_text, TextMatch};
+    use aep_engine::protocol::form::Choice;
+    assert_eq!(aep_engine::text::lowercase("ÄRGER Σ"), "ärger σ");
     let options = vec![
         Choice { id: "ok".into(), label: "Übernehmen".into() },
         Choice { id: "no".into(), label: "Ablehnen".into() },

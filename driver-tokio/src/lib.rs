@@ -4,15 +4,15 @@
 //! decides everything (hello, pings, backoff, refusals, acks); this only
 //! opens and closes sockets, moves text frames and arms one timer.
 //!
-//! [`Connection`]: aep_client::client::Connection
-//! [`Agent`]: aep_client::client::agent::Agent
+//! [`Connection`]: aep_engine::client::Connection
+//! [`Agent`]: aep_engine::client::agent::Agent
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use std::convert::Infallible;
 
-use aep_client::client::{Endpoint, SocketAction, State};
-use aep_client::UnixMs;
+use aep_engine::client::{Endpoint, SocketAction, State};
+use aep_engine::UnixMs;
 use futures_util::{SinkExt, StreamExt};
 use tokio::net::TcpStream;
 use tokio::sync::mpsc::UnboundedReceiver;

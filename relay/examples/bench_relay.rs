@@ -14,8 +14,8 @@
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use aep_client::protocol::ids::{ulid, Draft, Identity};
-use aep_client::{Event, UnixMs};
+use aep_engine::protocol::ids::{ulid, Draft, Identity};
+use aep_engine::{Event, UnixMs};
 use aep_relay::auth::Token;
 use aep_relay::{serve, Config, Relay};
 use futures_util::{SinkExt, StreamExt};

@@ -7,13 +7,13 @@
 
 use std::sync::{Arc, RwLock};
 
-use aep_client::protocol::ids::encode;
+use aep_engine::protocol::ids::encode;
 use axum::http::{header, HeaderMap};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 /// The query parameter that may carry the token (the protocol's name).
-pub use aep_client::protocol::TOKEN_PARAM as QUERY_PARAM;
+pub use aep_engine::protocol::TOKEN_PARAM as QUERY_PARAM;
 
 /// A configured bearer token.
 #[derive(Clone)]

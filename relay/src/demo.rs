@@ -11,7 +11,7 @@
 //! so it stays on one thread: the demo agents run together on a thread of
 //! their own.
 //!
-//! [`Agent`]: aep_client::client::agent::Agent
+//! [`Agent`]: aep_engine::client::agent::Agent
 
 pub mod agent;
 pub mod cast;
@@ -23,9 +23,9 @@ mod tests;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::time::Duration;
 
-use aep_client::client::agent::AgentChange;
-use aep_client::client::hub::socket_url;
-use aep_client::client::{Endpoint, State};
+use aep_engine::client::agent::AgentChange;
+use aep_engine::client::hub::socket_url;
+use aep_engine::client::{Endpoint, State};
 use tokio::sync::{oneshot, watch};
 use tokio::task::LocalSet;
 

@@ -4,11 +4,11 @@
 
 use std::net::SocketAddr;
 
-use aep_client::protocol::frame::{
+use aep_engine::protocol::frame::{
     Capabilities, ControlCapability, Frame, Hello, HelloIdentity, ReplayCapability, Role,
 };
-use aep_client::protocol::AEP_VERSION;
-use aep_client::Capture;
+use aep_engine::protocol::AEP_VERSION;
+use aep_engine::Capture;
 use serde_json::{json, Map, Value};
 
 use crate::auth::{Agents, Principal};

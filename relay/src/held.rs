@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use aep_client::{Capture, Event, Severity};
+use aep_engine::{Capture, Event, Severity};
 
 use crate::buffer::Position;
 

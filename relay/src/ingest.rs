@@ -5,7 +5,7 @@
 //! means nothing of the request was ingested and the emitter can fix and
 //! resend the whole batch without creating duplicates.
 
-use aep_client::{Event, EventError};
+use aep_engine::{Event, EventError};
 
 /// The two accepted body encodings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -17,8 +17,8 @@ use std::sync::{Arc, Mutex};
 
 use crate::sync::lock;
 
-use aep_client::protocol::filter::Filter;
-use aep_client::{Capture, Severity};
+use aep_engine::protocol::filter::Filter;
+use aep_engine::{Capture, Severity};
 use tokio::sync::Notify;
 
 use crate::buffer::{Position, Replay};
@@ -334,7 +334,7 @@ mod tests {
     use super::*;
 
     fn live(severity: &str) -> Outgoing {
-        let e = aep_client::Event::parse(&format!(
+        let e = aep_engine::Event::parse(&format!(
             r#"{{"aep":"0.1","id":"x","type":"progress.status","time":"2026-07-03T10:00:00Z","source":"aep://h/agent/a","agent":"a","session":"s","seq":1,"severity":"{severity}"}}"#
         ))
         .unwrap();

@@ -62,7 +62,7 @@ fn is_field_safe(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use aep_client::Event;
+    use aep_engine::Event;
 
     #[test]
     fn frames_an_event_exactly() {

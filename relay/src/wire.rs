@@ -4,8 +4,8 @@
 
 use std::sync::Arc;
 
-use aep_client::protocol::capture::downlevel;
-use aep_client::Capture;
+use aep_engine::protocol::capture::downlevel;
+use aep_engine::Capture;
 
 use crate::held::Held;
 
@@ -22,7 +22,7 @@ pub fn event_bytes(event: &Held, ceiling: Option<Capture>) -> Option<Arc<str>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use aep_client::Event;
+    use aep_engine::Event;
 
     #[test]
     fn stored_bytes_unless_the_ceiling_is_lower() {

@@ -4,7 +4,7 @@
 
 mod support;
 
-use aep_client::protocol::ids::Draft;
+use aep_engine::protocol::ids::Draft;
 use serde_json::{json, Map, Value};
 use support::*;
 

@@ -7,8 +7,8 @@ mod support;
 
 use std::time::Duration;
 
-use aep_client::protocol::ids::Draft;
-use aep_client::Event;
+use aep_engine::protocol::ids::Draft;
+use aep_engine::Event;
 use serde_json::{json, Value};
 use support::target::TestTarget;
 use support::*;
@@ -45,7 +45,7 @@ async fn without_a_token_no_command_is_ever_routed() {
     let cmd = Draft::new("control.attention.respond")
         .session(&s)
         .subject(fresh_id())
-        .capture(aep_client::Capture::Metadata)
+        .capture(aep_engine::Capture::Metadata)
         .data(json!({"answer": {"option": "live-check-probe"}}))
         .build(&support::sender(), fresh_id(), now())
         .unwrap();
@@ -247,7 +247,7 @@ async fn cancel_is_acked_once_and_its_outcome_follows() {
     let cmd = Draft::new("control.cancel")
         .session(&s)
         .run(target.run.clone())
-        .capture(aep_client::Capture::Redacted)
+        .capture(aep_engine::Capture::Redacted)
         .data(json!({"scope": "run", "reason": "live-check"}))
         .build(&support::sender(), fresh_id(), now())
         .unwrap();

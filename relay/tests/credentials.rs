@@ -73,10 +73,10 @@ async fn a_credentials_file_names_roles_and_a_removed_line_is_revoked_without_a_
     let mut socket = Ws::connect(&format!("ws://{}/socket?access_token={bob}", relay.addr)).await.unwrap();
     socket.send(&json!({"type": "hello", "versions": ["0.1"], "role": "consumer"})).await;
     assert_eq!(socket.recv_json().await["type"], "hello");
-    let cmd = aep_client::protocol::ids::Draft::new("control.pause")
+    let cmd = aep_engine::protocol::ids::Draft::new("control.pause")
         .session("s")
         .data(json!({}))
-        .build(&aep_client::protocol::ids::Identity::new("aep://h/agent/bob", "bob"), fresh_id(), now())
+        .build(&aep_engine::protocol::ids::Identity::new("aep://h/agent/bob", "bob"), fresh_id(), now())
         .unwrap();
     socket.send_text(cmd.raw()).await;
     let refusal = socket.recv_json().await;

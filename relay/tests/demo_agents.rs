@@ -9,11 +9,11 @@ mod support;
 
 use support::console::{Console, PATIENCE_MS};
 
-use aep_client::control::ack::NackReason;
-use aep_client::control::answer::Answer;
-use aep_client::control::sender::{Address, CancelScope, Command, CommandState, RelayCode};
-use aep_client::protocol::validate::{self, payload};
-use aep_client::{Capture, Event, UnixMs};
+use aep_engine::control::ack::NackReason;
+use aep_engine::control::answer::Answer;
+use aep_engine::control::sender::{Address, CancelScope, Command, CommandState, RelayCode};
+use aep_engine::protocol::validate::{self, payload};
+use aep_engine::{Capture, Event, UnixMs};
 use aep_relay::auth::Token;
 use aep_relay::demo::agent::ACK_WINDOW_MS;
 use aep_relay::demo::cast::INSTRUCT;

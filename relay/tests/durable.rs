@@ -8,8 +8,8 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use aep_client::protocol::ids::Draft;
-use aep_client::Event;
+use aep_engine::protocol::ids::Draft;
+use aep_engine::Event;
 use serde_json::{json, Value};
 use support::*;
 

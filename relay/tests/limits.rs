@@ -6,8 +6,8 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use aep_client::protocol::ids::Draft;
-use aep_client::Severity;
+use aep_engine::protocol::ids::Draft;
+use aep_engine::Severity;
 use serde_json::{json, Value};
 use support::*;
 

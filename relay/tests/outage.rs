@@ -4,11 +4,11 @@
 
 mod support;
 
-use aep_client::client::{Config as ConnectionConfig, Connection, State};
-use aep_client::client::hub::socket_url;
-use aep_client::protocol::frame::{ControlCapability, HelloIdentity};
-use aep_client::protocol::ids::Draft;
-use aep_client::Event;
+use aep_engine::client::{Config as ConnectionConfig, Connection, State};
+use aep_engine::client::hub::socket_url;
+use aep_engine::protocol::frame::{ControlCapability, HelloIdentity};
+use aep_engine::protocol::ids::Draft;
+use aep_engine::Event;
 use aep_relay::demo::{now, Link, Step};
 use serde_json::json;
 use support::console::Console;

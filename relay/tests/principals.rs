@@ -8,8 +8,8 @@ mod support;
 use std::path::Path;
 use std::time::Duration;
 
-use aep_client::protocol::ids::{Draft, Identity};
-use aep_client::Event;
+use aep_engine::protocol::ids::{Draft, Identity};
+use aep_engine::Event;
 use aep_relay::auth::{Principal, Roles, Token};
 use aep_relay::Config;
 use serde_json::{json, Value};

@@ -16,10 +16,10 @@ mod support;
 
 use support::console::{Console, PATIENCE_MS};
 
-use aep_client::control::answer::Answer;
-use aep_client::control::sender::{Address, Command, CommandState};
-use aep_client::protocol::validate::{self, payload};
-use aep_client::Event;
+use aep_engine::control::answer::Answer;
+use aep_engine::control::sender::{Address, Command, CommandState};
+use aep_engine::protocol::validate::{self, payload};
+use aep_engine::Event;
 use aep_relay::auth::Token;
 use aep_relay::demo::now;
 use aep_relay::{serve, Config, Relay};

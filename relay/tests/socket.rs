@@ -7,8 +7,8 @@ mod support;
 
 use std::time::Duration;
 
-use aep_client::protocol::ids::Draft;
-use aep_client::{Capture, Event};
+use aep_engine::protocol::ids::Draft;
+use aep_engine::{Capture, Event};
 use serde_json::{json, Value};
 use support::*;
 

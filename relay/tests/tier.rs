@@ -13,8 +13,8 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use aep_client::protocol::ids::Draft;
-use aep_client::Event;
+use aep_engine::protocol::ids::Draft;
+use aep_engine::Event;
 use serde_json::{json, Value};
 use support::target::{TestTarget, TARGET_AGENT};
 use support::*;
@@ -335,7 +335,7 @@ async fn the_control_checks_pass_when_the_target_is_on_another_member() {
     let ask = Draft::new("control.attention.respond")
         .session(&s)
         .subject(fresh_id())
-        .capture(aep_client::Capture::Metadata)
+        .capture(aep_engine::Capture::Metadata)
         .data(json!({"answer": {"option": "live-check-probe"}}))
         .build(&support::sender(), fresh_id(), now())
         .unwrap();
@@ -377,7 +377,7 @@ async fn the_control_checks_pass_when_the_target_is_on_another_member() {
     let cancel = Draft::new("control.cancel")
         .session(&s)
         .run(target.run.clone())
-        .capture(aep_client::Capture::Redacted)
+        .capture(aep_engine::Capture::Redacted)
         .data(json!({"scope": "run", "reason": "live-check"}))
         .build(&support::sender(), fresh_id(), now())
         .unwrap();

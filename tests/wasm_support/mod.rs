@@ -8,10 +8,10 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use aep_client::control::target::{ControlTarget, Received, SeqCounter};
-use aep_client::protocol::ids::{ulid, Draft, Identity};
+use aep_engine::control::target::{ControlTarget, Received, SeqCounter};
+use aep_engine::protocol::ids::{ulid, Draft, Identity};
 use aep_client::js::convert as js;
-use aep_client::{Capture, Event};
+use aep_engine::{Capture, Event};
 use serde_json::{json, Value};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -105,7 +105,7 @@ impl Agent {
             let r = st.target.handle_command(&e, now, js::random(), &mut st.seqs).unwrap();
             sock.send_with_str(r.ack_bytes()).unwrap();
             if let Received::Fresh {
-                action: aep_client::control::target::Action::Respond { request, applied }, ..
+                action: aep_engine::control::target::Action::Respond { request, applied }, ..
             } = &r
             {
                 let pair =
@@ -131,7 +131,7 @@ impl Agent {
     pub fn emit(&self, draft: Draft, session: &str) -> Event {
         let mut st = self.state.borrow_mut();
         let st = &mut *st;
-        let seq = aep_client::control::target::Sequencer::next_seq(&mut st.seqs, session);
+        let seq = aep_engine::control::target::Sequencer::next_seq(&mut st.seqs, session);
         let now = js::now();
         let e = draft.session(session).seq(seq).build(st.target.identity(), ulid(now, js::random()), now).unwrap();
         self.ws.send_with_str(e.raw()).unwrap();

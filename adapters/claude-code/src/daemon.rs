@@ -7,15 +7,15 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use aep_client::client::agent::{Agent, AgentChange, AgentConfig};
-use aep_client::client::{Backoff, Config as ConnectionConfig, State};
-use aep_client::control::answer::{Answer, OpenRequest};
-use aep_client::control::target::{Action, Received};
-use aep_client::protocol::capture::{emit_at_ceiling, CaptureCeiling, RedactOptions, Redactor};
-use aep_client::protocol::event::{Capture, Event};
-use aep_client::protocol::ids::{source_uri, Draft, Identity};
-use aep_client::protocol::vocabulary::types;
-use aep_client::UnixMs;
+use aep_engine::client::agent::{Agent, AgentChange, AgentConfig};
+use aep_engine::client::{Backoff, Config as ConnectionConfig, State};
+use aep_engine::control::answer::{Answer, OpenRequest};
+use aep_engine::control::target::{Action, Received};
+use aep_engine::protocol::capture::{emit_at_ceiling, CaptureCeiling, RedactOptions, Redactor};
+use aep_engine::protocol::event::{Capture, Event};
+use aep_engine::protocol::ids::{source_uri, Draft, Identity};
+use aep_engine::protocol::vocabulary::types;
+use aep_engine::UnixMs;
 use aep_driver_tokio::{now, Link, Step};
 use serde_json::{json, Value};
 use tokio::sync::{mpsc, oneshot};

@@ -7,8 +7,8 @@ use indexmap::IndexMap;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
-use aep_client::protocol::event::{Capture, Event};
-use aep_client::protocol::vocabulary::types;
+use aep_engine::protocol::event::{Capture, Event};
+use aep_engine::protocol::vocabulary::types;
 
 use crate::hook::HookInput;
 

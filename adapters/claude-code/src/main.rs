@@ -8,9 +8,9 @@ use std::time::Duration;
 use aep_claude_code::daemon::{self, Options, Status};
 use aep_claude_code::server;
 use aep_claude_code::settings::{self, Hooks, Outcome};
-use aep_client::client::hub::socket_url;
-use aep_client::protocol::capture::{CaptureCeiling, RedactOptions};
-use aep_client::protocol::event::Capture;
+use aep_engine::client::hub::socket_url;
+use aep_engine::protocol::capture::{CaptureCeiling, RedactOptions};
+use aep_engine::protocol::event::Capture;
 use clap::{Args, Parser, Subcommand};
 use tokio::sync::{mpsc, watch};
 

@@ -31,8 +31,8 @@
 
 use std::collections::HashMap;
 
-use aep_client::protocol::ids::Draft;
-use aep_client::protocol::vocabulary::types;
+use aep_engine::protocol::ids::Draft;
+use aep_engine::protocol::vocabulary::types;
 use serde_json::{json, Map, Value};
 
 use crate::hook::HookInput;

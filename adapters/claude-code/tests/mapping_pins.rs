@@ -4,11 +4,11 @@
 //! at `metadata`. Read in place from `../shared/aep`.
 
 use aep_claude_code::form::{elicitation_data, structural_prompt, ElicitationSchema};
-use aep_client::protocol::capture::{emit_at_ceiling, CaptureCeiling, Redactor};
-use aep_client::protocol::event::Capture;
-use aep_client::protocol::ids::{Draft, Identity};
-use aep_client::protocol::validate;
-use aep_client::UnixMs;
+use aep_engine::protocol::capture::{emit_at_ceiling, CaptureCeiling, Redactor};
+use aep_engine::protocol::event::Capture;
+use aep_engine::protocol::ids::{Draft, Identity};
+use aep_engine::protocol::validate;
+use aep_engine::UnixMs;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -44,7 +44,7 @@ fn pin() -> (ElicitationInput, Pin) {
 }
 
 /// The request as the adapter emits it under `ceiling`.
-fn emitted(data: Value, ceiling: &CaptureCeiling) -> aep_client::Event {
+fn emitted(data: Value, ceiling: &CaptureCeiling) -> aep_engine::Event {
     let who = Identity::new("aep://host/agent/claude-code", "claude-code");
     let draft = Draft::new("attention.requested").session("s-1").seq(0).capture(Capture::Full).data(data);
     let event = draft.build(&who, "01J00000000000000000000000", UnixMs(1_700_000_000_000)).unwrap();

@@ -2,11 +2,11 @@
 //! kept as data, next to where it came from), how it can be answered, and
 //! what has happened to it since.
 
-use aep_client::client::hub::Hub;
-use aep_client::protocol::form::{Choice, FieldSpec};
-use aep_client::protocol::vocabulary::types;
-use aep_client::store::{self, AnswerVia, Card, CardRef, CardStatus, Channel, Closure, Resolution};
-use aep_client::{Capture, Severity, UnixMs};
+use aep_engine::client::hub::Hub;
+use aep_engine::protocol::form::{Choice, FieldSpec};
+use aep_engine::protocol::vocabulary::types;
+use aep_engine::store::{self, AnswerVia, Card, CardRef, CardStatus, Channel, Closure, Resolution};
+use aep_engine::{Capture, Severity, UnixMs};
 use serde_json::Value;
 
 use super::clock;

@@ -1,6 +1,6 @@
 //! Durations and instants in the few words a glance needs.
 
-use aep_client::UnixMs;
+use aep_engine::UnixMs;
 
 /// `7 s`, `4 min`, `3 h`, `2 d`.
 pub fn span(ms: u64) -> String {

@@ -2,15 +2,15 @@
 //! not, and why. Built from the sender's record for this console's own
 //! commands, and from the stream's audit chain for everyone else's.
 
-use aep_client::client::hub::Hub;
-use aep_client::control::ack::Decision;
-use aep_client::control::answer::Answer;
-use aep_client::control::sender::{Command, CommandState, TrackedCommand};
-use aep_client::control::target::outcome::{PHASE_PAUSED, PHASE_RESUMED};
-use aep_client::protocol::form::Choice;
-use aep_client::protocol::vocabulary::types;
-use aep_client::store;
-use aep_client::UnixMs;
+use aep_engine::client::hub::Hub;
+use aep_engine::control::ack::Decision;
+use aep_engine::control::answer::Answer;
+use aep_engine::control::sender::{Command, CommandState, TrackedCommand};
+use aep_engine::control::target::outcome::{PHASE_PAUSED, PHASE_RESUMED};
+use aep_engine::protocol::form::Choice;
+use aep_engine::protocol::vocabulary::types;
+use aep_engine::store;
+use aep_engine::UnixMs;
 use serde_json::Value;
 
 use super::{clock, words};
@@ -122,7 +122,7 @@ impl CommandView {
 
 /// What a command asked for, in words; option ids become their labels
 /// when `options` names them.
-pub fn describe(event: &aep_client::Event, options: &[Choice]) -> String {
+pub fn describe(event: &aep_engine::Event, options: &[Choice]) -> String {
     let label = |id: &str| {
         options
             .iter()
@@ -354,7 +354,7 @@ pub fn view(
 
 /// A `progress.status` outcome's phase (a pause's `paused`, a resume's
 /// `resumed`).
-fn phase(e: &aep_client::Event) -> Option<String> {
+fn phase(e: &aep_engine::Event) -> Option<String> {
     e.data()?.get("phase")?.as_str().map(str::to_owned)
 }
 

@@ -3,8 +3,8 @@
 //! (`protocol::form::check_values`), so the console never sends what the
 //! agent would refuse, and says why in the same words.
 
-use aep_client::order::SortedMap;
-use aep_client::protocol::form::{check_values, FieldSpec, FieldType};
+use aep_engine::order::SortedMap;
+use aep_engine::protocol::form::{check_values, FieldSpec, FieldType};
 use serde_json::{Map, Number, Value};
 
 /// What one input holds.
@@ -176,7 +176,7 @@ fn is_decimal(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use aep_client::protocol::form::parse_fields;
+    use aep_engine::protocol::form::parse_fields;
     use serde_json::json;
 
     fn release() -> Vec<FieldSpec> {

@@ -2,7 +2,7 @@
 //! so a slip can be undone; approving something dangerous takes a second,
 //! deliberate step. Denying stays one tap (and is held the same way).
 
-use aep_client::{Severity, UnixMs};
+use aep_engine::{Severity, UnixMs};
 
 /// How long an answer waits on this device before it is sent.
 pub const UNDO_MS: u64 = 5_000;
@@ -55,8 +55,8 @@ impl Held {
 pub const CLOSING_DROPS: &str = "Not sent yet: closing this page drops it.";
 
 /// What an answer says, in the words of the card's options.
-pub fn what(answer: &aep_client::control::answer::Answer, options: &[super::card::OptionView]) -> String {
-    use aep_client::control::answer::Answer;
+pub fn what(answer: &aep_engine::control::answer::Answer, options: &[super::card::OptionView]) -> String {
+    use aep_engine::control::answer::Answer;
     match answer {
         Answer::Option { id, .. } => format!(
             "\u{201c}{}\u{201d}",

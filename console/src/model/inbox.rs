@@ -7,10 +7,10 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use aep_client::client::hub::Hub;
-use aep_client::order;
-use aep_client::store::{Card, CardRef, SessionKey};
-use aep_client::UnixMs;
+use aep_engine::client::hub::Hub;
+use aep_engine::order;
+use aep_engine::store::{Card, CardRef, SessionKey};
+use aep_engine::UnixMs;
 
 use super::card::{self, CardView};
 use super::slots::{self, Slot};

@@ -1,7 +1,7 @@
 //! Relay notices: history trimmed past what a resume needed, an error
 //! frame, an orderly close. Said once, in words, naming the relay.
 
-use aep_client::client::hub::HubChange;
+use aep_engine::client::hub::HubChange;
 
 /// What a notice is about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

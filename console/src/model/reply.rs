@@ -2,8 +2,8 @@
 //! button itself, not only in a hint. The matching is the engine's own
 //! AEP-0008 rule ([`match_text`]); this only names its outcome.
 
-use aep_client::control::answer::{match_text, TextMatch};
-use aep_client::protocol::form::Choice;
+use aep_engine::control::answer::{match_text, TextMatch};
+use aep_engine::protocol::form::Choice;
 
 /// The meaning of a reply as typed so far.
 #[derive(Clone, Debug, PartialEq, Eq)]

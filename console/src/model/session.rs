@@ -1,13 +1,13 @@
 //! Session lanes: one per (source, session), with who runs it, where it
 //! stands, its runs, and which commands its agent declared it takes.
 
-use aep_client::client::hub::Hub;
-use aep_client::client::State;
-use aep_client::control::sender::command::{CANCEL, PAUSE, RESPOND, RESUME};
-use aep_client::order;
-use aep_client::protocol::event::is_vendor_command_type;
-use aep_client::store::{RunEnding, RunStatus, Session, SessionKey, SessionState};
-use aep_client::UnixMs;
+use aep_engine::client::hub::Hub;
+use aep_engine::client::State;
+use aep_engine::control::sender::command::{CANCEL, PAUSE, RESPOND, RESUME};
+use aep_engine::order;
+use aep_engine::protocol::event::is_vendor_command_type;
+use aep_engine::store::{RunEnding, RunStatus, Session, SessionKey, SessionState};
+use aep_engine::UnixMs;
 
 use super::command::{self, CommandView};
 

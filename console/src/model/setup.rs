@@ -1,10 +1,10 @@
 //! Turning what was typed on the connect screen into a hub, and the
 //! one-tap link format (`#token=…`, optionally `&relay=…`).
 
-use aep_client::client::hub::{relay_label, Endpoint, HubConfig, RelaySpec};
-use aep_client::client::Config;
-use aep_client::protocol::frame::HelloIdentity;
-use aep_client::protocol::ids::{source_uri, Identity};
+use aep_engine::client::hub::{relay_label, Endpoint, HubConfig, RelaySpec};
+use aep_engine::client::Config;
+use aep_engine::protocol::frame::HelloIdentity;
+use aep_engine::protocol::ids::{source_uri, Identity};
 
 /// The `agent` this console sends commands as.
 pub const AGENT: &str = "aep-console";

@@ -1,7 +1,7 @@
 //! Relay connection status, for the chips in the header.
 
-use aep_client::client::hub::Hub;
-use aep_client::client::State;
+use aep_engine::client::hub::Hub;
+use aep_engine::client::State;
 
 use super::words;
 

@@ -1,17 +1,17 @@
 //! The view models over a real hub, driven natively: one scripted relay,
 //! frames encoded by the engine's own frame module, a fake clock.
 
-use aep_client::client::hub::{Hub, HubConfig, RelaySpec};
-use aep_client::client::Config;
-use aep_client::control::answer::Answer;
-use aep_client::protocol::frame::{
+use aep_engine::client::hub::{Hub, HubConfig, RelaySpec};
+use aep_engine::client::Config;
+use aep_engine::control::answer::Answer;
+use aep_engine::protocol::frame::{
     Capabilities, ControlCapability, ErrorFrame, Frame, Hello, HelloIdentity, ReplayCapability,
     Role, RosterEntry,
 };
-use aep_client::protocol::ids::Identity;
-use aep_client::protocol::vocabulary::types;
-use aep_client::store::CardStatus;
-use aep_client::{Event, UnixMs};
+use aep_engine::protocol::ids::Identity;
+use aep_engine::protocol::vocabulary::types;
+use aep_engine::store::CardStatus;
+use aep_engine::{Event, UnixMs};
 use serde_json::{json, Map, Value};
 
 use super::card::{self, Answering};
@@ -897,7 +897,7 @@ fn a_paused_session_reads_paused_and_its_pause_reads_as_a_pause() {
     assert_eq!(format!("{} {}", super::words::person_first(pause.by.as_deref().unwrap(), &me), pause.summary), "You (aep-console) asked to pause");
     assert_eq!(c.who(&me), "You (aep-console)");
     // This page's own resume, followed by its sender.
-    let id = r.hub.resume(&aep_client::client::hub::Target::session("s1"), 9, r.now).unwrap();
+    let id = r.hub.resume(&aep_engine::client::hub::Target::session("s1"), 9, r.now).unwrap();
     r.drain();
     r.event(json!({ "id": "K2", "type": "control.accepted", "seq": 6, "cause": id, "data": {} }));
     r.event(json!({ "id": "P2", "type": "progress.status", "seq": 7, "cause": id, "data": { "phase": "resumed" } }));
@@ -963,8 +963,8 @@ fn a_session_says_whose_connection_is_missing_when_it_takes_no_commands() {
 /// a pause or resume as `progress.status` with its phase; a tool call is
 /// `tool.requested` then `tool.completed`, tied by `tool.call_id`.
 struct DemoSide {
-    target: aep_client::control::target::ControlTarget,
-    seqs: aep_client::control::target::SeqCounter,
+    target: aep_engine::control::target::ControlTarget,
+    seqs: aep_engine::control::target::SeqCounter,
     random: u128,
 }
 
@@ -972,8 +972,8 @@ impl DemoSide {
     fn new() -> DemoSide {
         let identity = Identity::new("aep://h/agent/demo", "demo");
         let accepts = [types::CONTROL_ATTENTION_RESPOND, types::CONTROL_CANCEL, types::CONTROL_PAUSE, types::CONTROL_RESUME];
-        let target = aep_client::control::target::ControlTarget::new(identity, accepts).unwrap();
-        let mut seqs = aep_client::control::target::SeqCounter::new();
+        let target = aep_engine::control::target::ControlTarget::new(identity, accepts).unwrap();
+        let mut seqs = aep_engine::control::target::SeqCounter::new();
         seqs.set_next("s1", 3);
         DemoSide { target, seqs, random: 1 << 64 }
     }
@@ -996,7 +996,7 @@ impl DemoSide {
             .unwrap();
         let (now, random) = (r.now, self.random());
         let received = self.target.handle_command(&command, now, random, &mut self.seqs).unwrap();
-        let aep_client::control::target::Received::Fresh { ack, .. } = received else { panic!("{received:?}") };
+        let aep_engine::control::target::Received::Fresh { ack, .. } = received else { panic!("{received:?}") };
         r.send(Frame::Event(ack));
         let random = self.random();
         let status = self.target.progress_status(&command, phase, Some(message), now, random, &mut self.seqs).unwrap();
@@ -1004,9 +1004,9 @@ impl DemoSide {
     }
 
     /// One of the agent's own session events, as `Agent::emit` builds it.
-    fn emit(&mut self, r: &mut Relay, draft: aep_client::protocol::ids::Draft) -> Event {
+    fn emit(&mut self, r: &mut Relay, draft: aep_engine::protocol::ids::Draft) -> Event {
         let seq = self.seqs.take("s1", None).unwrap();
-        let id = aep_client::protocol::ids::ulid(r.now, self.random());
+        let id = aep_engine::protocol::ids::ulid(r.now, self.random());
         let event = draft.session("s1").seq(seq).build(self.target.identity(), id, r.now).unwrap();
         r.send(Frame::Event(event.clone()));
         event
@@ -1015,13 +1015,13 @@ impl DemoSide {
 
 #[test]
 fn pause_resume_and_a_tool_call_read_right_as_the_demo_agents_emit_them() {
-    use aep_client::control::target::outcome::{PHASE_PAUSED, PHASE_RESUMED};
-    use aep_client::protocol::ids::Draft;
-    use aep_client::Capture;
+    use aep_engine::control::target::outcome::{PHASE_PAUSED, PHASE_RESUMED};
+    use aep_engine::protocol::ids::Draft;
+    use aep_engine::Capture;
 
     let mut r = with_session();
     let mut demo = DemoSide::new();
-    let session = aep_client::client::hub::Target::session("s1");
+    let session = aep_engine::client::hub::Target::session("s1");
     let pause = r.hub.pause(&session, 41, r.now).unwrap();
     r.drain();
     demo.honour(&mut r, &pause, PHASE_PAUSED, "Paused by an operator");

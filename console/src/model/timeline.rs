@@ -4,9 +4,9 @@
 //! call folded with its result into one row, and filtered by category.
 //! Everything here is data for text nodes.
 
-use aep_client::protocol::vocabulary::types;
-use aep_client::store::{Entry, Session};
-use aep_client::{Severity, UnixMs};
+use aep_engine::protocol::vocabulary::types;
+use aep_engine::store::{Entry, Session};
+use aep_engine::{Severity, UnixMs};
 use serde_json::{Map, Value};
 
 /// Most entries a session view renders (the newest ones).

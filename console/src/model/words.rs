@@ -2,11 +2,11 @@
 //! command can end with has words here, so nothing reaches the screen as
 //! a bare code.
 
-use aep_client::client::hub::HubError;
-use aep_client::client::{Refusal, State};
-use aep_client::protocol::vocabulary::{codes, types, NackReason};
-use aep_client::store::Request;
-use aep_client::Event;
+use aep_engine::client::hub::HubError;
+use aep_engine::client::{Refusal, State};
+use aep_engine::protocol::vocabulary::{codes, types, NackReason};
+use aep_engine::store::Request;
+use aep_engine::Event;
 use serde_json::{Map, Value};
 
 /// What a command verb is called on screen.
@@ -153,7 +153,7 @@ pub fn page_title(waiting: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use aep_client::UnixMs;
+    use aep_engine::UnixMs;
 
     #[test]
     fn counts_agree_with_their_nouns() {

@@ -1,7 +1,7 @@
 //! How a card is answered: option buttons, a text reply, a form, or a
 //! note that the answer belongs to the agent's own interface.
 
-use aep_client::control::answer::Answer;
+use aep_engine::control::answer::Answer;
 use leptos::ev::SubmitEvent;
 use leptos::prelude::*;
 

@@ -1,7 +1,7 @@
 //! One attention card: where it comes from, what the agent says (quoted,
 //! as text), how to answer, and the life of the answer once sent.
 
-use aep_client::UnixMs;
+use aep_engine::UnixMs;
 use leptos::prelude::*;
 
 use super::answer::AnswerArea;

@@ -1,9 +1,9 @@
 //! A form answer (AEP-0006): one input per field, checked in the browser
 //! with the agent's own rules before anything is sent.
 
-use aep_client::control::answer::Answer;
-use aep_client::protocol::form::{FieldSpec, FieldType};
-use aep_client::text::number;
+use aep_engine::control::answer::Answer;
+use aep_engine::protocol::form::{FieldSpec, FieldType};
+use aep_engine::text::number;
 use leptos::ev::SubmitEvent;
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;

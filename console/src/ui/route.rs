@@ -1,7 +1,7 @@
 //! Hash routes (`#/`, `#/sessions`, `#/session/{source}/{name}`,
 //! `#/history`), so the back button works on a phone.
 
-use aep_client::store::SessionKey;
+use aep_engine::store::SessionKey;
 
 use crate::web::platform::window;
 

@@ -2,8 +2,8 @@
 //! requests waiting in it, its timeline with navigable causes, and the
 //! command audit chain.
 
-use aep_client::protocol::vocabulary::types;
-use aep_client::store::SessionKey;
+use aep_engine::protocol::vocabulary::types;
+use aep_engine::store::SessionKey;
 use leptos::ev::SubmitEvent;
 use leptos::prelude::*;
 use serde_json::{Map, Value};

@@ -1,7 +1,7 @@
 //! The few browser facts the console needs: time, randomness, timers,
 //! visibility, online state.
 
-use aep_client::UnixMs;
+use aep_engine::UnixMs;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 

@@ -11,4 +11,4 @@ pub use disk::{Disk, DiskError, Loaded, Op};
 pub use session::{Admission, SessionBuffer};
 pub use store::{Replay, SessionStore, StoreLimits};
 
-pub use aep_client::protocol::event::Position;
+pub use aep_engine::protocol::event::Position;

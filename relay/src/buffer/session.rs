@@ -287,7 +287,7 @@ impl SessionBuffer {
 mod tests {
     use super::*;
 
-    use aep_client::Event;
+    use aep_engine::Event;
 
     fn ev(id: &str, epoch: u64, seq: u64) -> Arc<Held> {
         Arc::new(Held::new(

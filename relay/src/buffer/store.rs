@@ -104,7 +104,7 @@ impl SessionStore {
         for loaded in sessions {
             let mut entries = Vec::with_capacity(loaded.entries.len());
             for (slot, raw) in loaded.entries {
-                let event = aep_client::Event::parse(&raw)
+                let event = aep_engine::Event::parse(&raw)
                     .map_err(|e| DiskError(format!("a stored event of `{}` no longer parses: {e}", loaded.session)))?;
                 entries.push((slot, Arc::new(Held::new(&event))));
             }
@@ -364,7 +364,7 @@ impl SessionStore {
 mod tests {
     use super::*;
 
-    use aep_client::Event;
+    use aep_engine::Event;
 
     fn store(depth: usize, max_sessions: usize) -> SessionStore {
         SessionStore::new(StoreLimits { depth, max_sessions, session_bytes: usize::MAX, total_bytes: usize::MAX })

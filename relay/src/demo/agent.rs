@@ -16,16 +16,16 @@ mod endpoint;
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use aep_client::client::agent::{Agent, AgentChange, AgentConfig};
-use aep_client::client::{Backoff, Config as ConnectionConfig, State};
-use aep_client::control::ack::NackReason;
-use aep_client::control::answer::Answer;
-use aep_client::control::sender::command::{CancelScope, RESPOND};
-use aep_client::control::target::outcome::{PHASE_PAUSED, PHASE_RESUMED};
-use aep_client::control::target::{Action, Received, Verdict};
-use aep_client::protocol::ids::{source_uri, BuildError, Draft, Identity};
-use aep_client::protocol::vocabulary::types;
-use aep_client::{Capture, Event, UnixMs};
+use aep_engine::client::agent::{Agent, AgentChange, AgentConfig};
+use aep_engine::client::{Backoff, Config as ConnectionConfig, State};
+use aep_engine::control::ack::NackReason;
+use aep_engine::control::answer::Answer;
+use aep_engine::control::sender::command::{CancelScope, RESPOND};
+use aep_engine::control::target::outcome::{PHASE_PAUSED, PHASE_RESUMED};
+use aep_engine::control::target::{Action, Received, Verdict};
+use aep_engine::protocol::ids::{source_uri, BuildError, Draft, Identity};
+use aep_engine::protocol::vocabulary::types;
+use aep_engine::{Capture, Event, UnixMs};
 use serde_json::{json, Map, Value};
 
 use super::cast::{Ask, Lifetime, Persona, INSTRUCT, PHASE_INSTRUCTED};

@@ -2,9 +2,9 @@
 //! [`super::agent::Agent`]. Between them they raise every kind of
 //! attention a console has to handle and honour every core command.
 
-use aep_client::control::answer::AttentionKind;
-use aep_client::control::sender::command::{CANCEL, PAUSE, RESPOND, RESUME};
-use aep_client::Severity;
+use aep_engine::control::answer::AttentionKind;
+use aep_engine::control::sender::command::{CANCEL, PAUSE, RESPOND, RESUME};
+use aep_engine::Severity;
 use serde_json::{json, Value};
 
 /// The vendor command one agent declares (AEP-0004 §5, `x.{vendor}.control.{verb}`).
@@ -342,8 +342,8 @@ pub const CAST: [&Persona; 5] = [&BUILD_BOT, &DEPLOY_AGENT, &RESEARCH_AGENT, &GU
 #[cfg(test)]
 mod tests {
     use super::*;
-    use aep_client::protocol::event::is_command_type;
-    use aep_client::protocol::form::parse_fields;
+    use aep_engine::protocol::event::is_command_type;
+    use aep_engine::protocol::form::parse_fields;
 
     #[test]
     fn the_cast_covers_every_kind_and_declares_real_commands() {
@@ -392,8 +392,8 @@ mod tests {
     #[test]
     fn the_release_form_has_every_field_type() {
         let fields = parse_fields(&release_form()).unwrap();
-        let has = |f: &dyn Fn(&aep_client::protocol::form::FieldSpec) -> bool| fields.iter().any(f);
-        use aep_client::protocol::form::FieldType::*;
+        let has = |f: &dyn Fn(&aep_engine::protocol::form::FieldSpec) -> bool| fields.iter().any(f);
+        use aep_engine::protocol::form::FieldType::*;
         assert!(has(&|f| f.ty == String));
         assert!(has(&|f| f.ty == Number && f.min.is_some() && f.max.is_some()));
         assert!(has(&|f| f.ty == Boolean));

@@ -2,13 +2,13 @@
 //! engine's envelope, payload and stream rules, and each command gets the
 //! outcome the control profile promises.
 
-use aep_client::client::{Endpoint, SocketAction, State};
-use aep_client::control::answer::Answer;
-use aep_client::control::sender::{Address, CancelScope, Command};
-use aep_client::protocol::frame::{Capabilities, Frame, Hello, Role};
-use aep_client::protocol::ids::{source_uri, ulid, Identity};
-use aep_client::protocol::validate::{self, payload};
-use aep_client::{Capture, Event, UnixMs};
+use aep_engine::client::{Endpoint, SocketAction, State};
+use aep_engine::control::answer::Answer;
+use aep_engine::control::sender::{Address, CancelScope, Command};
+use aep_engine::protocol::frame::{Capabilities, Frame, Hello, Role};
+use aep_engine::protocol::ids::{source_uri, ulid, Identity};
+use aep_engine::protocol::validate::{self, payload};
+use aep_engine::{Capture, Event, UnixMs};
 use serde_json::{json, Map, Value};
 
 use super::agent::{DemoAgent, Pace, Work};

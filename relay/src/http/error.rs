@@ -1,7 +1,7 @@
 //! Every refusal the HTTP surface answers, each with its status and JSON
 //! body (`error` names it; `detail` says why in words), in one place.
 
-use aep_client::protocol::frame::{codes, ErrorFrame};
+use aep_engine::protocol::frame::{codes, ErrorFrame};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Value};

@@ -10,8 +10,8 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
-use aep_client::protocol::frame::{codes, ErrorFrame, Position, Subscribe};
-use aep_client::Capture;
+use aep_engine::protocol::frame::{codes, ErrorFrame, Position, Subscribe};
+use aep_engine::Capture;
 use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue, Uri};

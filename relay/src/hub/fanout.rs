@@ -5,8 +5,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use aep_client::protocol::capture::landing_level;
-use aep_client::{Capture, Event};
+use aep_engine::protocol::capture::landing_level;
+use aep_engine::{Capture, Event};
 
 use crate::held::Held;
 

@@ -30,11 +30,11 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use aep_client::protocol::filter::Filter;
-use aep_client::protocol::frame::{
+use aep_engine::protocol::filter::Filter;
+use aep_engine::protocol::frame::{
     codes, ControlCapability, ErrorFrame, Frame, Hello, Position, ResumeFrom, Role, RosterEntry, Subscribe,
 };
-use aep_client::{Capture, Event};
+use aep_engine::{Capture, Event};
 use tokio::sync::watch;
 
 use crate::auth::{Access, Principal};

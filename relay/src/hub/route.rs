@@ -25,8 +25,8 @@
 
 use std::sync::Arc;
 
-use aep_client::protocol::frame::{codes, ErrorFrame};
-use aep_client::Event;
+use aep_engine::protocol::frame::{codes, ErrorFrame};
+use aep_engine::Event;
 
 use super::routing::{RemoteClaim, Routing};
 use super::{ConnId, State};

@@ -8,8 +8,8 @@
 
 use std::sync::Arc;
 
-use aep_client::protocol::frame::{ErrorFrame, RosterEntry};
-use aep_client::Event;
+use aep_engine::protocol::frame::{ErrorFrame, RosterEntry};
+use aep_engine::Event;
 
 use super::{ConnId, Peer};
 
@@ -62,6 +62,6 @@ impl Routing for Alone {
 
     fn forward(&self, to: RemoteClaim, command: Arc<Event>, _: Arc<str>, refused: Refused) {
         let detail = format!("session `{}` is claimed on another relay", to.entry.session);
-        refused(ErrorFrame::for_command(command.id(), aep_client::protocol::frame::codes::NO_ROUTE, Some(detail)));
+        refused(ErrorFrame::for_command(command.id(), aep_engine::protocol::frame::codes::NO_ROUTE, Some(detail)));
     }
 }

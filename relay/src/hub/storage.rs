@@ -16,7 +16,7 @@ use std::future::{Future, IntoFuture};
 use std::pin::Pin;
 use std::sync::Arc;
 
-use aep_client::Event;
+use aep_engine::Event;
 use tokio::sync::oneshot;
 
 use super::{ConnId, IngestReport, Origin};

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use aep_client::protocol::frame::{Delivered, Position as FramePosition};
+use aep_engine::protocol::frame::{Delivered, Position as FramePosition};
 
 use crate::buffer::Position;
 

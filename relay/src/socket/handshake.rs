@@ -5,8 +5,8 @@
 
 use std::time::Duration;
 
-use aep_client::protocol::frame::{codes, ErrorFrame, Frame, Hello};
-use aep_client::protocol::AEP_VERSION;
+use aep_engine::protocol::frame::{codes, ErrorFrame, Frame, Hello};
+use aep_engine::protocol::AEP_VERSION;
 use axum::extract::ws::{CloseFrame, Message, WebSocket};
 use futures_util::stream::{SplitSink, SplitStream};
 use futures_util::{SinkExt, StreamExt};

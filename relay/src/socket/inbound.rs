@@ -5,9 +5,9 @@
 //! `error` frame and the connection carries on. Unknown frame types are
 //! ignored (AEP-0003 §2).
 
-use aep_client::protocol::event::is_command_type;
-use aep_client::protocol::frame::{codes, is_event_type, ErrorFrame, Frame, FrameError};
-use aep_client::{Event, EventError};
+use aep_engine::protocol::event::is_command_type;
+use aep_engine::protocol::frame::{codes, is_event_type, ErrorFrame, Frame, FrameError};
+use aep_engine::{Event, EventError};
 use serde_json::value::RawValue;
 use serde_json::Value;
 

@@ -11,7 +11,7 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use aep_client::protocol::frame::{Closing, Frame, Position as FramePosition, ReplayExhausted};
+use aep_engine::protocol::frame::{Closing, Frame, Position as FramePosition, ReplayExhausted};
 use axum::extract::ws::{CloseFrame, Message, WebSocket};
 use futures_util::stream::SplitSink;
 use futures_util::SinkExt;

@@ -12,8 +12,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use aep_client::protocol::frame::{codes, ControlCapability, ErrorFrame, Frame, RosterEntry};
-use aep_client::Event;
+use aep_engine::protocol::frame::{codes, ControlCapability, ErrorFrame, Frame, RosterEntry};
+use aep_engine::Event;
 use async_nats::jetstream::{self, kv};
 use async_nats::HeaderMap;
 use bytes::Bytes;

@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use aep_client::Event;
+use aep_engine::Event;
 use async_nats::connection::State;
 use async_nats::jetstream::{self, consumer, stream};
 use async_nats::HeaderMap;

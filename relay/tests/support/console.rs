@@ -2,13 +2,13 @@
 //! `ControlSender` driven by the demo's socket driver, watching everything
 //! and sending commands.
 
-use aep_client::client::hub::socket_url;
-use aep_client::client::{ClientEvent, Config as ConnectionConfig, Connection};
-use aep_client::control::sender::{Address, Command, CommandState, ControlSender};
-use aep_client::protocol::filter::Filter;
-use aep_client::protocol::frame::{ErrorFrame, RosterEntry};
-use aep_client::protocol::ids::{source_uri, Identity};
-use aep_client::{Event, UnixMs};
+use aep_engine::client::hub::socket_url;
+use aep_engine::client::{ClientEvent, Config as ConnectionConfig, Connection};
+use aep_engine::control::sender::{Address, Command, CommandState, ControlSender};
+use aep_engine::protocol::filter::Filter;
+use aep_engine::protocol::frame::{ErrorFrame, RosterEntry};
+use aep_engine::protocol::ids::{source_uri, Identity};
+use aep_engine::{Event, UnixMs};
 use aep_relay::demo::agent::ACK_WINDOW_MS;
 use aep_relay::demo::{now, Link, Step};
 use aep_relay::Relay;

@@ -10,8 +10,8 @@ pub mod target;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use aep_client::protocol::ids::{ulid, Draft, Identity};
-use aep_client::{Event, UnixMs};
+use aep_engine::protocol::ids::{ulid, Draft, Identity};
+use aep_engine::{Event, UnixMs};
 use aep_relay::auth::Token;
 use aep_relay::{serve, Config, Relay};
 use futures_util::{SinkExt, StreamExt};

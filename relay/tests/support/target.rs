@@ -6,8 +6,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use aep_client::protocol::ids::{Draft, Identity};
-use aep_client::{Event, Severity};
+use aep_engine::protocol::ids::{Draft, Identity};
+use aep_engine::{Event, Severity};
 use serde_json::{json, Value};
 use tokio::task::JoinHandle;
 
@@ -151,8 +151,8 @@ impl Brain {
         self.acks.insert(key, ack.raw().to_owned());
         out.push(ack.raw().to_owned());
         if command.ty() == "control.cancel"
-            && aep_client::control::ack::parse(&ack)
-                .is_some_and(|a| a.decision == aep_client::control::ack::Decision::Accepted)
+            && aep_engine::control::ack::parse(&ack)
+                .is_some_and(|a| a.decision == aep_engine::control::ack::Decision::Accepted)
         {
             let run = self.run.clone();
             let cancelled = self.emit(

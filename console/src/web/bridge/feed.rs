@@ -5,9 +5,9 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use aep_client::client::hub::{Hub, HubChange};
-use aep_client::store::{self, CardRef};
-use aep_client::wasm::driver::{Deferred, Handler};
+use aep_engine::client::hub::{Hub, HubChange};
+use aep_engine::store::{self, CardRef};
+use aep_browser::driver::{Deferred, Handler};
 use leptos::prelude::*;
 
 use super::Console;

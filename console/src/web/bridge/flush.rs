@@ -3,11 +3,11 @@
 
 use std::collections::HashSet;
 
-use aep_client::client::hub::Hub;
-use aep_client::client::State as RelayState;
-use aep_client::store::CardRef;
-use aep_client::wasm::driver;
-use aep_client::UnixMs;
+use aep_engine::client::hub::Hub;
+use aep_engine::client::State as RelayState;
+use aep_engine::store::CardRef;
+use aep_browser::driver;
+use aep_engine::UnixMs;
 use leptos::prelude::*;
 
 use super::feed::Touched;
@@ -63,7 +63,7 @@ impl Console {
         for write in writes {
             write();
         }
-        aep_client::order::sort_by(&mut asks, Ord::cmp);
+        aep_engine::order::sort_by(&mut asks, Ord::cmp);
         asks.dedup();
         if !asks.is_empty() {
             driver::with(&rc, |d| {

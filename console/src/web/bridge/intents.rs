@@ -2,12 +2,12 @@
 //! session commands, retries, dismissing a notice. A command that cannot
 //! leave is refused in words, never queued.
 
-use aep_client::client::hub::{Hub, HubError, Target};
-use aep_client::control::answer::Answer;
-use aep_client::control::sender::CancelScope;
-use aep_client::store::CardRef;
-use aep_client::wasm::driver;
-use aep_client::{Capture, UnixMs};
+use aep_engine::client::hub::{Hub, HubError, Target};
+use aep_engine::control::answer::Answer;
+use aep_engine::control::sender::CancelScope;
+use aep_engine::store::CardRef;
+use aep_browser::driver;
+use aep_engine::{Capture, UnixMs};
 use leptos::prelude::*;
 use serde_json::{Map, Value};
 

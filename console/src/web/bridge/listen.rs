@@ -3,7 +3,7 @@
 
 use std::cell::Cell;
 
-use aep_client::wasm::driver;
+use aep_browser::driver;
 use leptos::prelude::*;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;

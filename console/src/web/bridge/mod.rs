@@ -21,11 +21,11 @@ use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use aep_client::client::hub::Hub;
-use aep_client::control::answer::Answer;
-use aep_client::store::{CardRef, SessionKey};
-use aep_client::wasm::driver::{self, Driver};
-use aep_client::UnixMs;
+use aep_engine::client::hub::Hub;
+use aep_engine::control::answer::Answer;
+use aep_engine::store::{CardRef, SessionKey};
+use aep_browser::driver::{self, Driver};
+use aep_engine::UnixMs;
 use leptos::prelude::*;
 
 mod feed;

@@ -1,13 +1,13 @@
 //! A demo agent is driven like any engine endpoint: every report goes to
-//! the engine's [`Agent`](aep_client::client::agent::Agent), except that a
+//! the engine's [`Agent`](aep_engine::client::agent::Agent), except that a
 //! command frame waits out the persona's thinking time before the engine
 //! sees it, and a new socket forgets commands still being thought about
 //! (their connection is gone; a retry is decided afresh).
 
-use aep_client::client::agent::AgentChange;
-use aep_client::client::{Endpoint, SocketAction, State};
-use aep_client::protocol::frame::Frame;
-use aep_client::UnixMs;
+use aep_engine::client::agent::AgentChange;
+use aep_engine::client::{Endpoint, SocketAction, State};
+use aep_engine::protocol::frame::Frame;
+use aep_engine::UnixMs;
 
 use super::{DemoAgent, Timer};
 
