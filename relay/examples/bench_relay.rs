@@ -14,59 +14,23 @@
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use aep_engine::protocol::ids::{ulid, Draft, Identity};
-use aep_engine::{Event, UnixMs};
+use aep_engine::protocol::ids::{Draft, Identity};
 use aep_relay::auth::Token;
 use aep_relay::{serve, Config, Relay};
-use futures_util::{SinkExt, StreamExt};
-use serde_json::{json, Value};
+use futures_util::StreamExt;
+use serde_json::json;
 use tokio_tungstenite::tungstenite::Message;
 
-const TOKEN: &str = "bench-token";
+mod common;
+use common::{acking_target, id, now, percentile, subscriber, timed_pauses, TOKEN};
+
 const EVENTS: u64 = 100_000;
 const BATCH: u64 = 1_000;
 const COMMANDS: usize = 1_000;
 
-type Socket = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
-
-fn now() -> UnixMs {
-    UnixMs(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64)
-}
-
-fn id(n: u128) -> String {
-    ulid(now(), n)
-}
-
 async fn start() -> Relay {
     let config = Config { token: Token::new(TOKEN), buffer_depth: 1_000, ..Config::default() };
     serve(config, tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap()).await.unwrap()
-}
-
-async fn socket(addr: SocketAddr, hello: Value) -> Socket {
-    let url = format!("ws://{addr}/socket?access_token={TOKEN}");
-    let (mut ws, _) = tokio_tungstenite::connect_async_with_config(url, None, true).await.unwrap();
-    ws.send(Message::text(hello.to_string())).await.unwrap();
-    let reply = next_json(&mut ws).await;
-    assert_eq!(reply["type"], "hello");
-    ws
-}
-
-async fn next_json(ws: &mut Socket) -> Value {
-    loop {
-        match ws.next().await.expect("socket open").unwrap() {
-            Message::Text(t) => return serde_json::from_str(&t).unwrap(),
-            _ => continue,
-        }
-    }
-}
-
-async fn subscriber(addr: SocketAddr, session: &str) -> Socket {
-    let mut ws = socket(addr, json!({"type": "hello", "versions": ["0.1"], "role": "consumer"})).await;
-    ws.send(Message::text(json!({"type": "subscribe", "id": "bench", "filter": {"session": session}}).to_string()))
-        .await
-        .unwrap();
-    assert_eq!(next_json(&mut ws).await["type"], "subscribed");
-    ws
 }
 
 /// Events per second from the first POST until every subscriber has them.
@@ -86,7 +50,7 @@ async fn fan_out(addr: SocketAddr, subscribers: usize, posting: Option<tokio::sy
         .collect();
     let mut readers = Vec::new();
     for _ in 0..subscribers {
-        let mut ws = subscriber(addr, &session).await;
+        let mut ws = subscriber(addr, json!({"session": session})).await;
         readers.push(tokio::spawn(async move {
             let mut n = 0;
             while n < EVENTS {
@@ -141,62 +105,13 @@ async fn fan_out(addr: SocketAddr, subscribers: usize, posting: Option<tokio::sy
 /// Round-trip times of commands answered by a target that acks each one.
 async fn command_round_trips(addr: SocketAddr) -> Vec<Duration> {
     let session = format!("bench-control-{}", id(7));
-    let target_who = Identity::new(format!("aep://bench/agent/target/session/{session}"), "target");
-    let mut target = socket(
-        addr,
-        json!({"type": "hello", "versions": ["0.1"], "role": "emitter", "identity": {"agent": "target"},
-               "capabilities": {"control": {"accepts": ["control.pause"], "ack_window_ms": 10000}}}),
-    )
-    .await;
-    let started = Draft::new("session.started").session(&session).seq(0).build(&target_who, id(0), now()).unwrap();
-    target.send(Message::text(started.raw().to_owned())).await.unwrap();
-    let target_task = tokio::spawn(async move {
-        let mut seq = 1;
-        while let Some(Ok(message)) = target.next().await {
-            let Message::Text(text) = message else { continue };
-            let Ok(command) = Event::parse(&text) else { continue };
-            if !command.is_command() {
-                continue;
-            }
-            let ack = Draft::new("control.accepted")
-                .session(command.session().unwrap())
-                .seq(seq)
-                .cause(command.id())
-                .data(json!({}))
-                .build(&target_who, id(seq as u128 + 1_000_000), now())
-                .unwrap();
-            seq += 1;
-            target.send(Message::text(ack.raw().to_owned())).await.unwrap();
-        }
-    });
-    let mut sender = subscriber(addr, &session).await;
+    let target_task = acking_target(addr, &session).await;
+    let mut sender = subscriber(addr, json!({"session": session})).await;
     tokio::time::sleep(Duration::from_millis(100)).await;
-    let me = Identity::new("aep://bench/agent/sender", "sender");
-    let mut times = Vec::with_capacity(COMMANDS);
-    for n in 0..COMMANDS {
-        let command = Draft::new("control.pause")
-            .session(&session)
-            .data(json!({}))
-            .build(&me, id(n as u128 + 10), now())
-            .unwrap();
-        let sent = Instant::now();
-        sender.send(Message::text(command.raw().to_owned())).await.unwrap();
-        loop {
-            let v = next_json(&mut sender).await;
-            if v["type"] == "control.accepted" && v["cause"] == command.id() {
-                break;
-            }
-            assert_ne!(v["type"], "error", "{v}");
-        }
-        times.push(sent.elapsed());
-    }
+    let mut times = timed_pauses(&mut sender, &session, 0, COMMANDS).await;
     target_task.abort();
     times.sort();
     times
-}
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
 }
 
 fn report(label: &str, times: &[Duration]) {

@@ -24,15 +24,16 @@ use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use aep_engine::protocol::ids::{ulid, Draft, Identity};
-use aep_engine::{Event, UnixMs};
+use aep_engine::protocol::ids::{Draft, Identity};
 use aep_relay::auth::Token;
 use aep_relay::{serve, Config, Relay};
 use futures_util::{SinkExt, StreamExt};
-use serde_json::{json, Value};
+use serde_json::json;
 use tokio_tungstenite::tungstenite::Message;
 
-const TOKEN: &str = "bench-token";
+mod common;
+use common::{acking_target, id, next_json, now, percentile, sender_identity, subscriber, timed_pauses, TOKEN};
+
 const PUBLISHERS: u64 = 4;
 const EVENTS: u64 = 100_000;
 const BATCH: u64 = 500;
@@ -41,16 +42,6 @@ const COMMANDS: usize = 1_000;
 const ROUNDS: usize = 5;
 /// Commands sent (and answered) before timing starts, per setup and round.
 const WARM_UP: usize = 100;
-
-type Socket = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
-
-fn now() -> UnixMs {
-    UnixMs(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64)
-}
-
-fn id(n: u128) -> String {
-    ulid(now(), n)
-}
 
 /// How one setup keeps its history.
 #[derive(Clone, Copy, PartialEq)]
@@ -160,31 +151,6 @@ impl Relays {
     }
 }
 
-async fn socket(addr: SocketAddr, hello: Value) -> Socket {
-    let url = format!("ws://{addr}/socket?access_token={TOKEN}");
-    let (mut ws, _) = tokio_tungstenite::connect_async_with_config(url, None, true).await.unwrap();
-    ws.send(Message::text(hello.to_string())).await.unwrap();
-    let reply = next_json(&mut ws).await;
-    assert_eq!(reply["type"], "hello");
-    ws
-}
-
-async fn next_json(ws: &mut Socket) -> Value {
-    loop {
-        match ws.next().await.expect("socket open").unwrap() {
-            Message::Text(t) => return serde_json::from_str(&t).unwrap(),
-            _ => continue,
-        }
-    }
-}
-
-async fn subscriber(addr: SocketAddr, filter: Value) -> Socket {
-    let mut ws = socket(addr, json!({"type": "hello", "versions": ["0.1"], "role": "consumer"})).await;
-    ws.send(Message::text(json!({"type": "subscribe", "id": "bench", "filter": filter}).to_string())).await.unwrap();
-    assert_eq!(next_json(&mut ws).await["type"], "subscribed");
-    ws
-}
-
 /// Events per second from the first POST until every subscriber has them.
 async fn fan_out(relays: &Relays) -> f64 {
     let run = id(0);
@@ -264,36 +230,9 @@ async fn fan_out(relays: &Relays) -> f64 {
 /// Round-trip times of commands answered by a target that acks each one.
 async fn command_round_trips(relays: &Relays) -> Vec<Duration> {
     let session = format!("bench-control-{}", id(7));
-    let target_who = Identity::new(format!("aep://bench/agent/target/session/{session}"), "target");
-    let mut target = socket(
-        relays.back(),
-        json!({"type": "hello", "versions": ["0.1"], "role": "emitter", "identity": {"agent": "target"},
-               "capabilities": {"control": {"accepts": ["control.pause"], "ack_window_ms": 10000}}}),
-    )
-    .await;
-    let started = Draft::new("session.started").session(&session).seq(0).build(&target_who, id(0), now()).unwrap();
-    target.send(Message::text(started.raw().to_owned())).await.unwrap();
-    let target_task = tokio::spawn(async move {
-        let mut seq = 1;
-        while let Some(Ok(message)) = target.next().await {
-            let Message::Text(text) = message else { continue };
-            let Ok(command) = Event::parse(&text) else { continue };
-            if !command.is_command() {
-                continue;
-            }
-            let ack = Draft::new("control.accepted")
-                .session(command.session().unwrap())
-                .seq(seq)
-                .cause(command.id())
-                .data(json!({}))
-                .build(&target_who, id(seq as u128 + 1_000_000), now())
-                .unwrap();
-            seq += 1;
-            target.send(Message::text(ack.raw().to_owned())).await.unwrap();
-        }
-    });
+    let target_task = acking_target(relays.back(), &session).await;
     let mut sender = subscriber(relays.front(), json!({"session": session})).await;
-    let me = Identity::new("aep://bench/agent/sender", "sender");
+    let me = sender_identity();
     // The claim reaches the sender's member (at once on one relay).
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
@@ -311,26 +250,7 @@ async fn command_round_trips(relays: &Relays) -> Vec<Duration> {
         assert!(Instant::now() < deadline, "the target's claim never reached the sender's relay: {answer}");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let mut times = Vec::with_capacity(COMMANDS);
-    for n in 0..WARM_UP + COMMANDS {
-        let command = Draft::new("control.pause")
-            .session(&session)
-            .data(json!({}))
-            .build(&me, id(n as u128 + 10), now())
-            .unwrap();
-        let sent = Instant::now();
-        sender.send(Message::text(command.raw().to_owned())).await.unwrap();
-        loop {
-            let v = next_json(&mut sender).await;
-            if v["type"] == "control.accepted" && v["cause"] == command.id() {
-                break;
-            }
-            assert_ne!(v["type"], "error", "{v}");
-        }
-        if n >= WARM_UP {
-            times.push(sent.elapsed());
-        }
-    }
+    let times = timed_pauses(&mut sender, &session, WARM_UP, COMMANDS).await;
     target_task.abort();
     times
 }
@@ -399,10 +319,6 @@ async fn nats_floor(url: &str) -> (Vec<Duration>, Vec<Duration>) {
     js_task.abort();
     let _ = js_b.delete_stream(&name).await;
     (core, tier)
-}
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
 }
 
 fn ms(d: Duration) -> f64 {
