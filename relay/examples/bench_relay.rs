@@ -22,7 +22,7 @@ use serde_json::json;
 use tokio_tungstenite::tungstenite::Message;
 
 mod common;
-use common::{acking_target, id, now, percentile, subscriber, timed_pauses, TOKEN};
+use common::{acking_target, id, post_ndjson, now, percentile, subscriber, timed_pauses, TOKEN};
 
 const EVENTS: u64 = 100_000;
 const BATCH: u64 = 1_000;
@@ -72,16 +72,7 @@ async fn fan_out(addr: SocketAddr, subscribers: usize, posting: Option<tokio::sy
         let _ = tx.send(());
     }
     for body in bodies {
-        let r = http
-            .post(&url)
-            .bearer_auth(TOKEN)
-            .header("content-type", "application/x-ndjson")
-            .header("aep-version", "0.1")
-            .body(body)
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(r.status(), 202);
+        post_ndjson(&http, &url, body).await;
     }
     let ingested = started.elapsed();
     let mut short = 0;

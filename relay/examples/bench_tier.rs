@@ -32,7 +32,7 @@ use serde_json::json;
 use tokio_tungstenite::tungstenite::Message;
 
 mod common;
-use common::{acking_target, id, next_json, now, percentile, sender_identity, subscriber, timed_pauses, TOKEN};
+use common::{acking_target, id, post_ndjson, next_json, now, percentile, sender_identity, subscriber, timed_pauses, TOKEN};
 
 const PUBLISHERS: u64 = 4;
 const EVENTS: u64 = 100_000;
@@ -198,16 +198,7 @@ async fn fan_out(relays: &Relays) -> f64 {
         publishers.push(tokio::spawn(async move {
             let http = reqwest::Client::new();
             for body in bodies {
-                let r = http
-                    .post(&url)
-                    .bearer_auth(TOKEN)
-                    .header("content-type", "application/x-ndjson")
-                    .header("aep-version", "0.1")
-                    .body(body)
-                    .send()
-                    .await
-                    .unwrap();
-                assert_eq!(r.status(), 202);
+                post_ndjson(&http, &url, body).await;
             }
         }));
     }

@@ -119,3 +119,17 @@ pub async fn timed_pauses(sender: &mut Socket, session: &str, warm_up: usize, co
 pub fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
 }
+
+/// POSTs one NDJSON batch to `url` (a relay's `/events`) and expects it taken.
+pub async fn post_ndjson(http: &reqwest::Client, url: &str, body: String) {
+    let r = http
+        .post(url)
+        .bearer_auth(TOKEN)
+        .header("content-type", "application/x-ndjson")
+        .header("aep-version", "0.1")
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 202);
+}
