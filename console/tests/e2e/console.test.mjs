@@ -6,7 +6,7 @@
 
 import { mkdirSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { Relay, TestAgent, answerNow, browser, cardIn, check, freePort, sendNow, sleep, socketControl, until, ROOT } from './lib.mjs';
+import { Relay, TestAgent, answerNow, browser, cardIn, check, freePort, sendNow, sleep, socketControl, tapSettled, until, ROOT } from './lib.mjs';
 
 const SHOTS = `${ROOT}target/console-e2e`;
 mkdirSync(SHOTS, { recursive: true });
@@ -227,7 +227,12 @@ try {
   });
 
   await step('the inbox is ordered, shows provenance, and no option has the focus', async () => {
-    await until(async () => (await inboxIds(page)).length >= 6, 'several requests are waiting', 20_000);
+    // Requests that arrive above what is shown wait behind "N new"; bring them in as a person would.
+    await until(async () => {
+      const bar = page.locator('button.new-above');
+      if (await bar.isVisible()) await bar.click({ timeout: 1_000 });
+      return (await inboxIds(page)).length >= 6;
+    }, 'several requests are waiting', 20_000);
     const c = page.locator('main article.card').first();
     for (const k of ['Session', 'Run']) {
       check((await c.locator('.provenance dt', { hasText: k }).count()) === 1, `provenance shows ${k}`);
@@ -773,7 +778,7 @@ try {
     await relay.stop();
     await page.locator('.chip[data-state="reconnecting"]').waitFor({ timeout: 10_000 });
     await page.locator('[data-banner="no-relay"]').waitFor({ timeout: 5_000 });
-    await first.locator('button.option[data-option="allow"]').click();
+    await tapSettled(first, first.locator('button.option[data-option="allow"]'));
     const err = await first.locator('.send-error').textContent({ timeout: 3_000 });
     check(err.includes('is not connected') && err.includes('Nothing was queued'), `refused in words: ${err}`);
     check((await first.locator('.cmd').count()) === 0, 'no command is pending against a dead socket');

@@ -305,12 +305,28 @@ export function cardIn(page, text) {
 }
 
 /**
+ * Taps `button` inside card `c` once the card has stopped moving: a card
+ * that was just pushed by something arriving or a banner appearing takes
+ * no tap for a moment (its buttons say so with aria-disabled), as a
+ * person would see and wait for.
+ */
+export async function tapSettled(c, button) {
+  const page = c.page();
+  const frames = () => page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  await until(async () => {
+    await frames();
+    return (await c.getAttribute('data-steady')) === 'ready';
+  }, 'the card settles', 10_000, 50);
+  await button.click();
+}
+
+/**
  * Answers card `c` with `option` and sends it at once: the approval's
  * second tap when the card asks for one, then "Send now".
  */
 export async function answerNow(c, option) {
   const button = c.locator(`button.option[data-option="${option}"]`);
-  await button.click();
+  await tapSettled(c, button);
   if (await c.locator('button.option.confirming').count()) {
     await sleep(600);
     await button.click();
