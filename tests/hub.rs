@@ -26,12 +26,11 @@ struct Harness {
     sent: Vec<Vec<Frame>>,
     actions: Vec<(usize, SocketAction)>,
     changes: Vec<HubChange>,
-    random: u128,
 }
 
 impl Harness {
     fn new(relays: &[&str], ack_window_ms: Option<u64>) -> Harness {
-        let mut config = HubConfig::new(Identity::new("aep://console.test/agent/console", "console"));
+        let mut config = HubConfig::new(Identity::new("aep://console.test/agent/console", "console"), 7);
         config.ack_window_ms = ack_window_ms;
         let specs = relays.iter().map(|l| RelaySpec { label: (*l).to_owned(), config: Config::consumer() }).collect();
         Harness {
@@ -40,7 +39,6 @@ impl Harness {
             sent: vec![Vec::new(); relays.len()],
             actions: Vec::new(),
             changes: Vec::new(),
-            random: 7,
         }
     }
 
@@ -78,11 +76,6 @@ impl Harness {
         self.flush();
     }
 
-    fn next_random(&mut self) -> u128 {
-        self.random += 1;
-        self.random
-    }
-
     /// Connects every relay through its handshake and answers the first
     /// roster request with `roster[relay]`.
     fn connect_all(&mut self, rosters: Vec<Vec<RosterEntry>>) {
@@ -104,8 +97,7 @@ impl Harness {
     }
 
     fn respond(&mut self, request: &str, answer: Answer) -> Result<String, HubError> {
-        let r = self.next_random();
-        let out = self.hub.respond(request, answer, r, self.now);
+        let out = self.hub.respond(request, answer, self.now);
         self.flush();
         out
     }
@@ -301,7 +293,7 @@ fn a_command_is_refused_not_queued_when_its_relay_is_down() {
     assert!(commands_in(&h.take_sent(A)).is_empty(), "relay a never saw the session: no detour");
     assert!(h.hub.sender().is_empty(), "nothing is followed that was not sent");
 
-    let err = h.hub.pause(&Target::session("s1"), 1, h.now).unwrap_err();
+    let err = h.hub.pause(&Target::session("s1"), h.now).unwrap_err();
     assert!(matches!(err, HubError::NotLive { .. }));
 
     // After the reconnect the same answer goes out.
@@ -321,11 +313,11 @@ fn a_live_relay_that_also_carried_the_session_is_used_when_the_latest_one_is_dow
     h.connect_all(vec![vec![], vec![]]);
     h.relay(A, Frame::Event(agent_event("E1", "progress.status", "s2", 0, json!({"data": {"phase": "x"}}))));
     h.relay(B, Frame::Event(agent_event("E2", "progress.status", "s2", 1, json!({"data": {"phase": "y"}}))));
-    let id = h.hub.pause(&Target::session("s2"), 1, h.now).unwrap();
+    let id = h.hub.pause(&Target::session("s2"), h.now).unwrap();
     h.flush();
     assert_eq!(h.hub.command_relay(&id), Some(B), "most recent sighting first");
     h.hub.handle_closed(B, h.now, 1006, "");
-    let id = h.hub.resume(&Target::session("s2"), 2, h.now).unwrap();
+    let id = h.hub.resume(&Target::session("s2"), h.now).unwrap();
     h.flush();
     assert_eq!(h.hub.command_relay(&id), Some(A));
     assert_eq!(commands_in(&h.take_sent(A)).len(), 1);
@@ -335,18 +327,18 @@ fn a_live_relay_that_also_carried_the_session_is_used_when_the_latest_one_is_dow
 fn unseen_sessions_need_a_relay_when_there_are_several() {
     let mut h = Harness::new(&["a", "b"], None);
     h.connect_all(vec![vec![], vec![]]);
-    let err = h.hub.pause(&Target::session("nobody"), 1, h.now).unwrap_err();
+    let err = h.hub.pause(&Target::session("nobody"), h.now).unwrap_err();
     assert_eq!(err, HubError::NoRoute("nobody".into()));
-    let id = h.hub.pause(&Target::session("nobody").via("a"), 1, h.now).unwrap();
+    let id = h.hub.pause(&Target::session("nobody").via("a"), h.now).unwrap();
     h.flush();
     assert_eq!(h.hub.command_relay(&id), Some(A));
-    let err = h.hub.pause(&Target::session("x").via("zzz"), 1, h.now).unwrap_err();
+    let err = h.hub.pause(&Target::session("x").via("zzz"), h.now).unwrap_err();
     assert_eq!(err, HubError::UnknownRelay("zzz".into()));
 
     // With a single relay an unseen session is the relay's to refuse.
     let mut one = Harness::new(&["only"], None);
     one.connect_all(vec![vec![]]);
-    let id = one.hub.cancel(&Target::session("nobody"), CancelScope::Session, None, 1, one.now).unwrap();
+    let id = one.hub.cancel(&Target::session("nobody"), CancelScope::Session, None, one.now).unwrap();
     assert_eq!(one.command_updates(), vec![(id.clone(), CommandChange::Sent)]);
     assert_eq!(commands_in(&one.take_sent(0)).len(), 1);
     one.relay(0, Frame::Error(ErrorFrame::for_command(id.clone(), "no-route", Some("no emitter owns it".into()))));
@@ -406,7 +398,7 @@ fn the_configured_window_applies_when_the_target_declared_none() {
     assert_eq!(h.hub.ack_window_for(A, "declared"), 1_200);
     assert_eq!(h.hub.ack_window_for(A, "silent"), 3_000);
     assert_eq!(h.hub.ack_window_for(A, "unknown"), 3_000);
-    let id = h.hub.pause(&Target::session("declared"), 1, h.now).unwrap();
+    let id = h.hub.pause(&Target::session("declared"), h.now).unwrap();
     assert_eq!(h.hub.sender().get(&id).unwrap().window_ms(), 1_200);
 }
 
@@ -483,7 +475,7 @@ fn vendor_commands_keep_their_subject_and_refuse_core_types() {
     data.insert("level".into(), json!(3));
     let t = Target::session("s1").run("r1");
     let id =
-        h.hub.vendor("x.acme.control.throttle", &t, Some("tool-7"), data.clone(), Capture::Metadata, 5, h.now).unwrap();
+        h.hub.vendor("x.acme.control.throttle", &t, Some("tool-7"), data.clone(), Capture::Metadata, h.now).unwrap();
     let sent = h.take_sent(A);
     let cmd = commands_in(&sent)[0];
     assert_eq!(
@@ -492,10 +484,10 @@ fn vendor_commands_keep_their_subject_and_refuse_core_types() {
     );
     assert_eq!(cmd.data_field("level"), Some(&json!(3)));
     for bad in ["control.pause", "x.acme.progress.step", "x.Acme.control.go"] {
-        let err = h.hub.vendor(bad, &t, None, data.clone(), Capture::Metadata, 6, h.now).unwrap_err();
+        let err = h.hub.vendor(bad, &t, None, data.clone(), Capture::Metadata, h.now).unwrap_err();
         assert_eq!(err, HubError::NotVendorCommand(bad.into()));
     }
-    let err = h.hub.cancel(&Target::session("s1"), CancelScope::Run, None, 7, h.now).unwrap_err();
+    let err = h.hub.cancel(&Target::session("s1"), CancelScope::Run, None, h.now).unwrap_err();
     assert!(matches!(err, HubError::Command(_)), "cancelling a run needs the run: {err:?}");
 }
 
@@ -543,12 +535,12 @@ fn duplicates_are_folded_once_and_the_change_feed_is_bounded() {
 #[test]
 fn bad_configurations_are_refused_clearly() {
     let id = Identity::new("aep://c/agent/c", "c");
-    assert_eq!(Hub::new(HubConfig::new(id.clone()), vec![]).unwrap_err(), HubError::NoRelays);
+    assert_eq!(Hub::new(HubConfig::new(id.clone(), 1), vec![]).unwrap_err(), HubError::NoRelays);
     let dup = vec![
         RelaySpec { label: "x".into(), config: Config::consumer() },
         RelaySpec { label: "x".into(), config: Config::consumer() },
     ];
-    assert_eq!(Hub::new(HubConfig::new(id), dup).unwrap_err(), HubError::DuplicateLabel("x".into()));
+    assert_eq!(Hub::new(HubConfig::new(id, 1), dup).unwrap_err(), HubError::DuplicateLabel("x".into()));
 }
 
 #[test]
@@ -596,8 +588,8 @@ fn commands_go_out_under_the_principal_each_relay_names() {
     }
     h.relay(A, Frame::Event(agent_event("E1", "progress.status", "sa", 0, json!({}))));
     h.relay(B, Frame::Event(agent_event("E2", "progress.status", "sb", 0, json!({}))));
-    h.hub.pause(&Target::session("sa"), 1, h.now).unwrap();
-    h.hub.pause(&Target::session("sb"), 2, h.now).unwrap();
+    h.hub.pause(&Target::session("sa"), h.now).unwrap();
+    h.hub.pause(&Target::session("sb"), h.now).unwrap();
     h.flush();
     let on_a = h.take_sent(A);
     let a = commands_in(&on_a);

@@ -141,7 +141,7 @@ impl AepClient {
             Ok(a) => a,
             Err(e) => return reject(aep_error("invalid-answer", e)),
         };
-        self.send(|hub, random, now| hub.respond(request_id, answer, random, now))
+        self.send(|hub, now| hub.respond(request_id, answer, now))
     }
 
     /// `cancel({ session, run?, scope: "run" | "session", reason?, relay? })`.
@@ -155,7 +155,7 @@ impl AepClient {
             Ok::<_, JsValue>((t, scope, string_member(&args, "reason")?))
         })();
         match parsed {
-            Ok((t, scope, reason)) => self.send(|hub, random, now| hub.cancel(&t, scope, reason, random, now)),
+            Ok((t, scope, reason)) => self.send(|hub, now| hub.cancel(&t, scope, reason, now)),
             Err(e) => reject(e),
         }
     }
@@ -163,7 +163,7 @@ impl AepClient {
     /// `pause(session)` or `pause({ session, run?, relay? })`.
     pub fn pause(&self, target_: JsValue) -> js_sys::Promise {
         match target(&target_) {
-            Ok(t) => self.send(|hub, random, now| hub.pause(&t, random, now)),
+            Ok(t) => self.send(|hub, now| hub.pause(&t, now)),
             Err(e) => reject(e),
         }
     }
@@ -171,7 +171,7 @@ impl AepClient {
     /// `resume(session)` or `resume({ session, run?, relay? })`.
     pub fn resume(&self, target_: JsValue) -> js_sys::Promise {
         match target(&target_) {
-            Ok(t) => self.send(|hub, random, now| hub.resume(&t, random, now)),
+            Ok(t) => self.send(|hub, now| hub.resume(&t, now)),
             Err(e) => reject(e),
         }
     }
@@ -194,7 +194,7 @@ impl AepClient {
         })();
         match parsed {
             Ok((t, subject, data, capture)) => {
-                self.send(|hub, random, now| hub.vendor(ty, &t, subject.as_deref(), data, capture, random, now))
+                self.send(|hub, now| hub.vendor(ty, &t, subject.as_deref(), data, capture, now))
             }
             Err(e) => reject(e),
         }
@@ -338,9 +338,9 @@ impl AepClient {
 
     fn send(
         &self,
-        f: impl FnOnce(&mut Hub, u128, aep_engine::time::UnixMs) -> Result<String, HubError>,
+        f: impl FnOnce(&mut Hub, aep_engine::time::UnixMs) -> Result<String, HubError>,
     ) -> js_sys::Promise {
-        with(&self.driver, |d| match f(&mut d.hub, convert::random(), convert::now()) {
+        with(&self.driver, |d| match f(&mut d.hub, convert::now()) {
             Ok(id) => d.handler.track(&d.hub, &id),
             Err(e) => reject(hub_error(e)),
         })

@@ -93,12 +93,12 @@ pub fn parse(options: &JsValue) -> Result<Parsed, JsValue> {
         Some(s) if !s.is_empty() => s,
         _ => source_uri(o.host.as_deref().filter(|h| !h.is_empty()).unwrap_or("localhost"), &o.agent, None),
     };
-    let mut hub = HubConfig::new(Identity::new(source, o.agent.clone()));
+    let seed = convert::random() as u64;
+    let mut hub = HubConfig::new(Identity::new(source, o.agent.clone()), seed);
     hub.filter = filter;
     hub.capture = capture;
     hub.ack_window_ms = o.ack_window_ms;
 
-    let seed = convert::random() as u64;
     let mut relays = Vec::new();
     let mut endpoints = Vec::new();
     for (i, r) in relay_options.into_iter().enumerate() {

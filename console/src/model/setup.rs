@@ -70,7 +70,7 @@ pub fn build(inputs: &[RelayInput], host: &str, seed: u64) -> Result<Setup, Vec<
     if !errors.is_empty() {
         return Err(errors);
     }
-    let mut hub = HubConfig::new(Identity::new(source_uri(host, AGENT, None), AGENT));
+    let mut hub = HubConfig::new(Identity::new(source_uri(host, AGENT, None), AGENT), seed);
     hub.store.max_cards_per_session = MAX_CARDS_PER_SESSION;
     hub.store.max_timeline_per_session = MAX_TIMELINE_PER_SESSION;
     Ok(Setup { hub, relays, endpoints })

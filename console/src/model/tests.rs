@@ -24,7 +24,6 @@ struct Relay {
     hub: Hub,
     now: UnixMs,
     sent: Vec<Frame>,
-    random: u128,
     /// Relay notices the hub's changes called for.
     notices: Vec<notice::Said>,
 }
@@ -40,7 +39,7 @@ impl Relay {
         let config = HubConfig::new(Identity::new(
             "aep://console.test/agent/aep-console",
             "aep-console",
-        ));
+        ), 1);
         let spec = RelaySpec {
             label: "relay-a".into(),
             config: Config::consumer(),
@@ -49,7 +48,6 @@ impl Relay {
             hub: Hub::new(config, vec![spec]).unwrap(),
             now: T0,
             sent: Vec::new(),
-            random: 1,
             notices: Vec::new(),
         };
         r.hub.connect(r.now);
@@ -142,11 +140,7 @@ impl Relay {
     }
 
     fn respond(&mut self, request: &str, answer: Answer) -> String {
-        self.random += 1;
-        let id = self
-            .hub
-            .respond(request, answer, self.random, self.now)
-            .unwrap();
+        let id = self.hub.respond(request, answer, self.now).unwrap();
         self.drain();
         id
     }
@@ -897,7 +891,7 @@ fn a_paused_session_reads_paused_and_its_pause_reads_as_a_pause() {
     assert_eq!(format!("{} {}", super::words::person_first(pause.by.as_deref().unwrap(), &me), pause.summary), "You (aep-console) asked to pause");
     assert_eq!(c.who(&me), "You (aep-console)");
     // This page's own resume, followed by its sender.
-    let id = r.hub.resume(&aep_engine::client::hub::Target::session("s1"), 9, r.now).unwrap();
+    let id = r.hub.resume(&aep_engine::client::hub::Target::session("s1"), r.now).unwrap();
     r.drain();
     r.event(json!({ "id": "K2", "type": "control.accepted", "seq": 6, "cause": id, "data": {} }));
     r.event(json!({ "id": "P2", "type": "progress.status", "seq": 7, "cause": id, "data": { "phase": "resumed" } }));
@@ -938,8 +932,8 @@ fn a_form_says_it_is_answered_only_by_filling_it_in() {
     let only = form.form_only().expect("said plainly");
     assert!(only.contains("only be answered by filling it in") && only.contains("leave it waiting"), "{only}");
     // The engine refuses anything else, which is why none is offered.
-    assert!(r.hub.respond("FORM1", Answer::option("decline"), 7, r.now).is_err());
-    assert!(r.hub.respond("FORM1", Answer::text("no"), 8, r.now).is_err());
+    assert!(r.hub.respond("FORM1", Answer::option("decline"), r.now).is_err());
+    assert!(r.hub.respond("FORM1", Answer::text("no"), r.now).is_err());
     assert_eq!(r.card("REQ1").form_only(), None);
 }
 
@@ -1022,7 +1016,7 @@ fn pause_resume_and_a_tool_call_read_right_as_the_demo_agents_emit_them() {
     let mut r = with_session();
     let mut demo = DemoSide::new();
     let session = aep_engine::client::hub::Target::session("s1");
-    let pause = r.hub.pause(&session, 41, r.now).unwrap();
+    let pause = r.hub.pause(&session, r.now).unwrap();
     r.drain();
     demo.honour(&mut r, &pause, PHASE_PAUSED, "Paused by an operator");
     let s = r.hub.store().sessions().next().unwrap();
@@ -1031,7 +1025,7 @@ fn pause_resume_and_a_tool_call_read_right_as_the_demo_agents_emit_them() {
     assert_eq!(c.headline, "Done \u{2014} the agent paused");
     assert_eq!(session::lanes(&r.hub).remove(0).state, session::LaneState::Paused);
 
-    let resume = r.hub.resume(&session, 42, r.now).unwrap();
+    let resume = r.hub.resume(&session, r.now).unwrap();
     r.drain();
     demo.honour(&mut r, &resume, PHASE_RESUMED, "Resuming where I left off");
     let s = r.hub.store().sessions().next().unwrap();
@@ -1059,7 +1053,7 @@ fn pause_resume_and_a_tool_call_read_right_as_the_demo_agents_emit_them() {
 
     // A type the registry does not have is given no meaning of its own: it
     // reads as itself, neither as a pause nor as the start of a tool call.
-    let pause = r.hub.pause(&session, 43, r.now).unwrap();
+    let pause = r.hub.pause(&session, r.now).unwrap();
     r.drain();
     r.event(json!({ "id": "K9", "type": types::CONTROL_ACCEPTED, "seq": 20, "cause": pause, "data": {} }));
     r.event(json!({ "id": "S9", "type": "session.paused", "seq": 21, "cause": pause, "data": {} }));

@@ -240,11 +240,7 @@ impl Agent {
 
     /// A fresh event id.
     pub fn next_id(&mut self, now: UnixMs) -> String {
-        ulid(now, self.random())
-    }
-
-    fn random(&mut self) -> u128 {
-        (u128::from(self.ids.next_u64()) << 64) | u128::from(self.ids.next_u64())
+        ulid(now, self.ids.next_u128())
     }
 
     pub fn state(&self) -> &State {
@@ -280,7 +276,7 @@ impl Agent {
     }
 
     fn receive(&mut self, command: Event, now: UnixMs) -> AgentChange {
-        let random = self.random();
+        let random = self.ids.next_u128();
         let decide = &mut self.decide;
         let received = self.target.handle_command_with(&command, now, random, &mut self.seqs, |action| match decide {
             Some(f) => f(action),

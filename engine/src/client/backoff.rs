@@ -51,6 +51,11 @@ impl Jitter {
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         z ^ (z >> 31)
     }
+
+    /// 128 bits, e.g. the random part of an event id.
+    pub fn next_u128(&mut self) -> u128 {
+        (u128::from(self.next_u64()) << 64) | u128::from(self.next_u64())
+    }
 }
 
 #[cfg(test)]

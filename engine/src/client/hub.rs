@@ -25,7 +25,7 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
-use super::{ClientError, ClientEvent, Config, ConfigError, Connection, SocketAction, State};
+use super::{ClientError, ClientEvent, Config, ConfigError, Connection, Jitter, SocketAction, State};
 use crate::control::answer::request::check_shape;
 use crate::control::answer::{Answer, Mismatch};
 use crate::control::sender::{Address, CancelScope, Command, CommandError, CommandUpdate, ControlSender, RetryError};
@@ -84,16 +84,21 @@ pub struct HubConfig {
     /// Ack window for targets that declared none.
     pub ack_window_ms: Option<u64>,
     pub store: StoreConfig,
+    /// Seeds the randomness of command ids, once: the engine has none of
+    /// its own, so the driver gives each hub a fresh random seed (as it
+    /// does an agent's).
+    pub seed: u64,
 }
 
 impl HubConfig {
-    pub fn new(identity: Identity) -> HubConfig {
+    pub fn new(identity: Identity, seed: u64) -> HubConfig {
         HubConfig {
             identity,
             filter: Filter::match_all(),
             capture: None,
             ack_window_ms: None,
             store: StoreConfig::default(),
+            seed,
         }
     }
 }
@@ -234,6 +239,8 @@ pub struct Hub {
     command_relays: HashMap<String, RelayId>,
     changes: VecDeque<HubChange>,
     dropped: u64,
+    /// The random part of command ids.
+    ids: Jitter,
 }
 
 impl fmt::Debug for Hub {
@@ -279,6 +286,7 @@ impl Hub {
             command_relays: HashMap::new(),
             changes: VecDeque::new(),
             dropped: 0,
+            ids: Jitter::new(config.seed ^ 0x6a09_e667_f3bc_c908),
         })
     }
 
@@ -383,7 +391,7 @@ impl Hub {
     /// Answers the attention request `request` (the `attention.requested`
     /// id). Goes through the relay the request arrived on when it is live.
     /// Returns the command id.
-    pub fn respond(&mut self, request: &str, answer: Answer, random: u128, now: UnixMs) -> Result<String, HubError> {
+    pub fn respond(&mut self, request: &str, answer: Answer, now: UnixMs) -> Result<String, HubError> {
         let card = self
             .store
             .cards()
@@ -403,7 +411,7 @@ impl Hub {
         let relay = self.route(&session, None, hint)?;
         let to = Address { session, run };
         let command = Command::Respond { request: request.to_owned(), answer };
-        let event = command.build(&self.identity_on(relay), &to, ulid(now, random), now).map_err(HubError::Command)?;
+        let event = command.build(&self.identity_on(relay), &to, self.next_id(now), now).map_err(HubError::Command)?;
         self.dispatch(relay, event, now)
     }
 
@@ -413,12 +421,11 @@ impl Hub {
         &mut self,
         target: &Target,
         command: &Command,
-        random: u128,
         now: UnixMs,
     ) -> Result<String, HubError> {
         let relay = self.route(&target.session, target.relay.as_deref(), None)?;
         let to = Address { session: target.session.clone(), run: target.run.clone() };
-        let event = command.build(&self.identity_on(relay), &to, ulid(now, random), now).map_err(HubError::Command)?;
+        let event = command.build(&self.identity_on(relay), &to, self.next_id(now), now).map_err(HubError::Command)?;
         self.dispatch(relay, event, now)
     }
 
@@ -427,23 +434,21 @@ impl Hub {
         target: &Target,
         scope: CancelScope,
         reason: Option<String>,
-        random: u128,
         now: UnixMs,
     ) -> Result<String, HubError> {
-        self.command(target, &Command::Cancel { scope, reason }, random, now)
+        self.command(target, &Command::Cancel { scope, reason }, now)
     }
 
-    pub fn pause(&mut self, target: &Target, random: u128, now: UnixMs) -> Result<String, HubError> {
-        self.command(target, &Command::Pause, random, now)
+    pub fn pause(&mut self, target: &Target, now: UnixMs) -> Result<String, HubError> {
+        self.command(target, &Command::Pause, now)
     }
 
-    pub fn resume(&mut self, target: &Target, random: u128, now: UnixMs) -> Result<String, HubError> {
-        self.command(target, &Command::Resume, random, now)
+    pub fn resume(&mut self, target: &Target, now: UnixMs) -> Result<String, HubError> {
+        self.command(target, &Command::Resume, now)
     }
 
     /// Sends a vendor command `x.{vendor}.control.{verb}` with `data`; the
     /// payload is the vendor's, so `capture` states its level.
-    #[allow(clippy::too_many_arguments)]
     pub fn vendor(
         &mut self,
         ty: &str,
@@ -451,7 +456,6 @@ impl Hub {
         subject: Option<&str>,
         data: Map<String, Value>,
         capture: Capture,
-        random: u128,
         now: UnixMs,
     ) -> Result<String, HubError> {
         if !is_vendor_command_type(ty) || check_type_name(ty).is_err() {
@@ -465,9 +469,14 @@ impl Hub {
         let event = draft
             .capture(capture)
             .data(Value::Object(data))
-            .build(&self.identity_on(relay), ulid(now, random), now)
+            .build(&self.identity_on(relay), self.next_id(now), now)
             .map_err(HubError::Build)?;
         self.dispatch(relay, event, now)
+    }
+
+    /// A fresh command id.
+    fn next_id(&mut self, now: UnixMs) -> String {
+        ulid(now, self.ids.next_u128())
     }
 
     /// Who a command sent on `relay` comes from: the hub's identity, or,

@@ -15,7 +15,7 @@ use super::{Console, HeldAnswer};
 use crate::model::hold::{Held, UNDO_MS};
 use crate::model::session::Lane;
 use crate::model::words;
-use crate::web::platform::{after, now, random};
+use crate::web::platform::{after, now};
 
 impl Console {
 
@@ -28,7 +28,7 @@ impl Console {
 
     pub fn respond(self, card: &CardRef, answer: Answer) -> Result<String, String> {
         let id = card.request.to_string();
-        self.send(move |hub| hub.respond(&id, answer, random(), now()))
+        self.send(move |hub| hub.respond(&id, answer, now()))
     }
 
     /// Holds `answer` on this device for [`UNDO_MS`], then sends it; a
@@ -94,23 +94,23 @@ impl Console {
             CancelScope::Session
         };
         let t = Self::target(lane, run);
-        self.send(move |hub| hub.cancel(&t, scope, reason, random(), now()))
+        self.send(move |hub| hub.cancel(&t, scope, reason, now()))
     }
 
     pub fn pause(self, lane: &Lane) -> Result<String, String> {
         let t = Self::target(lane, None);
-        self.send(move |hub| hub.pause(&t, random(), now()))
+        self.send(move |hub| hub.pause(&t, now()))
     }
 
     pub fn resume(self, lane: &Lane) -> Result<String, String> {
         let t = Self::target(lane, None);
-        self.send(move |hub| hub.resume(&t, random(), now()))
+        self.send(move |hub| hub.resume(&t, now()))
     }
 
     pub fn vendor(self, lane: &Lane, ty: &str, data: Map<String, Value>) -> Result<String, String> {
         let t = Self::target(lane, lane.open_run().map(|r| r.name.as_str()));
         let ty = ty.to_owned();
-        self.send(move |hub| hub.vendor(&ty, &t, None, data, Capture::Redacted, random(), now()))
+        self.send(move |hub| hub.vendor(&ty, &t, None, data, Capture::Redacted, now()))
     }
 
     /// Sends a timed-out command again: same id, same bytes.
