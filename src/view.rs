@@ -12,7 +12,7 @@ use aep_engine::order;
 use aep_engine::protocol::form::{Choice, FieldSpec};
 use aep_engine::protocol::frame::{ControlCapability, RosterEntry as Claim};
 use aep_engine::store::{
-    self, AnswerVia, AttentionKind, Channel, Closure, CommandStatus, OutcomeLink, Resolution, RunEnding, RunStatus,
+    self, AttentionKind, Closure, CommandStatus, OutcomeLink, Resolution, RunEnding, RunStatus,
     SessionKey as Key, Store, StreamViolation,
 };
 use aep_engine::time::UnixMs;
@@ -586,15 +586,7 @@ pub fn card(c: &store::Card) -> Card {
         v.options = Some(r.options.clone());
         v.fields = (!r.fields.is_empty()).then(|| r.fields.clone());
         v.fields_error = r.fields_error.as_ref().map(|e| e.to_string());
-        v.respond_via = r.respond_via.as_ref().map(|all| {
-            all.iter()
-                .map(|ch| match ch {
-                    Channel::Control => "control".to_owned(),
-                    Channel::Oob => "oob".to_owned(),
-                    Channel::Unrecognized(s) => s.clone(),
-                })
-                .collect()
-        });
+        v.respond_via = r.respond_via.as_ref().map(|all| all.iter().map(|ch| ch.as_str().to_owned()).collect());
         v.accepts_control = Some(r.accepts_control());
         v.expires_at = r.expires_at.map(ms);
         v.capture = Some(r.capture.as_str());
@@ -627,11 +619,7 @@ pub fn card(c: &store::Card) -> Card {
         text: a.text.clone(),
         values: a.values.clone(),
         by: a.by.clone(),
-        via: a.via.as_ref().map(|via| match via {
-            AnswerVia::Control => "control".to_owned(),
-            AnswerVia::Oob => "oob".to_owned(),
-            AnswerVia::Unrecognized(s) => s.clone(),
-        }),
+        via: a.via.as_ref().map(|via| via.as_str().to_owned()),
         cause: a.cause.clone(),
         time: a.time.to_string(),
     });

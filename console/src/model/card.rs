@@ -5,7 +5,7 @@
 use aep_engine::client::hub::Hub;
 use aep_engine::protocol::form::{Choice, FieldSpec};
 use aep_engine::protocol::vocabulary::types;
-use aep_engine::store::{self, AnswerVia, Card, CardRef, CardStatus, Channel, Closure, Resolution};
+use aep_engine::store::{self, Card, CardRef, CardStatus, Closure, Resolution};
 use aep_engine::{Capture, Severity, UnixMs};
 use serde_json::Value;
 
@@ -359,11 +359,7 @@ fn answer_view(a: &store::CardAnswer, options: &[Choice], fields: &[FieldSpec]) 
         summary,
         option: a.option.clone(),
         by: a.by.clone(),
-        via: a.via.as_ref().map(|v| match v {
-            AnswerVia::Control => "control".to_owned(),
-            AnswerVia::Oob => "oob".to_owned(),
-            AnswerVia::Unrecognized(s) => s.clone(),
-        }),
+        via: a.via.as_ref().map(|v| v.as_str().to_owned()),
         at: a.at,
         event_id: a.event_id.clone(),
         values,
@@ -436,11 +432,7 @@ pub fn view(hub: &Hub, c: &Card) -> CardView {
             r.respond_via
                 .iter()
                 .flatten()
-                .map(|ch| match ch {
-                    Channel::Control => "control".to_owned(),
-                    Channel::Oob => "oob".to_owned(),
-                    Channel::Unrecognized(s) => s.clone(),
-                })
+                .map(|ch| ch.as_str().to_owned())
                 .collect(),
         ),
         Some(r) if !r.fields.is_empty() => Answering::Form,

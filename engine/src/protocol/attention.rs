@@ -11,6 +11,34 @@ pub const ANSWERED: &str = types::ATTENTION_ANSWERED;
 pub const RESOLVED: &str = types::ATTENTION_RESOLVED;
 pub const TIMEOUT: &str = types::ATTENTION_TIMEOUT;
 
+/// A response channel (AEP-0008): one a request names in `respond_via`,
+/// or the one an answer travelled by (`via` on `attention.answered`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Channel {
+    Control,
+    Oob,
+    Unrecognized(String),
+}
+
+impl Channel {
+    pub fn parse(s: &str) -> Channel {
+        match s {
+            "control" => Channel::Control,
+            "oob" => Channel::Oob,
+            other => Channel::Unrecognized(other.to_owned()),
+        }
+    }
+
+    /// The channel's name on the wire.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Channel::Control => "control",
+            Channel::Oob => "oob",
+            Channel::Unrecognized(s) => s,
+        }
+    }
+}
+
 /// What the agent is asking for (`data.kind`).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum AttentionKind {

@@ -20,30 +20,12 @@ use crate::protocol::form::{self, Choice, FieldSpec, FieldSpecError, FieldType, 
 use crate::protocol::vocabulary::types;
 use crate::time::UnixMs;
 
-pub use crate::protocol::attention::{AttentionKind, ANSWERED, REQUESTED, RESOLVED, ROUTED, TIMEOUT};
+pub use crate::protocol::attention::{AttentionKind, Channel, ANSWERED, REQUESTED, RESOLVED, ROUTED, TIMEOUT};
 
 /// Most `attention.routed` hops kept per card.
 pub const MAX_ROUTED_PER_CARD: usize = 16;
 /// Most command ids kept per card.
 pub const MAX_COMMANDS_PER_CARD: usize = 16;
-
-/// A response channel named in `respond_via` (AEP-0008).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub enum Channel {
-    Control,
-    Oob,
-    Unrecognized(String),
-}
-
-impl Channel {
-    pub fn parse(s: &str) -> Channel {
-        match s {
-            "control" => Channel::Control,
-            "oob" => Channel::Oob,
-            other => Channel::Unrecognized(other.to_owned()),
-        }
-    }
-}
 
 /// The `attention.requested` facts a card renders.
 #[derive(Clone, Debug, PartialEq)]
@@ -137,14 +119,6 @@ pub struct Routed {
     pub relay: Option<Arc<str>>,
 }
 
-/// How an answer travelled (`via`).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub enum AnswerVia {
-    Control,
-    Oob,
-    Unrecognized(String),
-}
-
 /// The `attention.answered` facts: what was applied, by whom, how.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CardAnswer {
@@ -154,7 +128,7 @@ pub struct CardAnswer {
     pub text: Option<String>,
     pub values: Option<Map<String, Value>>,
     pub by: Option<String>,
-    pub via: Option<AnswerVia>,
+    pub via: Option<Channel>,
     /// Usually the command that produced the answer.
     pub cause: Option<String>,
     pub capture: Capture,
@@ -173,11 +147,7 @@ impl CardAnswer {
             text: member("text"),
             values: answer.and_then(|a| a.get("values")).and_then(Value::as_object).cloned(),
             by: text("by").map(str::to_owned),
-            via: text("via").map(|v| match v {
-                "control" => AnswerVia::Control,
-                "oob" => AnswerVia::Oob,
-                other => AnswerVia::Unrecognized(other.to_owned()),
-            }),
+            via: text("via").map(Channel::parse),
             cause: e.cause().map(str::to_owned),
             capture: e.capture(),
             time: e.time().to_owned(),

@@ -22,6 +22,7 @@ use crate::time::UnixMs;
 use crate::protocol::attention::REQUESTED as ATTENTION_REQUESTED;
 
 pub use crate::protocol::attention::AttentionKind;
+use crate::protocol::attention::Channel;
 
 /// `respond_via`: how this request's answer may travel (AEP-0008 §2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,7 +39,7 @@ impl RespondVia {
     pub fn of(data: &Map<String, Value>) -> RespondVia {
         match data.get("respond_via") {
             Some(Value::Array(channels)) => RespondVia::Declared {
-                control: channels.iter().any(|c| c == "control"),
+                control: channels.iter().filter_map(Value::as_str).any(|c| Channel::parse(c) == Channel::Control),
             },
             _ => RespondVia::Undeclared,
         }
