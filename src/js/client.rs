@@ -6,7 +6,7 @@ use aep_browser::driver::{with, Driver, Shared};
 use aep_engine::client::hub::{Hub, HubError, Target};
 use aep_engine::client::State;
 use aep_engine::control::answer::Answer;
-use aep_engine::control::sender::CancelScope;
+use aep_engine::control::sender::{Address, CancelScope};
 use aep_engine::protocol::event::Capture;
 use aep_engine::protocol::frame::Position;
 use aep_engine::store::SessionKey;
@@ -69,7 +69,8 @@ fn target(value: &JsValue) -> Result<Target, JsValue> {
     }
     let session =
         string_member(value, "session")?.filter(|s| !s.is_empty()).ok_or_else(|| invalid("`session` is required"))?;
-    Ok(Target { session, run: string_member(value, "run")?, relay: string_member(value, "relay")? })
+    let to = Address { session, run: string_member(value, "run")? };
+    Ok(Target { to, relay: string_member(value, "relay")? })
 }
 
 fn has_global_websocket() -> bool {

@@ -103,21 +103,21 @@ impl HubConfig {
     }
 }
 
-/// Who a command is for. `relay` (a label) overrides routing.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// Who a command is for (its [`Address`]) and, when the caller chooses,
+/// the relay (a label) it goes through instead of the routed one.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Target {
-    pub session: String,
-    pub run: Option<String>,
+    pub to: Address,
     pub relay: Option<String>,
 }
 
 impl Target {
     pub fn session(session: impl Into<String>) -> Target {
-        Target { session: session.into(), ..Target::default() }
+        Target { to: Address::session(session), relay: None }
     }
 
     pub fn run(mut self, run: impl Into<String>) -> Target {
-        self.run = Some(run.into());
+        self.to = self.to.with_run(run);
         self
     }
 
@@ -423,9 +423,9 @@ impl Hub {
         command: &Command,
         now: UnixMs,
     ) -> Result<String, HubError> {
-        let relay = self.route(&target.session, target.relay.as_deref(), None)?;
-        let to = Address { session: target.session.clone(), run: target.run.clone() };
-        let event = command.build(&self.identity_on(relay), &to, self.next_id(now), now).map_err(HubError::Command)?;
+        let relay = self.route(&target.to.session, target.relay.as_deref(), None)?;
+        let id = self.next_id(now);
+        let event = command.build(&self.identity_on(relay), &target.to, id, now).map_err(HubError::Command)?;
         self.dispatch(relay, event, now)
     }
 
@@ -461,8 +461,8 @@ impl Hub {
         if !is_vendor_command_type(ty) || check_type_name(ty).is_err() {
             return Err(HubError::NotVendorCommand(ty.to_owned()));
         }
-        let relay = self.route(&target.session, target.relay.as_deref(), None)?;
-        let mut draft = Draft::new(ty).session(target.session.clone()).maybe_run(target.run.clone());
+        let relay = self.route(&target.to.session, target.relay.as_deref(), None)?;
+        let mut draft = Draft::new(ty).session(target.to.session.clone()).maybe_run(target.to.run.clone());
         if let Some(s) = subject {
             draft = draft.subject(s);
         }

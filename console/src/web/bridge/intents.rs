@@ -4,7 +4,7 @@
 
 use aep_engine::client::hub::{Hub, HubError, Target};
 use aep_engine::control::answer::Answer;
-use aep_engine::control::sender::CancelScope;
+use aep_engine::control::sender::{Address, CancelScope};
 use aep_engine::store::CardRef;
 use aep_browser::driver;
 use aep_engine::{Capture, UnixMs};
@@ -75,11 +75,8 @@ impl Console {
     }
 
     fn target(lane: &Lane, run: Option<&str>) -> Target {
-        Target {
-            session: lane.name.clone(),
-            run: run.map(str::to_owned),
-            relay: lane.verbs.relay.clone(),
-        }
+        let to = Address { session: lane.name.clone(), run: run.map(str::to_owned) };
+        Target { to, relay: lane.verbs.relay.clone() }
     }
 
     pub fn cancel(
