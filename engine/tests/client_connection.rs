@@ -8,7 +8,7 @@ use aep_engine::client::{
 };
 use aep_engine::protocol::filter::Filter;
 use aep_engine::protocol::frame::{
-    codes, Capabilities, Closing, ControlCapability, Delivered, ErrorFrame, Frame, Hello, HelloIdentity, Position,
+    codes, Capabilities, Closing, ControlCapability, Delivered, ErrorFrame, Frame, Hello, HelloIdentity, SessionPosition,
     ReplayCapability, ReplayExhausted, ResumeFrom, Role, RosterEntry,
 };
 use aep_engine::{Capture, Event, UnixMs};
@@ -259,7 +259,7 @@ fn reconnect_resumes_from_the_positions_the_application_took() {
     assert_eq!(subs[0].capture, Some(Capture::Metadata));
     assert_eq!(
         subs[0].from,
-        Some(ResumeFrom::Positions(vec![Position::new("s1", 0, 3), Position::new("s2", 1, 5)])),
+        Some(ResumeFrom::Positions(vec![SessionPosition::new("s1", 0, 3), SessionPosition::new("s2", 1, 5)])),
         "known sessions resume from their positions, so lost history is reported"
     );
     assert_ne!(subs[1].id, id);
@@ -280,7 +280,7 @@ fn reconnect_resumes_from_the_positions_the_application_took() {
         !notices.iter().any(|n| matches!(n, ClientEvent::Subscribed { .. } | ClientEvent::Error(_))),
         "{notices:?}"
     );
-    assert_eq!(h.conn.positions(), vec![Position::new("s1", 0, 4), Position::new("s2", 1, 5)]);
+    assert_eq!(h.conn.positions(), vec![SessionPosition::new("s1", 0, 4), SessionPosition::new("s2", 1, 5)]);
 }
 
 #[test]
@@ -293,25 +293,25 @@ fn positions_are_per_subscription() {
     h.relay(Frame::Event(event("attention.requested", "s1", 0, 2)));
     h.relay(Frame::Event(event("tool.completed", "s1", 0, 7)));
     h.events();
-    assert_eq!(h.conn.subscription_positions(&a), Some(vec![Position::new("s1", 0, 2)]));
-    assert_eq!(h.conn.subscription_positions(&b), Some(vec![Position::new("s1", 0, 7)]));
+    assert_eq!(h.conn.subscription_positions(&a), Some(vec![SessionPosition::new("s1", 0, 2)]));
+    assert_eq!(h.conn.subscription_positions(&b), Some(vec![SessionPosition::new("s1", 0, 7)]));
 }
 
 #[test]
 fn restored_positions_seed_new_subscriptions() {
     let mut h = Harness::new(Config::consumer());
-    h.conn.restore_positions([Position::new("s9", 2, 40)]);
+    h.conn.restore_positions([SessionPosition::new("s9", 2, 40)]);
     h.conn.subscribe(Filter::match_all(), None).unwrap();
     h.connect();
     h.relay(relay_hello(true, false));
     let sent = h.take_sent();
-    assert_eq!(subscribes(&sent)[0].from, Some(ResumeFrom::Positions(vec![Position::new("s9", 2, 40)])));
+    assert_eq!(subscribes(&sent)[0].from, Some(ResumeFrom::Positions(vec![SessionPosition::new("s9", 2, 40)])));
 }
 
 #[test]
 fn a_catch_up_never_delivers_again_what_an_earlier_run_took() {
     let mut h = Harness::new(Config::consumer());
-    h.conn.restore_positions([Position::new("s9", 2, 40)]);
+    h.conn.restore_positions([SessionPosition::new("s9", 2, 40)]);
     h.conn.subscribe(Filter::match_all(), None).unwrap();
     h.connect();
     h.relay(relay_hello(true, false));
@@ -563,16 +563,16 @@ fn closing_is_surfaced_and_the_reconnect_resumes_from_own_positions() {
     // The relay claims more than the application processed.
     let closing = Closing {
         reason: "restart".into(),
-        delivered: vec![Delivered { sub: id.clone(), position: Position::new("s1", 0, 9) }],
+        delivered: vec![Delivered { sub: id.clone(), position: SessionPosition::new("s1", 0, 9) }],
     };
     h.relay(Frame::Closing(closing.clone()));
     assert!(h.events().contains(&ClientEvent::Closing(closing)));
-    assert_eq!(h.conn.reported_positions(&id), Some(vec![Position::new("s1", 0, 9)]));
+    assert_eq!(h.conn.reported_positions(&id), Some(vec![SessionPosition::new("s1", 0, 9)]));
     h.closed(1000, "restart");
     h.reconnect();
     h.relay(relay_hello(false, false));
     let sent = h.take_sent();
-    assert_eq!(subscribes(&sent)[0].from, Some(ResumeFrom::Positions(vec![Position::new("s1", 0, 3)])));
+    assert_eq!(subscribes(&sent)[0].from, Some(ResumeFrom::Positions(vec![SessionPosition::new("s1", 0, 3)])));
 }
 
 #[test]
@@ -583,7 +583,7 @@ fn the_client_says_closing_with_its_positions_before_closing() {
     h.conn.close(h.now);
     let sent = h.take_sent();
     let [Frame::Closing(c)] = &sent[..] else { panic!("{sent:?}") };
-    assert_eq!(c.delivered, vec![Delivered { sub: id, position: Position::new("s1", 0, 5) }]);
+    assert_eq!(c.delivered, vec![Delivered { sub: id, position: SessionPosition::new("s1", 0, 5) }]);
     assert_eq!(h.take_actions(), vec![SocketAction::Close { code: 1000, reason: "client closing".into() }]);
     h.closed(1000, "");
     assert_eq!(h.conn.state(), &State::Closed);
@@ -626,7 +626,7 @@ fn events_and_notices_flow_and_oddities_are_tolerated() {
     h.relay_text(r#"{"type":"zigzag","note":"from the future"}"#);
     h.conn.handle_binary(&[1, 2, 3], h.now);
     h.relay_text("not json");
-    let exhausted = ReplayExhausted { sub: id.clone(), earliest: Position::new("s1", 1, 8) };
+    let exhausted = ReplayExhausted { sub: id.clone(), earliest: SessionPosition::new("s1", 1, 8) };
     h.relay(Frame::ReplayExhausted(exhausted.clone()));
     let ev = event("attention.requested", "s1", 1, 8);
     h.relay(Frame::Event(ev.clone()));
@@ -681,7 +681,7 @@ fn an_application_that_falls_behind_costs_a_reconnect_not_an_event() {
     let sent = h.take_sent();
     let sub = subscribes(&sent)[0];
     assert_eq!(sub.id, id);
-    assert_eq!(sub.from, Some(ResumeFrom::Positions(vec![Position::new("s1", 0, 0)])), "only what was taken");
+    assert_eq!(sub.from, Some(ResumeFrom::Positions(vec![SessionPosition::new("s1", 0, 0)])), "only what was taken");
 }
 
 #[test]

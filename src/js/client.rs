@@ -8,7 +8,7 @@ use aep_engine::client::State;
 use aep_engine::control::answer::Answer;
 use aep_engine::control::sender::{Address, CancelScope};
 use aep_engine::protocol::event::Capture;
-use aep_engine::protocol::frame::Position;
+use aep_engine::protocol::frame::SessionPosition;
 use aep_engine::store::SessionKey;
 use serde_json::{json, Map, Value};
 use wasm_bindgen::prelude::*;
@@ -293,7 +293,7 @@ impl AepClient {
                 else {
                     return Err(refuse());
                 };
-                positions.push(Position::new(session, epoch, seq));
+                positions.push(SessionPosition::new(session, epoch, seq));
             }
             parsed.push((label, positions));
         }

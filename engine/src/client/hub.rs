@@ -31,7 +31,7 @@ use crate::control::answer::{Answer, Mismatch};
 use crate::control::sender::{Address, CancelScope, Command, CommandError, CommandUpdate, ControlSender, RetryError};
 use crate::protocol::event::{is_vendor_command_type, Capture, Event};
 use crate::protocol::filter::Filter;
-use crate::protocol::frame::{ErrorFrame, Position, ReplayExhausted, RosterEntry};
+use crate::protocol::frame::{ErrorFrame, SessionPosition, ReplayExhausted, RosterEntry};
 use crate::protocol::ids::{ulid, BuildError, Draft, Identity};
 use crate::protocol::validate::check_type_name;
 use crate::store::{self, Store, StoreConfig};
@@ -532,7 +532,7 @@ impl Hub {
     }
 
     /// Seeds `relay`'s resume positions (kept from an earlier run).
-    pub fn restore_positions(&mut self, relay: RelayId, positions: impl IntoIterator<Item = Position>) {
+    pub fn restore_positions(&mut self, relay: RelayId, positions: impl IntoIterator<Item = SessionPosition>) {
         if let Some(r) = self.relays.get_mut(relay) {
             r.conn.restore_positions(positions);
         }
@@ -587,7 +587,7 @@ impl Hub {
     }
 
     /// Resume positions taken from `relay`: what to persist.
-    pub fn positions(&self, relay: RelayId) -> Vec<Position> {
+    pub fn positions(&self, relay: RelayId) -> Vec<SessionPosition> {
         self.relays.get(relay).map(|r| r.conn.positions()).unwrap_or_default()
     }
 

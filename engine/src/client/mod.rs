@@ -44,7 +44,7 @@ use subscription::Subscription;
 
 use crate::protocol::event::{Capture, Event};
 use crate::protocol::filter::Filter;
-use crate::protocol::frame::{codes, Capabilities, Closing, Delivered, ErrorFrame, Frame, Hello, Position};
+use crate::protocol::frame::{codes, Capabilities, Closing, Delivered, ErrorFrame, Frame, Hello, SessionPosition};
 use crate::protocol::AEP_VERSION;
 use crate::time::UnixMs;
 
@@ -375,7 +375,7 @@ impl Connection {
 
     /// Seeds resume positions the application kept from an earlier run;
     /// they apply to every subscription, present and future.
-    pub fn restore_positions(&mut self, positions: impl IntoIterator<Item = Position>) {
+    pub fn restore_positions(&mut self, positions: impl IntoIterator<Item = SessionPosition>) {
         for p in positions {
             self.restored.advance(&p.session, p.at());
             self.delivered.advance(&p.session, p.at());
@@ -445,17 +445,17 @@ impl Connection {
 
     /// The highest position per session the application has taken: what
     /// to persist and hand back to [`Connection::restore_positions`].
-    pub fn positions(&self) -> Vec<Position> {
+    pub fn positions(&self) -> Vec<SessionPosition> {
         self.delivered.to_vec()
     }
 
     /// What a subscription would resume from.
-    pub fn subscription_positions(&self, id: &str) -> Option<Vec<Position>> {
+    pub fn subscription_positions(&self, id: &str) -> Option<Vec<SessionPosition>> {
         self.sub(id).map(|s| s.positions.to_vec())
     }
 
     /// What the relay reported delivering to a subscription in `closing`.
-    pub fn reported_positions(&self, id: &str) -> Option<Vec<Position>> {
+    pub fn reported_positions(&self, id: &str) -> Option<Vec<SessionPosition>> {
         self.sub(id).map(|s| s.reported.to_vec())
     }
 

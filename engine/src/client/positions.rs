@@ -2,7 +2,7 @@
 //! (AEP-0003 §7), bounded in the number of sessions.
 
 use crate::order::SortedMap;
-use crate::protocol::frame::Position;
+use crate::protocol::frame::SessionPosition;
 
 /// Default bound on sessions tracked per map: also the most `from`
 /// positions one subscribe carries, well under what relays accept.
@@ -72,8 +72,8 @@ impl PositionMap {
     }
 
     /// Every position, ordered by session.
-    pub fn to_vec(&self) -> Vec<Position> {
-        self.entries.iter().map(|(s, e)| Position::new(s, e.at.0, e.at.1)).collect()
+    pub fn to_vec(&self) -> Vec<SessionPosition> {
+        self.entries.iter().map(|(s, e)| SessionPosition::new(s, e.at.0, e.at.1)).collect()
     }
 }
 
@@ -100,6 +100,6 @@ mod tests {
         m.advance("c", (0, 1));
         assert_eq!(m.len(), 2);
         assert_eq!(m.get("b"), None);
-        assert_eq!(m.to_vec(), vec![Position::new("a", 0, 2), Position::new("c", 0, 1)]);
+        assert_eq!(m.to_vec(), vec![SessionPosition::new("a", 0, 2), SessionPosition::new("c", 0, 1)]);
     }
 }

@@ -4,7 +4,7 @@ use super::config::ResumePolicy;
 use super::positions::PositionMap;
 use crate::protocol::event::{Capture, Event};
 use crate::protocol::filter::Filter;
-use crate::protocol::frame::{Position, ResumeFrom, Subscribe};
+use crate::protocol::frame::{SessionPosition, ResumeFrom, Subscribe};
 
 /// Where a subscription stands with the relay.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -126,7 +126,7 @@ impl Subscription {
         }
     }
 
-    pub fn record_reported(&mut self, position: &Position) {
+    pub fn record_reported(&mut self, position: &SessionPosition) {
         self.reported.advance(&position.session, position.at());
     }
 }

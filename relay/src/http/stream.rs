@@ -10,7 +10,7 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
-use aep_engine::protocol::frame::{codes, ErrorFrame, Position, Subscribe};
+use aep_engine::protocol::frame::{codes, ErrorFrame, SessionPosition, Subscribe};
 use aep_engine::Capture;
 use axum::body::{Body, Bytes};
 use axum::extract::State;
@@ -83,7 +83,7 @@ fn read_request(query: &str, headers: &HeaderMap) -> Result<StreamRequest, Error
     // `from` takes precedence over `Last-Event-ID`.
     let last_event_id = match subscribe.from {
         Some(_) => None,
-        None => last_event_id(headers).map(|(session, (epoch, seq))| Position::new(session, epoch, seq)),
+        None => last_event_id(headers).map(|(session, (epoch, seq))| SessionPosition::new(session, epoch, seq)),
     };
     Ok(StreamRequest {
         filter: subscribe.filter,

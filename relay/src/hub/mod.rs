@@ -32,7 +32,7 @@ use std::sync::{Arc, Mutex};
 
 use aep_engine::protocol::filter::Filter;
 use aep_engine::protocol::frame::{
-    codes, ControlCapability, ErrorFrame, Frame, Hello, Position, ResumeFrom, Role, RosterEntry, Subscribe,
+    codes, ControlCapability, ErrorFrame, Frame, Hello, ResumeFrom, Role, RosterEntry, SessionPosition, Subscribe,
 };
 use aep_engine::{Capture, Event};
 use tokio::sync::watch;
@@ -173,7 +173,7 @@ pub struct StreamRequest {
     pub from: Option<ResumeFrom>,
     /// Without `from`: the position a `Last-Event-ID` header names, its
     /// session as HTTP delivered it ([`SessionStore::named_in_header`]).
-    pub last_event_id: Option<Position>,
+    pub last_event_id: Option<SessionPosition>,
     /// `false` (`live=0`): end after the replay.
     pub live: bool,
 }
@@ -312,7 +312,7 @@ impl Hub {
             let state = lock(&self.state);
             let header = request.last_event_id.map(|p| {
                 let session = state.store.named_in_header(&p.session).to_owned();
-                ResumeFrom::Positions(vec![Position { session, ..p }])
+                ResumeFrom::Positions(vec![SessionPosition { session, ..p }])
             });
             replay(&state.store, request.from.as_ref().or(header.as_ref()))
         };

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use aep_engine::protocol::frame::{Delivered, Position as FramePosition};
+use aep_engine::protocol::frame::{Delivered, SessionPosition};
 
 use crate::buffer::Position;
 
@@ -41,7 +41,7 @@ impl DeliveredPositions {
             .flat_map(|(sub, sessions)| {
                 sessions.iter().map(|(session, (epoch, seq))| Delivered {
                     sub: sub.to_string(),
-                    position: FramePosition::new(session.clone(), *epoch, *seq),
+                    position: SessionPosition::new(session.clone(), *epoch, *seq),
                 })
             })
             .collect();
@@ -64,6 +64,6 @@ mod tests {
         d.record(&sub, "s3", (0, 0));
         let e = d.entries();
         assert_eq!(e.len(), 2);
-        assert_eq!(e[0].position, FramePosition::new("s1", 0, 3));
+        assert_eq!(e[0].position, SessionPosition::new("s1", 0, 3));
     }
 }

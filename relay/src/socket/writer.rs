@@ -11,7 +11,7 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use aep_engine::protocol::frame::{Closing, Frame, Position as FramePosition, ReplayExhausted};
+use aep_engine::protocol::frame::{Closing, Frame, ReplayExhausted, SessionPosition};
 use axum::extract::ws::{CloseFrame, Message, WebSocket};
 use futures_util::stream::SplitSink;
 use futures_util::SinkExt;
@@ -109,7 +109,7 @@ async fn write(sink: &mut Sink, out: Outgoing, delivered: &mut DeliveredPosition
                     ReplayPiece::Exhausted { session, earliest } => {
                         let frame = Frame::ReplayExhausted(ReplayExhausted {
                             sub: sub.to_string(),
-                            earliest: FramePosition::new(&*session, earliest.0, earliest.1),
+                            earliest: SessionPosition::new(&*session, earliest.0, earliest.1),
                         });
                         sink.feed(Message::Text(frame.encode().into())).await?;
                     }

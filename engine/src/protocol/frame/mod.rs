@@ -24,7 +24,7 @@ pub use hello::{
     DEFAULT_ACK_WINDOW_MS,
 };
 pub use roster::RosterEntry;
-pub use subscribe::{Closing, Delivered, Position, ReplayExhausted, ResumeFrom, Subscribe};
+pub use subscribe::{Closing, Delivered, SessionPosition, ReplayExhausted, ResumeFrom, Subscribe};
 
 use super::event::{Event, EventError};
 
@@ -261,14 +261,14 @@ fn decode_replay_exhausted(obj: &Map<String, Value>) -> Result<ReplayExhausted, 
     let at = earliest.and_then(|e| Some((e.get("epoch").map_or(Some(0), Value::as_u64)?, e.get("seq")?.as_u64()?)));
     match (sub, session, at) {
         (Some(sub), Some(session), Some((epoch, seq))) => {
-            Ok(ReplayExhausted { sub, earliest: Position::new(session, epoch, seq) })
+            Ok(ReplayExhausted { sub, earliest: SessionPosition::new(session, epoch, seq) })
         }
         _ => Err(malformed("replay-exhausted", None, "needs `sub`, `session` and `earliest: {epoch, seq}`")),
     }
 }
 
 fn decode_delivered(v: &Value) -> Option<Delivered> {
-    Some(Delivered { sub: v.get("sub")?.as_str()?.to_owned(), position: Position::decode(v)? })
+    Some(Delivered { sub: v.get("sub")?.as_str()?.to_owned(), position: SessionPosition::decode(v)? })
 }
 
 fn required_id(frame_type: &str, obj: &Map<String, Value>) -> Result<String, FrameError> {
@@ -344,7 +344,7 @@ mod tests {
         round_trip(Frame::Subscribe(Subscribe {
             id: "sub-1".into(),
             filter: Filter::parse(&json!({"type": ["attention.*"], "severity": {"gte": "notice"}})).unwrap(),
-            from: Some(ResumeFrom::Positions(vec![Position::new("s_8f2c", 3, 187)])),
+            from: Some(ResumeFrom::Positions(vec![SessionPosition::new("s_8f2c", 3, 187)])),
             capture: Some(Capture::Metadata),
         }));
         round_trip(Frame::Subscribe(Subscribe {
@@ -372,10 +372,10 @@ mod tests {
             versions: Some(vec!["0.1".into()]),
             ..ErrorFrame::new(codes::VERSION_UNSUPPORTED, None)
         }));
-        round_trip(Frame::ReplayExhausted(ReplayExhausted { sub: "s".into(), earliest: Position::new("x", 1, 8) }));
+        round_trip(Frame::ReplayExhausted(ReplayExhausted { sub: "s".into(), earliest: SessionPosition::new("x", 1, 8) }));
         round_trip(Frame::Closing(Closing {
             reason: "shutdown".into(),
-            delivered: vec![Delivered { sub: "sub-1".into(), position: Position::new("s", 0, 9) }],
+            delivered: vec![Delivered { sub: "sub-1".into(), position: SessionPosition::new("s", 0, 9) }],
         }));
         round_trip(Frame::Ping { t: Some(json!(123)) });
         round_trip(Frame::Pong { t: None });
@@ -440,7 +440,7 @@ mod tests {
         else {
             panic!()
         };
-        assert_eq!(s.from, Some(ResumeFrom::Positions(vec![Position::new("s", 0, 2)])));
+        assert_eq!(s.from, Some(ResumeFrom::Positions(vec![SessionPosition::new("s", 0, 2)])));
         assert!(s.filter.is_match_all());
         for text in [r#"{"type":"subscribe"}"#, r#"{"type":"subscribe","id":""}"#, r#"{"type":"subscribe","id":3}"#] {
             let refusal = Frame::decode(text).unwrap_err().refusal().expect("answerable without an id");

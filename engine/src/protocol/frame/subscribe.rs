@@ -9,15 +9,15 @@ use crate::protocol::filter::{Filter, FilterError};
 
 /// A session position `(session, epoch, seq)`: a resume token (AEP-0003 §7).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct Position {
+pub struct SessionPosition {
     pub session: String,
     pub epoch: u64,
     pub seq: u64,
 }
 
-impl Position {
-    pub fn new(session: impl Into<String>, epoch: u64, seq: u64) -> Position {
-        Position { session: session.into(), epoch, seq }
+impl SessionPosition {
+    pub fn new(session: impl Into<String>, epoch: u64, seq: u64) -> SessionPosition {
+        SessionPosition { session: session.into(), epoch, seq }
     }
 
     /// `(epoch, seq)`, the order within one session.
@@ -26,14 +26,14 @@ impl Position {
     }
 
     /// Reads `{session, epoch, seq}`; an absent `epoch` is 0.
-    pub(super) fn decode(v: &Value) -> Option<Position> {
+    pub(super) fn decode(v: &Value) -> Option<SessionPosition> {
         let o = v.as_object()?;
         let session = o.get("session")?.as_str().filter(|s| !s.is_empty())?;
         let epoch = match o.get("epoch") {
             None => 0,
             Some(e) => e.as_u64()?,
         };
-        Some(Position::new(session, epoch, o.get("seq")?.as_u64()?))
+        Some(SessionPosition::new(session, epoch, o.get("seq")?.as_u64()?))
     }
 
     pub(super) fn encode_into(&self, m: &mut Map<String, Value>) {
@@ -55,7 +55,7 @@ pub enum ResumeFrom {
     /// Replay every session buffer held, each from its earliest event.
     All,
     /// Replay strictly after each position.
-    Positions(Vec<Position>),
+    Positions(Vec<SessionPosition>),
 }
 
 /// The `subscribe` frame (AEP-0003 §6.5).
@@ -102,7 +102,7 @@ impl Subscribe {
                 items
                     .iter()
                     .map(|p| {
-                        Position::decode(p).ok_or_else(|| refuse(format!("`from`: {p} is not {{session, epoch, seq}}")))
+                        SessionPosition::decode(p).ok_or_else(|| refuse(format!("`from`: {p} is not {{session, epoch, seq}}")))
                     })
                     .collect::<Result<_, _>>()?,
             )),
@@ -128,7 +128,7 @@ impl Subscribe {
                 m.insert("from".into(), "all".into());
             }
             Some(ResumeFrom::Positions(ps)) => {
-                m.insert("from".into(), Value::Array(ps.iter().map(Position::to_value).collect()));
+                m.insert("from".into(), Value::Array(ps.iter().map(SessionPosition::to_value).collect()));
             }
         }
         if let Some(c) = self.capture {
@@ -144,14 +144,14 @@ impl Subscribe {
 pub struct ReplayExhausted {
     pub sub: String,
     /// The session and its earliest held position.
-    pub earliest: Position,
+    pub earliest: SessionPosition,
 }
 
 /// A last-delivered position of one subscription, in a `closing` frame.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Delivered {
     pub sub: String,
-    pub position: Position,
+    pub position: SessionPosition,
 }
 
 /// `closing` (AEP-0003 §3.5 rule 4): an orderly close is coming.
