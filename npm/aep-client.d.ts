@@ -325,27 +325,15 @@ export interface CommandOutcome {
 }
 
 /**
- * One session with its runs, cards and command chains.
+ * One session with its runs, cards and command chains: its summary and
+ * what a session page shows beyond it.
  */
-export interface SessionDetail {
-  key: SessionKey;
-  source: string;
-  name: string;
-  agent: string;
-  state: SessionState;
+export interface SessionDetail extends SessionSummary {
   started?: SessionStart;
   end?: SessionEnd;
-  position?: Position;
-  /**
-   * Cards waiting on a person.
-   */
-  pending: number;
-  events: number;
   runs: RunView[];
   cards: Card[];
   commands: CommandChain[];
-  firstSeen: number;
-  updatedAt: number;
 }
 
 /**

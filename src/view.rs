@@ -285,30 +285,20 @@ pub struct CommandOutcome {
     pub time: String,
 }
 
-/// One session with its runs, cards and command chains.
+/// One session with its runs, cards and command chains: its summary and
+/// what a session page shows beyond it.
 #[derive(Clone, Debug, Serialize, Tsify)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionDetail {
-    pub key: SessionKey,
-    pub source: String,
-    pub name: String,
-    pub agent: String,
-    #[tsify(type = "SessionState")]
-    pub state: &'static str,
+    #[serde(flatten)]
+    pub summary: SessionSummary,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub started: Option<SessionStart>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub end: Option<SessionEnd>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub position: Option<Position>,
-    /// Cards waiting on a person.
-    pub pending: u64,
-    pub events: u64,
     pub runs: Vec<RunView>,
     pub cards: Vec<Card>,
     pub commands: Vec<CommandChain>,
-    pub first_seen: u64,
-    pub updated_at: u64,
 }
 
 /// The `session.started` event of a session.
@@ -731,11 +721,7 @@ pub fn session(s: &store::Session) -> SessionDetail {
     let mut cards: Vec<&store::Card> = s.cards().collect();
     order::sort_by(&mut cards, |a, b| (a.first_seen(), a.arrival()).cmp(&(b.first_seen(), b.arrival())));
     SessionDetail {
-        key: session_key(s.key()),
-        source: s.source().to_owned(),
-        name: s.name().to_owned(),
-        agent: s.agent().to_owned(),
-        state: s.state().name(),
+        summary: session_summary(s),
         started: s.started().map(|st| SessionStart {
             event_id: st.event_id.to_string(),
             time: st.time.to_string(),
@@ -747,14 +733,9 @@ pub fn session(s: &store::Session) -> SessionDetail {
             time: e.time.to_string(),
             reason: e.reason.clone(),
         }),
-        position: s.position().map(position),
-        pending: count(s.pending_count()),
-        events: count(s.timeline().len()),
         runs: s.runs().map(run).collect(),
         cards: cards.into_iter().map(card).collect(),
         commands: s.commands().map(chain).collect(),
-        first_seen: ms(s.first_seen()),
-        updated_at: ms(s.updated_at()),
     }
 }
 
