@@ -91,7 +91,7 @@ export interface FieldSpec {
 
 // ----- state views ------------------------------------------------------------
 
-// BEGIN names and views generated from the engine and src/view.rs (tests/declarations.rs); do not edit by hand.
+// BEGIN names, views and inputs generated from the engine, src/view.rs and src/input.rs (tests/declarations.rs); do not edit by hand.
 
 /** AEP-0001 §8.1, lowest first. */
 export type Severity = 'debug' | 'info' | 'notice' | 'warning' | 'error' | 'critical';
@@ -536,7 +536,40 @@ export interface RejectedLine {
   error: string;
 }
 
-// END names and views generated from the engine and src/view.rs.
+/**
+ * Who a command is for: a session, a run of it, and (optionally) the
+ * relay to send it through.
+ */
+export interface Target {
+  session: string;
+  run?: string;
+  /**
+   * A relay label, overriding routing.
+   */
+  relay?: string;
+}
+
+/**
+ * `cancel(args)`: a run or a whole session.
+ */
+export interface CancelArgs extends Target {
+  scope: 'run' | 'session';
+  reason?: string;
+}
+
+/**
+ * `command(type, args)`: a vendor command's target and payload.
+ */
+export interface VendorArgs extends Target {
+  subject?: string;
+  data?: { [key: string]: Json };
+  /**
+   * The payload's capture level (default `metadata`).
+   */
+  capture?: Capture;
+}
+
+// END names, views and inputs generated from the engine, src/view.rs and src/input.rs.
 
 export type AttentionKind = 'permission' | 'input' | 'auth' | 'review' | 'form' | 'other' | (string & {});
 
@@ -595,24 +628,6 @@ export interface AepClientOptions {
 export interface Accepted {
   ack: AepEvent;
   outcome: Promise<AepEvent>;
-}
-
-export interface Target {
-  session: string;
-  run?: string;
-  /** A relay label, overriding routing. */
-  relay?: string;
-}
-
-export interface CancelArgs extends Target {
-  scope: 'run' | 'session';
-  reason?: string;
-}
-
-export interface VendorArgs extends Target {
-  subject?: string;
-  data?: { [key: string]: Json };
-  capture?: Capture;
 }
 
 export type Unsubscribe = () => void;

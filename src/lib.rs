@@ -3,7 +3,9 @@
 //!
 //! * [`js`]: the exported classes and functions (wasm32, feature `js-api`).
 //! * [`view`]: the plain JSON views of engine state handed to JavaScript.
+//! * [`input`]: the arguments JavaScript hands the client's commands.
 
 #[cfg(all(target_arch = "wasm32", feature = "js-api"))]
 pub mod js;
+pub mod input;
 pub mod view;

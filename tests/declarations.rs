@@ -1,8 +1,8 @@
-//! The views' TypeScript declarations are generated from their Rust types
-//! (`tsify`), and the closed sets of names from the engine's enums (the
-//! registry's vocabulary and the state names): the package's `.d.ts` holds
-//! them between two markers, and this test fails when that region differs
-//! from what the types say now.
+//! The TypeScript declarations of the views and of the commands' argument
+//! objects are generated from their Rust types (`tsify`), and the closed
+//! sets of names from the engine's enums (the registry's vocabulary and the
+//! state names): the package's `.d.ts` holds them between two markers, and
+//! this test fails when that region differs from what the types say now.
 //! `AEP_WRITE_DECLARATIONS=1 cargo test -p aep-client --test declarations`
 //! rewrites the region.
 
@@ -13,16 +13,17 @@ use aep_engine::client::State;
 use aep_engine::control::sender::CommandState;
 use aep_engine::protocol::vocabulary::{Capture, CommandVerb, NackReason, Severity};
 use aep_engine::store::{CardStatus, SessionState};
+use aep_client::input::{self, CancelArgs, VendorArgs};
 use aep_client::view::*;
 use strum::VariantNames;
 use tsify::Tsify;
 
 const DTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/npm/aep-client.d.ts");
-const BEGIN: &str =
-    "// BEGIN names and views generated from the engine and src/view.rs (tests/declarations.rs); do not edit by hand.\n";
-const END: &str = "// END names and views generated from the engine and src/view.rs.\n";
+const BEGIN: &str = "// BEGIN names, views and inputs generated from the engine, src/view.rs and src/input.rs \
+                     (tests/declarations.rs); do not edit by hand.\n";
+const END: &str = "// END names, views and inputs generated from the engine, src/view.rs and src/input.rs.\n";
 
-/// Every view, in the order the declarations list them.
+/// Every view, then every input, in the order the declarations list them.
 const VIEWS: &[&str] = &[
     SessionKey::DECL,
     Position::DECL,
@@ -55,6 +56,9 @@ const VIEWS: &[&str] = &[
     Counts::DECL,
     Rejected::DECL,
     RejectedLine::DECL,
+    input::Target::DECL,
+    CancelArgs::DECL,
+    VendorArgs::DECL,
 ];
 
 /// `export type Name = 'a' | 'b';`, with its doc comment.

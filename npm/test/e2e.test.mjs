@@ -156,6 +156,16 @@ test('local refusals are AepErrors and nothing is sent', async () => {
   assert.equal(bad.code, 'invalid-answer');
   const scope = await client.cancel({ session: 'build-1', scope: 'everything' }).catch((e) => e);
   assert.equal(scope.code, 'invalid-argument');
+  // Argument objects are read as their declared types: a wrong shape is refused before anything is sent.
+  for (const [what, call] of [
+    ['no session', () => client.pause({ run: 'r1' })],
+    ['a reason that is not text', () => client.cancel({ session: 'build-1', scope: 'run', reason: 42 })],
+    ['an unknown capture level', () => client.command('x.acme.control.throttle', { session: 'build-1', capture: 'most' })],
+    ['a payload that is not an object', () => client.command('x.acme.control.throttle', { session: 'build-1', data: [1] })],
+  ]) {
+    const err = await call().then(() => null, (e) => e);
+    assert.ok(err instanceof pkg.AepError && err.code === 'invalid-argument', `${what}: ${err && err.message}`);
+  }
   assert.throws(() => client.on('nonsense', () => {}), (e) => e instanceof pkg.AepError && e.code === 'invalid-argument');
 });
 

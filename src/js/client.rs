@@ -6,7 +6,6 @@ use aep_browser::driver::{with, Driver, Shared};
 use aep_engine::client::hub::{Hub, HubError, Target};
 use aep_engine::client::State;
 use aep_engine::control::answer::Answer;
-use aep_engine::control::sender::{Address, CancelScope};
 use aep_engine::protocol::event::Capture;
 use aep_engine::protocol::frame::SessionPosition;
 use aep_engine::store::SessionKey;
@@ -15,7 +14,8 @@ use wasm_bindgen::prelude::*;
 
 use super::convert::{self, aep_error};
 use super::feed::{JsFeed, Kind};
-use super::options::{self, json_member, string_member};
+use super::options::{self, string_member};
+use crate::input::{self, CancelArgs, VendorArgs};
 use crate::view;
 
 /// A console-side client of one or more AEP relays.
@@ -64,13 +64,16 @@ fn target(value: &JsValue) -> Result<Target, JsValue> {
     if let Some(s) = value.as_string() {
         return Ok(Target::session(s));
     }
+    read::<input::Target>(value)?.target().map_err(invalid)
+}
+
+/// An argument object as its input type; a wrong shape is an
+/// `invalid-argument` naming what is wrong.
+fn read<T: serde::de::DeserializeOwned>(value: &JsValue) -> Result<T, JsValue> {
     if !value.is_object() {
-        return Err(invalid("expected a session name or { session, run?, relay? }"));
+        return Err(invalid("expected an object: { session, run?, relay?, ... }"));
     }
-    let session =
-        string_member(value, "session")?.filter(|s| !s.is_empty()).ok_or_else(|| invalid("`session` is required"))?;
-    let to = Address { session, run: string_member(value, "run")? };
-    Ok(Target { to, relay: string_member(value, "relay")? })
+    serde_wasm_bindgen::from_value(value.clone()).map_err(|e| invalid(e.to_string()))
 }
 
 fn has_global_websocket() -> bool {
@@ -147,14 +150,10 @@ impl AepClient {
 
     /// `cancel({ session, run?, scope: "run" | "session", reason?, relay? })`.
     pub fn cancel(&self, args: JsValue) -> js_sys::Promise {
-        let parsed = (|| {
-            let t = target(&args)?;
-            let scope = string_member(&args, "scope")?
-                .ok_or_else(|| invalid("`scope` is required (\"run\" or \"session\")"))?;
-            let scope = CancelScope::parse(&scope)
-                .ok_or_else(|| invalid(format!("`scope` must be \"run\" or \"session\", got `{scope}`")))?;
-            Ok::<_, JsValue>((t, scope, string_member(&args, "reason")?))
-        })();
+        let parsed = read::<CancelArgs>(&args).and_then(|a| {
+            let scope = a.scope().map_err(invalid)?;
+            Ok((a.target.target().map_err(invalid)?, scope, a.reason))
+        });
         match parsed {
             Ok((t, scope, reason)) => self.send(|hub, now| hub.cancel(&t, scope, reason, now)),
             Err(e) => reject(e),
@@ -181,17 +180,14 @@ impl AepClient {
     /// subject?, data?, capture?, relay? })`.
     pub fn command(&self, ty: &str, args: JsValue) -> js_sys::Promise {
         let parsed = (|| {
-            let t = target(&args)?;
-            let data = match json_member(&args, "data")? {
-                None => Map::new(),
-                Some(Value::Object(m)) => m,
-                Some(_) => return Err(invalid("`data` must be an object")),
-            };
-            let capture = match string_member(&args, "capture")? {
-                None => Capture::Metadata,
-                Some(c) => Capture::parse(&c).ok_or_else(|| invalid(format!("`capture`: unknown level `{c}`")))?,
-            };
-            Ok::<_, JsValue>((t, string_member(&args, "subject")?, data, capture))
+            if !args.is_object() {
+                return Err(invalid("expected { session, run?, subject?, data?, capture?, relay? }"));
+            }
+            let a: VendorArgs = convert::to_json(&args)
+                .and_then(|v| serde_json::from_value(v).map_err(|e| e.to_string()))
+                .map_err(invalid)?;
+            let capture = a.capture.unwrap_or(Capture::Metadata);
+            Ok::<_, JsValue>((a.target.target().map_err(invalid)?, a.subject, a.data.unwrap_or_default(), capture))
         })();
         match parsed {
             Ok((t, subject, data, capture)) => {
