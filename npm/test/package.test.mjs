@@ -1,14 +1,19 @@
-// The packed tarball as a consumer gets it: what ships, and which entry
-// each kind of consumer resolves (Node reads the .wasm file; a browser or
-// bundler entry never reaches a Node built-in).
+// The packed tarball as a consumer gets it: what ships, which entry each
+// kind of consumer resolves (Node reads the .wasm file; a browser or
+// bundler entry never reaches a Node built-in), and that the hand-written
+// class and function declarations name exactly what the module exports.
 // Run: node --test npm/test/package.test.mjs
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, existsSync, writeFileSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { pathToFileURL, fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
 
 import { installPackage } from './support.mjs';
+
+// The TypeScript compiler the package's own build uses (npm/node_modules).
+const require = createRequire(new URL('../', import.meta.url));
 
 let installed;
 let root;
@@ -55,4 +60,52 @@ test('Node resolves the Node entry; browsers and bundlers one without Node built
   };
   visit(join(root, 'aep-client.js'));
   assert.ok(seen.size >= 3, `followed ${[...seen].join(', ')}`);
+});
+
+/** What the `.d.ts` declares: exported functions and classes, and each
+ * class's members (methods, accessors, properties), read with the
+ * TypeScript compiler's own parser. */
+function declared(text) {
+  const ts = require('typescript');
+  const file = ts.createSourceFile('aep-client.d.ts', text, ts.ScriptTarget.Latest, true);
+  const exported = (node) => node.modifiers?.some((m) => m.kind === ts.SyntaxKind.ExportKeyword);
+  const functions = new Set();
+  const classes = new Map();
+  for (const node of file.statements) {
+    if (ts.isFunctionDeclaration(node) && exported(node)) functions.add(node.name.text);
+    if (ts.isClassDeclaration(node) && exported(node)) {
+      const members = { instance: new Set(), statics: new Set() };
+      for (const m of node.members) {
+        if (!m.name || ts.isConstructorDeclaration(m)) continue;
+        const isStatic = m.modifiers?.some((x) => x.kind === ts.SyntaxKind.StaticKeyword);
+        (isStatic ? members.statics : members.instance).add(m.name.text);
+      }
+      classes.set(node.name.text, members);
+    }
+  }
+  return { functions, classes };
+}
+
+test('the declarations name exactly what the module exports, member by member', () => {
+  const { functions, classes } = declared(readFileSync(join(root, 'aep-client.d.ts'), 'utf8'));
+  const runtime = installed.pkg;
+  const values = Object.keys(runtime).filter((k) => typeof runtime[k] === 'function');
+  const isClass = (f) => /^class\b/.test(Function.prototype.toString.call(f));
+  const runtimeClasses = values.filter((k) => isClass(runtime[k]));
+  const runtimeFunctions = values.filter((k) => !isClass(runtime[k]) && k !== 'default');
+  assert.deepEqual([...classes.keys()].sort(), runtimeClasses.sort(), 'exported classes');
+  assert.deepEqual([...functions].filter((f) => f !== 'init').sort(), runtimeFunctions.sort(), 'exported functions');
+  // wasm-bindgen's own bookkeeping on every class it exports (`free` is declared: it releases the instance).
+  const plumbing = new Set(['constructor', '__destroy_into_raw']);
+  for (const [name, members] of classes) {
+    const cls = runtime[name];
+    if (Object.getPrototypeOf(cls.prototype) === Error.prototype) {
+      // An error's fields are set per instance; its class adds no methods.
+      continue;
+    }
+    const have = Object.getOwnPropertyNames(cls.prototype).filter((m) => !plumbing.has(m)).sort();
+    assert.deepEqual([...members.instance].sort(), have, `${name}: declared members vs the module's`);
+    const statics = Object.getOwnPropertyNames(cls).filter((m) => !['length', 'name', 'prototype', '__wrap'].includes(m)).sort();
+    assert.deepEqual([...members.statics].sort(), statics, `${name}: declared static members vs the module's`);
+  }
 });
