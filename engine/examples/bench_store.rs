@@ -23,7 +23,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 
 use aep_engine::protocol::ids::ulid;
-use aep_engine::store::{Applied, Store, StoreConfig};
+use aep_engine::store::{Folded, Store, StoreConfig};
 use aep_engine::{Event, UnixMs};
 use serde_json::{json, Value};
 
@@ -330,9 +330,9 @@ fn fold_all(config: &StoreConfig, lines: &[&str]) -> (Store, [u64; 3]) {
     for (i, line) in lines.iter().enumerate() {
         let event = Event::parse(line).expect("generated events are valid");
         let slot = match store.apply(event, Some("relay-a"), UnixMs(T0 + i as u64)) {
-            Applied::New => 0,
-            Applied::Duplicate => 1,
-            Applied::Collision => 2,
+            Folded::New => 0,
+            Folded::Duplicate => 1,
+            Folded::Collision => 2,
         };
         applied[slot] += 1;
         if i % 64 == 0 {

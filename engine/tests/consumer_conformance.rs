@@ -15,7 +15,7 @@ use std::fs;
 use aep_engine::control::ack::Decision;
 use aep_engine::protocol::validate;
 use aep_engine::store::{
-    Applied, AttentionKind, CardStatus, Closure, CommandStatus, OutcomeLink, Resolution, RunEnding, RunStatus, SessionState,
+    AttentionKind, CardStatus, Closure, CommandStatus, Folded, OutcomeLink, Resolution, RunEnding, RunStatus, SessionState,
     Store,
 };
 use aep_engine::{Event, UnixMs};
@@ -45,7 +45,7 @@ fn fold(events: &[Event]) -> Store {
     let mut store = Store::default();
     for (i, e) in events.iter().enumerate() {
         let applied = store.apply(e.clone(), Some("relay-a"), UnixMs(1_000 + i as u64));
-        assert_eq!(applied, Applied::New, "{} ({}) did not apply", e.id(), e.ty());
+        assert_eq!(applied, Folded::New, "{} ({}) did not apply", e.id(), e.ty());
     }
     store
 }
@@ -113,7 +113,7 @@ fn obligation_2_duplicate_replay_changes_nothing() {
     let before = snapshot(&store);
     let version = store.version();
     for (i, e) in events.iter().enumerate() {
-        assert_eq!(store.apply(e.clone(), Some("relay-b"), UnixMs(9_000 + i as u64)), Applied::Duplicate, "{}", e.id());
+        assert_eq!(store.apply(e.clone(), Some("relay-b"), UnixMs(9_000 + i as u64)), Folded::Duplicate, "{}", e.id());
     }
     assert_eq!(store.version(), version, "state version moved on replay");
     assert_eq!(drain(&mut store), 0, "replay queued changes");
@@ -220,7 +220,7 @@ fn obligation_4_backfill_lands_by_position_and_seqless_stay_put() {
     let in_order = fold(&events);
     let mut store = fold(&rest);
     for e in late {
-        assert_eq!(store.apply(e, Some("relay-b"), UnixMs(50_000)), Applied::New);
+        assert_eq!(store.apply(e, Some("relay-b"), UnixMs(50_000)), Folded::New);
     }
     let lane =
         |s: &Store| -> Vec<String> { s.session(MAIN, "s_8f2c").unwrap().timeline().iter().map(|k| k.id().to_owned()).collect() };

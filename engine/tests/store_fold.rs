@@ -4,7 +4,7 @@
 use aep_engine::control::ack::{Decision, NackReason};
 use aep_engine::protocol::ids::{Draft, Identity};
 use aep_engine::store::{
-    Applied, Arrival, CardStatus, Change, ChangeFeed, CommandStatus, Counts, OutcomeLink, Rule, SessionKey, SessionState, Store,
+    Arrival, CardStatus, Change, ChangeFeed, CommandStatus, Counts, Folded, OutcomeLink, Rule, SessionKey, SessionState, Store,
     StoreConfig,
 };
 use aep_engine::{Event, Severity, UnixMs};
@@ -30,7 +30,7 @@ fn build(d: Draft, who: &Identity, id: &str, t: u64) -> Event {
     d.build(who, id, UnixMs(T0 + t)).unwrap_or_else(|e| panic!("{id}: {e}"))
 }
 
-fn put(store: &mut Store, e: Event) -> Applied {
+fn put(store: &mut Store, e: Event) -> Folded {
     store.apply(e, Some("relay-1"), UnixMs(T0 + 100_000))
 }
 
@@ -60,7 +60,7 @@ fn backfill_is_ordered_in_and_only_a_fault_in_emission_order() {
     let events: Vec<Event> = [5, 1, 3].iter().map(|&s| build(at("progress.status", s), &a, &format!("E{s}"), s)).collect();
     let mut store = Store::default();
     for e in events.clone() {
-        assert_eq!(put(&mut store, e), Applied::New);
+        assert_eq!(put(&mut store, e), Folded::New);
     }
     assert_eq!(lane(&store, &a), ["E1", "E3", "E5"]);
     assert_eq!(rules(&mut store), vec![], "backfill is legal for a consumer");
@@ -88,17 +88,17 @@ fn redelivery_is_a_no_op_and_a_reused_id_is_a_collision() {
     let a = owner(1);
     let e = build(at("run.started", 0).run("r"), &a, "R", 0);
     let mut store = Store::default();
-    assert_eq!(put(&mut store, e.clone()), Applied::New);
+    assert_eq!(put(&mut store, e.clone()), Folded::New);
     let v = store.version();
-    assert_eq!(store.apply(e.clone(), Some("relay-2"), UnixMs(T0 + 1)), Applied::Duplicate);
+    assert_eq!(store.apply(e.clone(), Some("relay-2"), UnixMs(T0 + 1)), Folded::Duplicate);
     assert_eq!(store.version(), v);
     let other = build(at("run.started", 1).run("r2"), &a, "R", 5);
-    assert_eq!(put(&mut store, other), Applied::Collision);
+    assert_eq!(put(&mut store, other), Folded::Collision);
     assert_eq!(rules(&mut store), vec![Rule::IdCollision]);
     assert_eq!(lane(&store, &a), ["R"], "the colliding event is not folded");
     // Same id from another emitter is a different event.
     let b = owner(2);
-    assert_eq!(put(&mut store, build(at("run.started", 0).run("r"), &b, "R", 0)), Applied::New);
+    assert_eq!(put(&mut store, build(at("run.started", 0).run("r"), &b, "R", 0)), Folded::New);
 }
 
 #[test]
@@ -394,8 +394,8 @@ fn dedupe_memory_is_bounded_and_backed_by_the_lane() {
     assert_eq!(store.counts().seen_ids, 4);
     // E0 is out of the dedupe memory and out of the 5-event lane: it folds again.
     // E1 is out of the dedupe memory but still in the lane: a duplicate.
-    assert_eq!(put(&mut store, events[1].clone()), Applied::Duplicate);
-    assert_eq!(put(&mut store, events[0].clone()), Applied::New);
+    assert_eq!(put(&mut store, events[1].clone()), Folded::Duplicate);
+    assert_eq!(put(&mut store, events[0].clone()), Folded::New);
     assert_eq!(store.session(&a.source, "s").unwrap().timeline().len(), 5);
     assert_eq!(store.session(&a.source, "s").unwrap().timeline().dropped(), 2);
 }
@@ -490,7 +490,7 @@ fn an_unbounded_store_holds_more_sessions_than_the_default_bound_and_evicts_noth
     let n = StoreConfig::default().max_sessions as u32 + 88;
     let mut store = Store::new(StoreConfig::unbounded());
     for e in many_sessions(n) {
-        assert_eq!(put(&mut store, e), Applied::New);
+        assert_eq!(put(&mut store, e), Folded::New);
     }
     let counts = store.counts();
     assert_eq!((counts.sessions, counts.events), (n as usize, 2 * n as usize));

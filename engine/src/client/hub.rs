@@ -641,7 +641,7 @@ impl Hub {
 
     fn fold(&mut self, relay: RelayId, event: Event, now: UnixMs) {
         let label = self.relays[relay].label.as_str();
-        if self.store.apply(event.clone(), Some(label), now) == store::Applied::New {
+        if self.store.apply(event.clone(), Some(label), now) == store::Folded::New {
             self.push(HubChange::Event { relay, event });
         }
         while let Some(change) = self.store.poll_change() {

@@ -70,7 +70,7 @@ pub const MAX_INTERNED: usize = 1_024;
 
 /// What [`Store::apply`] did with an event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Applied {
+pub enum Folded {
     /// Folded.
     New,
     /// Seen before (redelivery); nothing changed.
@@ -171,9 +171,9 @@ impl Store {
 
     /// Folds one event. `relay` labels the connection it came through
     /// (provenance); `now` is the receipt time.
-    pub fn apply(&mut self, event: Event, relay: Option<&str>, now: UnixMs) -> Applied {
+    pub fn apply(&mut self, event: Event, relay: Option<&str>, now: UnixMs) -> Folded {
         match self.seen.sight(&event) {
-            Sighting::Again => return Applied::Duplicate,
+            Sighting::Again => return Folded::Duplicate,
             Sighting::Collision => {
                 self.version += 1;
                 let session = event.session().and_then(|name| self.owner_key(event.source(), name));
@@ -183,7 +183,7 @@ impl Store {
                     event_id: event.id().to_owned(),
                     detail: format!("`{}` already named a different event from {}", event.id(), event.source()),
                 });
-                return Applied::Collision;
+                return Folded::Collision;
             }
             Sighting::First => {}
         }
@@ -192,7 +192,7 @@ impl Store {
             (Some(name), false) => {
                 let id = self.by_source.get(event.source()).and_then(|m| m.get(name)).copied();
                 if id.and_then(|id| self.sessions.get(&id)).is_some_and(|s| s.holds(&event)) {
-                    return Applied::Duplicate;
+                    return Folded::Duplicate;
                 }
                 Some(id)
             }
@@ -220,7 +220,7 @@ impl Store {
         } else {
             self.attach_foreign(entry, ty);
         }
-        Applied::New
+        Folded::New
     }
 
     /// The next change, oldest first.
