@@ -67,6 +67,15 @@ pub fn string_bytes(text: &JsValue) -> Vec<u8> {
     bytes
 }
 
+/// A JavaScript string as text, for texts large enough that how they cross
+/// matters (see [`string_bytes`]).
+pub fn string_text(text: &JsValue) -> String {
+    // SAFETY: `TextEncoder` writes well-formed UTF-8, and each call starts
+    // where the last one stopped reading, on a character's boundary (it
+    // never splits a surrogate pair).
+    unsafe { String::from_utf8_unchecked(string_bytes(text)) }
+}
+
 #[wasm_bindgen]
 extern "C" {
     #[wasm_bindgen(js_namespace = console, js_name = error)]

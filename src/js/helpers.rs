@@ -100,13 +100,12 @@ pub fn project_state(events: JsValue, options: JsValue) -> Result<JsValue, JsVal
     if let Some(bytes) = events.dyn_ref::<js_sys::Uint8Array>() {
         fold_jsonl_bytes(&bytes.to_vec(), &mut fold, &mut store);
     } else if events.is_string() {
-        fold_jsonl_bytes(&convert::string_bytes(&events), &mut fold, &mut store);
+        fold_jsonl(&convert::string_text(&events), &mut fold, &mut store);
     } else if js_sys::Array::is_array(&events) {
         // One `JSON.stringify` for the whole array crosses the boundary once;
         // element by element is the fallback when some element cannot be
         // stringified, so that only that element is rejected.
-        let whole =
-            js_sys::JSON::stringify(&events).ok().and_then(|s| String::from_utf8(convert::string_bytes(&s)).ok());
+        let whole = js_sys::JSON::stringify(&events).ok().filter(|s| s.is_string()).map(|s| convert::string_text(&s));
         reserve_heap(whole.as_ref().map_or(0, String::len));
         match whole.as_deref().and_then(array_items) {
             Some(items) => {
