@@ -21,7 +21,8 @@ pub mod clock;
 pub mod driver;
 pub mod socket;
 
-/// Talc instead of the standard library's dlmalloc: the same service in
-/// less code, for the npm package and the console alike.
+/// Talc instead of the standard library's dlmalloc (feature `talc`): the
+/// same service in less code.
+#[cfg(feature = "talc")]
 #[global_allocator]
 static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();

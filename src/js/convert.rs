@@ -20,21 +20,60 @@ extern "C" {
 }
 
 // Copying a string into the module, the generated binding walks it a
-// character at a time; `TextEncoder` encodes it natively and the bytes
-// cross in one copy.
-#[wasm_bindgen(
-    inline_js = "const utf8 = new TextEncoder();\nexport function utf8Bytes(text) { return utf8.encode(text); }\n"
-)]
+// character at a time; `TextEncoder.encodeInto` encodes it natively,
+// straight into the module's memory.
+#[wasm_bindgen(inline_js = "const utf8 = new TextEncoder();
+export function utf8Into(text, from, memory, at, room) {
+  const r = utf8.encodeInto(from === 0 ? text : text.substring(from), new Uint8Array(memory.buffer, at, room));
+  return [r.read, r.written];
+}
+")]
 extern "C" {
-    #[wasm_bindgen(js_name = utf8Bytes)]
-    fn utf8_bytes(text: &JsValue) -> js_sys::Uint8Array;
+    /// Encodes `text` from UTF-16 index `from` into `room` bytes at `at`:
+    /// `[read, written]`, in UTF-16 units and bytes.
+    #[wasm_bindgen(js_name = utf8Into)]
+    fn utf8_into(text: &JsValue, from: u32, memory: &JsValue, at: u32, room: u32) -> Vec<u32>;
 }
 
 /// The UTF-8 bytes of a JavaScript string, for texts large enough that
 /// how they cross matters (a whole stream). Lone surrogates become U+FFFD,
 /// as in any string handed to the module.
 pub fn string_bytes(text: &JsValue) -> Vec<u8> {
-    utf8_bytes(text).to_vec()
+    let units = text.unchecked_ref::<js_sys::JsString>().length() as usize;
+    let memory = wasm_bindgen::memory();
+    // One byte per UTF-16 unit fits ASCII; the rest gets room as it comes
+    // (at most three bytes per unit left).
+    let mut bytes = Vec::<u8>::with_capacity(units);
+    let mut read = 0;
+    while read < units {
+        let left = units - read;
+        if bytes.capacity() - bytes.len() < left {
+            bytes.reserve(if read == 0 { left } else { left * 3 });
+        }
+        let room = bytes.capacity() - bytes.len();
+        // SAFETY: the encoder writes at most `room` bytes into the spare
+        // capacity, and reports how many; the memory does not move between
+        // the pointer's reading and the write (nothing allocates).
+        let at = unsafe { bytes.as_mut_ptr().add(bytes.len()) } as u32;
+        let r = utf8_into(text, read as u32, &memory, at, room as u32);
+        let (units_read, written) = (r[0] as usize, r[1] as usize);
+        unsafe { bytes.set_len(bytes.len() + written) };
+        read += units_read;
+        if units_read == 0 && written == 0 {
+            // No room even for one character: make some.
+            bytes.reserve(4);
+        }
+    }
+    bytes
+}
+
+/// A JavaScript string as text, for texts large enough that how they cross
+/// matters (see [`string_bytes`]).
+pub fn string_text(text: &JsValue) -> String {
+    // SAFETY: `TextEncoder` writes well-formed UTF-8, and each call starts
+    // where the last one stopped reading, on a character's boundary (it
+    // never splits a surrogate pair).
+    unsafe { String::from_utf8_unchecked(string_bytes(text)) }
 }
 
 #[wasm_bindgen]

@@ -7,7 +7,6 @@ use aep_engine::protocol::validate;
 use aep_engine::protocol::vocabulary::codes;
 use aep_engine::store::{ChangeFeed, Store, StoreConfig};
 use serde::Deserialize;
-use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -101,31 +100,29 @@ pub fn project_state(events: JsValue, options: JsValue) -> Result<JsValue, JsVal
     if let Some(bytes) = events.dyn_ref::<js_sys::Uint8Array>() {
         fold_jsonl_bytes(&bytes.to_vec(), &mut fold, &mut store);
     } else if events.is_string() {
-        fold_jsonl_bytes(&convert::string_bytes(&events), &mut fold, &mut store);
+        fold_jsonl(&convert::string_text(&events), &mut fold, &mut store);
     } else if js_sys::Array::is_array(&events) {
         // One `JSON.stringify` for the whole array crosses the boundary once;
         // element by element is the fallback when some element cannot be
         // stringified, so that only that element is rejected.
-        let whole =
-            js_sys::JSON::stringify(&events).ok().and_then(|s| String::from_utf8(convert::string_bytes(&s)).ok());
+        let whole = js_sys::JSON::stringify(&events).ok().filter(|s| s.is_string()).map(|s| convert::string_text(&s));
         reserve_heap(whole.as_ref().map_or(0, String::len));
-        match whole.as_deref().map(serde_json::from_str::<Vec<&RawValue>>) {
-            Some(Ok(items)) => {
+        match whole.as_deref().and_then(array_items) {
+            Some(items) => {
                 for (i, item) in items.into_iter().enumerate() {
                     // A string element is an event's JSON text.
                     match item
-                        .get()
                         .as_bytes()
                         .first()
                         .is_some_and(|b| *b == b'"')
-                        .then(|| serde_json::from_str::<String>(item.get()))
+                        .then(|| serde_json::from_str::<String>(item))
                     {
                         Some(Ok(text)) => fold(i, Ok(&text), &mut store),
-                        _ => fold(i, Ok(item.get()), &mut store),
+                        _ => fold(i, Ok(item), &mut store),
                     }
                 }
             }
-            _ => {
+            None => {
                 let list = js_sys::Array::from(&events);
                 for i in 0..list.length() {
                     let text = convert::json_text(&list.get(i));
@@ -163,11 +160,83 @@ fn fold_jsonl_bytes(bytes: &[u8], fold: &mut impl FnMut(usize, Result<&str, Stri
 }
 
 /// Folds each non-blank line of a JSONL text; rejects carry line numbers.
+/// Lines end at `\n`, and a `\r` before it is no part of the line, as
+/// with [`str::lines`].
 fn fold_jsonl(jsonl: &str, fold: &mut impl FnMut(usize, Result<&str, String>, &mut Store), store: &mut Store) {
     reserve_heap(jsonl.len());
-    for (i, line) in jsonl.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-        fold(i, Ok(line), store);
+    let bytes = jsonl.as_bytes();
+    let mut start = 0;
+    let mut i = 0;
+    while start < bytes.len() {
+        let end = find_newline(bytes, start).unwrap_or(bytes.len());
+        // `\n` is ASCII: both ends are character boundaries.
+        let line = &jsonl[start..end];
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        if !line.trim().is_empty() {
+            fold(i, Ok(line), store);
+        }
+        start = end + 1;
+        i += 1;
     }
+}
+
+/// Where the first `\n` at or after `from` is, eight bytes at a time (in
+/// the module, faster than the standard library's search).
+fn find_newline(bytes: &[u8], from: usize) -> Option<usize> {
+    const ONES: u64 = u64::from_le_bytes([1; 8]);
+    const HIGH: u64 = ONES << 7;
+    const NEWLINES: u64 = ONES * b'\n' as u64;
+    let mut at = from;
+    while let Some(chunk) = bytes.get(at..at + 8) {
+        let word = u64::from_le_bytes(chunk.try_into().unwrap_or_default()) ^ NEWLINES;
+        // The lowest byte of `word` that is zero sets the lowest bit here.
+        let zero = word.wrapping_sub(ONES) & !word & HIGH;
+        if zero != 0 {
+            return Some(at + (zero.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+    bytes[at..].iter().position(|b| *b == b'\n').map(|p| at + p)
+}
+
+/// The elements of a JSON array's text as `JSON.stringify` writes it (no
+/// whitespace between tokens), each as its own text; `None` when the text
+/// is not such an array.
+fn array_items(text: &str) -> Option<Vec<&str>> {
+    let bytes = text.strip_prefix('[')?.strip_suffix(']')?.as_bytes();
+    let inner = &text[1..text.len() - 1];
+    let mut items = Vec::new();
+    let (mut depth, mut start, mut at) = (0usize, 0, 0);
+    while at < bytes.len() {
+        match bytes[at] {
+            b'"' => {
+                at += 1;
+                loop {
+                    match *bytes.get(at)? {
+                        b'"' => break,
+                        b'\\' => at += 2,
+                        _ => at += 1,
+                    }
+                }
+            }
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => depth = depth.checked_sub(1)?,
+            b',' if depth == 0 => {
+                // Delimiters are ASCII: both ends are character boundaries.
+                items.push(&inner[start..at]);
+                start = at + 1;
+            }
+            _ => {}
+        }
+        at += 1;
+    }
+    if depth != 0 {
+        return None;
+    }
+    if !bytes.is_empty() {
+        items.push(&inner[start..]);
+    }
+    Some(items)
 }
 
 /// Grows the heap once, before folding `bytes` of JSON, to about what the
