@@ -31,7 +31,7 @@ use crate::control::answer::{Answer, Mismatch};
 use crate::control::sender::{Address, CancelScope, Command, CommandError, CommandUpdate, ControlSender, RetryError};
 use crate::protocol::event::{is_vendor_command_type, Capture, Event};
 use crate::protocol::filter::Filter;
-use crate::protocol::frame::{ErrorFrame, SessionPosition, ReplayExhausted, RosterEntry};
+use crate::protocol::frame::{ErrorFrame, ReplayExhausted, RosterEntry, SessionPosition};
 use crate::protocol::ids::{ulid, BuildError, Draft, Identity};
 use crate::protocol::validate::check_type_name;
 use crate::store::{self, Store, StoreConfig};

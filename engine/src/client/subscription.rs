@@ -4,7 +4,7 @@ use super::config::ResumePolicy;
 use super::positions::PositionMap;
 use crate::protocol::event::{Capture, Event};
 use crate::protocol::filter::Filter;
-use crate::protocol::frame::{SessionPosition, ResumeFrom, Subscribe};
+use crate::protocol::frame::{ResumeFrom, SessionPosition, Subscribe};
 
 /// Where a subscription stands with the relay.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -24,7 +24,7 @@ pub use hello::{
     DEFAULT_ACK_WINDOW_MS,
 };
 pub use roster::RosterEntry;
-pub use subscribe::{Closing, Delivered, SessionPosition, ReplayExhausted, ResumeFrom, Subscribe};
+pub use subscribe::{Closing, Delivered, ReplayExhausted, ResumeFrom, SessionPosition, Subscribe};
 
 use super::event::{Event, EventError};
 
