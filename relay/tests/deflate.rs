@@ -136,7 +136,8 @@ async fn relay_with_events() -> (TestRelay, String) {
 }
 
 fn hello() -> Value {
-    json!({"type": "hello", "versions": ["0.1"], "role": "consumer", "identity": {"agent": AGENT, "instance": "test"}, "capabilities": {}})
+    let identity = json!({"agent": AGENT, "instance": "test"});
+    json!({"type": "hello", "versions": ["0.1"], "role": "consumer", "identity": identity, "capabilities": {}})
 }
 
 /// Says hello, replays the session, and returns every text message in
@@ -230,10 +231,13 @@ async fn a_deflate_client_is_understood_both_ways() {
     ws.write_text(json!({"type": "bogus-frame", "pad": "x".repeat(2000)}).to_string()).await.unwrap();
     ws.write_text(json!({"type": "subscribe", "id": "two"}).to_string()).await.unwrap();
     assert_eq!(next(&mut ws, &mut buf).await, json!({"type": "subscribed", "id": "two"}), "unknown frames are ignored");
-    tokio::time::timeout(Duration::from_secs(1), ws.close(ratchet_rs::CloseReason::new(ratchet_rs::CloseCode::Normal, None)))
-        .await
-        .unwrap()
-        .unwrap();
+    tokio::time::timeout(
+        Duration::from_secs(1),
+        ws.close(ratchet_rs::CloseReason::new(ratchet_rs::CloseCode::Normal, None)),
+    )
+    .await
+    .unwrap()
+    .unwrap();
 }
 
 /// The next text message other than `ping`.
@@ -248,4 +252,31 @@ async fn next(ws: &mut ratchet_rs::WebSocket<TcpStream, Deflate>, buf: &mut byte
             }
         }
     }
+}
+
+/// A compressed message that inflates past max-body gets the plain
+/// socket's refusal: `closing`, then 1009 naming the limit.
+#[tokio::test]
+async fn a_compressed_message_too_big_once_inflated_is_refused_with_1009() {
+    let t = TestRelay::start_with(Posture::Open, |c| c.max_body = 1024).await;
+    let tcp = TcpStream::connect(t.relay.local_addr()).await.unwrap();
+    let url = format!("ws://{}/socket", t.relay.local_addr());
+    let provider = DeflateExtProvider::with_config(DeflateConfig::default());
+    let upgraded =
+        ratchet_rs::subscribe_with(WebSocketConfig::default(), tcp, url, provider, SubprotocolRegistry::default())
+            .await
+            .unwrap();
+    let mut ws = upgraded.into_websocket();
+    let mut buf = bytes::BytesMut::new();
+    ws.write_text(hello().to_string()).await.unwrap();
+    assert_eq!(next(&mut ws, &mut buf).await["type"], "hello");
+    ws.write_text(json!({"type": "subscribe", "id": "big", "pad": "x".repeat(4096)}).to_string()).await.unwrap();
+    let closing = next(&mut ws, &mut buf).await;
+    assert_eq!(closing["type"], "closing", "{closing}");
+    assert_eq!(closing["reason"], "message-too-big");
+    buf.clear();
+    let close = tokio::time::timeout(PROMPT, ws.read(&mut buf)).await.unwrap().unwrap();
+    let ratchet_rs::Message::Close(Some(reason)) = close else { panic!("a close frame, got {close:?}") };
+    assert_eq!(u16::from(reason.code), 1009);
+    assert!(reason.description.unwrap_or_default().contains("1024"));
 }

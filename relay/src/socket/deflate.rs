@@ -8,10 +8,15 @@
 //! ratchet's reads and writes are not cancellation safe, while the run
 //! loop selects over them; so each half runs in a task of its own and the
 //! connection talks to them through small bounded channels, which keep the
-//! backpressure a peer that stops reading exerts.
+//! backpressure a peer that stops reading exerts. Frames leave when the
+//! connection flushes, as on the plain socket: a replay goes out in a few
+//! large writes, not one per event.
 
 use std::future::Future;
+use std::io;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -26,19 +31,23 @@ use futures_channel::mpsc;
 use futures_util::{Sink, SinkExt, Stream, StreamExt};
 use hyper::upgrade::OnUpgrade;
 use hyper_util::rt::TokioIo;
-use ratchet_rs::deflate::{Deflate, DeflateConfig, DeflateExtProvider};
 use ratchet_core::server::{build_response, parse_request_parts};
+use ratchet_rs::deflate::{Deflate, DeflateConfig, DeflateExtProvider};
 use ratchet_rs::{CloseCode, CloseReason, Role, SubprotocolRegistry, WebSocket, WebSocketConfig};
-use tokio::io::BufWriter;
+use tokio::io::{AsyncRead, AsyncWrite, BufWriter, ReadBuf};
 use tokio::sync::oneshot;
 
 /// Messages queued towards one half before the other side waits.
 const QUEUE: usize = 16;
+/// Bytes of frames gathered before they are written, flush or not.
+const WRITE_BUFFER: usize = 64 * 1024;
 
 /// Whether the request's `Sec-WebSocket-Extensions` names permessage-deflate.
 pub fn offered(headers: &HeaderMap) -> bool {
     headers.get_all(SEC_WEBSOCKET_EXTENSIONS).iter().filter_map(|v| v.to_str().ok()).any(|value| {
-        value.split(',').any(|offer| offer.split(';').next().unwrap_or("").trim().eq_ignore_ascii_case("permessage-deflate"))
+        value
+            .split(',')
+            .any(|offer| offer.split(';').next().unwrap_or("").trim().eq_ignore_ascii_case("permessage-deflate"))
     })
 }
 
@@ -78,25 +87,34 @@ impl Upgrade {
         let Upgrade { response, on_upgrade, deflate } = self;
         tokio::spawn(async move {
             let Ok(upgraded) = on_upgrade.await else { return };
-            // One write per frame rather than one for its header and one for its payload.
-            let io = BufWriter::new(TokioIo::new(upgraded));
+            let hold = Arc::new(AtomicBool::new(false));
+            let io =
+                Batched { inner: BufWriter::with_capacity(WRITE_BUFFER, TokioIo::new(upgraded)), hold: hold.clone() };
             let config = WebSocketConfig { max_message_size: max_message };
             let socket = WebSocket::from_upgraded(config, io, Some(deflate), BytesMut::new(), Role::Server);
             let Ok((sender, receiver)) = socket.split() else { return };
             let (outgoing, queued) = mpsc::channel(QUEUE);
             let (received, incoming) = mpsc::channel(QUEUE);
             let (dropped, gone) = oneshot::channel();
-            tokio::spawn(write(sender, queued, gone, grace));
-            let reader = tokio::spawn(read(receiver, received)).abort_handle();
-            run(Compressed { outgoing, incoming, reader, _dropped: dropped }).await;
+            tokio::spawn(write(sender, queued, hold, gone, grace));
+            let reader = tokio::spawn(read(receiver, received, max_message)).abort_handle();
+            run(Compressed { outgoing, flushing: false, incoming, reader, _dropped: dropped }).await;
         });
         response
     }
 }
 
+/// What the connection hands its writer: a message, or "send what you have".
+enum Out {
+    Message(Message),
+    Flush,
+}
+
 /// A compressing connection as a stream and sink of axum messages.
 pub struct Compressed {
-    outgoing: mpsc::Sender<Message>,
+    outgoing: mpsc::Sender<Out>,
+    /// A flush is queued and the queue not yet drained to it.
+    flushing: bool,
     incoming: mpsc::Receiver<Result<Message, axum::Error>>,
     reader: tokio::task::AbortHandle,
     /// Dropped with the connection: starts the writer's grace period.
@@ -126,11 +144,21 @@ impl Sink<Message> for Compressed {
     }
 
     fn start_send(self: Pin<&mut Self>, item: Message) -> Result<(), Self::Error> {
-        Pin::new(&mut self.get_mut().outgoing).start_send(item).map_err(axum::Error::new)
+        Pin::new(&mut self.get_mut().outgoing).start_send(Out::Message(item)).map_err(axum::Error::new)
     }
 
+    /// Queues a flush; done once the writer has it, not once the peer has the bytes (nor does
+    /// the plain socket wait for that).
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        Pin::new(&mut self.get_mut().outgoing).poll_flush(cx).map_err(axum::Error::new)
+        let this = self.get_mut();
+        if !this.flushing {
+            std::task::ready!(Pin::new(&mut this.outgoing).poll_ready(cx)).map_err(axum::Error::new)?;
+            Pin::new(&mut this.outgoing).start_send(Out::Flush).map_err(axum::Error::new)?;
+            this.flushing = true;
+        }
+        std::task::ready!(Pin::new(&mut this.outgoing).poll_flush(cx)).map_err(axum::Error::new)?;
+        this.flushing = false;
+        Poll::Ready(Ok(()))
     }
 
     fn poll_close(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
@@ -138,15 +166,65 @@ impl Sink<Message> for Compressed {
     }
 }
 
-type Io = BufWriter<TokioIo<hyper::upgrade::Upgraded>>;
+/// The upgraded connection behind a write buffer. ratchet flushes after
+/// every frame; while `hold` is set (the writer is amid a batch) those
+/// flushes wait for the batch's own, so its frames share few writes.
+/// Between batches a flush goes through at once (a pong, say).
+struct Batched {
+    inner: BufWriter<TokioIo<hyper::upgrade::Upgraded>>,
+    hold: Arc<AtomicBool>,
+}
+
+impl AsyncRead for Batched {
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().inner).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for Batched {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.get_mut().inner).poll_write(cx, buf)
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        if this.hold.load(Ordering::Acquire) {
+            return Poll::Ready(Ok(()));
+        }
+        Pin::new(&mut this.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().inner).poll_shutdown(cx)
+    }
+}
+
+type Io = Batched;
 type Sender = ratchet_rs::Sender<Io, <Deflate as ratchet_rs::SplittableExtension>::SplitEncoder>;
 type Receiver = ratchet_rs::Receiver<Io, <Deflate as ratchet_rs::SplittableExtension>::SplitDecoder>;
 
 /// Writes queued messages until the queue ends or a close is sent; once
 /// the connection is dropped, for at most `grace` more.
-async fn write(mut sender: Sender, mut queued: mpsc::Receiver<Message>, gone: oneshot::Receiver<()>, grace: Duration) {
+async fn write(
+    mut sender: Sender,
+    mut queued: mpsc::Receiver<Out>,
+    hold: Arc<AtomicBool>,
+    gone: oneshot::Receiver<()>,
+    grace: Duration,
+) {
     let drain = async {
-        while let Some(message) = queued.next().await {
+        while let Some(out) = queued.next().await {
+            let message = match out {
+                Out::Message(message) => message,
+                Out::Flush => {
+                    hold.store(false, Ordering::Release);
+                    if sender.flush().await.is_err() {
+                        return;
+                    }
+                    continue;
+                }
+            };
+            hold.store(!matches!(message, Message::Close(_)), Ordering::Release);
             let written = match message {
                 Message::Text(text) => sender.write_text(text.as_str()).await,
                 Message::Binary(bytes) => sender.write_binary(&bytes).await,
@@ -169,11 +247,17 @@ async fn write(mut sender: Sender, mut queued: mpsc::Receiver<Message>, gone: on
 }
 
 /// Hands received messages to the connection until the peer closes or the
-/// read fails (the error is handed on too).
-async fn read(mut receiver: Receiver, mut received: mpsc::Sender<Result<Message, axum::Error>>) {
+/// read fails (the error is handed on too). ratchet bounds a message's
+/// compressed size; its size once inflated is bounded here.
+async fn read(mut receiver: Receiver, mut received: mpsc::Sender<Result<Message, axum::Error>>, max_message: usize) {
     let mut buf = BytesMut::new();
     loop {
-        let (item, last) = match receiver.read(&mut buf).await {
+        let message = receiver.read(&mut buf).await;
+        if matches!(message, Ok(ratchet_rs::Message::Text | ratchet_rs::Message::Binary)) && buf.len() > max_message {
+            let _ = received.send(Err(axum::Error::new(TooBig))).await;
+            return;
+        }
+        let (item, last) = match message {
             Ok(ratchet_rs::Message::Text) => match String::from_utf8(buf.split().to_vec()) {
                 Ok(text) => (Ok(Message::Text(text.into())), false),
                 Err(invalid) => (Err(axum::Error::new(invalid)), true),
@@ -204,7 +288,25 @@ fn close_frame(reason: CloseReason) -> CloseFrame {
     CloseFrame { code: reason.code.into(), reason: reason.description.unwrap_or_default().into() }
 }
 
-/// Whether a read failed because the message exceeded the size limit.
-pub fn is_too_big(error: &ratchet_rs::Error) -> bool {
-    error.downcast_ref::<ratchet_rs::ProtocolError>().is_some_and(|e| matches!(e, ratchet_rs::ProtocolError::FrameOverflow))
+/// A message that inflated past the size limit.
+#[derive(Debug)]
+struct TooBig;
+
+impl std::fmt::Display for TooBig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("message too big once inflated")
+    }
+}
+
+impl std::error::Error for TooBig {}
+
+/// Whether a read failed because the message exceeded the size limit:
+/// inflated past it, or compressed past it (ratchet has then closed the
+/// connection with 1002 itself).
+pub fn is_too_big(error: &(dyn std::error::Error + 'static)) -> bool {
+    error.is::<TooBig>()
+        || error.downcast_ref::<ratchet_rs::Error>().is_some_and(|e| {
+            e.downcast_ref::<ratchet_rs::ProtocolError>()
+                .is_some_and(|e| matches!(e, ratchet_rs::ProtocolError::FrameOverflow))
+        })
 }

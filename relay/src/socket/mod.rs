@@ -105,7 +105,6 @@ where
 /// Whether a read failed because the message exceeded the size limit.
 fn is_too_big(error: &axum::Error) -> bool {
     use tokio_tungstenite::tungstenite::Error;
-    let inner = std::error::Error::source(error);
-    inner.and_then(|inner| inner.downcast_ref::<Error>()).is_some_and(|e| matches!(e, Error::Capacity(_)))
-        || inner.and_then(|inner| inner.downcast_ref::<ratchet_rs::Error>()).is_some_and(deflate::is_too_big)
+    let Some(inner) = std::error::Error::source(error) else { return false };
+    inner.downcast_ref::<Error>().is_some_and(|e| matches!(e, Error::Capacity(_))) || deflate::is_too_big(inner)
 }
