@@ -32,7 +32,7 @@ use futures_util::{Sink, SinkExt, Stream, StreamExt};
 use hyper::upgrade::OnUpgrade;
 use hyper_util::rt::TokioIo;
 use ratchet_core::server::{build_response, parse_request_parts};
-use ratchet_rs::deflate::{Deflate, DeflateConfig, DeflateExtProvider};
+use ratchet_rs::deflate::{Compression, Deflate, DeflateConfig, DeflateExtProvider};
 use ratchet_rs::{CloseCode, CloseReason, Role, SubprotocolRegistry, WebSocket, WebSocketConfig};
 use tokio::io::{AsyncRead, AsyncWrite, BufWriter, ReadBuf};
 use tokio::sync::oneshot;
@@ -51,6 +51,23 @@ pub fn offered(headers: &HeaderMap) -> bool {
     })
 }
 
+/// How this side compresses. One window across messages (context
+/// takeover) is what makes a stream of similar events small, so it is kept
+/// unless the peer asks for a fresh one per message; ratchet resets the
+/// window whenever it would accept that request, so the request decides.
+fn config(headers: &HeaderMap) -> DeflateConfig {
+    let reset_asked = headers
+        .get_all(SEC_WEBSOCKET_EXTENSIONS)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .any(|value| value.to_ascii_lowercase().contains("server_no_context_takeover"));
+    DeflateConfig {
+        accept_no_context_takeover: reset_asked,
+        compression_level: Compression::default(),
+        ..DeflateConfig::default()
+    }
+}
+
 /// An accepted upgrade with deflate negotiated: the `101` response to send
 /// and what the connection starts from once the peer switches.
 pub struct Upgrade {
@@ -63,7 +80,7 @@ pub struct Upgrade {
 /// request untouched: not a valid upgrade, or no offer this side accepts;
 /// axum's WebSocket then answers it as it would any other.
 pub fn negotiate(request: &mut Request) -> Option<Upgrade> {
-    let provider = DeflateExtProvider::with_config(DeflateConfig::default());
+    let provider = DeflateExtProvider::with_config(config(request.headers()));
     let registry = SubprotocolRegistry::default();
     let parts =
         parse_request_parts(request.version(), request.method(), request.headers(), provider, &registry).ok()?;
