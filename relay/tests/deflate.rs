@@ -8,8 +8,8 @@ mod support;
 use std::time::Duration;
 
 use flate2::{Decompress, FlushDecompress};
-use ratchet_rs::deflate::{Deflate, DeflateConfig, DeflateExtProvider};
-use ratchet_rs::{SubprotocolRegistry, WebSocketConfig};
+use ratchet_core::{SubprotocolRegistry, WebSocketConfig};
+use ratchet_deflate::{Deflate, DeflateConfig, DeflateExtProvider};
 use serde_json::{json, Value};
 use support::*;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -215,7 +215,7 @@ async fn a_deflate_client_is_understood_both_ways() {
     let url = format!("ws://{}/socket", t.relay.local_addr());
     let provider = DeflateExtProvider::with_config(DeflateConfig::default());
     let upgraded =
-        ratchet_rs::subscribe_with(WebSocketConfig::default(), tcp, url, provider, SubprotocolRegistry::default())
+        ratchet_core::subscribe_with(WebSocketConfig::default(), tcp, url, provider, SubprotocolRegistry::default())
             .await
             .unwrap();
     let mut ws = upgraded.into_websocket();
@@ -233,7 +233,7 @@ async fn a_deflate_client_is_understood_both_ways() {
     assert_eq!(next(&mut ws, &mut buf).await, json!({"type": "subscribed", "id": "two"}), "unknown frames are ignored");
     tokio::time::timeout(
         Duration::from_secs(1),
-        ws.close(ratchet_rs::CloseReason::new(ratchet_rs::CloseCode::Normal, None)),
+        ws.close(ratchet_core::CloseReason::new(ratchet_core::CloseCode::Normal, None)),
     )
     .await
     .unwrap()
@@ -241,11 +241,11 @@ async fn a_deflate_client_is_understood_both_ways() {
 }
 
 /// The next text message other than `ping`.
-async fn next(ws: &mut ratchet_rs::WebSocket<TcpStream, Deflate>, buf: &mut bytes::BytesMut) -> Value {
+async fn next(ws: &mut ratchet_core::WebSocket<TcpStream, Deflate>, buf: &mut bytes::BytesMut) -> Value {
     loop {
         buf.clear();
         let message = tokio::time::timeout(PROMPT, ws.read(buf)).await.unwrap().unwrap();
-        if let ratchet_rs::Message::Text = message {
+        if let ratchet_core::Message::Text = message {
             let value: Value = serde_json::from_slice(buf).unwrap();
             if value["type"] != "ping" {
                 return value;
@@ -263,7 +263,7 @@ async fn a_compressed_message_too_big_once_inflated_is_refused_with_1009() {
     let url = format!("ws://{}/socket", t.relay.local_addr());
     let provider = DeflateExtProvider::with_config(DeflateConfig::default());
     let upgraded =
-        ratchet_rs::subscribe_with(WebSocketConfig::default(), tcp, url, provider, SubprotocolRegistry::default())
+        ratchet_core::subscribe_with(WebSocketConfig::default(), tcp, url, provider, SubprotocolRegistry::default())
             .await
             .unwrap();
     let mut ws = upgraded.into_websocket();
@@ -276,7 +276,7 @@ async fn a_compressed_message_too_big_once_inflated_is_refused_with_1009() {
     assert_eq!(closing["reason"], "message-too-big");
     buf.clear();
     let close = tokio::time::timeout(PROMPT, ws.read(&mut buf)).await.unwrap().unwrap();
-    let ratchet_rs::Message::Close(Some(reason)) = close else { panic!("a close frame, got {close:?}") };
+    let ratchet_core::Message::Close(Some(reason)) = close else { panic!("a close frame, got {close:?}") };
     assert_eq!(u16::from(reason.code), 1009);
     assert!(reason.description.unwrap_or_default().contains("1024"));
 }

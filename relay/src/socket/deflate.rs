@@ -32,8 +32,8 @@ use futures_util::{Sink, SinkExt, Stream, StreamExt};
 use hyper::upgrade::OnUpgrade;
 use hyper_util::rt::TokioIo;
 use ratchet_core::server::{build_response, parse_request_parts};
-use ratchet_rs::deflate::{Compression, Deflate, DeflateConfig, DeflateExtProvider};
-use ratchet_rs::{CloseCode, CloseReason, Role, SubprotocolRegistry, WebSocket, WebSocketConfig};
+use ratchet_core::{CloseCode, CloseReason, Role, SubprotocolRegistry, WebSocket, WebSocketConfig};
+use ratchet_deflate::{Compression, Deflate, DeflateConfig, DeflateExtProvider};
 use tokio::io::{AsyncRead, AsyncWrite, BufWriter, ReadBuf};
 use tokio::sync::oneshot;
 
@@ -217,8 +217,8 @@ impl AsyncWrite for Batched {
 }
 
 type Io = Batched;
-type Sender = ratchet_rs::Sender<Io, <Deflate as ratchet_rs::SplittableExtension>::SplitEncoder>;
-type Receiver = ratchet_rs::Receiver<Io, <Deflate as ratchet_rs::SplittableExtension>::SplitDecoder>;
+type Sender = ratchet_core::Sender<Io, <Deflate as ratchet_ext::SplittableExtension>::SplitEncoder>;
+type Receiver = ratchet_core::Receiver<Io, <Deflate as ratchet_ext::SplittableExtension>::SplitDecoder>;
 
 /// Writes queued messages until the queue ends or a close is sent; once
 /// the connection is dropped, for at most `grace` more.
@@ -270,19 +270,20 @@ async fn read(mut receiver: Receiver, mut received: mpsc::Sender<Result<Message,
     let mut buf = BytesMut::new();
     loop {
         let message = receiver.read(&mut buf).await;
-        if matches!(message, Ok(ratchet_rs::Message::Text | ratchet_rs::Message::Binary)) && buf.len() > max_message {
+        if matches!(message, Ok(ratchet_core::Message::Text | ratchet_core::Message::Binary)) && buf.len() > max_message
+        {
             let _ = received.send(Err(axum::Error::new(TooBig))).await;
             return;
         }
         let (item, last) = match message {
-            Ok(ratchet_rs::Message::Text) => match String::from_utf8(buf.split().to_vec()) {
+            Ok(ratchet_core::Message::Text) => match String::from_utf8(buf.split().to_vec()) {
                 Ok(text) => (Ok(Message::Text(text.into())), false),
                 Err(invalid) => (Err(axum::Error::new(invalid)), true),
             },
-            Ok(ratchet_rs::Message::Binary) => (Ok(Message::Binary(buf.split().freeze())), false),
-            Ok(ratchet_rs::Message::Ping(bytes)) => (Ok(Message::Ping(bytes)), false),
-            Ok(ratchet_rs::Message::Pong(bytes)) => (Ok(Message::Pong(bytes)), false),
-            Ok(ratchet_rs::Message::Close(reason)) => (Ok(Message::Close(reason.map(close_frame))), true),
+            Ok(ratchet_core::Message::Binary) => (Ok(Message::Binary(buf.split().freeze())), false),
+            Ok(ratchet_core::Message::Ping(bytes)) => (Ok(Message::Ping(bytes)), false),
+            Ok(ratchet_core::Message::Pong(bytes)) => (Ok(Message::Pong(bytes)), false),
+            Ok(ratchet_core::Message::Close(reason)) => (Ok(Message::Close(reason.map(close_frame))), true),
             Err(e) => (Err(axum::Error::new(e)), true),
         };
         if received.send(item).await.is_err() || last {
@@ -322,8 +323,8 @@ impl std::error::Error for TooBig {}
 /// connection with 1002 itself).
 pub fn is_too_big(error: &(dyn std::error::Error + 'static)) -> bool {
     error.is::<TooBig>()
-        || error.downcast_ref::<ratchet_rs::Error>().is_some_and(|e| {
-            e.downcast_ref::<ratchet_rs::ProtocolError>()
-                .is_some_and(|e| matches!(e, ratchet_rs::ProtocolError::FrameOverflow))
+        || error.downcast_ref::<ratchet_core::Error>().is_some_and(|e| {
+            e.downcast_ref::<ratchet_core::ProtocolError>()
+                .is_some_and(|e| matches!(e, ratchet_core::ProtocolError::FrameOverflow))
         })
 }
