@@ -37,6 +37,8 @@ use ratchet_deflate::{Compression, Deflate, DeflateConfig, DeflateExtProvider};
 use tokio::io::{AsyncRead, AsyncWrite, BufWriter, ReadBuf};
 use tokio::sync::oneshot;
 
+use super::inflate::{Bounded, Overflow};
+
 /// Messages queued towards one half before the other side waits.
 const QUEUE: usize = 16;
 /// Bytes of frames gathered before they are written, flush or not.
@@ -108,13 +110,14 @@ impl Upgrade {
             let io =
                 Batched { inner: BufWriter::with_capacity(WRITE_BUFFER, TokioIo::new(upgraded)), hold: hold.clone() };
             let config = WebSocketConfig { max_message_size: max_message };
-            let socket = WebSocket::from_upgraded(config, io, Some(deflate), BytesMut::new(), Role::Server);
+            let (extension, overflow) = Bounded::new(deflate, max_message);
+            let socket = WebSocket::from_upgraded(config, io, Some(extension), BytesMut::new(), Role::Server);
             let Ok((sender, receiver)) = socket.split() else { return };
             let (outgoing, queued) = mpsc::channel(QUEUE);
             let (received, incoming) = mpsc::channel(QUEUE);
             let (dropped, gone) = oneshot::channel();
             tokio::spawn(write(sender, queued, hold, gone, grace));
-            let reader = tokio::spawn(read(receiver, received, max_message)).abort_handle();
+            let reader = tokio::spawn(read(receiver, received, max_message, overflow)).abort_handle();
             run(Compressed { outgoing, flushing: false, incoming, reader, _dropped: dropped }).await;
         });
         response
@@ -217,8 +220,8 @@ impl AsyncWrite for Batched {
 }
 
 type Io = Batched;
-type Sender = ratchet_core::Sender<Io, <Deflate as ratchet_ext::SplittableExtension>::SplitEncoder>;
-type Receiver = ratchet_core::Receiver<Io, <Deflate as ratchet_ext::SplittableExtension>::SplitDecoder>;
+type Sender = ratchet_core::Sender<Io, <Bounded as ratchet_ext::SplittableExtension>::SplitEncoder>;
+type Receiver = ratchet_core::Receiver<Io, <Bounded as ratchet_ext::SplittableExtension>::SplitDecoder>;
 
 /// Writes queued messages until the queue ends or a close is sent; once
 /// the connection is dropped, for at most `grace` more.
@@ -265,13 +268,18 @@ async fn write(
 
 /// Hands received messages to the connection until the peer closes or the
 /// read fails (the error is handed on too). ratchet bounds a message's
-/// compressed size; its size once inflated is bounded here.
-async fn read(mut receiver: Receiver, mut received: mpsc::Sender<Result<Message, axum::Error>>, max_message: usize) {
+/// compressed size; inflating stops at the limit ([`super::inflate`]).
+async fn read(
+    mut receiver: Receiver,
+    mut received: mpsc::Sender<Result<Message, axum::Error>>,
+    max_message: usize,
+    overflow: Overflow,
+) {
     let mut buf = BytesMut::new();
     loop {
         let message = receiver.read(&mut buf).await;
-        if matches!(message, Ok(ratchet_core::Message::Text | ratchet_core::Message::Binary)) && buf.len() > max_message
-        {
+        let data = matches!(message, Ok(ratchet_core::Message::Text | ratchet_core::Message::Binary));
+        if data && (overflow.take() || buf.len() > max_message) {
             let _ = received.send(Err(axum::Error::new(TooBig))).await;
             return;
         }
@@ -319,8 +327,8 @@ impl std::fmt::Display for TooBig {
 impl std::error::Error for TooBig {}
 
 /// Whether a read failed because the message exceeded the size limit:
-/// inflated past it, or compressed past it (ratchet has then closed the
-/// connection with 1002 itself).
+/// inflated past it (stopped there, see [`super::inflate`]), or compressed
+/// past it (ratchet has then closed the connection with 1002 itself).
 pub fn is_too_big(error: &(dyn std::error::Error + 'static)) -> bool {
     error.is::<TooBig>()
         || error.downcast_ref::<ratchet_core::Error>().is_some_and(|e| {

@@ -10,6 +10,7 @@ mod deflate;
 mod delivered;
 mod handshake;
 mod inbound;
+mod inflate;
 mod wire;
 mod writer;
 
