@@ -89,6 +89,11 @@ async function measure(chromium, base, profile) {
     const r = responses.get(requestId);
     if (r) r.wire = encodedDataLength;
   });
+  // The extensions the relay's handshake response agreed (permessage-deflate or none).
+  cdp.on('Network.webSocketHandshakeResponseReceived', ({ response }) => {
+    const h = Object.fromEntries(Object.entries(response.headers).map(([k, v]) => [k.toLowerCase(), v]));
+    ws.extensions = h['sec-websocket-extensions'] || 'none';
+  });
   cdp.on('Network.webSocketFrameReceived', ({ response }) => {
     ws.frames += 1;
     ws.bytes += response.opcode === 1 ? Buffer.byteLength(response.payloadData) : Math.floor(response.payloadData.length * 3 / 4);
@@ -186,7 +191,7 @@ try {
       const t = await measure(chromium, build.relay.base, profile);
       results[name].push(t);
       console.log(`${name} run ${run + 1}: HTML ${ms(t.html)}, JS ${ms(t.js.end)}, wasm ${ms(t.wasm.end)}, started ${ms(t.started)}, socket open ${ms(t.open)}, first frame ${ms(t.msg)}, first card ${ms(t.first)}, last frame ${ms(t.last)}, all 1000 ${ms(t.all)} (${t.shown} cards rendered)`);
-      console.log(`       wire: HTTP ${kb(t.wire)}, wasm ${kb(t.wasm.wire)}, JS ${kb(t.js.wire)}, WebSocket ${kb(t.ws.bytes)} in ${t.ws.frames} frames; ${t.encodings}`);
+      console.log(`       wire: HTTP ${kb(t.wire)}, wasm ${kb(t.wasm.wire)}, JS ${kb(t.js.wire)}, WebSocket ${kb(t.ws.bytes)} in ${t.ws.frames} frames (extensions: ${t.ws.extensions}); ${t.encodings}`);
     }
   }
 } finally {

@@ -7,11 +7,12 @@ use std::time::Duration;
 
 use aep_engine::protocol::frame::{codes, ErrorFrame, Frame, Hello};
 use aep_engine::protocol::AEP_VERSION;
-use axum::extract::ws::{CloseFrame, Message, WebSocket};
+use axum::extract::ws::{CloseFrame, Message};
 use futures_util::stream::{SplitSink, SplitStream};
 use futures_util::{SinkExt, StreamExt};
 use tokio::sync::watch;
 
+use super::Wire;
 use crate::discovery::versions;
 
 /// Close code for a broken handshake (protocol error).
@@ -20,8 +21,8 @@ const PROTOCOL_ERROR: u16 = 1002;
 /// Waits for the peer's `hello`. `None` when the connection must end: the
 /// refusal, if any, has been sent.
 pub async fn await_hello(
-    sink: &mut SplitSink<WebSocket, Message>,
-    stream: &mut SplitStream<WebSocket>,
+    sink: &mut SplitSink<Wire, Message>,
+    stream: &mut SplitStream<Wire>,
     limit: Duration,
     shutdown: &mut watch::Receiver<bool>,
 ) -> Option<Hello> {
@@ -60,7 +61,7 @@ fn hello_required(detail: String) -> ErrorFrame {
 }
 
 /// The first text or binary message; `None` when the peer left first.
-async fn first_data_message(stream: &mut SplitStream<WebSocket>) -> Option<Message> {
+async fn first_data_message(stream: &mut SplitStream<Wire>) -> Option<Message> {
     loop {
         match stream.next().await? {
             Ok(Message::Ping(_) | Message::Pong(_)) => continue,

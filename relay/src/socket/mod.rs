@@ -6,12 +6,15 @@
 //! the reader turns frames into hub operations, the writer drains the
 //! connection's outbox onto the wire. Whichever ends first ends both.
 
+mod deflate;
 mod delivered;
 mod handshake;
 mod inbound;
+mod inflate;
+mod wire;
 mod writer;
 
-use axum::extract::ws::{Message, WebSocket};
+use axum::extract::ws::Message;
 use futures_util::{Stream, StreamExt};
 use tokio::time::{sleep_until, Instant};
 
@@ -22,8 +25,11 @@ use crate::outbox::{CloseReason, Outbox};
 use crate::state::AppState;
 use inbound::{FrameLimits, Inbound};
 
+pub use deflate::{negotiate as negotiate_deflate, offered as deflate_offered};
+pub use wire::Wire;
+
 /// Runs one upgraded connection for `access` until either side ends it.
-pub async fn run(socket: WebSocket, app: AppState, access: Access) {
+pub async fn run(socket: Wire, app: AppState, access: Access) {
     let (mut sink, mut stream) = socket.split();
     let mut shutdown = app.hub.shutdown_signal();
     let Some(hello) = handshake::await_hello(&mut sink, &mut stream, app.config.hello_timeout, &mut shutdown).await
@@ -100,7 +106,6 @@ where
 /// Whether a read failed because the message exceeded the size limit.
 fn is_too_big(error: &axum::Error) -> bool {
     use tokio_tungstenite::tungstenite::Error;
-    std::error::Error::source(error)
-        .and_then(|inner| inner.downcast_ref::<Error>())
-        .is_some_and(|e| matches!(e, Error::Capacity(_)))
+    let Some(inner) = std::error::Error::source(error) else { return false };
+    inner.downcast_ref::<Error>().is_some_and(|e| matches!(e, Error::Capacity(_))) || deflate::is_too_big(inner)
 }

@@ -12,12 +12,13 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use aep_engine::protocol::frame::{Closing, Frame, ReplayExhausted, SessionPosition};
-use axum::extract::ws::{CloseFrame, Message, WebSocket};
+use axum::extract::ws::{CloseFrame, Message};
 use futures_util::stream::SplitSink;
 use futures_util::SinkExt;
 use tokio::time::{interval_at, Instant, MissedTickBehavior};
 
 use super::delivered::DeliveredPositions;
+use super::Wire;
 use crate::outbox::{CloseReason, Next, Outbox, Outgoing, ReplayPiece};
 use crate::held::Held;
 use crate::wire::event_bytes;
@@ -25,7 +26,7 @@ use crate::wire::event_bytes;
 /// Items written between two flushes.
 const MAX_BATCH: usize = 256;
 
-type Sink = SplitSink<WebSocket, Message>;
+type Sink = SplitSink<Wire, Message>;
 type SendResult = Result<(), axum::Error>;
 
 /// How the writer runs: heartbeat period, how many delivered positions it

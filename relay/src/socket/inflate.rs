@@ -1,0 +1,258 @@
+//! The receiving half of permessage-deflate (RFC 7692 §7.2.2), bounded:
+//! a message stops inflating as soon as it passes the relay's message
+//! limit. A small compressed message can stand for a thousand times its
+//! size, so checking the size after inflating would let any client, even
+//! a watcher without a token, make the relay hold that much for a moment.
+//!
+//! The sending half is ratchet's ([`Deflate`]); [`Bounded`] pairs the two
+//! as the connection's extension. A message stopped at the limit reaches
+//! the connection empty, with [`Overflow`] raised, so the connection
+//! refuses it in words (`closing`, then 1009) as it refuses any message
+//! too big, rather than ratchet ending the connection on an error.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use bytes::BytesMut;
+use flate2::{Decompress, FlushDecompress, Status};
+use ratchet_deflate::{Deflate, DeflateExtensionError};
+use ratchet_ext::{
+    Extension, ExtensionDecoder, ExtensionEncoder, FrameHeader, OpCode, RsvBits, SplittableExtension,
+};
+
+/// Ends every message's compressed data (RFC 7692 §7.2.2).
+const TAIL: [u8; 4] = [0x00, 0x00, 0xff, 0xff];
+
+/// Deflate as negotiated, inflating into at most `limit` bytes a message.
+#[derive(Debug)]
+pub struct Bounded {
+    deflate: Deflate,
+    inflate: Inflate,
+}
+
+impl Bounded {
+    /// The extension, and the flag its messages past `limit` raise.
+    pub fn new(deflate: Deflate, limit: usize) -> (Bounded, Overflow) {
+        let inflate = Inflate::new(limit);
+        let overflow = Overflow(inflate.over.clone());
+        (Bounded { deflate, inflate }, overflow)
+    }
+}
+
+/// Raised when a message was stopped at the limit.
+#[derive(Clone, Debug)]
+pub struct Overflow(Arc<AtomicBool>);
+
+impl Overflow {
+    /// Whether the message just read was stopped at the limit (and
+    /// lowers the flag).
+    pub fn take(&self) -> bool {
+        self.0.swap(false, Ordering::AcqRel)
+    }
+}
+
+/// Inflates compressed messages, one window across them. A peer that
+/// starts each message afresh (no context takeover) only never refers
+/// back, so one decompressor serves either way.
+pub struct Inflate {
+    window: Decompress,
+    limit: usize,
+    /// The message being received was sent compressed.
+    compressed: bool,
+    /// Raised for a message stopped at the limit.
+    over: Arc<AtomicBool>,
+}
+
+impl std::fmt::Debug for Inflate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Inflate").field("limit", &self.limit).finish_non_exhaustive()
+    }
+}
+
+impl Inflate {
+    fn new(limit: usize) -> Inflate {
+        Inflate { window: Decompress::new(false), limit, compressed: false, over: Arc::new(AtomicBool::new(false)) }
+    }
+
+    /// `payload` inflated in place, or refused once past the limit.
+    fn inflate(&mut self, payload: &mut BytesMut) -> Result<(), InflateError> {
+        payload.extend_from_slice(&TAIL);
+        let start = self.window.total_in();
+        let mut out: Vec<u8> = Vec::with_capacity((payload.len() * 4).min(self.limit.saturating_add(1)));
+        loop {
+            let used = (self.window.total_in() - start) as usize;
+            // Done when the input is used up and the output had room to spare.
+            if used >= payload.len() && out.len() < out.capacity() {
+                break;
+            }
+            if out.len() == out.capacity() {
+                // Never room for more than one byte past the limit.
+                let room = self.limit.saturating_add(1).saturating_sub(out.len());
+                if room == 0 {
+                    return Err(InflateError::TooBig(self.limit));
+                }
+                out.reserve_exact(out.len().max(4096).min(room));
+            }
+            let before = (self.window.total_in(), out.len());
+            let status = self.window.decompress_vec(&payload[used..], &mut out, FlushDecompress::Sync)?;
+            if out.len() > self.limit {
+                return Err(InflateError::TooBig(self.limit));
+            }
+            if status == Status::StreamEnd {
+                break;
+            }
+            if (self.window.total_in(), out.len()) == before {
+                return Err(InflateError::Stalled);
+            }
+        }
+        payload.clear();
+        payload.extend_from_slice(&out);
+        Ok(())
+    }
+}
+
+impl ExtensionDecoder for Inflate {
+    type Error = InflateError;
+
+    fn decode(&mut self, payload: &mut BytesMut, header: &mut FrameHeader) -> Result<(), InflateError> {
+        match header.opcode {
+            OpCode::Binary | OpCode::Text => {
+                self.compressed = header.rsv1;
+                // The whole message is inflated when its last frame is in.
+                if !self.compressed || !header.fin {
+                    return Ok(());
+                }
+            }
+            OpCode::Continuation if header.fin && self.compressed => {}
+            _ => return Ok(()),
+        }
+        self.compressed = false;
+        match self.inflate(payload) {
+            Err(InflateError::TooBig(_)) => {
+                payload.clear();
+                self.over.store(true, Ordering::Release);
+            }
+            other => other?,
+        }
+        header.rsv1 = true;
+        Ok(())
+    }
+}
+
+impl ExtensionEncoder for Bounded {
+    type Error = DeflateExtensionError;
+
+    fn encode(&mut self, payload: &mut BytesMut, header: &mut FrameHeader) -> Result<(), Self::Error> {
+        self.deflate.encode(payload, header)
+    }
+}
+
+impl ExtensionDecoder for Bounded {
+    type Error = InflateError;
+
+    fn decode(&mut self, payload: &mut BytesMut, header: &mut FrameHeader) -> Result<(), Self::Error> {
+        self.inflate.decode(payload, header)
+    }
+}
+
+impl Extension for Bounded {
+    fn bits(&self) -> RsvBits {
+        self.deflate.bits()
+    }
+}
+
+impl SplittableExtension for Bounded {
+    type SplitEncoder = <Deflate as SplittableExtension>::SplitEncoder;
+    type SplitDecoder = Inflate;
+
+    fn split(self) -> (Self::SplitEncoder, Inflate) {
+        (self.deflate.split().0, self.inflate)
+    }
+}
+
+/// Why a compressed message was not taken.
+#[derive(Debug, thiserror::Error)]
+pub enum InflateError {
+    #[error("message too big once inflated (the limit is {0} bytes)")]
+    TooBig(usize),
+    #[error("the compressed message is not valid deflate data: {0}")]
+    Corrupt(#[from] flate2::DecompressError),
+    #[error("the compressed message ends inside its data")]
+    Stalled,
+}
+
+#[cfg(test)]
+mod tests {
+    use flate2::{Compress, Compression, FlushCompress};
+
+    use super::*;
+
+    /// `text` compressed as a client sends it: raw deflate, sync-flushed,
+    /// the four-byte tail dropped.
+    fn compressed(window: &mut Compress, text: &[u8]) -> BytesMut {
+        let mut out = Vec::with_capacity(text.len() + 64);
+        window.compress_vec(text, &mut out, FlushCompress::Sync).unwrap();
+        assert!(out.ends_with(&TAIL));
+        out.truncate(out.len() - TAIL.len());
+        BytesMut::from(&out[..])
+    }
+
+    fn header(opcode: OpCode, fin: bool, rsv1: bool) -> FrameHeader {
+        FrameHeader { fin, rsv1, rsv2: false, rsv3: false, opcode }
+    }
+
+    #[test]
+    fn messages_inflate_across_one_window() {
+        let mut client = Compress::new(Compression::default(), false);
+        let mut inflate = Inflate::new(1 << 20);
+        let event = br#"{"aep":"0.1","type":"progress.status","data":{"phase":"working"}}"#;
+        for _ in 0..3 {
+            let mut payload = compressed(&mut client, event);
+            inflate.decode(&mut payload, &mut header(OpCode::Text, true, true)).unwrap();
+            assert_eq!(&payload[..], &event[..]);
+        }
+    }
+
+    #[test]
+    fn an_uncompressed_message_passes_untouched() {
+        let mut inflate = Inflate::new(1 << 20);
+        let mut payload = BytesMut::from(&b"plain"[..]);
+        inflate.decode(&mut payload, &mut header(OpCode::Text, false, false)).unwrap();
+        inflate.decode(&mut payload, &mut header(OpCode::Continuation, true, false)).unwrap();
+        assert_eq!(&payload[..], b"plain");
+    }
+
+    #[test]
+    fn inflating_stops_at_the_limit_not_after() {
+        // A megabyte of zeros is about a kilobyte compressed.
+        let bomb = vec![0u8; 1 << 20];
+        let mut client = Compress::new(Compression::best(), false);
+        let mut payload = compressed(&mut client, &bomb);
+        assert!(payload.len() < 8 * 1024, "{} bytes compressed", payload.len());
+        let mut inflate = Inflate::new(64 * 1024);
+        let err = inflate.inflate(&mut payload.clone()).unwrap_err();
+        assert!(matches!(err, InflateError::TooBig(65536)), "{err}");
+        assert!(inflate.window.total_out() <= 64 * 1024 + 1, "inflated {} bytes", inflate.window.total_out());
+        // As the connection reads it: the message arrives empty, the flag raised.
+        let mut inflate = Inflate::new(64 * 1024);
+        let overflow = Overflow(inflate.over.clone());
+        inflate.decode(&mut payload, &mut header(OpCode::Binary, true, true)).unwrap();
+        assert!(payload.is_empty() && overflow.take() && !overflow.take());
+    }
+
+    #[test]
+    fn a_message_at_the_limit_is_taken() {
+        let text = vec![b'a'; 4096];
+        let mut client = Compress::new(Compression::default(), false);
+        let mut payload = compressed(&mut client, &text);
+        Inflate::new(4096).decode(&mut payload, &mut header(OpCode::Text, true, true)).unwrap();
+        assert_eq!(payload.len(), 4096);
+    }
+
+    #[test]
+    fn garbage_is_refused() {
+        let mut payload = BytesMut::from(&[0xffu8, 0xff, 0xff, 0xff, 0x00][..]);
+        let err = Inflate::new(1024).decode(&mut payload, &mut header(OpCode::Text, true, true)).unwrap_err();
+        assert!(matches!(err, InflateError::Corrupt(_) | InflateError::Stalled), "{err}");
+    }
+}
