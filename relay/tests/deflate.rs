@@ -211,17 +211,7 @@ async fn an_offer_of_another_extension_gets_plain_frames() {
 #[tokio::test]
 async fn a_deflate_client_is_understood_both_ways() {
     let (t, s) = relay_with_events().await;
-    let tcp = TcpStream::connect(t.relay.local_addr()).await.unwrap();
-    let url = format!("ws://{}/socket", t.relay.local_addr());
-    let provider = DeflateExtProvider::with_config(DeflateConfig::default());
-    let upgraded =
-        ratchet_core::subscribe_with(WebSocketConfig::default(), tcp, url, provider, SubprotocolRegistry::default())
-            .await
-            .unwrap();
-    let mut ws = upgraded.into_websocket();
-    let mut buf = bytes::BytesMut::new();
-    ws.write_text(hello().to_string()).await.unwrap();
-    assert_eq!(next(&mut ws, &mut buf).await["type"], "hello");
+    let (mut ws, mut buf) = deflate_client(&t).await;
     let subscribe = json!({"type": "subscribe", "id": "all", "filter": {"session": s}, "from": "all"});
     ws.write_text(subscribe.to_string()).await.unwrap();
     assert_eq!(next(&mut ws, &mut buf).await, json!({"type": "subscribed", "id": "all"}));
@@ -238,6 +228,22 @@ async fn a_deflate_client_is_understood_both_ways() {
     .await
     .unwrap()
     .unwrap();
+}
+
+/// A client library with deflate of its own, through its `hello`.
+async fn deflate_client(t: &TestRelay) -> (ratchet_core::WebSocket<TcpStream, Deflate>, bytes::BytesMut) {
+    let tcp = TcpStream::connect(t.relay.local_addr()).await.unwrap();
+    let url = format!("ws://{}/socket", t.relay.local_addr());
+    let provider = DeflateExtProvider::with_config(DeflateConfig::default());
+    let upgraded =
+        ratchet_core::subscribe_with(WebSocketConfig::default(), tcp, url, provider, SubprotocolRegistry::default())
+            .await
+            .unwrap();
+    let mut ws = upgraded.into_websocket();
+    let mut buf = bytes::BytesMut::new();
+    ws.write_text(hello().to_string()).await.unwrap();
+    assert_eq!(next(&mut ws, &mut buf).await["type"], "hello");
+    (ws, buf)
 }
 
 /// The next text message other than `ping`.
@@ -259,17 +265,7 @@ async fn next(ws: &mut ratchet_core::WebSocket<TcpStream, Deflate>, buf: &mut by
 #[tokio::test]
 async fn a_compressed_message_too_big_once_inflated_is_refused_with_1009() {
     let t = TestRelay::start_with(Posture::Open, |c| c.max_body = 1024).await;
-    let tcp = TcpStream::connect(t.relay.local_addr()).await.unwrap();
-    let url = format!("ws://{}/socket", t.relay.local_addr());
-    let provider = DeflateExtProvider::with_config(DeflateConfig::default());
-    let upgraded =
-        ratchet_core::subscribe_with(WebSocketConfig::default(), tcp, url, provider, SubprotocolRegistry::default())
-            .await
-            .unwrap();
-    let mut ws = upgraded.into_websocket();
-    let mut buf = bytes::BytesMut::new();
-    ws.write_text(hello().to_string()).await.unwrap();
-    assert_eq!(next(&mut ws, &mut buf).await["type"], "hello");
+    let (mut ws, mut buf) = deflate_client(&t).await;
     ws.write_text(json!({"type": "subscribe", "id": "big", "pad": "x".repeat(4096)}).to_string()).await.unwrap();
     let closing = next(&mut ws, &mut buf).await;
     assert_eq!(closing["type"], "closing", "{closing}");
