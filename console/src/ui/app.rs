@@ -58,6 +58,7 @@ fn initial(link: Option<Link>) -> Initial {
 pub fn App(link: Option<Link>) -> impl IntoView {
     let console = Console::new();
     provide_context(console);
+    super::steady::Watcher::provide(console);
     console.run_clock();
     console
         .notify

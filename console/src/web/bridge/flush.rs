@@ -11,7 +11,7 @@ use aep_engine::UnixMs;
 use leptos::prelude::*;
 
 use super::feed::Touched;
-use super::{set_if_changed, Bridge, Console, Inner, Notice, FLUSH_EVERY_MS, ROSTER_REFRESH_MS};
+use super::{set_if_changed, Bridge, Console, Inner, Notice, MAX_FLUSH_GAP_MS, ROSTER_REFRESH_MS};
 use crate::model::card::{self, CardView};
 use crate::model::{inbox, session, status};
 use crate::web::notify;
@@ -21,7 +21,8 @@ impl Console {
     /// After a driver turn: flushes at once when the last flush is old
     /// enough (a flood of socket messages starves timers), else later.
     pub fn kick(self, urgent: bool) {
-        if urgent || perf_now() - self.state().last_flush.get() >= FLUSH_EVERY_MS {
+        let state = self.state();
+        if urgent || perf_now() - state.last_flush.get() >= state.flush_gap() {
             self.flush();
         } else {
             self.schedule();
@@ -33,9 +34,9 @@ impl Console {
         if state.scheduled.replace(true) {
             return;
         }
-        // Coalesce bursts; back off further when flushing got expensive.
-        let delay = (state.cost_ms.get() * 3.0).clamp(16.0, 250.0) as i32;
-        after(delay, move || self.flush());
+        // Coalesce bursts: the next flush comes a gap after the last one.
+        let due = state.last_flush.get() + state.flush_gap() - perf_now();
+        after(due.clamp(16.0, MAX_FLUSH_GAP_MS) as i32, move || self.flush());
     }
 
     fn flush(self) {
@@ -72,7 +73,10 @@ impl Console {
                 }
             });
         }
-        state.cost_ms.set(perf_now() - started);
+        // What a flush costs is mostly what it wakes: the components' effects,
+        // then the browser's style, layout and paint. All of it has run by
+        // the task after the next frame.
+        request_animation_frame(move || after(0, move || state.cost_ms.set(perf_now() - started)));
     }
 
     fn apply(

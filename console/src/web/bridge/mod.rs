@@ -92,6 +92,11 @@ impl Default for Bridge {
 }
 
 impl Bridge {
+    /// How long after the last flush the next one may come.
+    fn flush_gap(&self) -> f64 {
+        (self.cost_ms.get() / FLUSH_SHARE).clamp(FLUSH_EVERY_MS, MAX_FLUSH_GAP_MS)
+    }
+
     fn later(&self, write: impl FnOnce() + 'static) {
         self.later.borrow_mut().push(Box::new(write));
     }
@@ -110,6 +115,12 @@ impl Bridge {
 
 /// Least time between two flushes made straight from driver turns.
 const FLUSH_EVERY_MS: f64 = 100.0;
+/// Most time between two flushes while changes keep coming.
+const MAX_FLUSH_GAP_MS: f64 = 500.0;
+/// A flush and the drawing it causes take at most about this share of
+/// the time while changes keep coming (a resume replaying a thousand
+/// requests on a slow phone): the rest goes to folding what arrives.
+const FLUSH_SHARE: f64 = 0.25;
 
 /// A relay notice on screen: trimmed history, an error frame, an
 /// orderly close.
