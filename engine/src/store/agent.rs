@@ -96,7 +96,7 @@ impl Agents {
     }
 
     /// Folds one agent-scoped event; returns the emitter's source.
-    pub(crate) fn fold(&mut self, entry: Delivery, ty: Arc<str>) -> Arc<str> {
+    pub(crate) fn fold(&mut self, entry: Delivery) -> Arc<str> {
         let source = entry.event.source();
         if !self.map.contains_key(source) {
             self.make_room();
@@ -139,7 +139,7 @@ impl Agents {
                 a.recent.pop_front();
                 self.dropped_events += 1;
             }
-            a.recent.push_back(Entry::keep(entry, ty));
+            a.recent.push_back(Entry::keep(entry));
         } else {
             self.dropped_events += 1;
         }

@@ -346,8 +346,7 @@ mod tests {
     }
 
     fn keep(d: Delivery) -> Entry {
-        let ty = Arc::from(d.event.ty());
-        Entry::keep(d, ty)
+        Entry::keep(d)
     }
 
     fn owner(id: &str, ty: &str, seq: u64, cause: &str) -> Delivery {

@@ -64,8 +64,8 @@ use session::Tables;
 use crate::protocol::event::Event;
 use crate::time::UnixMs;
 
-/// Most distinct strings (event types, relay labels) shared between
-/// entries; past it a string is kept per entry instead of shared.
+/// Most distinct relay labels shared between entries; past it a label is
+/// kept per entry instead of shared.
 pub const MAX_INTERNED: usize = 1_024;
 
 /// What [`Store::apply`] did with an event.
@@ -201,7 +201,6 @@ impl Store {
         self.arrival += 1;
         self.version += 1;
         let relay = relay.map(|r| self.intern(r));
-        let ty = self.intern(event.ty());
         let entry = Delivery { relay, received_at: now, arrival: self.arrival, event };
         if let Some(known) = owner {
             let id = match known {
@@ -210,15 +209,15 @@ impl Store {
             };
             self.adopt_referenced(id, &entry.event);
             let arrival = self.config.arrival;
-            self.with_session(id, |s, out| s.fold_owner(entry, ty, arrival, out));
+            self.with_session(id, |s, out| s.fold_owner(entry, arrival, out));
         } else if entry.event.is_agent_scoped() {
-            let source = self.agents.fold(entry, ty);
+            let source = self.agents.fold(entry);
             self.outbox.note(|| Change::AgentUpdated(source));
         } else if entry.event.session().is_none() {
             // Only agent-scoped events may lack a session; kept, never dropped.
             self.park(entry);
         } else {
-            self.attach_foreign(entry, ty);
+            self.attach_foreign(entry);
         }
         Folded::New
     }
@@ -417,7 +416,7 @@ impl Store {
 
     /// Attaches a foreign-emitter event to the session it addresses, or
     /// parks it until one qualifies (see the module documentation).
-    fn attach_foreign(&mut self, entry: Delivery, ty: Arc<str>) {
+    fn attach_foreign(&mut self, entry: Delivery) {
         let e = &entry.event;
         let name = e.session().unwrap_or_default();
         let claimants = self.by_name.get(name).map(Vec::as_slice).unwrap_or_default();
@@ -439,7 +438,7 @@ impl Store {
             }
         };
         match target.filter(|id| self.sessions.contains_key(id)) {
-            Some(id) => self.with_session(id, |s, out| s.fold_foreign(entry, ty, false, out)),
+            Some(id) => self.with_session(id, |s, out| s.fold_foreign(entry, false, out)),
             None => self.park(entry),
         }
     }
@@ -472,8 +471,7 @@ impl Store {
             self.unpark_name(entry);
         }
         for entry in taken {
-            let ty = self.intern(entry.event.ty());
-            self.with_session(id, |s, out| s.fold_foreign(entry, ty, true, out));
+            self.with_session(id, |s, out| s.fold_foreign(entry, true, out));
         }
     }
 

@@ -283,8 +283,7 @@ impl Session {
     }
 
     /// Folds an event this session's owner emitted.
-    /// `ty` is the event's type as the store shares it between entries.
-    pub(crate) fn fold_owner(&mut self, entry: Delivery, ty: Arc<str>, arrival_mode: Arrival, out: &mut Outbox) {
+    pub(crate) fn fold_owner(&mut self, entry: Delivery, arrival_mode: Arrival, out: &mut Outbox) {
         let e = &entry.event;
         let late = e.position().is_some_and(|p| Some(p) <= self.high_water);
         let broke = |rule: Rule, detail: String, key: &SessionKey, out: &mut Outbox| {
@@ -371,7 +370,7 @@ impl Session {
         }
         self.touch(&entry);
         let position = e.position();
-        let kept = Entry::keep(entry, ty);
+        let kept = Entry::keep(entry);
         match position {
             Some(p) => self.timeline.insert_at(p, kept),
             None => self.timeline.insert_after(self.high_water, kept),
@@ -382,7 +381,7 @@ impl Session {
     /// Folds a seq-less event another party emitted about this session.
     /// `adopted` marks one that waited unattached: its anchor is then
     /// recomputed from what had arrived before it.
-    pub(crate) fn fold_foreign(&mut self, entry: Delivery, ty: Arc<str>, adopted: bool, out: &mut Outbox) {
+    pub(crate) fn fold_foreign(&mut self, entry: Delivery, adopted: bool, out: &mut Outbox) {
         let anchor = if adopted { self.timeline.anchor_at_arrival(entry.arrival) } else { self.high_water };
         if entry.event.is_command() {
             let (id, _) = self.control.fold_command(&entry, &self.timeline);
@@ -390,7 +389,7 @@ impl Session {
         }
         self.cards.fold_foreign(&self.key, &entry, out);
         self.touch(&entry);
-        self.timeline.insert_after(anchor, Entry::keep(entry, ty));
+        self.timeline.insert_after(anchor, Entry::keep(entry));
         out.note(|| Change::SessionUpdated(self.key.clone()));
     }
 

@@ -19,7 +19,9 @@ use std::sync::Arc;
 use super::hash::FastSet;
 
 use crate::control::ack;
-use crate::protocol::event::{is_agent_scoped_type, is_command_type, is_foreign_emitter_type, Event, EventError, Text};
+use crate::protocol::event::{
+    is_agent_scoped_type, is_command_type, is_foreign_emitter_type, Event, EventError, Kept, Text,
+};
 use crate::time::UnixMs;
 
 pub use crate::protocol::event::Position;
@@ -44,7 +46,7 @@ pub struct Entry {
     unescaped: Box<str>,
     /// Spans of `raw` (or `unescaped`): no copy per entry.
     id: Text,
-    ty: Arc<str>,
+    ty: Text,
     cause: Option<Text>,
     position: Option<Position>,
     at: Option<UnixMs>,
@@ -57,18 +59,18 @@ pub struct Entry {
 }
 
 impl Entry {
-    /// Keeps `d`'s bytes and facts; `ty` is the (shared) type string.
-    pub(crate) fn keep(d: Delivery, ty: Arc<str>) -> Entry {
-        let e = &d.event;
-        let (id, cause, unescaped) = e.id_cause_spans();
+    /// Keeps `d`'s bytes and facts.
+    pub(crate) fn keep(d: Delivery) -> Entry {
+        let (position, at) = (d.event.position(), d.event.at());
+        let Kept { raw, unescaped, id, ty, cause } = d.event.into_kept();
         Entry {
-            raw: e.raw_arc().clone(),
-            unescaped: unescaped.into(),
+            raw,
+            unescaped,
             id,
             ty,
             cause,
-            position: e.position(),
-            at: e.at(),
+            position,
+            at,
             relay: d.relay,
             received_at: d.received_at,
             arrival: d.arrival,
@@ -86,7 +88,7 @@ impl Entry {
         self.id.slice(&self.raw, &self.unescaped)
     }
     pub fn ty(&self) -> &str {
-        &self.ty
+        self.ty.slice(&self.raw, &self.unescaped)
     }
     pub fn cause(&self) -> Option<&str> {
         self.cause.map(|c| c.slice(&self.raw, &self.unescaped))
@@ -103,12 +105,12 @@ impl Entry {
         Event::parse(&self.raw)
     }
     pub fn is_command(&self) -> bool {
-        is_command_type(&self.ty)
+        is_command_type(self.ty())
     }
     /// An owner's domain event: not an ack, not another party's seq-less
     /// event, not agent-scoped. Only these can be a command's outcome.
     pub fn is_domain(&self) -> bool {
-        is_domain_type(&self.ty)
+        is_domain_type(self.ty())
     }
 }
 
@@ -133,6 +135,10 @@ struct LaneKey {
 #[derive(Debug)]
 pub struct Timeline {
     lane: VecDeque<(LaneKey, Entry)>,
+    /// The key at the back of the lane, kept here: nearly every event
+    /// lands after it, and the lane's back is rarely in cache when a
+    /// session's next event comes.
+    last: Option<LaneKey>,
     capacity: usize,
     dropped: u64,
     /// Digests of the `cause`s in the lane (and of some dropped since).
@@ -144,7 +150,7 @@ pub struct Timeline {
 
 impl Timeline {
     pub(crate) fn new(capacity: usize) -> Timeline {
-        Timeline { lane: VecDeque::new(), capacity, dropped: 0, causes: FastSet::default() }
+        Timeline { lane: VecDeque::new(), last: None, capacity, dropped: 0, causes: FastSet::default() }
     }
 
     /// A new, empty timeline in this one's memory.
@@ -187,7 +193,7 @@ impl Timeline {
     /// reported by the caller, never hidden by reordering).
     pub(crate) fn insert_at(&mut self, position: Position, entry: Entry) {
         let mut key = LaneKey { anchor: Some(position), tie: 0 };
-        let beyond_last = self.lane.back().map_or(true, |(last, _)| *last < key);
+        let beyond_last = self.last.map_or(true, |last| last < key);
         if !beyond_last && self.at(position).is_some() {
             key.tie = entry.arrival.max(1);
         }
@@ -216,8 +222,8 @@ impl Timeline {
         if let Some(cause) = entry.cause() {
             self.causes.insert(self.digest(cause));
         }
-        match self.lane.back() {
-            Some((last, _)) if *last > key => {
+        match self.last {
+            Some(last) if last > key => {
                 let at = self.lane.partition_point(|(k, _)| *k < key);
                 self.lane.insert(at, (key, entry));
             }
@@ -227,6 +233,7 @@ impl Timeline {
             self.lane.pop_front();
             self.dropped += 1;
         }
+        self.last = self.lane.back().map(|(k, _)| *k);
         // Digests of dropped entries only cost a needless walk; once they
         // outnumber the lane, start again from what it holds.
         if self.causes.len() > 2 * self.lane.len() + 64 {
@@ -250,7 +257,7 @@ mod tests {
             r#"{{"aep":"0.1","id":"{id}","type":"{ty}","time":"2026-07-03T10:00:00Z","source":"aep://h/agent/a","agent":"a","session":"s"{seq}}}"#
         );
         let d = Delivery { event: Event::parse(&raw).unwrap(), relay: None, received_at: UnixMs(0), arrival };
-        Entry::keep(d, Arc::from(ty))
+        Entry::keep(d)
     }
 
     fn ids(t: &Timeline) -> Vec<&str> {
@@ -309,7 +316,7 @@ mod tests {
             r#"{{"aep":"0.1","id":"{id}","type":"progress.status","time":"2026-07-03T10:00:00Z","source":"aep://h/agent/a","agent":"a","session":"s","seq":{seq},"cause":"{cause}"}}"#
         );
         let d = Delivery { event: Event::parse(&raw).unwrap(), relay: None, received_at: UnixMs(0), arrival: seq + 1 };
-        Entry::keep(d, Arc::from("progress.status"))
+        Entry::keep(d)
     }
 
     #[test]
