@@ -36,6 +36,7 @@ pub mod command;
 pub mod config;
 pub mod evictions;
 mod hash;
+mod index;
 mod recency;
 pub mod rules;
 pub mod run;
@@ -57,6 +58,7 @@ pub use timeline::{Delivery, Entry, Position, Timeline};
 use agent::Agents;
 use changes::Outbox;
 use hash::{FastMap, FastSet};
+use index::SessionIndex;
 use recency::{Recency, SessionId};
 use seen::{SeenIds, Sighting};
 use session::Tables;
@@ -113,7 +115,7 @@ pub struct Store {
     config: StoreConfig,
     seen: SeenIds,
     sessions: FastMap<SessionId, Session>,
-    by_source: FastMap<Arc<str>, FastMap<Arc<str>, SessionId>>,
+    by_key: SessionIndex,
     by_name: FastMap<Arc<str>, Vec<SessionId>>,
     /// Who to drop when full.
     recency: Recency,
@@ -147,7 +149,7 @@ impl Store {
         Store {
             seen: SeenIds::new(config.max_seen_ids),
             sessions: FastMap::default(),
-            by_source: FastMap::default(),
+            by_key: SessionIndex::default(),
             by_name: FastMap::default(),
             recency: Recency::default(),
             next_session: 0,
@@ -190,7 +192,7 @@ impl Store {
         // An owner event's session is looked up once, before anything moves.
         let owner = match (event.session(), event.is_agent_scoped() || event.is_foreign_emitter()) {
             (Some(name), false) => {
-                let id = self.by_source.get(event.source()).and_then(|m| m.get(name)).copied();
+                let id = self.by_key.get(event.source(), name);
                 if id.and_then(|id| self.sessions.get(&id)).is_some_and(|s| s.holds(&event)) {
                     return Folded::Duplicate;
                 }
@@ -250,8 +252,8 @@ impl Store {
     }
 
     pub fn session(&self, source: &str, name: &str) -> Option<&Session> {
-        let id = self.by_source.get(source)?.get(name)?;
-        self.sessions.get(id)
+        let id = self.by_key.get(source, name)?;
+        self.sessions.get(&id)
     }
 
     pub fn session_by_key(&self, key: &SessionKey) -> Option<&Session> {
@@ -398,7 +400,7 @@ impl Store {
         let key = SessionKey::new(e.source(), e.session().unwrap_or_default());
         let id = self.next_session;
         self.next_session += 1;
-        self.by_source.entry(key.source.clone()).or_default().insert(key.name.clone(), id);
+        self.by_key.insert(key.clone(), id);
         let claimants = self.by_name.entry(key.name.clone()).or_default();
         claimants.push(id);
         let sole = claimants.len() == 1;
@@ -530,12 +532,7 @@ impl Store {
         self.held -= gone.held();
         self.evicted += gone.evictions(true);
         let key = gone.key().clone();
-        if let Some(m) = self.by_source.get_mut(&key.source) {
-            m.remove(&key.name);
-            if m.is_empty() {
-                self.by_source.remove(&key.source);
-            }
-        }
+        self.by_key.remove(&key);
         if let Some(v) = self.by_name.get_mut(&key.name) {
             v.retain(|x| *x != id);
             if v.is_empty() {
