@@ -56,12 +56,15 @@ pub struct RunEnd {
 }
 
 /// One run (one `run` value within a session, across all epochs).
+///
+/// Its terminal is boxed: nearly every event of a session updates a run
+/// in the session's table, and reads only the counters beside the name.
 #[derive(Clone, Debug)]
 pub struct Run {
     name: Arc<str>,
     started_event: Option<String>,
     started_time: Option<String>,
-    end: Option<RunEnd>,
+    end: Option<Box<RunEnd>>,
     events: u64,
     first_seen: UnixMs,
     touched: u64,
@@ -75,7 +78,7 @@ impl Run {
         self.end.as_ref().map_or(RunStatus::Open, |e| RunStatus::Ended(e.ending))
     }
     pub fn end(&self) -> Option<&RunEnd> {
-        self.end.as_ref()
+        self.end.as_deref()
     }
     /// The `run.started` event id, when seen.
     pub fn started_event(&self) -> Option<&str> {
@@ -174,7 +177,7 @@ impl Run {
             return None;
         }
         let text = |k: &str| event.data_field(k).and_then(|v| v.as_str()).map(str::to_owned);
-        r.end = Some(RunEnd {
+        r.end = Some(Box::new(RunEnd {
             ending,
             event_id: event.id().to_owned(),
             cause: event.cause().map(str::to_owned),
@@ -182,7 +185,7 @@ impl Run {
             position: event.position(),
             reason: text("reason"),
             by: text("by"),
-        });
+        }));
         None
     }
 }

@@ -99,8 +99,10 @@ struct PauseMark {
 pub struct Session {
     key: SessionKey,
     agent: String,
-    started: Option<SessionStart>,
-    end: Option<SessionEnd>,
+    /// Boxed, as they are written once and rarely read: the session's
+    /// fields that every event reads then share fewer cache lines.
+    started: Option<Box<SessionStart>>,
+    end: Option<Box<SessionEnd>>,
     pause: Option<PauseMark>,
     high_water: Option<Position>,
     timeline: Timeline,
@@ -193,10 +195,10 @@ impl Session {
         }
     }
     pub fn started(&self) -> Option<&SessionStart> {
-        self.started.as_ref()
+        self.started.as_deref()
     }
     pub fn end(&self) -> Option<&SessionEnd> {
-        self.end.as_ref()
+        self.end.as_deref()
     }
     /// The highest `(epoch, seq)` seen: the resume position (AEP-0003 §7).
     pub fn position(&self) -> Option<Position> {
@@ -319,12 +321,12 @@ impl Session {
         match e.ty() {
             types::SESSION_STARTED if self.started.is_none() => {
                 let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_owned);
-                self.started = Some(SessionStart {
+                self.started = Some(Box::new(SessionStart {
                     event_id: e.id().to_owned(),
                     time: e.time().to_owned(),
                     label: text(e.data_field("label")),
                     parent: text(e.data_field("parent").and_then(|p| p.get("session"))),
-                });
+                }));
             }
             types::SESSION_ENDED => match &self.end {
                 Some(first) if first.event_id != e.id() => {
@@ -340,7 +342,7 @@ impl Session {
                         position: e.position(),
                     };
                     let mark = SessionEndMark { position: end.position };
-                    self.end = Some(end);
+                    self.end = Some(Box::new(end));
                     self.cards.abandon_open(mark, e.id(), out);
                 }
             },
