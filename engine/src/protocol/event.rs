@@ -358,6 +358,16 @@ impl Event {
     pub fn data_field(&self, name: &str) -> Option<&Value> {
         self.data()?.get(name)
     }
+    /// A payload member's text, when it is a string: what
+    /// `data_field(name)?.as_str()` reads. Unless the payload was parsed
+    /// already, only this member is decoded: the fold reads one or two
+    /// members of many events and would otherwise build every payload.
+    pub fn data_str(&self, name: &str) -> Option<Cow<'_, str>> {
+        match self.data.get() {
+            Some(parsed) => parsed.as_deref()?.get(name)?.as_str().map(Cow::Borrowed),
+            None => envelope::as_str(envelope::member(self.data_raw()?, name)?),
+        }
+    }
     /// Extension attributes (AEP-0001 §5.4), carried untouched.
     pub fn extensions(&self) -> &Map<String, Value> {
         self.extensions.as_deref().unwrap_or(&NO_EXTENSIONS)

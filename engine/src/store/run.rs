@@ -1,5 +1,6 @@
 //! Runs within a session and their single terminal (AEP-0002 §2).
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use super::hash::FastMap;
@@ -176,7 +177,7 @@ impl Run {
             }
             return None;
         }
-        let text = |k: &str| event.data_field(k).and_then(|v| v.as_str()).map(str::to_owned);
+        let text = |k: &str| event.data_str(k).map(Cow::into_owned);
         r.end = Some(Box::new(RunEnd {
             ending,
             event_id: event.id().to_owned(),

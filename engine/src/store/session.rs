@@ -2,9 +2,8 @@
 //! lane, runs, attention cards and command chains, and the position and
 //! terminal rules that are checked per session.
 
+use std::borrow::Cow;
 use std::sync::Arc;
-
-use serde_json::Value;
 
 use super::card::{self, Card, Cards, SessionEndMark};
 use super::changes::{Change, CommandRef, Outbox};
@@ -16,6 +15,7 @@ use super::rules::{Rule, StreamViolation};
 use super::run::{Run, Runs};
 use super::timeline::{Delivery, Entry, Position, Timeline};
 use crate::control::ack;
+use crate::protocol::envelope;
 use crate::protocol::vocabulary::types;
 use crate::time::UnixMs;
 
@@ -320,12 +320,15 @@ impl Session {
         self.high_water = self.high_water.max(e.position());
         match e.ty() {
             types::SESSION_STARTED if self.started.is_none() => {
-                let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_owned);
+                // The parent's member is read from its bytes, as `data_str` reads the label.
+                let parent = e.data_raw().and_then(|d| envelope::member(d, "parent"));
                 self.started = Some(Box::new(SessionStart {
                     event_id: e.id().to_owned(),
                     time: e.time().to_owned(),
-                    label: text(e.data_field("label")),
-                    parent: text(e.data_field("parent").and_then(|p| p.get("session"))),
+                    label: e.data_str("label").map(Cow::into_owned),
+                    parent: parent
+                        .and_then(|p| envelope::as_str(envelope::member(p.get(), "session")?))
+                        .map(Cow::into_owned),
                 }));
             }
             types::SESSION_ENDED => match &self.end {
@@ -337,7 +340,7 @@ impl Session {
                 None => {
                     let end = SessionEnd {
                         event_id: e.id().to_owned(),
-                        reason: e.data_field("reason").and_then(Value::as_str).map(str::to_owned),
+                        reason: e.data_str("reason").map(Cow::into_owned),
                         time: e.time().to_owned(),
                         position: e.position(),
                     };
