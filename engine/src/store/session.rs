@@ -380,7 +380,7 @@ impl Session {
             Some(p) => self.timeline.insert_at(p, kept),
             None => self.timeline.insert_after(self.high_water, kept),
         }
-        out.note(|| Change::SessionUpdated(self.key.clone()));
+        out.session_updated(&self.key);
     }
 
     /// Folds a seq-less event another party emitted about this session.
@@ -395,7 +395,7 @@ impl Session {
         self.cards.fold_foreign(&self.key, &entry, out);
         self.touch(&entry);
         self.timeline.insert_after(anchor, Entry::keep(entry));
-        out.note(|| Change::SessionUpdated(self.key.clone()));
+        out.session_updated(&self.key);
     }
 
     fn touch(&mut self, entry: &Delivery) {
