@@ -48,7 +48,13 @@ pub struct Entry {
     id: Text,
     ty: Text,
     cause: Option<Text>,
-    position: Option<Position>,
+    /// Where the entry sorts in its lane (see [`LaneKey`]): the lane holds
+    /// entries alone, as a separate key beside each would make every
+    /// entry a third larger to write, copy and move.
+    place: LaneKey,
+    /// The event carried no `seq`: `place` is then the anchor it was filed
+    /// after, not its position.
+    seqless: bool,
     at: Option<UnixMs>,
     /// The relay label the event first arrived through, when tagged.
     pub relay: Option<Arc<str>>,
@@ -69,7 +75,8 @@ impl Entry {
             id,
             ty,
             cause,
-            position,
+            place: LaneKey { anchor: position, tie: 0 },
+            seqless: position.is_none(),
             at,
             relay: d.relay,
             received_at: d.received_at,
@@ -94,7 +101,11 @@ impl Entry {
         self.cause.map(|c| c.slice(&self.raw, &self.unescaped))
     }
     pub fn position(&self) -> Option<Position> {
-        self.position
+        if self.seqless {
+            None
+        } else {
+            self.place.anchor
+        }
     }
     /// The event's `time`, when it parses (display only, never ordering).
     pub fn at(&self) -> Option<UnixMs> {
@@ -134,7 +145,7 @@ struct LaneKey {
 /// oldest are O(1), a late event costs one shift.
 #[derive(Debug)]
 pub struct Timeline {
-    lane: VecDeque<(LaneKey, Entry)>,
+    lane: VecDeque<Entry>,
     /// The key at the back of the lane, kept here: nearly every event
     /// lands after it, and the lane's back is rarely in cache when a
     /// session's next event comes.
@@ -166,7 +177,7 @@ impl Timeline {
 
     /// Events in lane order.
     pub fn iter(&self) -> impl DoubleEndedIterator<Item = &Entry> + ExactSizeIterator + '_ {
-        self.lane.iter().map(|(_, e)| e)
+        self.lane.iter()
     }
 
     pub fn len(&self) -> usize {
@@ -185,7 +196,7 @@ impl Timeline {
     /// The event holding `position`, while it is retained.
     pub fn at(&self, position: Position) -> Option<&Entry> {
         let key = LaneKey { anchor: Some(position), tie: 0 };
-        self.lane.binary_search_by_key(&key, |(k, _)| *k).ok().map(|i| &self.lane[i].1)
+        self.lane.binary_search_by_key(&key, |e| e.place).ok().map(|i| &self.lane[i])
     }
 
     /// Inserts an event that has its own position. A second event claiming
@@ -202,6 +213,7 @@ impl Timeline {
 
     /// Inserts an event without a position after `anchor`.
     pub(crate) fn insert_after(&mut self, anchor: Option<Position>, entry: Entry) {
+        debug_assert!(entry.seqless, "only an event without a position is anchored");
         let key = LaneKey { anchor, tie: entry.arrival.max(1) };
         self.insert(key, entry);
     }
@@ -209,7 +221,7 @@ impl Timeline {
     /// The highest position among entries that arrived before `arrival`:
     /// the anchor an event arriving then would have had.
     pub(crate) fn anchor_at_arrival(&self, arrival: u64) -> Option<Position> {
-        self.iter().filter(|e| e.arrival < arrival).filter_map(|e| e.position).max()
+        self.iter().filter(|e| e.arrival < arrival).filter_map(Entry::position).max()
     }
 
     /// Entries whose `cause` is `id`, in lane order.
@@ -218,22 +230,23 @@ impl Timeline {
         self.iter().take_while(move |_| maybe).filter(move |e| e.cause() == Some(id))
     }
 
-    fn insert(&mut self, key: LaneKey, entry: Entry) {
+    fn insert(&mut self, key: LaneKey, mut entry: Entry) {
+        entry.place = key;
         if let Some(cause) = entry.cause() {
             self.causes.insert(self.digest(cause));
         }
         match self.last {
             Some(last) if last > key => {
-                let at = self.lane.partition_point(|(k, _)| *k < key);
-                self.lane.insert(at, (key, entry));
+                let at = self.lane.partition_point(|e| e.place < key);
+                self.lane.insert(at, entry);
             }
-            _ => self.lane.push_back((key, entry)),
+            _ => self.lane.push_back(entry),
         }
         while self.lane.len() > self.capacity {
             self.lane.pop_front();
             self.dropped += 1;
         }
-        self.last = self.lane.back().map(|(k, _)| *k);
+        self.last = self.lane.back().map(|e| e.place);
         // Digests of dropped entries only cost a needless walk; once they
         // outnumber the lane, start again from what it holds.
         if self.causes.len() > 2 * self.lane.len() + 64 {
