@@ -37,6 +37,7 @@ pub mod config;
 pub mod evictions;
 mod hash;
 mod index;
+mod lane;
 mod recency;
 pub mod rules;
 pub mod run;

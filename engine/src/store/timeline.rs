@@ -12,11 +12,11 @@
 //! holding parsed events would cost most of the memory budget; a caller
 //! that needs one parses the entry again ([`Entry::event`]).
 
-use std::collections::VecDeque;
 use std::hash::BuildHasher;
 use std::sync::Arc;
 
 use super::hash::FastSet;
+use super::lane::Lane;
 
 use crate::control::ack;
 use crate::protocol::event::{
@@ -142,10 +142,10 @@ struct LaneKey {
 
 /// The bounded lane, sorted by key. Events nearly always arrive at the
 /// end, so a sorted deque beats a tree here: appends and drops of the
-/// oldest are O(1), a late event costs one shift.
+/// oldest are O(1), a late event costs one shift within its chunk.
 #[derive(Debug)]
 pub struct Timeline {
-    lane: VecDeque<Entry>,
+    lane: Lane<Entry>,
     /// The key at the back of the lane, kept here: nearly every event
     /// lands after it, and the lane's back is rarely in cache when a
     /// session's next event comes.
@@ -161,7 +161,7 @@ pub struct Timeline {
 
 impl Timeline {
     pub(crate) fn new(capacity: usize) -> Timeline {
-        Timeline { lane: VecDeque::new(), last: None, capacity, dropped: 0, causes: FastSet::default() }
+        Timeline { lane: Lane::new(), last: None, capacity, dropped: 0, causes: FastSet::default() }
     }
 
     /// A new, empty timeline in this one's memory.
@@ -185,7 +185,7 @@ impl Timeline {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.lane.is_empty()
+        self.lane.len() == 0
     }
 
     /// How many entries were dropped to stay within the capacity.
@@ -196,7 +196,8 @@ impl Timeline {
     /// The event holding `position`, while it is retained.
     pub fn at(&self, position: Position) -> Option<&Entry> {
         let key = LaneKey { anchor: Some(position), tie: 0 };
-        self.lane.binary_search_by_key(&key, |e| e.place).ok().map(|i| &self.lane[i])
+        let at = self.lane.partition_point(|e| e.place < key);
+        self.lane.get(at).filter(|e| e.place == key)
     }
 
     /// Inserts an event that has its own position. A second event claiming
