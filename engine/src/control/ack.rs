@@ -1,6 +1,8 @@
 //! Acks (AEP-0004 §3): `control.accepted` / `control.rejected` whose
 //! `cause` is the command's id. One place reads them for every party.
 
+use std::borrow::Cow;
+
 use serde::Serialize;
 
 use crate::protocol::event::Event;
@@ -38,11 +40,11 @@ pub fn parse(event: &Event) -> Option<Ack<'_>> {
     let decision = match event.ty() {
         ACCEPTED => Decision::Accepted,
         REJECTED => {
-            let raw_reason = event.data_field("reason").and_then(|v| v.as_str()).map(str::to_owned);
+            let raw_reason = event.data_str("reason").map(Cow::into_owned);
             Decision::Rejected {
                 reason: raw_reason.as_deref().and_then(NackReason::parse),
                 raw_reason,
-                detail: event.data_field("detail").and_then(|v| v.as_str()).map(str::to_owned),
+                detail: event.data_str("detail").map(Cow::into_owned),
             }
         }
         _ => return None,

@@ -349,6 +349,45 @@ pub fn members(text: &str) -> Result<Vec<(Cow<'_, str>, &RawValue)>, serde_json:
     serde_json::from_str::<Ordered<'_>>(text).map(|o| o.0)
 }
 
+/// The value of the member `name` of a JSON object, as its exact bytes;
+/// the last one when the name repeats, as a JSON object reader keeps it.
+/// `None` when `object` is not a well-formed object or has no such member.
+///
+/// For reading one or two payload members without building the payload's
+/// tree, which costs an allocation per member and per string.
+pub fn member<'a>(object: &'a str, name: &str) -> Option<Raw<'a>> {
+    struct Find<'n>(&'n str);
+
+    impl<'de> de::DeserializeSeed<'de> for Find<'_> {
+        type Value = Option<Raw<'de>>;
+        fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+            deserializer.deserialize_map(self)
+        }
+    }
+
+    impl<'de> Visitor<'de> for Find<'_> {
+        type Value = Option<Raw<'de>>;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a JSON object")
+        }
+        fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
+            let mut found = None;
+            while let Some(key) = map.next_key::<Name<'de>>()? {
+                let value = Raw::from(map.next_value::<&'de RawValue>()?);
+                if key.0 == self.0 {
+                    found = Some(value);
+                }
+            }
+            Ok(found)
+        }
+    }
+
+    let mut de = serde_json::Deserializer::from_str(object);
+    let found = de::DeserializeSeed::deserialize(Find(name), &mut de).ok()?;
+    de.end().ok()?;
+    found
+}
+
 /// A member name, borrowed unless it carried escapes.
 struct Name<'a>(Cow<'a, str>);
 
@@ -507,6 +546,21 @@ mod tests {
         assert_eq!(ext, [("zeta", "2"), ("alpha", "true")]);
         assert!(Envelope::parse("[1]").is_err());
         assert!(Envelope::parse("{} x").is_err());
+    }
+
+    #[test]
+    fn a_member_is_read_as_an_object_reader_reads_it() {
+        let object = r#"{"a":1,"b":{"c":"x\u0031"},"a":"last","d":[1,{"a":2}]}"#;
+        let value: serde_json::Map<String, serde_json::Value> = serde_json::from_str(object).unwrap();
+        for name in ["a", "b", "d", "c", "nope"] {
+            let read = member(object, name).map(|raw| serde_json::from_str::<serde_json::Value>(raw.get()).unwrap());
+            assert_eq!(read.as_ref(), value.get(name), "{name}");
+        }
+        let inner = member(object, "b").unwrap();
+        assert_eq!(member(inner.get(), "c").and_then(as_str).as_deref(), Some("x1"));
+        for not_an_object in ["[1]", "\"a\"", "{\"a\":1", "{\"a\":1} x", ""] {
+            assert_eq!(member(not_an_object, "a"), None, "{not_an_object}");
+        }
     }
 
     #[test]

@@ -116,6 +116,16 @@ impl Text {
     }
 }
 
+/// What a stored entry keeps of an event: its bytes, the texts that had
+/// escapes, and where `id`, `type` and `cause` sit in them.
+pub(crate) struct Kept {
+    pub(crate) raw: Arc<str>,
+    pub(crate) unescaped: Box<str>,
+    pub(crate) id: Text,
+    pub(crate) ty: Text,
+    pub(crate) cause: Option<Text>,
+}
+
 /// Two events are equal when their wire bytes are equal.
 impl PartialEq for Event {
     fn eq(&self, other: &Event) -> bool {
@@ -220,10 +230,11 @@ impl Event {
         t.slice(&self.raw, &self.unescaped)
     }
 
-    /// The spans of `id` and `cause`, and the texts they may point into
-    /// besides `raw`: what a stored entry needs to read them again.
-    pub(crate) fn id_cause_spans(&self) -> (Text, Option<Text>, &str) {
-        (self.id, self.cause, &self.unescaped)
+    /// Hands the bytes to a stored entry, moved rather than shared: the
+    /// store keeps every event it folds, and a second reference would cost
+    /// two atomic counts for nothing.
+    pub(crate) fn into_kept(self) -> Kept {
+        Kept { raw: self.raw, unescaped: self.unescaped, id: self.id, ty: self.ty, cause: self.cause }
     }
 
     #[inline]
@@ -346,6 +357,16 @@ impl Event {
     /// A payload member by name.
     pub fn data_field(&self, name: &str) -> Option<&Value> {
         self.data()?.get(name)
+    }
+    /// A payload member's text, when it is a string: what
+    /// `data_field(name)?.as_str()` reads. Unless the payload was parsed
+    /// already, only this member is decoded: the fold reads one or two
+    /// members of many events and would otherwise build every payload.
+    pub fn data_str(&self, name: &str) -> Option<Cow<'_, str>> {
+        match self.data.get() {
+            Some(parsed) => parsed.as_deref()?.get(name)?.as_str().map(Cow::Borrowed),
+            None => envelope::as_str(envelope::member(self.data_raw()?, name)?),
+        }
     }
     /// Extension attributes (AEP-0001 §5.4), carried untouched.
     pub fn extensions(&self) -> &Map<String, Value> {

@@ -1,10 +1,9 @@
 //! Agent-scoped events (`agent.*`, AEP-0001 §5.2): they describe an
 //! emitter, not a session, so they are kept per emitter `source`.
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::sync::Arc;
-
-use serde_json::Value;
 
 use super::evictions::Evictions;
 use super::hash::FastMap;
@@ -96,7 +95,7 @@ impl Agents {
     }
 
     /// Folds one agent-scoped event; returns the emitter's source.
-    pub(crate) fn fold(&mut self, entry: Delivery, ty: Arc<str>) -> Arc<str> {
+    pub(crate) fn fold(&mut self, entry: Delivery) -> Arc<str> {
         let source = entry.event.source();
         if !self.map.contains_key(source) {
             self.make_room();
@@ -117,7 +116,7 @@ impl Agents {
         }
         let a = self.map.get_mut(source).expect("agent present: inserted above when missing");
         let e = &entry.event;
-        let text = |k: &str| e.data_field(k).and_then(Value::as_str).map(str::to_owned);
+        let text = |k: &str| e.data_str(k).map(Cow::into_owned);
         match e.ty() {
             types::AGENT_PRESENCE => {
                 a.presence = text("state");
@@ -139,7 +138,7 @@ impl Agents {
                 a.recent.pop_front();
                 self.dropped_events += 1;
             }
-            a.recent.push_back(Entry::keep(entry, ty));
+            a.recent.push_back(Entry::keep(entry));
         } else {
             self.dropped_events += 1;
         }

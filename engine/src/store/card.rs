@@ -235,13 +235,16 @@ impl CardStatus {
 }
 
 /// One attention request and everything seen about it.
+///
+/// The hops are boxed: a card sits in its session's table, which moves
+/// every card when it grows, and most lookups only ask whether it exists.
 #[derive(Clone, Debug)]
 pub struct Card {
     key: CardRef,
-    request: Option<Request>,
+    request: Option<Box<Request>>,
     routed: Vec<Routed>,
-    answer: Option<CardAnswer>,
-    close: Option<Close>,
+    answer: Option<Box<CardAnswer>>,
+    close: Option<Box<Close>>,
     abandoned: bool,
     commands: Vec<Arc<str>>,
     first_seen: UnixMs,
@@ -277,7 +280,7 @@ impl Card {
     }
     /// The request, once its `attention.requested` was seen.
     pub fn request(&self) -> Option<&Request> {
-        self.request.as_ref()
+        self.request.as_deref()
     }
     pub fn kind(&self) -> Option<&AttentionKind> {
         self.request.as_ref()?.kind.as_ref()
@@ -293,10 +296,10 @@ impl Card {
         &self.routed
     }
     pub fn answer(&self) -> Option<&CardAnswer> {
-        self.answer.as_ref()
+        self.answer.as_deref()
     }
     pub fn close(&self) -> Option<&Close> {
-        self.close.as_ref()
+        self.close.as_deref()
     }
     /// Ids of the commands seen for this card (at most
     /// [`MAX_COMMANDS_PER_CARD`]); look them up on the card's session.
@@ -313,7 +316,7 @@ impl Card {
     }
 
     pub fn status(&self) -> CardStatus {
-        match (&self.close, self.abandoned, &self.answer) {
+        match (self.close.as_deref(), self.abandoned, &self.answer) {
             (Some(Close { how: Closure::Resolved { .. }, .. }), _, _) => CardStatus::Resolved,
             (Some(Close { how: Closure::TimedOut { .. }, .. }), _, _) => CardStatus::TimedOut,
             (None, true, _) => CardStatus::Abandoned,
@@ -376,7 +379,7 @@ impl Card {
         if self.values_checked {
             return None;
         }
-        let (Some(request), Some(answer)) = (&self.request, &self.answer) else { return None };
+        let (Some(request), Some(answer)) = (self.request.as_deref(), self.answer.as_deref()) else { return None };
         self.values_checked = true;
         let values = answer.values.as_ref()?;
         if request.kind != Some(AttentionKind::Form) || request.fields.is_empty() {
@@ -483,17 +486,17 @@ impl Cards {
         match e.ty() {
             REQUESTED => {
                 if card.request.is_none() {
-                    card.request = Some(Request::read(entry));
+                    card.request = Some(Box::new(Request::read(entry)));
                 }
             }
             ANSWERED => {
                 if card.answer.is_none() {
-                    card.answer = Some(CardAnswer::read(e));
+                    card.answer = Some(Box::new(CardAnswer::read(e)));
                 }
             }
             RESOLVED | TIMEOUT => {
                 if card.close.is_none() {
-                    card.close = Some(Close::read(e));
+                    card.close = Some(Box::new(Close::read(e)));
                 }
             }
             _ => return,

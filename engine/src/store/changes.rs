@@ -70,6 +70,16 @@ impl Outbox {
         }
     }
 
+    /// Queues that `session` changed, unless that is the change at the back
+    /// of the queue already: a burst of one session's events is one update,
+    /// and then its key is not even copied.
+    pub(crate) fn session_updated(&mut self, session: &SessionKey) {
+        let repeated = matches!(self.queue.back(), Some(Change::SessionUpdated(last)) if last == session);
+        if !repeated {
+            self.note(|| Change::SessionUpdated(session.clone()));
+        }
+    }
+
     /// Queues `change`, folding it into an identical change at the back of
     /// the queue (a burst of events for one session is one update).
     pub(crate) fn push(&mut self, change: Change) {

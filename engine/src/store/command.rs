@@ -112,12 +112,15 @@ pub enum CommandStatus {
 
 /// One command's chain. Any part may be missing: an ack for a command this
 /// stream never carried still opens a chain.
+///
+/// The parts are boxed: a chain sits in its session's table, which moves
+/// every chain when it grows, and is read far more often than its parts.
 #[derive(Clone, Debug)]
 pub struct CommandChain {
     id: Arc<str>,
-    issued: Option<Issued>,
-    ack: Option<AckRecord>,
-    outcome: Option<Outcome>,
+    issued: Option<Box<Issued>>,
+    ack: Option<Box<AckRecord>>,
+    outcome: Option<Box<Outcome>>,
     arrival: u64,
 }
 
@@ -126,13 +129,13 @@ impl CommandChain {
         &self.id
     }
     pub fn issued(&self) -> Option<&Issued> {
-        self.issued.as_ref()
+        self.issued.as_deref()
     }
     pub fn ack(&self) -> Option<&AckRecord> {
-        self.ack.as_ref()
+        self.ack.as_deref()
     }
     pub fn outcome(&self) -> Option<&Outcome> {
-        self.outcome.as_ref()
+        self.outcome.as_deref()
     }
     /// The command type, when the command itself was seen.
     pub fn ty(&self) -> Option<&str> {
@@ -140,7 +143,7 @@ impl CommandChain {
     }
 
     pub fn status(&self) -> CommandStatus {
-        match (&self.ack, &self.outcome) {
+        match (self.ack.as_deref(), &self.outcome) {
             (Some(AckRecord { decision: Decision::Rejected { .. }, .. }), _) => CommandStatus::Rejected,
             (_, Some(_)) => CommandStatus::Completed,
             (None, None) => CommandStatus::AwaitingAck,
@@ -159,7 +162,8 @@ impl CommandChain {
     }
 
     fn settled(&self) -> bool {
-        self.outcome.is_some() || matches!(self.ack, Some(AckRecord { decision: Decision::Rejected { .. }, .. }))
+        self.outcome.is_some()
+            || matches!(self.ack.as_deref(), Some(AckRecord { decision: Decision::Rejected { .. }, .. }))
     }
 
     /// Takes `candidate` as the outcome when it is earlier in the lane
@@ -171,7 +175,7 @@ impl CommandChain {
             (Some(_), None) => false,
         };
         if earlier {
-            self.outcome = Some(candidate);
+            self.outcome = Some(Box::new(candidate));
         }
         earlier
     }
@@ -228,7 +232,7 @@ impl Control {
         let id = self.chain(e.id(), entry.arrival);
         let chain = self.chains.get_mut(&*id).expect("chain present: opened above");
         if chain.issued.is_none() {
-            chain.issued = Some(Issued {
+            chain.issued = Some(Box::new(Issued {
                 ty: e.ty().to_owned(),
                 sender_agent: e.agent().to_owned(),
                 sender_source: e.source().to_owned(),
@@ -239,7 +243,7 @@ impl Control {
                 at: e.at(),
                 relay: entry.relay.clone(),
                 received_at: entry.received_at,
-            });
+            }));
         }
         let mut linked = false;
         for earlier in lane.caused_by(e.id()).filter(|x| x.is_domain()) {
@@ -274,14 +278,14 @@ impl Control {
             }
             Some(_) => None,
             None => {
-                chain.ack = Some(AckRecord {
+                chain.ack = Some(Box::new(AckRecord {
                     event_id: e.id().to_owned(),
                     decision: parsed.decision,
                     time: e.time().to_owned(),
                     at: e.at(),
                     position: e.position(),
                     received_at: entry.received_at,
-                });
+                }));
                 None
             }
         };
@@ -346,8 +350,7 @@ mod tests {
     }
 
     fn keep(d: Delivery) -> Entry {
-        let ty = Arc::from(d.event.ty());
-        Entry::keep(d, ty)
+        Entry::keep(d)
     }
 
     fn owner(id: &str, ty: &str, seq: u64, cause: &str) -> Delivery {

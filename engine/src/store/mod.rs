@@ -36,6 +36,8 @@ pub mod command;
 pub mod config;
 pub mod evictions;
 mod hash;
+mod index;
+mod lane;
 mod recency;
 pub mod rules;
 pub mod run;
@@ -57,6 +59,7 @@ pub use timeline::{Delivery, Entry, Position, Timeline};
 use agent::Agents;
 use changes::Outbox;
 use hash::{FastMap, FastSet};
+use index::SessionIndex;
 use recency::{Recency, SessionId};
 use seen::{SeenIds, Sighting};
 use session::Tables;
@@ -64,8 +67,8 @@ use session::Tables;
 use crate::protocol::event::Event;
 use crate::time::UnixMs;
 
-/// Most distinct strings (event types, relay labels) shared between
-/// entries; past it a string is kept per entry instead of shared.
+/// Most distinct relay labels shared between entries; past it a label is
+/// kept per entry instead of shared.
 pub const MAX_INTERNED: usize = 1_024;
 
 /// What [`Store::apply`] did with an event.
@@ -113,7 +116,7 @@ pub struct Store {
     config: StoreConfig,
     seen: SeenIds,
     sessions: FastMap<SessionId, Session>,
-    by_source: FastMap<Arc<str>, FastMap<Arc<str>, SessionId>>,
+    by_key: SessionIndex,
     by_name: FastMap<Arc<str>, Vec<SessionId>>,
     /// Who to drop when full.
     recency: Recency,
@@ -147,7 +150,7 @@ impl Store {
         Store {
             seen: SeenIds::new(config.max_seen_ids),
             sessions: FastMap::default(),
-            by_source: FastMap::default(),
+            by_key: SessionIndex::default(),
             by_name: FastMap::default(),
             recency: Recency::default(),
             next_session: 0,
@@ -190,7 +193,7 @@ impl Store {
         // An owner event's session is looked up once, before anything moves.
         let owner = match (event.session(), event.is_agent_scoped() || event.is_foreign_emitter()) {
             (Some(name), false) => {
-                let id = self.by_source.get(event.source()).and_then(|m| m.get(name)).copied();
+                let id = self.by_key.get(event.source(), name);
                 if id.and_then(|id| self.sessions.get(&id)).is_some_and(|s| s.holds(&event)) {
                     return Folded::Duplicate;
                 }
@@ -201,7 +204,6 @@ impl Store {
         self.arrival += 1;
         self.version += 1;
         let relay = relay.map(|r| self.intern(r));
-        let ty = self.intern(event.ty());
         let entry = Delivery { relay, received_at: now, arrival: self.arrival, event };
         if let Some(known) = owner {
             let id = match known {
@@ -210,15 +212,15 @@ impl Store {
             };
             self.adopt_referenced(id, &entry.event);
             let arrival = self.config.arrival;
-            self.with_session(id, |s, out| s.fold_owner(entry, ty, arrival, out));
+            self.with_session(id, |s, out| s.fold_owner(entry, arrival, out));
         } else if entry.event.is_agent_scoped() {
-            let source = self.agents.fold(entry, ty);
+            let source = self.agents.fold(entry);
             self.outbox.note(|| Change::AgentUpdated(source));
         } else if entry.event.session().is_none() {
             // Only agent-scoped events may lack a session; kept, never dropped.
             self.park(entry);
         } else {
-            self.attach_foreign(entry, ty);
+            self.attach_foreign(entry);
         }
         Folded::New
     }
@@ -251,8 +253,8 @@ impl Store {
     }
 
     pub fn session(&self, source: &str, name: &str) -> Option<&Session> {
-        let id = self.by_source.get(source)?.get(name)?;
-        self.sessions.get(id)
+        let id = self.by_key.get(source, name)?;
+        self.sessions.get(&id)
     }
 
     pub fn session_by_key(&self, key: &SessionKey) -> Option<&Session> {
@@ -399,7 +401,7 @@ impl Store {
         let key = SessionKey::new(e.source(), e.session().unwrap_or_default());
         let id = self.next_session;
         self.next_session += 1;
-        self.by_source.entry(key.source.clone()).or_default().insert(key.name.clone(), id);
+        self.by_key.insert(key.clone(), id);
         let claimants = self.by_name.entry(key.name.clone()).or_default();
         claimants.push(id);
         let sole = claimants.len() == 1;
@@ -417,7 +419,7 @@ impl Store {
 
     /// Attaches a foreign-emitter event to the session it addresses, or
     /// parks it until one qualifies (see the module documentation).
-    fn attach_foreign(&mut self, entry: Delivery, ty: Arc<str>) {
+    fn attach_foreign(&mut self, entry: Delivery) {
         let e = &entry.event;
         let name = e.session().unwrap_or_default();
         let claimants = self.by_name.get(name).map(Vec::as_slice).unwrap_or_default();
@@ -439,7 +441,7 @@ impl Store {
             }
         };
         match target.filter(|id| self.sessions.contains_key(id)) {
-            Some(id) => self.with_session(id, |s, out| s.fold_foreign(entry, ty, false, out)),
+            Some(id) => self.with_session(id, |s, out| s.fold_foreign(entry, false, out)),
             None => self.park(entry),
         }
     }
@@ -472,8 +474,7 @@ impl Store {
             self.unpark_name(entry);
         }
         for entry in taken {
-            let ty = self.intern(entry.event.ty());
-            self.with_session(id, |s, out| s.fold_foreign(entry, ty, true, out));
+            self.with_session(id, |s, out| s.fold_foreign(entry, true, out));
         }
     }
 
@@ -532,12 +533,7 @@ impl Store {
         self.held -= gone.held();
         self.evicted += gone.evictions(true);
         let key = gone.key().clone();
-        if let Some(m) = self.by_source.get_mut(&key.source) {
-            m.remove(&key.name);
-            if m.is_empty() {
-                self.by_source.remove(&key.source);
-            }
-        }
+        self.by_key.remove(&key);
         if let Some(v) = self.by_name.get_mut(&key.name) {
             v.retain(|x| *x != id);
             if v.is_empty() {

@@ -1,5 +1,6 @@
 //! Runs within a session and their single terminal (AEP-0002 §2).
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use super::hash::FastMap;
@@ -56,12 +57,15 @@ pub struct RunEnd {
 }
 
 /// One run (one `run` value within a session, across all epochs).
+///
+/// Its terminal is boxed: nearly every event of a session updates a run
+/// in the session's table, and reads only the counters beside the name.
 #[derive(Clone, Debug)]
 pub struct Run {
     name: Arc<str>,
     started_event: Option<String>,
     started_time: Option<String>,
-    end: Option<RunEnd>,
+    end: Option<Box<RunEnd>>,
     events: u64,
     first_seen: UnixMs,
     touched: u64,
@@ -75,7 +79,7 @@ impl Run {
         self.end.as_ref().map_or(RunStatus::Open, |e| RunStatus::Ended(e.ending))
     }
     pub fn end(&self) -> Option<&RunEnd> {
-        self.end.as_ref()
+        self.end.as_deref()
     }
     /// The `run.started` event id, when seen.
     pub fn started_event(&self) -> Option<&str> {
@@ -173,8 +177,8 @@ impl Run {
             }
             return None;
         }
-        let text = |k: &str| event.data_field(k).and_then(|v| v.as_str()).map(str::to_owned);
-        r.end = Some(RunEnd {
+        let text = |k: &str| event.data_str(k).map(Cow::into_owned);
+        r.end = Some(Box::new(RunEnd {
             ending,
             event_id: event.id().to_owned(),
             cause: event.cause().map(str::to_owned),
@@ -182,7 +186,7 @@ impl Run {
             position: event.position(),
             reason: text("reason"),
             by: text("by"),
-        });
+        }));
         None
     }
 }

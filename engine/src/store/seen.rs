@@ -36,6 +36,8 @@ pub(crate) struct SeenIds {
     capacity: usize,
     /// Keys forgotten (or never remembered) to stay within the capacity.
     pub(crate) forgotten: u64,
+    /// Keys in the order they were seen, for forgetting the oldest; an
+    /// unbounded memory never forgets, and keeps no order.
     order: VecDeque<u128>,
     prints: HashMap<u128, u64, BuildHasherDefault<Prehashed>>,
     /// The two halves' seeds.
@@ -54,7 +56,7 @@ impl SeenIds {
     }
 
     pub(crate) fn len(&self) -> usize {
-        self.order.len()
+        self.prints.len()
     }
 
     /// Looks `event` up and remembers it when it is new.
@@ -68,13 +70,15 @@ impl SeenIds {
             self.forgotten += 1;
             return Sighting::First;
         }
-        if self.order.len() >= self.capacity {
-            if let Some(oldest) = self.order.pop_front() {
-                self.prints.remove(&oldest);
-                self.forgotten += 1;
+        if self.capacity != usize::MAX {
+            if self.order.len() >= self.capacity {
+                if let Some(oldest) = self.order.pop_front() {
+                    self.prints.remove(&oldest);
+                    self.forgotten += 1;
+                }
             }
+            self.order.push_back(key);
         }
-        self.order.push_back(key);
         self.prints.insert(key, print);
         Sighting::First
     }

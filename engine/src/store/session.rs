@@ -2,9 +2,8 @@
 //! lane, runs, attention cards and command chains, and the position and
 //! terminal rules that are checked per session.
 
+use std::borrow::Cow;
 use std::sync::Arc;
-
-use serde_json::Value;
 
 use super::card::{self, Card, Cards, SessionEndMark};
 use super::changes::{Change, CommandRef, Outbox};
@@ -16,6 +15,7 @@ use super::rules::{Rule, StreamViolation};
 use super::run::{Run, Runs};
 use super::timeline::{Delivery, Entry, Position, Timeline};
 use crate::control::ack;
+use crate::protocol::envelope;
 use crate::protocol::vocabulary::types;
 use crate::time::UnixMs;
 
@@ -99,8 +99,10 @@ struct PauseMark {
 pub struct Session {
     key: SessionKey,
     agent: String,
-    started: Option<SessionStart>,
-    end: Option<SessionEnd>,
+    /// Boxed, as they are written once and rarely read: the session's
+    /// fields that every event reads then share fewer cache lines.
+    started: Option<Box<SessionStart>>,
+    end: Option<Box<SessionEnd>>,
     pause: Option<PauseMark>,
     high_water: Option<Position>,
     timeline: Timeline,
@@ -193,10 +195,10 @@ impl Session {
         }
     }
     pub fn started(&self) -> Option<&SessionStart> {
-        self.started.as_ref()
+        self.started.as_deref()
     }
     pub fn end(&self) -> Option<&SessionEnd> {
-        self.end.as_ref()
+        self.end.as_deref()
     }
     /// The highest `(epoch, seq)` seen: the resume position (AEP-0003 §7).
     pub fn position(&self) -> Option<Position> {
@@ -283,8 +285,7 @@ impl Session {
     }
 
     /// Folds an event this session's owner emitted.
-    /// `ty` is the event's type as the store shares it between entries.
-    pub(crate) fn fold_owner(&mut self, entry: Delivery, ty: Arc<str>, arrival_mode: Arrival, out: &mut Outbox) {
+    pub(crate) fn fold_owner(&mut self, entry: Delivery, arrival_mode: Arrival, out: &mut Outbox) {
         let e = &entry.event;
         let late = e.position().is_some_and(|p| Some(p) <= self.high_water);
         let broke = |rule: Rule, detail: String, key: &SessionKey, out: &mut Outbox| {
@@ -319,13 +320,16 @@ impl Session {
         self.high_water = self.high_water.max(e.position());
         match e.ty() {
             types::SESSION_STARTED if self.started.is_none() => {
-                let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_owned);
-                self.started = Some(SessionStart {
+                // The parent's member is read from its bytes, as `data_str` reads the label.
+                let parent = e.data_raw().and_then(|d| envelope::member(d, "parent"));
+                self.started = Some(Box::new(SessionStart {
                     event_id: e.id().to_owned(),
                     time: e.time().to_owned(),
-                    label: text(e.data_field("label")),
-                    parent: text(e.data_field("parent").and_then(|p| p.get("session"))),
-                });
+                    label: e.data_str("label").map(Cow::into_owned),
+                    parent: parent
+                        .and_then(|p| envelope::as_str(envelope::member(p.get(), "session")?))
+                        .map(Cow::into_owned),
+                }));
             }
             types::SESSION_ENDED => match &self.end {
                 Some(first) if first.event_id != e.id() => {
@@ -336,12 +340,12 @@ impl Session {
                 None => {
                     let end = SessionEnd {
                         event_id: e.id().to_owned(),
-                        reason: e.data_field("reason").and_then(Value::as_str).map(str::to_owned),
+                        reason: e.data_str("reason").map(Cow::into_owned),
                         time: e.time().to_owned(),
                         position: e.position(),
                     };
                     let mark = SessionEndMark { position: end.position };
-                    self.end = Some(end);
+                    self.end = Some(Box::new(end));
                     self.cards.abandon_open(mark, e.id(), out);
                 }
             },
@@ -371,18 +375,18 @@ impl Session {
         }
         self.touch(&entry);
         let position = e.position();
-        let kept = Entry::keep(entry, ty);
+        let kept = Entry::keep(entry);
         match position {
             Some(p) => self.timeline.insert_at(p, kept),
             None => self.timeline.insert_after(self.high_water, kept),
         }
-        out.note(|| Change::SessionUpdated(self.key.clone()));
+        out.session_updated(&self.key);
     }
 
     /// Folds a seq-less event another party emitted about this session.
     /// `adopted` marks one that waited unattached: its anchor is then
     /// recomputed from what had arrived before it.
-    pub(crate) fn fold_foreign(&mut self, entry: Delivery, ty: Arc<str>, adopted: bool, out: &mut Outbox) {
+    pub(crate) fn fold_foreign(&mut self, entry: Delivery, adopted: bool, out: &mut Outbox) {
         let anchor = if adopted { self.timeline.anchor_at_arrival(entry.arrival) } else { self.high_water };
         if entry.event.is_command() {
             let (id, _) = self.control.fold_command(&entry, &self.timeline);
@@ -390,8 +394,8 @@ impl Session {
         }
         self.cards.fold_foreign(&self.key, &entry, out);
         self.touch(&entry);
-        self.timeline.insert_after(anchor, Entry::keep(entry, ty));
-        out.note(|| Change::SessionUpdated(self.key.clone()));
+        self.timeline.insert_after(anchor, Entry::keep(entry));
+        out.session_updated(&self.key);
     }
 
     fn touch(&mut self, entry: &Delivery) {

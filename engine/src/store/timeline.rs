@@ -12,14 +12,16 @@
 //! holding parsed events would cost most of the memory budget; a caller
 //! that needs one parses the entry again ([`Entry::event`]).
 
-use std::collections::VecDeque;
 use std::hash::BuildHasher;
 use std::sync::Arc;
 
 use super::hash::FastSet;
+use super::lane::Lane;
 
 use crate::control::ack;
-use crate::protocol::event::{is_agent_scoped_type, is_command_type, is_foreign_emitter_type, Event, EventError, Text};
+use crate::protocol::event::{
+    is_agent_scoped_type, is_command_type, is_foreign_emitter_type, Event, EventError, Kept, Text,
+};
 use crate::time::UnixMs;
 
 pub use crate::protocol::event::Position;
@@ -44,9 +46,15 @@ pub struct Entry {
     unescaped: Box<str>,
     /// Spans of `raw` (or `unescaped`): no copy per entry.
     id: Text,
-    ty: Arc<str>,
+    ty: Text,
     cause: Option<Text>,
-    position: Option<Position>,
+    /// Where the entry sorts in its lane (see [`LaneKey`]): the lane holds
+    /// entries alone, as a separate key beside each would make every
+    /// entry a third larger to write, copy and move.
+    place: LaneKey,
+    /// The event carried no `seq`: `place` is then the anchor it was filed
+    /// after, not its position.
+    seqless: bool,
     at: Option<UnixMs>,
     /// The relay label the event first arrived through, when tagged.
     pub relay: Option<Arc<str>>,
@@ -57,18 +65,19 @@ pub struct Entry {
 }
 
 impl Entry {
-    /// Keeps `d`'s bytes and facts; `ty` is the (shared) type string.
-    pub(crate) fn keep(d: Delivery, ty: Arc<str>) -> Entry {
-        let e = &d.event;
-        let (id, cause, unescaped) = e.id_cause_spans();
+    /// Keeps `d`'s bytes and facts.
+    pub(crate) fn keep(d: Delivery) -> Entry {
+        let (position, at) = (d.event.position(), d.event.at());
+        let Kept { raw, unescaped, id, ty, cause } = d.event.into_kept();
         Entry {
-            raw: e.raw_arc().clone(),
-            unescaped: unescaped.into(),
+            raw,
+            unescaped,
             id,
             ty,
             cause,
-            position: e.position(),
-            at: e.at(),
+            place: LaneKey { anchor: position, tie: 0 },
+            seqless: position.is_none(),
+            at,
             relay: d.relay,
             received_at: d.received_at,
             arrival: d.arrival,
@@ -86,13 +95,17 @@ impl Entry {
         self.id.slice(&self.raw, &self.unescaped)
     }
     pub fn ty(&self) -> &str {
-        &self.ty
+        self.ty.slice(&self.raw, &self.unescaped)
     }
     pub fn cause(&self) -> Option<&str> {
         self.cause.map(|c| c.slice(&self.raw, &self.unescaped))
     }
     pub fn position(&self) -> Option<Position> {
-        self.position
+        if self.seqless {
+            None
+        } else {
+            self.place.anchor
+        }
     }
     /// The event's `time`, when it parses (display only, never ordering).
     pub fn at(&self) -> Option<UnixMs> {
@@ -103,12 +116,12 @@ impl Entry {
         Event::parse(&self.raw)
     }
     pub fn is_command(&self) -> bool {
-        is_command_type(&self.ty)
+        is_command_type(self.ty())
     }
     /// An owner's domain event: not an ack, not another party's seq-less
     /// event, not agent-scoped. Only these can be a command's outcome.
     pub fn is_domain(&self) -> bool {
-        is_domain_type(&self.ty)
+        is_domain_type(self.ty())
     }
 }
 
@@ -129,10 +142,14 @@ struct LaneKey {
 
 /// The bounded lane, sorted by key. Events nearly always arrive at the
 /// end, so a sorted deque beats a tree here: appends and drops of the
-/// oldest are O(1), a late event costs one shift.
+/// oldest are O(1), a late event costs one shift within its chunk.
 #[derive(Debug)]
 pub struct Timeline {
-    lane: VecDeque<(LaneKey, Entry)>,
+    lane: Lane<Entry>,
+    /// The key at the back of the lane, kept here: nearly every event
+    /// lands after it, and the lane's back is rarely in cache when a
+    /// session's next event comes.
+    last: Option<LaneKey>,
     capacity: usize,
     dropped: u64,
     /// Digests of the `cause`s in the lane (and of some dropped since).
@@ -144,7 +161,7 @@ pub struct Timeline {
 
 impl Timeline {
     pub(crate) fn new(capacity: usize) -> Timeline {
-        Timeline { lane: VecDeque::new(), capacity, dropped: 0, causes: FastSet::default() }
+        Timeline { lane: Lane::new(), last: None, capacity, dropped: 0, causes: FastSet::default() }
     }
 
     /// A new, empty timeline in this one's memory.
@@ -160,7 +177,7 @@ impl Timeline {
 
     /// Events in lane order.
     pub fn iter(&self) -> impl DoubleEndedIterator<Item = &Entry> + ExactSizeIterator + '_ {
-        self.lane.iter().map(|(_, e)| e)
+        self.lane.iter()
     }
 
     pub fn len(&self) -> usize {
@@ -168,7 +185,7 @@ impl Timeline {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.lane.is_empty()
+        self.lane.len() == 0
     }
 
     /// How many entries were dropped to stay within the capacity.
@@ -179,7 +196,8 @@ impl Timeline {
     /// The event holding `position`, while it is retained.
     pub fn at(&self, position: Position) -> Option<&Entry> {
         let key = LaneKey { anchor: Some(position), tie: 0 };
-        self.lane.binary_search_by_key(&key, |(k, _)| *k).ok().map(|i| &self.lane[i].1)
+        let at = self.lane.partition_point(|e| e.place < key);
+        self.lane.get(at).filter(|e| e.place == key)
     }
 
     /// Inserts an event that has its own position. A second event claiming
@@ -187,7 +205,7 @@ impl Timeline {
     /// reported by the caller, never hidden by reordering).
     pub(crate) fn insert_at(&mut self, position: Position, entry: Entry) {
         let mut key = LaneKey { anchor: Some(position), tie: 0 };
-        let beyond_last = self.lane.back().map_or(true, |(last, _)| *last < key);
+        let beyond_last = self.last.map_or(true, |last| last < key);
         if !beyond_last && self.at(position).is_some() {
             key.tie = entry.arrival.max(1);
         }
@@ -196,6 +214,7 @@ impl Timeline {
 
     /// Inserts an event without a position after `anchor`.
     pub(crate) fn insert_after(&mut self, anchor: Option<Position>, entry: Entry) {
+        debug_assert!(entry.seqless, "only an event without a position is anchored");
         let key = LaneKey { anchor, tie: entry.arrival.max(1) };
         self.insert(key, entry);
     }
@@ -203,7 +222,7 @@ impl Timeline {
     /// The highest position among entries that arrived before `arrival`:
     /// the anchor an event arriving then would have had.
     pub(crate) fn anchor_at_arrival(&self, arrival: u64) -> Option<Position> {
-        self.iter().filter(|e| e.arrival < arrival).filter_map(|e| e.position).max()
+        self.iter().filter(|e| e.arrival < arrival).filter_map(Entry::position).max()
     }
 
     /// Entries whose `cause` is `id`, in lane order.
@@ -212,21 +231,23 @@ impl Timeline {
         self.iter().take_while(move |_| maybe).filter(move |e| e.cause() == Some(id))
     }
 
-    fn insert(&mut self, key: LaneKey, entry: Entry) {
+    fn insert(&mut self, key: LaneKey, mut entry: Entry) {
+        entry.place = key;
         if let Some(cause) = entry.cause() {
             self.causes.insert(self.digest(cause));
         }
-        match self.lane.back() {
-            Some((last, _)) if *last > key => {
-                let at = self.lane.partition_point(|(k, _)| *k < key);
-                self.lane.insert(at, (key, entry));
+        match self.last {
+            Some(last) if last > key => {
+                let at = self.lane.partition_point(|e| e.place < key);
+                self.lane.insert(at, entry);
             }
-            _ => self.lane.push_back((key, entry)),
+            _ => self.lane.push_back(entry),
         }
         while self.lane.len() > self.capacity {
             self.lane.pop_front();
             self.dropped += 1;
         }
+        self.last = self.lane.back().map(|e| e.place);
         // Digests of dropped entries only cost a needless walk; once they
         // outnumber the lane, start again from what it holds.
         if self.causes.len() > 2 * self.lane.len() + 64 {
@@ -250,7 +271,7 @@ mod tests {
             r#"{{"aep":"0.1","id":"{id}","type":"{ty}","time":"2026-07-03T10:00:00Z","source":"aep://h/agent/a","agent":"a","session":"s"{seq}}}"#
         );
         let d = Delivery { event: Event::parse(&raw).unwrap(), relay: None, received_at: UnixMs(0), arrival };
-        Entry::keep(d, Arc::from(ty))
+        Entry::keep(d)
     }
 
     fn ids(t: &Timeline) -> Vec<&str> {
@@ -309,7 +330,7 @@ mod tests {
             r#"{{"aep":"0.1","id":"{id}","type":"progress.status","time":"2026-07-03T10:00:00Z","source":"aep://h/agent/a","agent":"a","session":"s","seq":{seq},"cause":"{cause}"}}"#
         );
         let d = Delivery { event: Event::parse(&raw).unwrap(), relay: None, received_at: UnixMs(0), arrival: seq + 1 };
-        Entry::keep(d, Arc::from("progress.status"))
+        Entry::keep(d)
     }
 
     #[test]
