@@ -113,7 +113,7 @@ impl Bridge {
     }
 }
 
-/// Least time between two flushes made straight from driver turns.
+/// Least time between two flushes while changes keep coming.
 const FLUSH_EVERY_MS: f64 = 100.0;
 /// Most time between two flushes while changes keep coming.
 const MAX_FLUSH_GAP_MS: f64 = 500.0;
