@@ -471,8 +471,10 @@ try {
         const a1 = a.ask('Filter: A asks to allow?');
         const a2 = a.ask('Filter: A asks for a name?', [], { data: { kind: 'input' } });
         const b1 = b.ask('Filter: B asks to allow?');
-        await card(page, 'Filter: B asks to allow?').waitFor({ timeout: 10_000 });
-        await card(page, 'Filter: A asks for a name?').waitFor({ timeout: 10_000 });
+        // All three, each possibly a redraw after the others.
+        for (const q of ['Filter: A asks to allow?', 'Filter: A asks for a name?', 'Filter: B asks to allow?']) {
+          await card(page, q).waitFor({ timeout: 10_000 });
+        }
         const ids = async () => (await inboxIds(page)).sort();
         const sorted = (...qs) => qs.map((q) => q.id).sort();
         check(JSON.stringify(await ids()) === JSON.stringify(sorted(a1, a2, b1)), 'all three wait');
