@@ -58,6 +58,15 @@ fn initial(link: Option<Link>) -> Initial {
 pub fn App(link: Option<Link>) -> impl IntoView {
     let console = Console::new();
     provide_context(console);
+    // Connecting comes first: the socket's handshake then overlaps the
+    // drawing of the page, and the first request is not kept waiting for it.
+    let Initial { relays, remember, auto, from_link, notes } = initial(link);
+    let errors = RwSignal::new(notes);
+    if auto {
+        if let Err(e) = console.connect(&relays) {
+            errors.set(e);
+        }
+    }
     super::steady::Watcher::provide(console);
     console.run_clock();
     console
@@ -69,14 +78,6 @@ pub fn App(link: Option<Link>) -> impl IntoView {
         window_event_listener(leptos::ev::hashchange, move |_| route.set(Route::current()));
     on_cleanup(move || handle.remove());
     provide_context(route);
-
-    let Initial { relays, remember, auto, from_link, notes } = initial(link);
-    let errors = RwSignal::new(notes);
-    if auto {
-        if let Err(e) = console.connect(&relays) {
-            errors.set(e);
-        }
-    }
     let form = ConnectForm {
         relays: RwSignal::new(relays),
         remember: RwSignal::new(remember),

@@ -14,6 +14,37 @@ use crate::web::bridge::Console;
 
 /// Cards rendered per page.
 const PAGE: usize = 40;
+/// Cards drawn with the first requests: about a screenful, so the first
+/// card does not wait for a page of them. The rest of the page follows a
+/// screenful at a time while the page is idle (see [`Drawn`]).
+const SCREENFUL: usize = 6;
+/// The longest a screenful waits for the page to be idle.
+const DRAW_WAIT_MS: u32 = 1_000;
+
+/// How many waiting cards the inbox draws for now: a screenful when the
+/// console opens, raised while the page is idle until it no longer
+/// limits. Kept by the shell, so going to another view and back draws
+/// the whole page at once (and opens where it was left).
+#[derive(Clone, Copy)]
+pub struct Drawn(RwSignal<usize>);
+
+impl Drawn {
+    pub fn provide() {
+        provide_context(Drawn(RwSignal::new(SCREENFUL)));
+    }
+
+    /// Draws one more screenful once the page is idle, while there are
+    /// cards to draw; `usize::MAX` once the page is drawn.
+    fn grow_when_idle(self, waiting: bool) {
+        let now = self.0.get();
+        if now == usize::MAX || !waiting {
+            return;
+        }
+        crate::web::platform::when_idle(DRAW_WAIT_MS, move || {
+            let _ = self.0.try_update(|d| *d = if *d + SCREENFUL >= PAGE { usize::MAX } else { *d + SCREENFUL });
+        });
+    }
+}
 
 /// One filter's select: "All …" and each value with its count (a value
 /// chosen earlier is among them, with 0, after its last request went).
@@ -101,6 +132,7 @@ fn RowItem(row: Row) -> impl IntoView {
 pub fn Inbox() -> impl IntoView {
     let console = expect_context::<Console>();
     let shown = RwSignal::new(PAGE);
+    let drawn = expect_context::<Drawn>();
     let facets = Memo::new(move |_| console.filter.with(|f| console.rows.with(|r| inbox::facets(r, f))));
     // What is drawn: requests arriving above what is shown wait behind
     // "N new" (see `inbox::Arrivals`), so nothing on screen moves.
@@ -132,7 +164,7 @@ pub fn Inbox() -> impl IntoView {
         console.filter.with(|f| {
             placed.with(|p| {
                 let all = &p.rows;
-                let limit = shown.get();
+                let limit = shown.get().min(drawn.0.get());
                 let mut waiting = 0;
                 all.iter()
                     .filter(|r| f.admits(r))
@@ -161,6 +193,7 @@ pub fn Inbox() -> impl IntoView {
     let has_rows = Memo::new(move |_| console.rows.with(|r| !r.is_empty()));
     let by_group = Memo::new(move |_| console.grouping.get() != Grouping::None);
     let tools = Memo::new(move |_| has_rows.get() || console.filter.with(Filter::is_active) || by_group.get());
+    Effect::new(move |_| drawn.grow_when_idle(has_rows.get()));
     let group_rows = move |key: String| {
         move || groups.with(|gs| gs.iter().find(|g| g.key == key).map(|g| g.rows.clone()).unwrap_or_default())
     };
@@ -220,7 +253,7 @@ pub fn Inbox() -> impl IntoView {
                 }
                 .into_any(),
             }}
-            <button type="button" class="more" hidden=move || matching.get() <= shown.get() on:click=move |_| shown.update(|s| *s += PAGE)>
+            <button type="button" class="more" hidden=move || matching.get() <= shown.get() || drawn.0.get() < shown.get() on:click=move |_| shown.update(|s| *s += PAGE)>
                 {move || format!("Show more ({} not shown)", matching.get() - shown.get().min(matching.get()))}
             </button>
             {move || {

@@ -198,6 +198,7 @@ pub fn Shell() -> impl IntoView {
     let route = expect_context::<RwSignal<Route>>();
     let help = RwSignal::new_local(false);
     provide_context(help);
+    super::inbox::Drawn::provide();
     let menu = RwSignal::new(false);
     let console = expect_context::<Console>();
     Effect::new(move |_| {
@@ -259,10 +260,12 @@ fn keep_scroll_per_view() {
     let console = expect_context::<Console>();
     let here = StoredValue::new_local(Route::current().href());
     let kept = StoredValue::new_local(Vec::<(String, f64)>::new());
-    Effect::new(move |_| {
+    Effect::new(move |first: Option<()>| {
         console.scrolled.track();
-        // The relays screen is over the view, which keeps its place.
-        if Route::current() == Route::Relays {
+        // Nothing has scrolled yet when the view opens (and reading the
+        // position then would lay the page out before it is drawn), or the
+        // relays screen is over the view, which keeps its place.
+        if first.is_none() || Route::current() == Route::Relays {
             return;
         }
         let y = crate::web::platform::window().scroll_y().unwrap_or(0.0);

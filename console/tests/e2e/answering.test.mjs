@@ -530,6 +530,29 @@ try {
     });
   }
 
+  await step('phone: forty-five waiting when the console opens: the first card comes first, the page fills to forty, "Show more" brings the rest', async () => {
+    const agent = new TestAgent({ relay, agent: 'e2e-page' });
+    await agent.connect();
+    agent.start('A page of requests');
+    for (let i = 0; i < 45; i++) agent.ask(`Page: question ${i + 1}?`);
+    await sleep(300);
+    const { ctx, page } = await open(PHONE);
+    try {
+      const cards = page.locator('main ol.cards article.card');
+      const more = page.locator('main button.more');
+      await cards.first().waitFor({ timeout: 10_000 });
+      await until(async () => (await cards.count()) === 40, 'forty cards drawn', 10_000);
+      await more.waitFor({ state: 'visible', timeout: 3_000 });
+      check((await more.textContent()).includes('5 not shown'), `the rest are counted: ${await more.textContent()}`);
+      await more.tap();
+      await until(async () => (await cards.count()) === 45, 'all forty-five drawn', 5_000);
+      check(await more.isHidden(), 'nothing more to show');
+    } finally {
+      agent.drop();
+      await ctx.close();
+    }
+  });
+
   await step('notifications refused by the browser: the button says so, and where to change it', async () => {
     const ctx = await chromium.newContext(DESKTOP);
     const page = await ctx.newPage();
