@@ -253,7 +253,11 @@ pub fn Inbox() -> impl IntoView {
                 }
                 .into_any(),
             }}
-            <button type="button" class="more" hidden=move || matching.get() <= shown.get() || drawn.0.get() < shown.get() on:click=move |_| shown.update(|s| *s += PAGE)>
+            // Hidden while the page is still being drawn: it would move
+            // down under a finger with every screenful.
+            <button type="button" class="more"
+                hidden=move || matching.get() <= shown.get() || drawn.0.get() < shown.get()
+                on:click=move |_| shown.update(|s| *s += PAGE)>
                 {move || format!("Show more ({} not shown)", matching.get() - shown.get().min(matching.get()))}
             </button>
             {move || {

@@ -37,15 +37,17 @@ pub fn after(ms: i32, f: impl FnOnce() + 'static) {
 
 /// Runs `f` once when the page is next idle, or after `timeout_ms` at the
 /// latest (a flood of socket messages can leave it no idle time). Where
-/// the browser has no idle callbacks (Safari), after `timeout_ms`.
+/// the browser has no idle callbacks (Safari), in a task of its own soon
+/// after.
 pub fn when_idle(timeout_ms: u32, f: impl FnOnce() + 'static) {
+    /// Without idle callbacks: long enough for a frame to be drawn first.
+    const NO_IDLE_MS: i32 = 50;
     let cb = Closure::once_into_js(f);
     let win = window();
     let options = web_sys::IdleRequestOptions::new();
     options.set_timeout(timeout_ms);
     if win.request_idle_callback_with_options(cb.unchecked_ref(), &options).is_err() {
-        let ms = i32::try_from(timeout_ms).unwrap_or(i32::MAX);
-        let _ = win.set_timeout_with_callback_and_timeout_and_arguments_0(cb.unchecked_ref(), ms);
+        let _ = win.set_timeout_with_callback_and_timeout_and_arguments_0(cb.unchecked_ref(), NO_IDLE_MS);
     }
 }
 
