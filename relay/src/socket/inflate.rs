@@ -102,6 +102,12 @@ impl Inflate {
                 break;
             }
             if (self.window.total_in(), out.len()) == before {
+                // Nothing came out: the end when the input is used up (the
+                // output had filled its room exactly as the input ran out),
+                // else data that cannot go on.
+                if (self.window.total_in() - start) as usize >= payload.len() {
+                    break;
+                }
                 return Err(InflateError::Stalled);
             }
         }
@@ -247,6 +253,29 @@ mod tests {
         let mut payload = compressed(&mut client, &text);
         Inflate::new(4096).decode(&mut payload, &mut header(OpCode::Text, true, true)).unwrap();
         assert_eq!(payload.len(), 4096);
+    }
+
+    /// The output buffer starts at four times the compressed size. A
+    /// message that inflates to exactly that fills it as its input runs
+    /// out: one more call then has nothing to add, which is the end of the
+    /// message, not a stall (a browser's command now and then).
+    #[test]
+    fn a_message_that_fills_the_first_buffer_exactly_is_taken() {
+        let mut found = 0;
+        for pad in 0..400 {
+            for id in 0..40 {
+                let text = format!(r#"{{"type":"control.pause","id":"c{id}","note":"{}"}}"#, "ab".repeat(pad));
+                let mut payload = compressed(&mut Compress::new(Compression::default(), false), text.as_bytes());
+                if text.len() != (payload.len() + TAIL.len()) * 4 {
+                    continue;
+                }
+                found += 1;
+                let decoded = Inflate::new(1 << 20).decode(&mut payload, &mut header(OpCode::Text, true, true));
+                assert!(decoded.is_ok(), "{} bytes from {}: {decoded:?}", text.len(), payload.len());
+                assert_eq!(&payload[..], text.as_bytes());
+            }
+        }
+        assert!(found > 0, "no message of that size was found to try");
     }
 
     #[test]
