@@ -149,13 +149,8 @@ mod tests {
     /// pops, with chunks small enough to split and drop often.
     #[test]
     fn behaves_as_one_sorted_deque() {
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut rng = crate::client::Jitter::new(0x2545_f491_4f6c_dd1d);
+        let mut next = move |n: u64| rng.next_u64() % n;
         for chunk in [1, 2, 3, 8] {
             let mut lane = Lane::with_chunk(chunk);
             let mut model: Vec<u64> = Vec::new();

@@ -110,13 +110,8 @@ mod tests {
     #[test]
     fn picks_the_session_a_search_would_pick() {
         // A deterministic walk of updates, evictions and sweeps.
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut rng = crate::client::Jitter::new(0x9e37_79b9_7f4a_7c15);
+        let mut next = move |n: u64| rng.next_u64() % n;
         let mut index = Recency::default();
         let mut marks: BTreeMap<SessionId, Mark> = BTreeMap::new();
         let mut clock = 0;
