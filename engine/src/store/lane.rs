@@ -41,6 +41,7 @@ impl<T> Lane<T> {
         self.len = 0;
     }
 
+    #[cfg(test)]
     pub(crate) fn back(&self) -> Option<&T> {
         self.chunks.back()?.back()
     }
