@@ -41,7 +41,6 @@ impl<T> Lane<T> {
         self.len = 0;
     }
 
-    #[cfg(test)]
     pub(crate) fn back(&self) -> Option<&T> {
         self.chunks.back()?.back()
     }

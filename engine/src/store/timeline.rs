@@ -241,20 +241,13 @@ impl Timeline {
                 let at = self.lane.partition_point(|e| e.place < key);
                 self.lane.insert(at, entry);
             }
-            _ => {
-                self.lane.push_back(entry);
-                // Kept from the key, not read back from the entry just
-                // written: that read stalls on the copy still in flight.
-                self.last = Some(key);
-            }
+            _ => self.lane.push_back(entry),
         }
         while self.lane.len() > self.capacity {
             self.lane.pop_front();
             self.dropped += 1;
         }
-        if self.lane.len() == 0 {
-            self.last = None;
-        }
+        self.last = self.lane.back().map(|e| e.place);
         // Digests of dropped entries only cost a needless walk; once they
         // outnumber the lane, start again from what it holds.
         if self.causes.len() > 2 * self.lane.len() + 64 {
