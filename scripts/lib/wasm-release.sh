@@ -9,10 +9,15 @@
 # else builds with stable.
 WASM_TOOLCHAIN=nightly-2026-05-20
 
+# Whether that toolchain is installed with the library source it rebuilds.
+wasm_toolchain_installed() {
+  rustup component list --toolchain "$WASM_TOOLCHAIN" --installed 2>/dev/null | grep -q '^rust-src'
+}
+
 # Runs a command (a Trunk or wasm-pack build) on that toolchain with the
 # standard library rebuilt for size. RUSTFLAGS already set are kept.
 wasm_release() {
-  if ! rustup component list --toolchain "$WASM_TOOLCHAIN" --installed 2>/dev/null | grep -q '^rust-src'; then
+  if ! wasm_toolchain_installed; then
     echo "Rust $WASM_TOOLCHAIN with rust-src is not installed (run bash scripts/setup)" >&2
     return 1
   fi
