@@ -112,10 +112,10 @@ fn a_redelivered_command_gets_the_recorded_ack_byte_for_byte() {
     assert_eq!(
         again,
         Received::Duplicate {
-            ack: ack.raw_arc().clone()
+            ack: ack.raw_arc()
         }
     );
-    assert_eq!(&**again.ack_bytes(), ack.raw());
+    assert_eq!(&*again.ack_bytes(), ack.raw());
     assert_eq!(seqs.peek(SESSION), 1, "a duplicate takes no seq");
 
     let resume = command(&Command::Resume, "CMD2");
@@ -572,7 +572,7 @@ fn round_trip_between_sender_and_target() {
 
     s.retry(&id, T0 + 200).unwrap_err();
     let redelivered = t.handle_command(&wire, T0 + 300, 8, &mut seqs).unwrap();
-    assert_eq!(&**redelivered.ack_bytes(), ack.raw());
+    assert_eq!(&*redelivered.ack_bytes(), ack.raw());
 }
 
 /// What a person typed is never stamped `redacted` unredacted: it is

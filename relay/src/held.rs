@@ -27,7 +27,7 @@ impl Held {
     /// Keeps what delivery needs of `event`; the bytes are shared, not copied.
     pub fn new(event: &Event) -> Held {
         Held {
-            raw: event.raw_arc().clone(),
+            raw: event.raw_arc(),
             ty: event.ty().into(),
             source: event.source().into(),
             id: event.id().into(),
@@ -105,7 +105,7 @@ mod tests {
     fn keeps_the_bytes_and_the_facts() {
         let e = Event::parse(r#"{"aep":"0.1","id":"a","type":"tool.completed","time":"2026-07-03T10:00:00Z","source":"aep://h/agent/a","agent":"a","session":"s","seq":4,"epoch":2,"severity":"warning","data":{"x":1}}"#).unwrap();
         let h = Held::new(&e);
-        assert!(Arc::ptr_eq(h.raw_arc(), e.raw_arc()));
+        assert!(Arc::ptr_eq(h.raw_arc(), &e.raw_arc()));
         assert_eq!((h.ty(), h.session(), h.position(), h.severity()), ("tool.completed", Some("s"), Some((2, 4)), Severity::Warning));
         assert_eq!(h.parse().unwrap(), e);
         assert!(h.size() > e.raw().len());

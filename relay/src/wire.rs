@@ -14,7 +14,7 @@ use crate::held::Held;
 /// only if the held bytes no longer parse, which ingest rules out.
 pub fn event_bytes(event: &Held, ceiling: Option<Capture>) -> Option<Arc<str>> {
     match ceiling {
-        Some(ceiling) if ceiling < event.capture() => Some(downlevel(&event.parse()?, ceiling).raw_arc().clone()),
+        Some(ceiling) if ceiling < event.capture() => Some(downlevel(&event.parse()?, ceiling).raw_arc()),
         _ => Some(event.raw_arc().clone()),
     }
 }
@@ -31,8 +31,8 @@ mod tests {
         )
         .unwrap();
         let h = Held::new(&e);
-        assert!(Arc::ptr_eq(&event_bytes(&h, None).unwrap(), e.raw_arc()));
-        assert!(Arc::ptr_eq(&event_bytes(&h, Some(Capture::Full)).unwrap(), e.raw_arc()));
+        assert!(Arc::ptr_eq(&event_bytes(&h, None).unwrap(), &e.raw_arc()));
+        assert!(Arc::ptr_eq(&event_bytes(&h, Some(Capture::Full)).unwrap(), &e.raw_arc()));
         let low = event_bytes(&h, Some(Capture::Metadata)).unwrap();
         assert!(!low.contains("CANARY"));
         assert!(low.contains("\"capture\":\"metadata\""));

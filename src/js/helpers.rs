@@ -1,6 +1,8 @@
 //! Pure helpers: the same validation, matching and folding the client
 //! uses, for code that holds events already (logs, tests, other transports).
 
+use std::sync::Arc;
+
 use aep_engine::protocol::event::Event;
 use aep_engine::protocol::filter::Filter;
 use aep_engine::protocol::validate;
@@ -84,9 +86,7 @@ pub fn project_state(events: JsValue, options: JsValue) -> Result<JsValue, JsVal
     let mut store = Store::new(config);
     let mut rejected = Vec::new();
     let mut rejected_count = 0u64;
-    let mut fold = |index: usize, text: Result<&str, String>, store: &mut Store| match text
-        .and_then(|t| Event::parse(t).map_err(|e| e.to_string()))
-    {
+    let mut fold = |index: usize, event: Result<Event, String>, store: &mut Store| match event {
         Ok(e) => {
             store.apply(e, None, now);
         }
@@ -98,35 +98,35 @@ pub fn project_state(events: JsValue, options: JsValue) -> Result<JsValue, JsVal
         }
     };
     if let Some(bytes) = events.dyn_ref::<js_sys::Uint8Array>() {
-        fold_jsonl_bytes(&bytes.to_vec(), &mut fold, &mut store);
+        fold_jsonl_bytes(bytes.to_vec(), &mut fold, &mut store);
     } else if events.is_string() {
-        fold_jsonl(&convert::string_text(&events), &mut fold, &mut store);
+        fold_jsonl(&Arc::from(convert::string_text(&events).as_str()), &mut fold, &mut store);
     } else if js_sys::Array::is_array(&events) {
         // One `JSON.stringify` for the whole array crosses the boundary once;
         // element by element is the fallback when some element cannot be
         // stringified, so that only that element is rejected.
-        let whole = js_sys::JSON::stringify(&events).ok().filter(|s| s.is_string()).map(|s| convert::string_text(&s));
-        reserve_heap(whole.as_ref().map_or(0, String::len));
-        match whole.as_deref().and_then(array_items) {
-            Some(items) => {
+        let whole: Option<Arc<str>> = js_sys::JSON::stringify(&events)
+            .ok()
+            .filter(|s| s.is_string())
+            .map(|s| Arc::from(convert::string_text(&s).as_str()));
+        reserve_heap(whole.as_ref().map_or(0, |w| w.len()));
+        match whole.as_ref().and_then(|w| Some((w, array_items(w)?))) {
+            Some((whole, items)) => {
                 for (i, item) in items.into_iter().enumerate() {
                     // A string element is an event's JSON text.
-                    match item
-                        .as_bytes()
-                        .first()
-                        .is_some_and(|b| *b == b'"')
-                        .then(|| serde_json::from_str::<String>(item))
-                    {
-                        Some(Ok(text)) => fold(i, Ok(&text), &mut store),
-                        _ => fold(i, Ok(item), &mut store),
-                    }
+                    let event = match item.starts_with('"').then(|| serde_json::from_str::<String>(item)) {
+                        Some(Ok(text)) => Event::parse(&text),
+                        _ => Event::parse_in(whole, span_of(whole, item)),
+                    };
+                    fold(i, event.map_err(|e| e.to_string()), &mut store);
                 }
             }
             None => {
                 let list = js_sys::Array::from(&events);
                 for i in 0..list.length() {
-                    let text = convert::json_text(&list.get(i));
-                    fold(i as usize, text.as_deref().map_err(Clone::clone), &mut store);
+                    let event = convert::json_text(&list.get(i))
+                        .and_then(|text| Event::parse(&text).map_err(|e| e.to_string()));
+                    fold(i as usize, event, &mut store);
                 }
             }
         }
@@ -143,26 +143,25 @@ pub fn project_state(events: JsValue, options: JsValue) -> Result<JsValue, JsVal
 
 /// Folds JSONL given as bytes: as text when it is all UTF-8, else line by
 /// line, rejecting only the lines that are not.
-fn fold_jsonl_bytes(bytes: &[u8], fold: &mut impl FnMut(usize, Result<&str, String>, &mut Store), store: &mut Store) {
-    match std::str::from_utf8(bytes) {
-        Ok(jsonl) => fold_jsonl(jsonl, fold, store),
-        Err(_) => {
-            let lines = bytes.split(|b| *b == b'\n').map(|l| l.strip_suffix(b"\r").unwrap_or(l));
-            for (i, line) in lines.enumerate() {
-                match std::str::from_utf8(line) {
-                    Ok(l) if l.trim().is_empty() => {}
-                    Ok(l) => fold(i, Ok(l), store),
-                    Err(e) => fold(i, Err(format!("malformed event: not UTF-8 ({e})")), store),
-                }
-            }
+fn fold_jsonl_bytes(bytes: Vec<u8>, fold: &mut impl FnMut(usize, Result<Event, String>, &mut Store), store: &mut Store) {
+    let bytes = match String::from_utf8(bytes) {
+        Ok(jsonl) => return fold_jsonl(&Arc::from(jsonl.as_str()), fold, store),
+        Err(e) => e.into_bytes(),
+    };
+    let lines = bytes.split(|b| *b == b'\n').map(|l| l.strip_suffix(b"\r").unwrap_or(l));
+    for (i, line) in lines.enumerate() {
+        match std::str::from_utf8(line) {
+            Ok(l) if l.trim().is_empty() => {}
+            Ok(l) => fold(i, Event::parse(l).map_err(|e| e.to_string()), store),
+            Err(e) => fold(i, Err(format!("malformed event: not UTF-8 ({e})")), store),
         }
     }
 }
 
 /// Folds each non-blank line of a JSONL text; rejects carry line numbers.
 /// Lines end at `\n`, and a `\r` before it is no part of the line, as
-/// with [`str::lines`].
-fn fold_jsonl(jsonl: &str, fold: &mut impl FnMut(usize, Result<&str, String>, &mut Store), store: &mut Store) {
+/// with [`str::lines`]. Each event keeps its line as a span of the text.
+fn fold_jsonl(jsonl: &Arc<str>, fold: &mut impl FnMut(usize, Result<Event, String>, &mut Store), store: &mut Store) {
     reserve_heap(jsonl.len());
     let bytes = jsonl.as_bytes();
     let mut start = 0;
@@ -173,11 +172,17 @@ fn fold_jsonl(jsonl: &str, fold: &mut impl FnMut(usize, Result<&str, String>, &m
         let line = &jsonl[start..end];
         let line = line.strip_suffix('\r').unwrap_or(line);
         if !line.trim().is_empty() {
-            fold(i, Ok(line), store);
+            fold(i, Event::parse_in(jsonl, span_of(jsonl, line)).map_err(|e| e.to_string()), store);
         }
         start = end + 1;
         i += 1;
     }
+}
+
+/// Where `part`, a slice of `whole`, sits in it.
+fn span_of(whole: &str, part: &str) -> std::ops::Range<usize> {
+    let at = part.as_ptr() as usize - whole.as_ptr() as usize;
+    at..at + part.len()
 }
 
 /// Where the first `\n` at or after `from` is, eight bytes at a time (in

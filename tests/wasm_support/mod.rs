@@ -103,7 +103,7 @@ impl Agent {
             let st = &mut *st;
             let now = js::now();
             let r = st.target.handle_command(&e, now, js::random(), &mut st.seqs).unwrap();
-            sock.send_with_str(r.ack_bytes()).unwrap();
+            sock.send_with_str(&r.ack_bytes()).unwrap();
             if let Received::Fresh {
                 action: aep_engine::control::target::Action::Respond { request, applied }, ..
             } = &r

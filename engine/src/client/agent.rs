@@ -286,7 +286,7 @@ impl Agent {
             Ok(r) => r,
             Err(error) => return AgentChange::Unreadable { command, error },
         };
-        match Event::parse(received.ack_bytes()) {
+        match Event::parse(&received.ack_bytes()) {
             Ok(ack) => {
                 if let Err(e) = self.conn.send_event(&ack) {
                     self.push(AgentChange::Violation(format!("the ack to {} was not queued: {e}", command.id())));

@@ -138,7 +138,7 @@ impl ControlSender {
             return Err(SendError::DuplicateId(id));
         }
         let window_ms = ack_window(declared_window_ms);
-        self.transmit.push_back(event.raw_arc().clone());
+        self.transmit.push_back(event.raw_arc());
         let tracked = TrackedCommand {
             command: event,
             window_ms,
@@ -175,7 +175,7 @@ impl ControlSender {
         c.sends += 1;
         c.times.last_sent = now;
         c.times.settled = None;
-        self.transmit.push_back(c.command.raw_arc().clone());
+        self.transmit.push_back(c.command.raw_arc());
         self.update(id.to_owned(), CommandChange::Retried);
         Ok(())
     }

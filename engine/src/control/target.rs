@@ -85,10 +85,10 @@ pub enum Received {
 
 impl Received {
     /// The bytes to emit for this delivery.
-    pub fn ack_bytes(&self) -> &Arc<str> {
+    pub fn ack_bytes(&self) -> Arc<str> {
         match self {
             Received::Fresh { ack, .. } | Received::Nacked { ack, .. } => ack.raw_arc(),
-            Received::Duplicate { ack } => ack,
+            Received::Duplicate { ack } => Arc::clone(ack),
         }
     }
 }
@@ -270,7 +270,7 @@ impl ControlTarget {
                 Received::Nacked { ack, reason }
             }
         };
-        self.dedupe.record(command.source(), command.id(), received.ack_bytes().clone());
+        self.dedupe.record(command.source(), command.id(), received.ack_bytes());
         Ok(received)
     }
 

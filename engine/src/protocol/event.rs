@@ -58,12 +58,18 @@ impl std::error::Error for EventError {}
 ///
 /// Cloning is cheap for the bytes (shared); typed accessors apply the
 /// spec defaults (`epoch` 0, `severity` info, `capture` metadata).
+/// The bytes are a span of a shared text: the event's own copy when it
+/// was parsed alone, or the whole of a stream folded at once
+/// ([`Event::parse_in`]), so that a replay does not copy and free every
+/// event's bytes one by one.
 /// Attribute texts are spans of the bytes, so reading an event allocates
 /// only for what carried escapes; `data` is parsed on first use, since
 /// most events are filed by their context attributes alone.
 #[derive(Clone, Debug)]
 pub struct Event {
+    /// The text the event's bytes are a span of (`own`).
     raw: Arc<str>,
+    own: Text,
     /// Attribute texts that carried escapes, unescaped (usually empty).
     unescaped: Box<str>,
     aep: Text,
@@ -89,6 +95,19 @@ pub struct Event {
     data: OnceLock<Option<Box<Map<String, Value>>>>,
     /// Extension attributes, when there are any (rare).
     extensions: Option<Box<Map<String, Value>>>,
+}
+
+/// `raw[span]` as a shared text of its own: `raw` itself when the span
+/// is all of it. Not inlined: several forwarding paths ask for it, and
+/// none is hot.
+#[inline(never)]
+pub(crate) fn shared_span(raw: &Arc<str>, span: Text) -> Arc<str> {
+    let text = span.slice(raw, "");
+    if text.len() == raw.len() {
+        Arc::clone(raw)
+    } else {
+        Arc::from(text)
+    }
 }
 
 /// What [`Event::extensions`] lends when an event has none.
@@ -120,6 +139,7 @@ impl Text {
 /// escapes, and where `id`, `type` and `cause` sit in them.
 pub(crate) struct Kept {
     pub(crate) raw: Arc<str>,
+    pub(crate) own: Text,
     pub(crate) unescaped: Box<str>,
     pub(crate) id: Text,
     pub(crate) ty: Text,
@@ -129,7 +149,7 @@ pub(crate) struct Kept {
 /// Two events are equal when their wire bytes are equal.
 impl PartialEq for Event {
     fn eq(&self, other: &Event) -> bool {
-        self.raw == other.raw
+        self.raw() == other.raw()
     }
 }
 impl Eq for Event {}
@@ -140,7 +160,23 @@ impl Event {
     /// types must be carried, and payload checks live in
     /// [`validate::payload`].
     pub fn parse(text: &str) -> Result<Event, EventError> {
-        if text.len() >= Text::UNESCAPED as usize {
+        Event::read(text, None)
+    }
+
+    /// [`Event::parse`] of `shared[range]`, the event keeping its bytes as
+    /// that span of `shared` rather than a copy: for folding a whole
+    /// stream's text, read once.
+    pub fn parse_in(shared: &Arc<str>, range: std::ops::Range<usize>) -> Result<Event, EventError> {
+        let text = shared.get(range).ok_or_else(|| EventError::Malformed("not a span of the text".into()))?;
+        Event::read(text, Some(shared))
+    }
+
+    /// Parses and validates `text`, a span of `shared` (when given) or
+    /// copied (when not).
+    fn read(text: &str, shared: Option<&Arc<str>>) -> Result<Event, EventError> {
+        let base = shared.map_or(text.as_ptr(), |s| s.as_ptr()) as usize;
+        let end = text.as_ptr() as usize - base + text.len();
+        if end >= Text::UNESCAPED as usize {
             return Err(EventError::Malformed(format!("an event of {} bytes is too large", text.len())));
         }
         let (env, texts) = Envelope::parse_decoded(text).map_err(|e| EventError::Malformed(e.to_string()))?;
@@ -148,7 +184,8 @@ impl Event {
         if !violations.is_empty() {
             return Err(EventError::Invalid(violations));
         }
-        Ok(Event::from_envelope(text, &env, texts, at))
+        let raw = shared.map_or_else(|| Arc::from(text), Arc::clone);
+        Ok(Event::from_envelope(text, base, &env, texts, at, raw))
     }
 
     /// Like [`Event::parse`] for bytes that may not be UTF-8.
@@ -167,9 +204,16 @@ impl Event {
     }
 
     /// Files the members of `env`, validated and read from `text`, as
-    /// spans of the event's own copy of `text`.
-    fn from_envelope(text: &str, env: &Envelope<'_>, mut texts: Texts<'_>, at: Option<UnixMs>) -> Event {
-        let base = text.as_ptr() as usize;
+    /// spans of `raw`, which holds `text` at `base` onwards.
+    fn from_envelope(
+        text: &str,
+        base: usize,
+        env: &Envelope<'_>,
+        mut texts: Texts<'_>,
+        at: Option<UnixMs>,
+        raw: Arc<str>,
+    ) -> Event {
+        let own = Text { at: (text.as_ptr() as usize - base) as u32, len: text.len() as u32 };
         let mut unescaped = String::new();
         // Validation guarantees the shapes read below.
         let mut span = |core: Core| -> Option<Text> {
@@ -221,7 +265,8 @@ impl Event {
                 Box::new(map)
             }),
             unescaped: unescaped.into_boxed_str(),
-            raw: Arc::from(text),
+            raw,
+            own,
         }
     }
 
@@ -234,7 +279,7 @@ impl Event {
     /// store keeps every event it folds, and a second reference would cost
     /// two atomic counts for nothing.
     pub(crate) fn into_kept(self) -> Kept {
-        Kept { raw: self.raw, unescaped: self.unescaped, id: self.id, ty: self.ty, cause: self.cause }
+        Kept { raw: self.raw, own: self.own, unescaped: self.unescaped, id: self.id, ty: self.ty, cause: self.cause }
     }
 
     #[inline]
@@ -245,17 +290,19 @@ impl Event {
     /// The exact bytes this event was parsed from (or serialised to).
     #[inline]
     pub fn raw(&self) -> &str {
-        &self.raw
+        self.own.slice(&self.raw, "")
     }
 
-    /// The shared bytes, for forwarding without copying.
-    pub fn raw_arc(&self) -> &Arc<str> {
-        &self.raw
+    /// The bytes as a shared text, for forwarding: shared without copying
+    /// when the event was parsed alone, copied when it is a span of a
+    /// larger text.
+    pub fn raw_arc(&self) -> Arc<str> {
+        shared_span(&self.raw, self.own)
     }
 
     /// The event as a JSON value (re-parsed from the exact bytes).
     pub fn to_value(&self) -> Value {
-        serde_json::from_str(&self.raw).unwrap_or(Value::Null)
+        serde_json::from_str(self.raw()).unwrap_or(Value::Null)
     }
 
     #[inline]
@@ -428,7 +475,7 @@ impl Event {
     /// down-level rewrite, AEP-0001 §8.2(b)). Every other member keeps its
     /// bytes and its place; `capture` and `data` are appended when absent.
     pub fn with_payload(&self, data: Option<Map<String, Value>>, capture: Capture) -> Event {
-        let members = envelope::members(&self.raw).unwrap_or_default();
+        let members = envelope::members(self.raw()).unwrap_or_default();
         let name = |n: &str| serde_json::to_string(n).unwrap_or_default();
         let level = name(capture.as_str());
         let payload = data.as_ref().map(|d| serde_json::to_string(d).unwrap_or_default());
@@ -455,7 +502,7 @@ impl Event {
         if let (false, Some(p)) = (wrote_data, &payload) {
             out.push((name("data"), p));
         }
-        let mut text = String::with_capacity(self.raw.len());
+        let mut text = String::with_capacity(self.raw().len());
         text.push('{');
         for (i, (n, v)) in out.iter().enumerate() {
             if i > 0 {
@@ -480,14 +527,14 @@ impl Event {
 
 impl fmt::Display for Event {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.raw)
+        f.write_str(self.raw())
     }
 }
 
 impl Serialize for Event {
     /// Serialises as the exact original bytes.
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let raw = serde_json::value::RawValue::from_string(self.raw.to_string()).map_err(serde::ser::Error::custom)?;
+        let raw = serde_json::value::RawValue::from_string(self.raw().to_owned()).map_err(serde::ser::Error::custom)?;
         raw.serialize(serializer)
     }
 }
@@ -561,6 +608,25 @@ mod tests {
         assert_eq!(e.attribute("severity"), Some(Value::from("info")));
         assert_eq!(e.data_field("status"), Some(&Value::from("success")));
         assert_eq!(serde_json::to_string(&e).unwrap(), spaced);
+    }
+
+    #[test]
+    fn an_event_read_in_a_larger_text_is_its_span_of_it() {
+        let escaped = EX.replace(r#""subject":"Bash""#, r#""subject":"B\u0061sh""#);
+        let text: Arc<str> = Arc::from(format!("{EX}\n{escaped}\n{{\"aep\":1}}").as_str());
+        let second = EX.len() + 1..EX.len() + 1 + escaped.len();
+        let (a, b) = (Event::parse_in(&text, 0..EX.len()).unwrap(), Event::parse_in(&text, second).unwrap());
+        assert_eq!((a.raw(), b.raw()), (EX, escaped.as_str()));
+        assert_eq!(b, Event::parse(&escaped).unwrap(), "the same bytes, the same event");
+        assert_eq!((b.id(), b.subject(), b.seq()), ("01JX9YB3P4T9", Some("Bash"), Some(187)));
+        assert_eq!(b.data_field("status"), Some(&Value::from("success")));
+        assert_eq!(serde_json::to_string(&b).unwrap(), escaped);
+        // Forwarding hands out the event's own bytes, not the whole text.
+        assert_eq!(&*b.raw_arc(), escaped);
+        let alone = Event::parse(EX).unwrap();
+        assert!(Arc::ptr_eq(&alone.raw_arc(), &alone.raw_arc()), "an event parsed alone shares its bytes");
+        assert!(matches!(Event::parse_in(&text, text.len() - 9..text.len()), Err(EventError::Invalid(_))));
+        assert!(matches!(Event::parse_in(&text, 5..text.len() + 1), Err(EventError::Malformed(_))));
     }
 
     #[test]

@@ -41,7 +41,9 @@ pub struct Delivery {
 /// One event as the store keeps it: exact bytes and lookup facts.
 #[derive(Clone, Debug)]
 pub struct Entry {
+    /// The text the event's bytes are the span `own` of.
     raw: Arc<str>,
+    own: Text,
     /// Texts `id` or `cause` had escaped on the wire (usually empty).
     unescaped: Box<str>,
     /// Spans of `raw` (or `unescaped`): no copy per entry.
@@ -68,9 +70,10 @@ impl Entry {
     /// Keeps `d`'s bytes and facts.
     pub(crate) fn keep(d: Delivery) -> Entry {
         let (position, at) = (d.event.position(), d.event.at());
-        let Kept { raw, unescaped, id, ty, cause } = d.event.into_kept();
+        let Kept { raw, own, unescaped, id, ty, cause } = d.event.into_kept();
         Entry {
             raw,
+            own,
             unescaped,
             id,
             ty,
@@ -86,10 +89,7 @@ impl Entry {
 
     /// The exact bytes received.
     pub fn raw(&self) -> &str {
-        &self.raw
-    }
-    pub fn raw_arc(&self) -> &Arc<str> {
-        &self.raw
+        self.own.slice(&self.raw, "")
     }
     pub fn id(&self) -> &str {
         self.id.slice(&self.raw, &self.unescaped)
@@ -113,7 +113,7 @@ impl Entry {
     }
     /// The event, parsed again from its exact bytes.
     pub fn event(&self) -> Result<Event, EventError> {
-        Event::parse(&self.raw)
+        Event::parse(self.raw())
     }
     pub fn is_command(&self) -> bool {
         is_command_type(self.ty())

@@ -104,7 +104,7 @@ pub(super) fn deliver(state: &State, target: ConnId, command: &Arc<Event>) -> Re
             ));
         }
     }
-    match conn.outbox.push(Outgoing::Verbatim(command.raw_arc().clone())) {
+    match conn.outbox.push(Outgoing::Verbatim(command.raw_arc())) {
         Pushed::Queued => Ok(()),
         Pushed::Overflowed | Pushed::Closed | Pushed::Dropped => {
             Err(refuse(codes::NO_ROUTE, format!("the target of session `{session}` is disconnecting")))
