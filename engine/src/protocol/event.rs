@@ -176,8 +176,12 @@ impl Event {
     fn read(text: &str, shared: Option<&Arc<str>>) -> Result<Event, EventError> {
         let base = shared.map_or(text.as_ptr(), |s| s.as_ptr()) as usize;
         let end = text.as_ptr() as usize - base + text.len();
+        // Spans are 31-bit offsets (see `Text`).
         if end >= Text::UNESCAPED as usize {
-            return Err(EventError::Malformed(format!("an event of {} bytes is too large", text.len())));
+            return Err(EventError::Malformed(match text.len() >= Text::UNESCAPED as usize {
+                true => format!("an event of {} bytes is too large", text.len()),
+                false => "an event 2 GiB or more into its text cannot be kept as a span of it".into(),
+            }));
         }
         let (env, texts) = Envelope::parse_decoded(text).map_err(|e| EventError::Malformed(e.to_string()))?;
         let (violations, at) = validate::check_decoded(&env, &texts);

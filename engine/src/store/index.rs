@@ -10,6 +10,7 @@ use std::hash::{BuildHasher, Hash, Hasher};
 use hashbrown::hash_table::{Entry, HashTable};
 
 use super::recency::SessionId;
+use crate::text::same;
 use super::session::SessionKey;
 
 #[derive(Default)]
@@ -30,7 +31,7 @@ impl SessionIndex {
 
     pub(crate) fn get(&self, source: &str, name: &str) -> Option<SessionId> {
         let hash = self.hash(source, name);
-        self.table.find(hash, |(k, _)| &*k.name == name && &*k.source == source).map(|(_, id)| *id)
+        self.table.find(hash, |(k, _)| same(&k.name, name) && same(&k.source, source)).map(|(_, id)| *id)
     }
 
     pub(crate) fn insert(&mut self, key: SessionKey, id: SessionId) {
