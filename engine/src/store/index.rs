@@ -10,8 +10,8 @@ use std::hash::{BuildHasher, Hash, Hasher};
 use hashbrown::hash_table::{Entry, HashTable};
 
 use super::recency::SessionId;
-use crate::text::same;
 use super::session::SessionKey;
+use crate::text::same;
 
 #[derive(Default)]
 pub(crate) struct SessionIndex {
