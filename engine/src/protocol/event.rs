@@ -97,19 +97,6 @@ pub struct Event {
     extensions: Option<Box<Map<String, Value>>>,
 }
 
-/// `raw[span]` as a shared text of its own: `raw` itself when the span
-/// is all of it. Not inlined: several forwarding paths ask for it, and
-/// none is hot.
-#[inline(never)]
-pub(crate) fn shared_span(raw: &Arc<str>, span: Text) -> Arc<str> {
-    let text = span.slice(raw, "");
-    if text.len() == raw.len() {
-        Arc::clone(raw)
-    } else {
-        Arc::from(text)
-    }
-}
-
 /// What [`Event::extensions`] lends when an event has none.
 static NO_EXTENSIONS: LazyLock<Map<String, Value>> = LazyLock::new(Map::new);
 
@@ -299,9 +286,16 @@ impl Event {
 
     /// The bytes as a shared text, for forwarding: shared without copying
     /// when the event was parsed alone, copied when it is a span of a
-    /// larger text.
+    /// larger text. Not inlined: several forwarding paths ask for it, and
+    /// none is hot.
+    #[inline(never)]
     pub fn raw_arc(&self) -> Arc<str> {
-        shared_span(&self.raw, self.own)
+        let own = self.raw();
+        if own.len() == self.raw.len() {
+            Arc::clone(&self.raw)
+        } else {
+            Arc::from(own)
+        }
     }
 
     /// The event as a JSON value (re-parsed from the exact bytes).
