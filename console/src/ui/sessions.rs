@@ -4,7 +4,7 @@ use leptos::prelude::*;
 
 use super::route::Route;
 use crate::model::{clock, words};
-use crate::model::session::{Lane, LaneState};
+use crate::model::session::Lane;
 use crate::web::bridge::Console;
 
 #[component]
@@ -14,6 +14,17 @@ pub fn LaneSummary(lane: Lane) -> impl IntoView {
     let (finished, failed, cancelled) = lane.terminals();
     let updated = lane.updated_at;
     let title = lane.label.clone().unwrap_or_else(|| lane.name.clone());
+    // Only the agent's absence is said per lane: a device offline or without
+    // a live relay is said once, by the banner.
+    let agent_away = {
+        let lane = lane.clone();
+        move || {
+            let live = console.relays.with(|r| r.iter().any(|r| r.is_live()));
+            lane.no_commands(live, console.online.get())
+                .filter(|(token, _)| *token == "none")
+                .map(|(token, words)| view! { <p class="hint offline-agent" data-controls=token>{words}</p> })
+        }
+    };
     view! {
         <article class="lane" data-session=lane.name.clone() data-state=lane.state.token() data-agent=lane.agent.clone()
             data-started=lane.started_at.0.to_string()>
@@ -37,9 +48,7 @@ pub fn LaneSummary(lane: Lane) -> impl IntoView {
                 {lane.doing()}
                 {format!(" \u{b7} {}", words::runs_summary(lane.runs.len(), finished, failed, cancelled))}
             </p>
-            {(!lane.verbs.listed && lane.state != LaneState::Ended).then(|| view! {
-                <p class="hint offline-agent">"Its agent is not connected to any relay right now."</p>
-            })}
+            {agent_away}
         </article>
     }
 }

@@ -334,7 +334,7 @@ try {
       // The session page says it is this device that is offline.
       await page.evaluate(() => { location.hash = '#/sessions'; });
       await page.locator('main .lane[data-agent="e2e-offline"] a.lane-title').first().click();
-      const why = await page.locator('.offline-agent').textContent({ timeout: 3_000 });
+      const why = await page.locator('section.controls .offline-agent').textContent({ timeout: 3_000 });
       check(why.startsWith('This device is offline') && !why.includes('agent'), `the session page says this device is offline, not that the agent is away: ${why}`);
       await page.evaluate(() => { location.hash = '#/'; });
       await ctx.setOffline(false);
