@@ -35,9 +35,8 @@ fn acks_for(messages: &[SseMessage], id: &str) -> Vec<String> {
         .collect()
 }
 
-#[tokio::test]
-async fn without_a_token_no_command_is_ever_routed() {
-    let t = TestRelay::start(Posture::Open).await;
+async fn without_a_token_no_command_is_ever_routed(binding: Binding) {
+    let t = TestRelay::start(Posture::Open).await.over(binding);
     let s = session_name("live-auth");
     let target = TestTarget::start(&t, &s, &["control.attention.respond"]).await;
     let mut sse = watch(&t, &s).await;
@@ -101,9 +100,8 @@ async fn routed(sender: &mut Ws, target: &TestTarget, s: &str) {
     assert!(target.saw(cmd.id()));
 }
 
-#[tokio::test]
-async fn no_claimant_is_refused_on_behalf_and_never_enters_history() {
-    let t = TestRelay::start(Posture::Token).await;
+async fn no_claimant_is_refused_on_behalf_and_never_enters_history(binding: Binding) {
+    let t = TestRelay::start(Posture::Token).await.over(binding);
     let s = session_name("live-behalf");
     let started = event("session.started", &s, 0, 0);
     let run = event_with(Draft::new("run.started").run("r-behalf").seq(1), &s);
@@ -124,9 +122,8 @@ async fn no_claimant_is_refused_on_behalf_and_never_enters_history() {
     assert_eq!(got[0].data[0], run.raw());
 }
 
-#[tokio::test]
-async fn a_routed_command_reaches_exactly_one_target_byte_for_byte_and_its_ack_fans_out() {
-    let t = TestRelay::start(Posture::Token).await;
+async fn a_routed_command_reaches_exactly_one_target_byte_for_byte_and_its_ack_fans_out(binding: Binding) {
+    let t = TestRelay::start(Posture::Token).await.over(binding);
     let s = session_name("live-control");
     let target = TestTarget::start(&t, &s, &["control.attention.respond", "control.cancel"]).await;
     let mut sse = watch(&t, &s).await;
@@ -164,9 +161,8 @@ async fn a_routed_command_reaches_exactly_one_target_byte_for_byte_and_its_ack_f
 /// removed (its key order, escapes and numbers as the sender wrote them),
 /// and those same bytes reach the target, socket subscribers, SSE
 /// subscribers and history alike (AEP-0001 §4.2, AEP-0003 §10).
-#[tokio::test]
-async fn a_pretty_printed_command_has_the_same_bytes_on_every_binding() {
-    let t = TestRelay::start(Posture::Token).await;
+async fn a_pretty_printed_command_has_the_same_bytes_on_every_binding(binding: Binding) {
+    let t = TestRelay::start(Posture::Token).await.over(binding);
     let s = session_name("live-control");
     let target = TestTarget::start(&t, &s, &["control.attention.respond"]).await;
     let mut sse = watch(&t, &s).await;
@@ -196,9 +192,8 @@ async fn a_pretty_printed_command_has_the_same_bytes_on_every_binding() {
     target.stop().await;
 }
 
-#[tokio::test]
-async fn an_undeclared_command_is_refused_on_the_targets_behalf() {
-    let t = TestRelay::start(Posture::Token).await;
+async fn an_undeclared_command_is_refused_on_the_targets_behalf(binding: Binding) {
+    let t = TestRelay::start(Posture::Token).await.over(binding);
     let s = session_name("live-control");
     let target = TestTarget::start(&t, &s, &["control.attention.respond"]).await;
     let mut sse = watch(&t, &s).await;
@@ -211,9 +206,8 @@ async fn an_undeclared_command_is_refused_on_the_targets_behalf() {
     target.stop().await;
 }
 
-#[tokio::test]
-async fn a_retransmit_is_forwarded_and_the_byte_identical_re_ack_traverses() {
-    let t = TestRelay::start(Posture::Token).await;
+async fn a_retransmit_is_forwarded_and_the_byte_identical_re_ack_traverses(binding: Binding) {
+    let t = TestRelay::start(Posture::Token).await.over(binding);
     let s = session_name("live-control");
     let target = TestTarget::start(&t, &s, &["control.attention.respond"]).await;
     let mut sse = watch(&t, &s).await;
@@ -237,9 +231,8 @@ async fn a_retransmit_is_forwarded_and_the_byte_identical_re_ack_traverses() {
     target.stop().await;
 }
 
-#[tokio::test]
-async fn cancel_is_acked_once_and_its_outcome_follows() {
-    let t = TestRelay::start(Posture::Token).await;
+async fn cancel_is_acked_once_and_its_outcome_follows(binding: Binding) {
+    let t = TestRelay::start(Posture::Token).await.over(binding);
     let s = session_name("live-control");
     let target = TestTarget::start(&t, &s, &["control.attention.respond", "control.cancel"]).await;
     let mut sse = watch(&t, &s).await;
@@ -265,9 +258,8 @@ async fn cancel_is_acked_once_and_its_outcome_follows() {
     target.stop().await;
 }
 
-#[tokio::test]
-async fn two_claimants_are_ambiguous_until_one_leaves() {
-    let t = TestRelay::start(Posture::Token).await;
+async fn two_claimants_are_ambiguous_until_one_leaves(binding: Binding) {
+    let t = TestRelay::start(Posture::Token).await.over(binding);
     let s = session_name("live-control");
     let first = TestTarget::start(&t, &s, &["control.pause"]).await;
     // Its own positions: one position names one event.
@@ -287,9 +279,8 @@ async fn two_claimants_are_ambiguous_until_one_leaves() {
 /// AEP-0004 §4.5 counts every live connection that claims the session,
 /// the sender's own included: a sender that also claims the session makes
 /// two claimants, and the relay cannot tell which one is meant.
-#[tokio::test]
-async fn a_sender_that_claims_the_session_counts_among_its_claimants() {
-    let t = TestRelay::start(Posture::Token).await;
+async fn a_sender_that_claims_the_session_counts_among_its_claimants(binding: Binding) {
+    let t = TestRelay::start(Posture::Token).await.over(binding);
     let s = session_name("live-control");
     let target = TestTarget::start(&t, &s, &["control.pause"]).await;
     let (mut emitter, _) = t.ws_hello("emitter", json!({"agent": "e"}), json!({})).await;
@@ -312,9 +303,8 @@ async fn a_sender_that_claims_the_session_counts_among_its_claimants() {
 /// The one live claimant of a session is its target, even when it is the
 /// sender itself: it owns the session, so the answer is not `no-route`,
 /// and exactly one connection receives the command.
-#[tokio::test]
-async fn a_sole_claimant_commanding_its_own_session_receives_the_command_and_any_role_may_command() {
-    let t = TestRelay::start(Posture::Token).await;
+async fn a_sole_claimant_commanding_its_own_session_receives_the_command_and_any_role_may_command(binding: Binding) {
+    let t = TestRelay::start(Posture::Token).await.over(binding);
     let s = session_name("live-control");
     let target = TestTarget::start(&t, &s, &["control.pause"]).await;
     let other = session_name("live-self");
@@ -332,9 +322,8 @@ async fn a_sole_claimant_commanding_its_own_session_receives_the_command_and_any
     target.stop().await;
 }
 
-#[tokio::test]
-async fn an_invalid_command_from_an_authenticated_sender_is_refused_as_invalid() {
-    let t = TestRelay::start(Posture::Token).await;
+async fn an_invalid_command_from_an_authenticated_sender_is_refused_as_invalid(binding: Binding) {
+    let t = TestRelay::start(Posture::Token).await.over(binding);
     let s = session_name("live-control");
     let target = TestTarget::start(&t, &s, &["control.pause"]).await;
     let mut sender = t.consumer().await;
@@ -375,9 +364,8 @@ async fn replay(t: &TestRelay, s: &str, from: &str) -> Vec<String> {
 /// the positioned event it followed on arrival, and a resume from a
 /// position returns the ones that arrived after that event, once. A
 /// command refused on the target's behalf is never kept.
-#[tokio::test]
-async fn forwarded_commands_are_kept_in_history_where_they_arrived() {
-    let t = TestRelay::start(Posture::Token).await;
+async fn forwarded_commands_are_kept_in_history_where_they_arrived(binding: Binding) {
+    let t = TestRelay::start(Posture::Token).await.over(binding);
     let s = session_name("live-control");
     let target = TestTarget::start(&t, &s, &["control.pause"]).await;
     let mut sender = t.consumer().await;
@@ -419,9 +407,8 @@ async fn forwarded_commands_are_kept_in_history_where_they_arrived() {
 
 /// Commands count against the session's bounds like events; a resume from
 /// before an evicted command is told it lost something.
-#[tokio::test]
-async fn an_evicted_command_is_reported_as_a_loss() {
-    let t = TestRelay::start_with(Posture::Token, |c| c.buffer_depth = 3).await;
+async fn an_evicted_command_is_reported_as_a_loss(binding: Binding) {
+    let t = TestRelay::start_with(Posture::Token, |c| c.buffer_depth = 3).await.over(binding);
     let s = session_name("live-control");
     let target = TestTarget::start(&t, &s, &["control.pause"]).await;
     let mut sender = t.consumer().await;
@@ -443,9 +430,8 @@ async fn an_evicted_command_is_reported_as_a_loss() {
 
 /// The engine's console, connecting after a command was answered, sees the
 /// command before its ack, as a console that watched it live did.
-#[tokio::test]
-async fn a_console_connecting_later_sees_the_command_before_its_ack() {
-    let t = TestRelay::start(Posture::Token).await;
+async fn a_console_connecting_later_sees_the_command_before_its_ack(binding: Binding) {
+    let t = TestRelay::start(Posture::Token).await.over(binding);
     let s = session_name("live-control");
     let target = TestTarget::start(&t, &s, &["control.pause"]).await;
     let mut sender = t.consumer().await;
@@ -461,3 +447,20 @@ async fn a_console_connecting_later_sees_the_command_before_its_ack() {
     assert_eq!(late.seen[command_at].raw(), cmd.raw());
     target.stop().await;
 }
+
+over_both_bindings!(
+    without_a_token_no_command_is_ever_routed,
+    no_claimant_is_refused_on_behalf_and_never_enters_history,
+    a_routed_command_reaches_exactly_one_target_byte_for_byte_and_its_ack_fans_out,
+    a_pretty_printed_command_has_the_same_bytes_on_every_binding,
+    an_undeclared_command_is_refused_on_the_targets_behalf,
+    a_retransmit_is_forwarded_and_the_byte_identical_re_ack_traverses,
+    cancel_is_acked_once_and_its_outcome_follows,
+    two_claimants_are_ambiguous_until_one_leaves,
+    a_sender_that_claims_the_session_counts_among_its_claimants,
+    a_sole_claimant_commanding_its_own_session_receives_the_command_and_any_role_may_command,
+    an_invalid_command_from_an_authenticated_sender_is_refused_as_invalid,
+    forwarded_commands_are_kept_in_history_where_they_arrived,
+    an_evicted_command_is_reported_as_a_loss,
+    a_console_connecting_later_sees_the_command_before_its_ack,
+);

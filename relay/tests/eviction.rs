@@ -81,9 +81,8 @@ async fn eviction_markers_and_byte_identity_largest_checked_buffer() {
     }
 }
 
-#[tokio::test]
-async fn the_session_cap_evicts_the_least_recently_written_and_remembers_it() {
-    let t = TestRelay::start_with(Posture::Token, |c| c.max_sessions = 2).await;
+async fn the_session_cap_evicts_the_least_recently_written_and_remembers_it(binding: Binding) {
+    let t = TestRelay::start_with(Posture::Token, |c| c.max_sessions = 2).await.over(binding);
     let (a, b, c) = (session_name("a"), session_name("b"), session_name("c"));
     t.post_events(&[event("progress.status", &a, 0, 0), event("progress.status", &a, 0, 1)]).await;
     t.post_events(&[event("progress.status", &b, 0, 0), event("progress.status", &b, 0, 1)]).await;
@@ -104,3 +103,7 @@ async fn the_session_cap_evicts_the_least_recently_written_and_remembers_it() {
     let body = t.sse(&format!("live=0&from={from}")).await.body_until_end(PROMPT).await;
     assert!(!body.contains("replay-exhausted"), "{body}");
 }
+
+over_both_bindings!(
+    the_session_cap_evicts_the_least_recently_written_and_remembers_it,
+);

@@ -11,9 +11,8 @@ use aep_engine::Severity;
 use serde_json::{json, Value};
 use support::*;
 
-#[tokio::test]
-async fn an_oversized_ping_is_refused_not_echoed() {
-    let t = TestRelay::start(Posture::Open).await;
+async fn an_oversized_ping_is_refused_not_echoed(binding: Binding) {
+    let t = TestRelay::start(Posture::Open).await.over(binding);
     let mut ws = t.consumer().await;
     let big = "x".repeat(256 * 1024);
     ws.send(&json!({"type": "ping", "t": big})).await;
@@ -26,9 +25,8 @@ async fn an_oversized_ping_is_refused_not_echoed() {
     assert_eq!(ws.recv_json().await, json!({"type": "pong", "t": 7}));
 }
 
-#[tokio::test]
-async fn an_oversized_request_frame_is_refused_in_band() {
-    let t = TestRelay::start(Posture::Open).await;
+async fn an_oversized_request_frame_is_refused_in_band(binding: Binding) {
+    let t = TestRelay::start(Posture::Open).await.over(binding);
     let mut ws = t.consumer().await;
     let padding = "p".repeat(512 * 1024);
     let refused = ws.subscribe(json!({"type": "subscribe", "id": "big", "filter": {}, "x-pad": padding})).await;
@@ -78,9 +76,8 @@ fn many_types(n: usize) -> Vec<String> {
     (0..n).map(|i| format!("x.kind{i}.*")).collect()
 }
 
-#[tokio::test]
-async fn a_filter_with_too_many_patterns_is_refused_with_limit_exceeded() {
-    let t = TestRelay::start(Posture::Open).await;
+async fn a_filter_with_too_many_patterns_is_refused_with_limit_exceeded(binding: Binding) {
+    let t = TestRelay::start(Posture::Open).await.over(binding);
     let mut ws = t.consumer().await;
     let refused = ws.subscribe(json!({"type": "subscribe", "id": "huge", "filter": {"type": many_types(100_000)}})).await;
     assert_eq!(refused["type"], "error", "{}", &refused.to_string()[..60.min(refused.to_string().len())]);
@@ -100,9 +97,8 @@ async fn a_filter_with_too_many_patterns_is_refused_with_limit_exceeded() {
     assert_eq!(body["error"], "limit-exceeded");
 }
 
-#[tokio::test]
-async fn a_connection_holds_a_bounded_number_of_filter_patterns() {
-    let t = TestRelay::start(Posture::Open).await;
+async fn a_connection_holds_a_bounded_number_of_filter_patterns(binding: Binding) {
+    let t = TestRelay::start(Posture::Open).await.over(binding);
     let mut ws = t.consumer().await;
     let per_sub = PATTERNS;
     let mut accepted = 0;
@@ -180,3 +176,10 @@ async fn health_answers_while_a_heavy_fan_out_runs() {
     );
     drop(consumers);
 }
+
+over_both_bindings!(
+    an_oversized_ping_is_refused_not_echoed,
+    an_oversized_request_frame_is_refused_in_band,
+    a_filter_with_too_many_patterns_is_refused_with_limit_exceeded,
+    a_connection_holds_a_bounded_number_of_filter_patterns,
+);

@@ -130,10 +130,9 @@ async fn an_event_under_another_agents_name_is_refused_on_both_bindings_and_noth
     assert!(!body.contains(&s), "nothing was fanned out or kept: {body}");
 }
 
-#[tokio::test]
-async fn a_consumer_connection_emits_commands_only() {
+async fn a_consumer_connection_emits_commands_only(binding: Binding) {
     for posture in POSTURES {
-        let t = TestRelay::start(posture).await;
+        let t = TestRelay::start(posture).await.over(binding);
         let s = session_name("live-consumer");
         let mut consumer = t.consumer().await;
         let e = event("session.started", &s, 0, 0);
@@ -300,10 +299,9 @@ async fn a_command_names_the_principal_that_sent_it() {
 
 /// One position names one event: a second event at an `(epoch, seq)`
 /// already held, with another id, is refused rather than stored beside it.
-#[tokio::test]
-async fn a_position_already_held_is_refused() {
+async fn a_position_already_held_is_refused(binding: Binding) {
     for posture in POSTURES {
-        let t = TestRelay::start(posture).await;
+        let t = TestRelay::start(posture).await.over(binding);
         let s = session_name("live-position");
         let first = event("session.started", &s, 0, 5);
         assert_eq!(t.post_one(&first).await.status(), 202);
@@ -337,3 +335,8 @@ async fn the_relays_hello_names_a_named_principal() {
     let (_, owner) = t.ws_hello("consumer", json!({}), json!({})).await;
     assert!(owner["capabilities"].get("experimental").is_none(), "{owner}");
 }
+
+over_both_bindings!(
+    a_consumer_connection_emits_commands_only,
+    a_position_already_held_is_refused,
+);

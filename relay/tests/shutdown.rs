@@ -6,10 +6,9 @@ mod support;
 use serde_json::json;
 use support::*;
 
-#[tokio::test]
-async fn shutdown_ends_streams_and_closes_sockets_in_order() {
+async fn shutdown_ends_streams_and_closes_sockets_in_order(binding: Binding) {
     for posture in POSTURES {
-        let t = TestRelay::start(posture).await;
+        let t = TestRelay::start(posture).await.over(binding);
         let s = session_name("live");
         let sse = t.sse("").await;
         let mut ws = t.consumer().await;
@@ -32,3 +31,7 @@ async fn shutdown_ends_streams_and_closes_sockets_in_order() {
         assert!(tokio::net::TcpStream::connect(addr).await.is_err(), "the listener is closed");
     }
 }
+
+over_both_bindings!(
+    shutdown_ends_streams_and_closes_sockets_in_order,
+);

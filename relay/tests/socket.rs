@@ -23,10 +23,9 @@ async fn expect_error_then_close(ws: &mut Ws, code_contains: &str) -> Value {
     error
 }
 
-#[tokio::test]
-async fn hello_comes_first_and_selects_one_version() {
+async fn hello_comes_first_and_selects_one_version(binding: Binding) {
     for posture in POSTURES {
-        let t = TestRelay::start(posture).await;
+        let t = TestRelay::start(posture).await.over(binding);
         let s = session_name("live");
 
         let mut ws = t.ws().await;
@@ -50,19 +49,17 @@ async fn hello_comes_first_and_selects_one_version() {
     }
 }
 
-#[tokio::test]
-async fn a_token_relay_refuses_anonymous_sockets() {
-    let t = TestRelay::start(Posture::Token).await;
+async fn a_token_relay_refuses_anonymous_sockets(binding: Binding) {
+    let t = TestRelay::start(Posture::Token).await.over(binding);
     let url = format!("ws://{}/socket", t.relay.local_addr());
-    assert!(Ws::connect(&url).await.is_err());
-    assert!(Ws::connect(&format!("{url}?access_token=nope")).await.is_err());
+    assert!(Ws::connect_over(&url, binding).await.is_err());
+    assert!(Ws::connect_over(&format!("{url}?access_token=nope"), binding).await.is_err());
 }
 
 /// Two connections pipelining hello, a probe subscription and a follow-up.
-#[tokio::test]
-async fn refused_subscriptions_are_in_band_and_the_connection_survives() {
+async fn refused_subscriptions_are_in_band_and_the_connection_survives(binding: Binding) {
     for posture in POSTURES {
-        let t = TestRelay::start(posture).await;
+        let t = TestRelay::start(posture).await.over(binding);
         let hello = json!({"type": "hello", "versions": ["0.1"], "role": "consumer",
             "identity": {"agent": AGENT, "instance": "live-check"}, "capabilities": {}});
         let positions: Vec<Value> =
@@ -88,10 +85,9 @@ async fn refused_subscriptions_are_in_band_and_the_connection_survives() {
     }
 }
 
-#[tokio::test]
-async fn unknown_frames_and_capabilities_are_ignored() {
+async fn unknown_frames_and_capabilities_are_ignored(binding: Binding) {
     for posture in POSTURES {
-        let t = TestRelay::start(posture).await;
+        let t = TestRelay::start(posture).await.over(binding);
         let mut ws = t.ws().await;
         let id = format!("sub-ignore-{}", fresh_id());
         ws.send(&json!({"type": "hello", "versions": ["0.1"], "role": "consumer",
@@ -104,9 +100,8 @@ async fn unknown_frames_and_capabilities_are_ignored() {
     }
 }
 
-#[tokio::test]
-async fn several_subscriptions_share_a_connection_without_duplicates() {
-    let t = TestRelay::start(Posture::Token).await;
+async fn several_subscriptions_share_a_connection_without_duplicates(binding: Binding) {
+    let t = TestRelay::start(Posture::Token).await.over(binding);
     let s = session_name("live");
     let mut ws = t.consumer().await;
     assert_eq!(
@@ -135,9 +130,8 @@ async fn several_subscriptions_share_a_connection_without_duplicates() {
     assert!(ws.recv_json_within(Duration::from_millis(300)).await.is_none());
 }
 
-#[tokio::test]
-async fn the_subscription_limit_is_in_band() {
-    let t = TestRelay::start_with(Posture::Open, |c| c.max_subscriptions = 2).await;
+async fn the_subscription_limit_is_in_band(binding: Binding) {
+    let t = TestRelay::start_with(Posture::Open, |c| c.max_subscriptions = 2).await.over(binding);
     let mut ws = t.consumer().await;
     for id in ["a", "b"] {
         assert_eq!(ws.subscribe(json!({"type": "subscribe", "id": id})).await["type"], "subscribed");
@@ -147,10 +141,9 @@ async fn the_subscription_limit_is_in_band() {
     assert_eq!(refused["id"], "c");
 }
 
-#[tokio::test]
-async fn replay_then_live_loses_nothing_and_repeats_nothing() {
+async fn replay_then_live_loses_nothing_and_repeats_nothing(binding: Binding) {
     for posture in POSTURES {
-        let t = TestRelay::start_with(posture, |c| c.buffer_depth = 5_000).await;
+        let t = TestRelay::start_with(posture, |c| c.buffer_depth = 5_000).await.over(binding);
         let s = session_name("live");
         const TOTAL: u64 = 1_500;
         let head: Vec<_> = (0..100).map(|i| event("progress.status", &s, 0, i)).collect();
@@ -189,9 +182,8 @@ async fn replay_then_live_loses_nothing_and_repeats_nothing() {
     }
 }
 
-#[tokio::test]
-async fn replay_all_over_the_socket() {
-    let t = TestRelay::start_with(Posture::Open, |c| c.buffer_depth = 2).await;
+async fn replay_all_over_the_socket(binding: Binding) {
+    let t = TestRelay::start_with(Posture::Open, |c| c.buffer_depth = 2).await.over(binding);
     let s = session_name("live-ra1");
     let events: Vec<_> = (0..4).map(|i| event("progress.status", &s, 0, i)).collect();
     t.post_events(&events).await;
@@ -210,9 +202,8 @@ fn full_run(s: &str, prompt: &str) -> Event {
     )
 }
 
-#[tokio::test]
-async fn capture_ceiling_per_subscription() {
-    let t = TestRelay::start(Posture::Token).await;
+async fn capture_ceiling_per_subscription(binding: Binding) {
+    let t = TestRelay::start(Posture::Token).await.over(binding);
     let s = session_name("live");
     let mut ws = t.consumer().await;
     ws.subscribe(json!({"type": "subscribe", "id": "low", "filter": {"session": s}, "capture": "none"})).await;
@@ -224,10 +215,9 @@ async fn capture_ceiling_per_subscription() {
     assert_eq!(v["id"], e.id());
 }
 
-#[tokio::test]
-async fn emitters_publish_over_the_socket_and_claim_sessions() {
+async fn emitters_publish_over_the_socket_and_claim_sessions(binding: Binding) {
     for posture in POSTURES {
-        let t = TestRelay::start(posture).await;
+        let t = TestRelay::start(posture).await.over(binding);
         let s = session_name("live");
         let mut sse = t.sse("").await;
         let (mut emitter, _) =
@@ -257,9 +247,8 @@ async fn emitters_publish_over_the_socket_and_claim_sessions() {
     }
 }
 
-#[tokio::test]
-async fn bad_frames_are_answered_and_the_connection_carries_on() {
-    let t = TestRelay::start(Posture::Open).await;
+async fn bad_frames_are_answered_and_the_connection_carries_on(binding: Binding) {
+    let t = TestRelay::start(Posture::Open).await.over(binding);
     let mut ws = t.consumer().await;
     ws.send_binary(vec![1, 2, 3]).await;
     assert_eq!(ws.recv_json().await["code"], "binary-unsupported");
@@ -280,10 +269,9 @@ async fn bad_frames_are_answered_and_the_connection_carries_on() {
 
 /// A refused subscribe is answered from the closed set of AEP-0003 §6.5,
 /// even when it has no usable id to echo.
-#[tokio::test]
-async fn a_subscribe_without_an_id_is_refused_as_an_invalid_filter() {
+async fn a_subscribe_without_an_id_is_refused_as_an_invalid_filter(binding: Binding) {
     for posture in POSTURES {
-        let t = TestRelay::start(posture).await;
+        let t = TestRelay::start(posture).await.over(binding);
         let mut ws = t.consumer().await;
         for frame in [
             json!({"type": "subscribe", "filter": {}}),
@@ -300,9 +288,8 @@ async fn a_subscribe_without_an_id_is_refused_as_an_invalid_filter() {
     }
 }
 
-#[tokio::test]
-async fn the_relay_pings_idle_sockets() {
-    let t = TestRelay::start_with(Posture::Open, |c| c.heartbeat = Duration::from_millis(100)).await;
+async fn the_relay_pings_idle_sockets(binding: Binding) {
+    let t = TestRelay::start_with(Posture::Open, |c| c.heartbeat = Duration::from_millis(100)).await.over(binding);
     let mut ws = t.consumer().await;
     let text = ws.recv_text_raw().await;
     let v: Value = serde_json::from_str(&text).unwrap();
@@ -310,10 +297,9 @@ async fn the_relay_pings_idle_sockets() {
     assert!(v["t"].is_u64());
 }
 
-#[tokio::test]
-async fn roster_lists_each_live_claim_with_verbatim_declarations() {
+async fn roster_lists_each_live_claim_with_verbatim_declarations(binding: Binding) {
     for posture in POSTURES {
-        let t = TestRelay::start(posture).await;
+        let t = TestRelay::start(posture).await.over(binding);
         let s = session_name("live-roster");
         let control = json!({"accepts": ["control.attention.respond"], "ack_window_ms": 10000});
         let (mut claimant, _) = t
@@ -362,17 +348,15 @@ async fn roster_lists_each_live_claim_with_verbatim_declarations() {
     }
 }
 
-#[tokio::test]
-async fn a_silent_new_socket_is_told_to_say_hello() {
-    let t = TestRelay::start_with(Posture::Open, |c| c.hello_timeout = Duration::from_millis(200)).await;
+async fn a_silent_new_socket_is_told_to_say_hello(binding: Binding) {
+    let t = TestRelay::start_with(Posture::Open, |c| c.hello_timeout = Duration::from_millis(200)).await.over(binding);
     let mut ws = t.ws().await;
     let error = expect_error_then_close(&mut ws, "hello").await;
     assert!(error["detail"].as_str().unwrap().contains("no hello"));
 }
 
-#[tokio::test]
-async fn an_idle_peer_is_closed_in_order() {
-    let t = TestRelay::start_with(Posture::Token, |c| c.idle_timeout = Duration::from_millis(300)).await;
+async fn an_idle_peer_is_closed_in_order(binding: Binding) {
+    let t = TestRelay::start_with(Posture::Token, |c| c.idle_timeout = Duration::from_millis(300)).await.over(binding);
     let mut ws = t.consumer().await;
     let closing = ws.recv_json().await;
     assert_eq!(closing["type"], "closing");
@@ -380,9 +364,8 @@ async fn an_idle_peer_is_closed_in_order() {
     assert!(matches!(ws.recv(PROMPT).await, Some(Incoming::Closed(Some(1001)))));
 }
 
-#[tokio::test]
-async fn an_oversize_message_ends_the_connection_and_ingests_nothing() {
-    let t = TestRelay::start_with(Posture::Open, |c| c.max_body = 1024).await;
+async fn an_oversize_message_ends_the_connection_and_ingests_nothing(binding: Binding) {
+    let t = TestRelay::start_with(Posture::Open, |c| c.max_body = 1024).await.over(binding);
     let s = session_name("live");
     let (mut emitter, _) = t.ws_hello("emitter", json!({"agent": "big"}), json!({})).await;
     let big = event_with(Draft::new("progress.status").seq(0).data(json!({"note": "x".repeat(4096)})), &s);
@@ -396,9 +379,8 @@ async fn an_oversize_message_ends_the_connection_and_ingests_nothing() {
     assert_eq!(t.get("/events").send().await.unwrap().status(), 200);
 }
 
-#[tokio::test]
-async fn an_oversize_message_is_closed_with_1009_and_a_reason() {
-    let t = TestRelay::start_with(Posture::Open, |c| c.max_body = 1024).await;
+async fn an_oversize_message_is_closed_with_1009_and_a_reason(binding: Binding) {
+    let t = TestRelay::start_with(Posture::Open, |c| c.max_body = 1024).await.over(binding);
     let s = session_name("live");
     let (mut emitter, _) = t.ws_hello("emitter", json!({"agent": "big"}), json!({})).await;
     let big = event_with(Draft::new("progress.status").seq(0).data(json!({"note": "x".repeat(4096)})), &s);
@@ -414,9 +396,8 @@ async fn an_oversize_message_is_closed_with_1009_and_a_reason() {
 /// per distinct form it takes, widest first, so the uncapped subscription
 /// still gets the stored bytes and the `metadata` one never gets content;
 /// subscriptions whose ceilings yield the same bytes still share one copy.
-#[tokio::test]
-async fn overlapping_subscriptions_each_keep_their_ceiling() {
-    let t = TestRelay::start(Posture::Token).await;
+async fn overlapping_subscriptions_each_keep_their_ceiling(binding: Binding) {
+    let t = TestRelay::start(Posture::Token).await.over(binding);
     let s = session_name("live");
     let mut ws = t.consumer().await;
     ws.subscribe(json!({"type": "subscribe", "id": "uncapped", "filter": {"session": s}})).await;
@@ -446,9 +427,8 @@ async fn overlapping_subscriptions_each_keep_their_ceiling() {
 /// A `full` event under a `redacted` ceiling lands on `metadata`
 /// (AEP-0001 §8.2(e)): the `metadata` and `redacted` subscriptions of one
 /// connection then take the same form, and share one copy of it.
-#[tokio::test]
-async fn ceilings_landing_on_one_form_share_one_copy() {
-    let t = TestRelay::start(Posture::Token).await;
+async fn ceilings_landing_on_one_form_share_one_copy(binding: Binding) {
+    let t = TestRelay::start(Posture::Token).await.over(binding);
     let s = session_name("live");
     let mut ws = t.consumer().await;
     ws.subscribe(json!({"type": "subscribe", "id": "meta", "filter": {"session": s}, "capture": "metadata"})).await;
@@ -463,10 +443,9 @@ async fn ceilings_landing_on_one_form_share_one_copy() {
 /// A `hello` must declare a defined role, and an emitting one its agent
 /// (AEP-0003 §4 rules 2 and 3): anything else is refused and closed, as
 /// any first frame that is not an acceptable `hello`.
-#[tokio::test]
-async fn a_hello_with_an_unknown_role_or_an_emitter_without_agent_is_refused() {
+async fn a_hello_with_an_unknown_role_or_an_emitter_without_agent_is_refused(binding: Binding) {
     for posture in POSTURES {
-        let t = TestRelay::start(posture).await;
+        let t = TestRelay::start(posture).await.over(binding);
         for (role, identity) in [
             ("emitter", json!({"instance": "x"})),
             ("emitter", json!({"agent": ""})),
@@ -485,3 +464,27 @@ async fn a_hello_with_an_unknown_role_or_an_emitter_without_agent_is_refused() {
         assert_eq!(reply["versions"], json!(["0.1"]));
     }
 }
+
+over_both_bindings!(
+    hello_comes_first_and_selects_one_version,
+    a_token_relay_refuses_anonymous_sockets,
+    refused_subscriptions_are_in_band_and_the_connection_survives,
+    unknown_frames_and_capabilities_are_ignored,
+    several_subscriptions_share_a_connection_without_duplicates,
+    the_subscription_limit_is_in_band,
+    replay_then_live_loses_nothing_and_repeats_nothing,
+    replay_all_over_the_socket,
+    capture_ceiling_per_subscription,
+    emitters_publish_over_the_socket_and_claim_sessions,
+    bad_frames_are_answered_and_the_connection_carries_on,
+    a_subscribe_without_an_id_is_refused_as_an_invalid_filter,
+    the_relay_pings_idle_sockets,
+    roster_lists_each_live_claim_with_verbatim_declarations,
+    a_silent_new_socket_is_told_to_say_hello,
+    an_idle_peer_is_closed_in_order,
+    an_oversize_message_ends_the_connection_and_ingests_nothing,
+    an_oversize_message_is_closed_with_1009_and_a_reason,
+    overlapping_subscriptions_each_keep_their_ceiling,
+    ceilings_landing_on_one_form_share_one_copy,
+    a_hello_with_an_unknown_role_or_an_emitter_without_agent_is_refused,
+);

@@ -109,7 +109,7 @@ impl Upgrade {
             let hold = Arc::new(AtomicBool::new(false));
             let io =
                 Batched { inner: BufWriter::with_capacity(WRITE_BUFFER, TokioIo::new(upgraded)), hold: hold.clone() };
-            let config = WebSocketConfig { max_message_size: max_message };
+            let config = WebSocketConfig { max_message_size: frame_bound(max_message) };
             let (extension, overflow) = Bounded::new(deflate, max_message);
             let socket = WebSocket::from_upgraded(config, io, Some(extension), BytesMut::new(), Role::Server);
             let Ok((sender, receiver)) = socket.split() else { return };
@@ -122,6 +122,15 @@ impl Upgrade {
         });
         response
     }
+}
+
+/// How many bytes of one message ratchet reads before giving up. A read
+/// past it is answered by ratchet itself, with 1002 and no reason; so it
+/// sits well above `max_message`, and a message between the two is read,
+/// found too big and refused in words (`closing`, 1009 and the limit) as
+/// on the plain socket.
+fn frame_bound(max_message: usize) -> usize {
+    max_message.saturating_add(max_message.max(64 * 1024))
 }
 
 /// What the connection hands its writer: a message, or "send what you have".
@@ -280,8 +289,13 @@ async fn read(
         let message = receiver.read(&mut buf).await;
         let data = matches!(message, Ok(ratchet_core::Message::Text | ratchet_core::Message::Binary));
         if data && (overflow.take() || buf.len() > max_message) {
-            let _ = received.send(Err(axum::Error::new(TooBig))).await;
-            return;
+            // The connection answers with 1009; reading goes on, for the
+            // peer's reply to that close.
+            buf.clear();
+            if received.send(Err(axum::Error::new(TooBig))).await.is_err() {
+                return;
+            }
+            continue;
         }
         let (item, last) = match message {
             Ok(ratchet_core::Message::Text) => match String::from_utf8(buf.split().to_vec()) {

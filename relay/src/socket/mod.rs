@@ -32,8 +32,10 @@ pub use wire::Wire;
 pub async fn run(socket: Wire, app: AppState, access: Access) {
     let (mut sink, mut stream) = socket.split();
     let mut shutdown = app.hub.shutdown_signal();
+    let grace = app.config.close_grace;
     let Some(hello) = handshake::await_hello(&mut sink, &mut stream, app.config.hello_timeout, &mut shutdown).await
     else {
+        linger(&mut stream, grace).await;
         return;
     };
     let peer = Peer::from_hello(&hello);
@@ -51,7 +53,7 @@ pub async fn run(socket: Wire, app: AppState, access: Access) {
     let options = writer::WriterOptions {
         heartbeat: app.config.heartbeat,
         max_tracked: app.config.max_sessions,
-        close_grace: app.config.close_grace,
+        close_grace: grace,
     };
     let writer = writer::run(sink, outbox.clone(), options);
     tokio::pin!(writer);
@@ -66,6 +68,27 @@ pub async fn run(socket: Wire, app: AppState, access: Access) {
         writer.await;
     }
     app.hub.detach(conn);
+    linger(&mut stream, grace).await;
+}
+
+/// After the relay's close frame, waits (at most `grace`) for the peer's
+/// own close frame or the end of the connection before dropping it: the
+/// closing handshake of RFC 6455 §7.1.1. Ending the TCP connection right
+/// after the close frame loses what precedes it at a client still working
+/// through its input (a browser inflating a compressed `error` frame sees
+/// the connection drop first and reports 1006, no frame, no reason).
+async fn linger<S>(stream: &mut S, grace: std::time::Duration)
+where
+    S: Stream<Item = Result<Message, axum::Error>> + Unpin,
+{
+    let peer_closed = async {
+        while let Some(Ok(message)) = stream.next().await {
+            if let Message::Close(_) = message {
+                return;
+            }
+        }
+    };
+    let _ = tokio::time::timeout(grace, peer_closed).await;
 }
 
 /// How the reading side ended.

@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod compressed;
 pub mod console;
 pub mod proxy;
 pub mod target;
@@ -80,9 +81,22 @@ pub enum Posture {
 
 pub const POSTURES: [Posture; 2] = [Posture::Open, Posture::Token];
 
+/// The two WebSocket bindings every socket check runs over.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Binding {
+    /// A client that offers no extension (tokio-tungstenite).
+    Plain,
+    /// A client that offers permessage-deflate as browsers do.
+    Compressed,
+}
+
+pub const BINDINGS: [Binding; 2] = [Binding::Plain, Binding::Compressed];
+
 pub struct TestRelay {
     pub relay: Relay,
     pub posture: Posture,
+    /// What [`TestRelay::ws`] connects with.
+    pub binding: Binding,
     pub http: reqwest::Client,
 }
 
@@ -99,7 +113,13 @@ impl TestRelay {
         tweak(&mut config);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let relay = serve(config, listener).await.unwrap();
-        TestRelay { relay, posture, http: reqwest::Client::builder().no_proxy().build().unwrap() }
+        TestRelay { relay, posture, binding: Binding::Plain, http: reqwest::Client::builder().no_proxy().build().unwrap() }
+    }
+
+    /// The same relay, its sockets opened over `binding`.
+    pub fn over(mut self, binding: Binding) -> TestRelay {
+        self.binding = binding;
+        self
     }
 
     pub fn url(&self, path: &str) -> String {
@@ -179,7 +199,7 @@ impl TestRelay {
             (None, Posture::Token) => url.push_str(&format!("?access_token={TOKEN}")),
             (None, Posture::Open) => {}
         }
-        Ws::connect(&url).await.unwrap()
+        Ws::connect_over(&url, self.binding).await.unwrap()
     }
 
     /// A socket that has completed `hello` with `role` and `capabilities`.
@@ -369,17 +389,50 @@ pub enum Incoming {
 }
 
 pub struct Ws {
-    inner: WebSocketStream<MaybeTlsStream<TcpStream>>,
+    inner: Inner,
+}
+
+enum Inner {
+    Plain(WebSocketStream<MaybeTlsStream<TcpStream>>),
+    Compressed(compressed::Client),
 }
 
 impl Ws {
     pub async fn connect(url: &str) -> Result<Ws, tokio_tungstenite::tungstenite::Error> {
         let (inner, _) = tokio_tungstenite::connect_async_with_config(url, None, true).await?;
-        Ok(Ws { inner })
+        Ok(Ws { inner: Inner::Plain(inner) })
+    }
+
+    /// A socket over `binding`; `Err` says why the upgrade failed.
+    pub async fn connect_over(url: &str, binding: Binding) -> Result<Ws, String> {
+        match binding {
+            Binding::Plain => Ws::connect(url).await.map_err(|e| e.to_string()),
+            Binding::Compressed => compressed::Client::connect(url)
+                .await
+                .map(|c| Ws { inner: Inner::Compressed(c) })
+                .map_err(|e| e.to_string()),
+        }
     }
 
     pub fn from_stream(inner: WebSocketStream<MaybeTlsStream<TcpStream>>) -> Ws {
-        Ws { inner }
+        Ws { inner: Inner::Plain(inner) }
+    }
+
+    /// The next text, binary or close, or the end; `None` on timeout.
+    async fn next_got(&mut self, deadline: tokio::time::Instant) -> Option<compressed::Got> {
+        use compressed::Got;
+        match &mut self.inner {
+            Inner::Compressed(client) => tokio::time::timeout_at(deadline, client.next()).await.ok(),
+            Inner::Plain(ws) => loop {
+                return Some(match tokio::time::timeout_at(deadline, ws.next()).await.ok()? {
+                    Some(Ok(Message::Text(t))) => Got::Text(t.to_string()),
+                    Some(Ok(Message::Binary(_))) => Got::Binary,
+                    Some(Ok(Message::Close(frame))) => Got::Close(frame.map(|f| (u16::from(f.code), f.reason.to_string()))),
+                    Some(Ok(_)) => continue,
+                    Some(Err(_)) | None => Got::Ended,
+                });
+            },
+        }
     }
 
     pub async fn send(&mut self, v: &Value) {
@@ -387,39 +440,40 @@ impl Ws {
     }
 
     pub async fn send_text(&mut self, text: &str) {
-        self.inner.send(Message::text(text.to_owned())).await.unwrap();
+        match &mut self.inner {
+            Inner::Plain(ws) => ws.send(Message::text(text.to_owned())).await.unwrap(),
+            Inner::Compressed(client) => client.send_text(text).await,
+        }
     }
 
     pub async fn send_binary(&mut self, bytes: Vec<u8>) {
-        self.inner.send(Message::binary(bytes)).await.unwrap();
+        match &mut self.inner {
+            Inner::Plain(ws) => ws.send(Message::binary(bytes)).await.unwrap(),
+            Inner::Compressed(client) => client.send_binary(&bytes).await,
+        }
     }
 
     /// The next text frame or close within `within`; `None` on timeout.
     pub async fn recv(&mut self, within: Duration) -> Option<Incoming> {
-        let deadline = tokio::time::Instant::now() + within;
-        loop {
-            let next = tokio::time::timeout_at(deadline, self.inner.next()).await.ok()?;
-            return Some(match next {
-                Some(Ok(Message::Text(t))) => Incoming::Text(t.to_string()),
-                Some(Ok(Message::Binary(_))) => Incoming::Binary,
-                Some(Ok(Message::Close(frame))) => Incoming::Closed(frame.map(|f| u16::from(f.code))),
-                Some(Ok(_)) => continue,
-                Some(Err(_)) | None => Incoming::Closed(None),
-            });
-        }
+        use compressed::Got;
+        Some(match self.next_got(tokio::time::Instant::now() + within).await? {
+            Got::Text(t) => Incoming::Text(t),
+            Got::Binary => Incoming::Binary,
+            Got::Close(frame) => Incoming::Closed(frame.map(|(code, _)| code)),
+            Got::Ended => Incoming::Closed(None),
+        })
     }
 
     /// The close frame's code and reason, skipping text frames; `None` if
     /// the connection ended without one (an abrupt end, seen as 1006).
     pub async fn recv_close_frame(&mut self, within: Duration) -> Option<(u16, String)> {
+        use compressed::Got;
         let deadline = tokio::time::Instant::now() + within;
         loop {
-            match tokio::time::timeout_at(deadline, self.inner.next()).await.ok()? {
-                Some(Ok(Message::Close(Some(frame)))) => {
-                    return Some((u16::from(frame.code), frame.reason.to_string()))
-                }
-                Some(Ok(Message::Close(None))) | Some(Err(_)) | None => return None,
-                Some(Ok(_)) => continue,
+            match self.next_got(deadline).await? {
+                Got::Close(frame) => return frame,
+                Got::Ended => return None,
+                Got::Text(_) | Got::Binary => continue,
             }
         }
     }
@@ -490,7 +544,33 @@ impl Ws {
         self.recv_json().await
     }
 
-    pub async fn close(mut self) {
-        let _ = self.inner.close(None).await;
+    pub async fn close(self) {
+        match self.inner {
+            Inner::Plain(mut ws) => {
+                let _ = ws.close(None).await;
+            }
+            Inner::Compressed(client) => client.close().await,
+        }
     }
+}
+
+/// Runs each named check, an `async fn(Binding)`, over both bindings, as
+/// the tests `NAME::plain` and `NAME::compressed`.
+#[macro_export]
+macro_rules! over_both_bindings {
+    ($($name:ident),* $(,)?) => {
+        $(
+            mod $name {
+                #[tokio::test]
+                async fn plain() {
+                    super::$name(super::Binding::Plain).await
+                }
+
+                #[tokio::test]
+                async fn compressed() {
+                    super::$name(super::Binding::Compressed).await
+                }
+            }
+        )*
+    };
 }
