@@ -41,8 +41,10 @@ use super::inflate::{Bounded, Overflow};
 
 /// Messages queued towards one half before the other side waits.
 const QUEUE: usize = 16;
-/// Bytes of frames gathered before they are written, flush or not.
-const WRITE_BUFFER: usize = 64 * 1024;
+/// Bytes of frames gathered before they are written, flush or not: a
+/// replay still leaves in a few writes, and an idle connection keeps no
+/// more than this.
+const WRITE_BUFFER: usize = 16 * 1024;
 
 /// Whether the request's `Sec-WebSocket-Extensions` names permessage-deflate.
 pub fn offered(headers: &HeaderMap) -> bool {
