@@ -98,7 +98,19 @@ pub fn CardItem(card: ArcRwSignal<CardView>) -> impl IntoView {
     // The state is in aria-expanded; the arrow only shows it.
     let toggle_words = move || if expanded.get() { "Details \u{25b4}" } else { "Details \u{25be}" };
     let kind_words = c.kind_words();
+    // Read out by its prompt: navigating by heading finds the request, not
+    // a list of "permission request". A level below the group's heading
+    // when it sits under one. Leptos has no typed `aria-level`, so it is
+    // set by name (written `attr:aria-level` in `view!`, the name itself
+    // would reach the page and the heading would have no level).
     let level = if use_context::<UnderHeading>().is_some() { "3" } else { "2" };
+    let title = view! {
+        <p id=title_id.clone() class="kind" role="heading">
+            {format!("{} request", c.kind_words())}
+            <span class="sr-only">{format!(": {}", c.prompt.clone().unwrap_or_default())}</span>
+        </p>
+    }
+    .attr("aria-level", level);
     view! {
         <article
             class="card"
@@ -115,14 +127,7 @@ pub fn CardItem(card: ArcRwSignal<CardView>) -> impl IntoView {
         >
             <header class="card-head">
                 <span class=format!("sev sev-{severity}")>{severity}</span>
-                // Read out by its prompt: navigating by heading finds the
-                // request, not a list of "permission request". A level below
-                // the group's heading when it sits under one.
-                <p id=title_id.clone() class="kind" role="heading"
-                    attr:aria-level=level>
-                    {format!("{} request", c.kind_words())}
-                    <span class="sr-only">{format!(": {}", c.prompt.clone().unwrap_or_default())}</span>
-                </p>
+                {title}
                 <button type="button" class="details-toggle"
                     aria-expanded=move || expanded.get().to_string()
                     aria-controls=details_id.clone()
