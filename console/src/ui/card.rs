@@ -160,7 +160,8 @@ fn outcome_words(card: &CardView) -> impl Fn() -> String + Clone + Send + Sync +
     move || card.outcome_words(&console.me())
 }
 
-/// A card that left the inbox: what happened to it.
+/// A card that left the inbox: what happened to it. Listed right under
+/// the history's own heading, so its title is the next level down.
 #[component]
 pub fn SettledCard(card: CardView) -> impl IntoView {
     let status = card.status.as_str();
@@ -170,7 +171,7 @@ pub fn SettledCard(card: CardView) -> impl IntoView {
     let head = view! {
         <header class="card-head">
             <span class=format!("sev sev-{}", card.severity.as_str())>{card.severity.as_str()}</span>
-            <h3 class="kind">{format!("{} request", card.kind_words())}</h3>
+            <h2 class="kind">{format!("{} request", card.kind_words())}</h2>
             <span class="age" title=clock::time_of_day(when)>{clock::time_of_day(when)}</span>
         </header>
     };
