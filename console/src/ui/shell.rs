@@ -236,6 +236,9 @@ pub fn Shell() -> impl IntoView {
         </header>
         <Nav />
         <Banners />
+        // New requests and settled answers, read out where the person is:
+        // nothing here takes the focus.
+        <p id="announcer" class="sr-only" role="status" aria-atomic="true">{move || console.announced.get()}</p>
         <Keys />
         <KeyHelp />
         <main id="main" tabindex="-1">
