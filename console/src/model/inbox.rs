@@ -308,6 +308,9 @@ pub struct Refresh {
     pub fresh: Vec<CardRef>,
     /// Cards that stopped waiting.
     pub gone: Vec<CardRef>,
+    /// Of those, the ones that left a row (seen or answered here), oldest
+    /// request first.
+    pub settled: Vec<CardRef>,
 }
 
 impl Tracker {
@@ -355,6 +358,8 @@ impl Tracker {
             gone.push(r);
         }
         self.pending = alive;
+        let mut settled: Vec<CardRef> = gone.iter().filter(|r| confirm.contains(*r)).cloned().collect();
+        order::sort_by(&mut settled, |a, b| a.request.cmp(&b.request));
         self.slots = slots::arrange(&self.slots, &order, at.0, |r| confirm.contains(r));
         let rows = self
             .slots
@@ -373,6 +378,7 @@ impl Tracker {
             rows,
             fresh,
             gone,
+            settled,
         }
     }
 

@@ -2,6 +2,7 @@
 //! browser or Leptos in sight, so they are tested natively. The engine
 //! owns the truth; these only say it in a form a screen can show.
 
+pub mod announce;
 pub mod card;
 pub mod clock;
 pub mod command;

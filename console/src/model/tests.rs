@@ -633,6 +633,51 @@ fn the_inbox_list_keeps_a_row_where_a_seen_or_answered_card_settled() {
 }
 
 #[test]
+fn arrivals_and_settled_answers_are_said_in_words_named_up_to_three_then_counted() {
+    use super::announce::News;
+    use super::inbox::Tracker;
+    let mut r = with_session();
+    let mut t = Tracker::default();
+    let say = |t: &mut Tracker, r: &Relay| {
+        let list = t.refresh(&r.hub, r.now);
+        News::gather(&r.hub, &list.fresh, &list.settled).words(&["aep-console".to_owned()])
+    };
+    assert_eq!(
+        say(&mut t, &r).as_deref(),
+        Some("New permission request from demo: Run <img src=x onerror=alert(1)>?"),
+        "the agent's words as they are, to be read out as text"
+    );
+    assert_eq!(say(&mut t, &r), None, "nothing changed, nothing said");
+
+    ask(&mut r, "CRIT", 3, "critical", json!({}));
+    r.event(json!({ "id": "OOB", "type": "attention.requested", "seq": 4, "run": "r1",
+                    "data": { "kind": "review", "prompt": "Approve on GitHub", "respond_via": ["oob"] } }));
+    assert_eq!(
+        say(&mut t, &r).as_deref(),
+        Some("New critical permission request from demo: CRIT?"),
+        "severe ones say so; one answered elsewhere is not news here"
+    );
+
+    r.now = r.now + 3_000;
+    let cmd = r.respond("REQ1", Answer::option("deny"));
+    r.event(json!({ "id": "A1", "type": "attention.answered", "seq": 5, "subject": "REQ1", "cause": cmd,
+                    "data": { "answer": { "option": "deny" }, "by": "aep-console", "via": "control" } }));
+    r.event(json!({ "id": "A2", "type": "attention.resolved", "seq": 6, "subject": "REQ1", "cause": cmd,
+                    "data": { "resolution": "answered" } }));
+    ask(&mut r, "NEXT", 7, "info", json!({ "prompt": "Go on" }));
+    assert_eq!(
+        say(&mut t, &r).as_deref(),
+        Some("New permission request from demo: Go on. Settled: permission request from demo. \
+              Denied: it will not happen \u{b7} Answered: Deny by you (aep-console) via control \u{b7} Resolved (answered) after 0 ms."),
+    );
+
+    for (i, id) in ["M1", "M2", "M3", "M4"].into_iter().enumerate() {
+        ask(&mut r, id, 8 + i as u64, "info", json!({}));
+    }
+    assert_eq!(say(&mut t, &r).as_deref(), Some("4 new requests are waiting."));
+}
+
+#[test]
 fn a_relay_error_becomes_one_notice_naming_the_relay() {
     let mut r = with_session();
     r.send(Frame::Error(ErrorFrame {

@@ -98,7 +98,19 @@ pub fn CardItem(card: ArcRwSignal<CardView>) -> impl IntoView {
     // The state is in aria-expanded; the arrow only shows it.
     let toggle_words = move || if expanded.get() { "Details \u{25b4}" } else { "Details \u{25be}" };
     let kind_words = c.kind_words();
+    // Read out by its prompt: navigating by heading finds the request, not
+    // a list of "permission request". A level below the group's heading
+    // when it sits under one. Leptos has no typed `aria-level`, so it is
+    // set by name (written `attr:aria-level` in `view!`, the name itself
+    // would reach the page and the heading would have no level).
     let level = if use_context::<UnderHeading>().is_some() { "3" } else { "2" };
+    let title = view! {
+        <p id=title_id.clone() class="kind" role="heading">
+            {format!("{} request", c.kind_words())}
+            <span class="sr-only">{format!(": {}", c.prompt.clone().unwrap_or_default())}</span>
+        </p>
+    }
+    .attr("aria-level", level);
     view! {
         <article
             class="card"
@@ -115,14 +127,7 @@ pub fn CardItem(card: ArcRwSignal<CardView>) -> impl IntoView {
         >
             <header class="card-head">
                 <span class=format!("sev sev-{severity}")>{severity}</span>
-                // Read out by its prompt: navigating by heading finds the
-                // request, not a list of "permission request". A level below
-                // the group's heading when it sits under one.
-                <p id=title_id.clone() class="kind" role="heading"
-                    attr:aria-level=level>
-                    {format!("{} request", c.kind_words())}
-                    <span class="sr-only">{format!(": {}", c.prompt.clone().unwrap_or_default())}</span>
-                </p>
+                {title}
                 <button type="button" class="details-toggle"
                     aria-expanded=move || expanded.get().to_string()
                     aria-controls=details_id.clone()
@@ -155,7 +160,8 @@ fn outcome_words(card: &CardView) -> impl Fn() -> String + Clone + Send + Sync +
     move || card.outcome_words(&console.me())
 }
 
-/// A card that left the inbox: what happened to it.
+/// A card that left the inbox: what happened to it. Listed right under
+/// the history's own heading, so its title is the next level down.
 #[component]
 pub fn SettledCard(card: CardView) -> impl IntoView {
     let status = card.status.as_str();
@@ -165,7 +171,7 @@ pub fn SettledCard(card: CardView) -> impl IntoView {
     let head = view! {
         <header class="card-head">
             <span class=format!("sev sev-{}", card.severity.as_str())>{card.severity.as_str()}</span>
-            <h3 class="kind">{format!("{} request", card.kind_words())}</h3>
+            <h2 class="kind">{format!("{} request", card.kind_words())}</h2>
             <span class="age" title=clock::time_of_day(when)>{clock::time_of_day(when)}</span>
         </header>
     };

@@ -205,7 +205,9 @@ pub fn KeyHelp() -> impl IntoView {
     });
     view! {
         {move || help.get().then(|| view! {
-            <aside class="key-help" role="dialog" aria-label="Keyboard shortcuts">
+            // A div: an aside is complementary content, which may not be
+            // a dialog.
+            <div class="key-help" role="dialog" aria-label="Keyboard shortcuts">
                 <h2>"Keyboard"</h2>
                 <dl>
                     <div><dt><kbd>"j"</kbd>" / "<kbd>"k"</kbd></dt><dd>"next / previous card"</dd></div>
@@ -215,7 +217,7 @@ pub fn KeyHelp() -> impl IntoView {
                     <div><dt><kbd>"?"</kbd></dt><dd>"show or hide this list"</dd></div>
                 </dl>
                 <button type="button" node_ref=close_ref on:click=move |_| help.set(false)>"Close"</button>
-            </aside>
+            </div>
         })}
     }
 }

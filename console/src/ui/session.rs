@@ -4,6 +4,7 @@
 
 use aep_engine::protocol::vocabulary::types;
 use aep_engine::store::SessionKey;
+use leptos::context::Provider;
 use leptos::ev::SubmitEvent;
 use leptos::prelude::*;
 use serde_json::{Map, Value};
@@ -472,12 +473,16 @@ pub fn SessionView(key: SessionKey) -> impl IntoView {
                 </For>
                 <div hidden=move || pending.with(Vec::is_empty)>
                     <h2>"Waiting for you"</h2>
-                    {provide_context(UnderHeading)}
-                    <ol class="cards">
-                        <For each=move || pending.get() key=|r| super::key(r) let:r>
-                            {move || console.card(&r).map(|c| view! { <li><CardItem card=c /></li> })}
-                        </For>
-                    </ol>
+                    // To these cards only: provided to the view's own owner,
+                    // it would outlive the view and rank the inbox's cards
+                    // too low once the person went back to it.
+                    <Provider value=UnderHeading>
+                        <ol class="cards">
+                            <For each=move || pending.get() key=|r| super::key(r) let:r>
+                                {move || console.card(&r).map(|c| view! { <li><CardItem card=c /></li> })}
+                            </For>
+                        </ol>
+                    </Provider>
                 </div>
                 // The commands sent and what became of them, above the long
                 // timeline, where a person looks first.

@@ -206,6 +206,7 @@ pub fn Shell() -> impl IntoView {
         document().set_title(&crate::model::words::page_title(waiting));
     });
     keep_scroll_per_view();
+    focus_follows_view(route);
     Effect::new(move |_| {
         route.track();
         menu.set(false);
@@ -236,6 +237,9 @@ pub fn Shell() -> impl IntoView {
         </header>
         <Nav />
         <Banners />
+        // New requests and settled answers, read out where the person is:
+        // nothing here takes the focus.
+        <p id="announcer" class="sr-only" role="status" aria-atomic="true">{move || console.announced.get()}</p>
         <Keys />
         <KeyHelp />
         <main id="main" tabindex="-1">
@@ -248,6 +252,39 @@ pub fn Shell() -> impl IntoView {
             }}
         </main>
     }
+}
+
+/// A view opened from a control inside the one before it (a card's
+/// session, a lane, the relays screen's Cancel) takes the focus away with
+/// that control: left on the page itself, Tab would start over at the top
+/// and a screen reader would say nothing. The new view's title takes it
+/// instead, without scrolling; a focus that is still somewhere (a tab,
+/// the relays screen's own) stays.
+fn focus_follows_view(route: RwSignal<Route>) {
+    use wasm_bindgen::JsCast;
+    Effect::new(move |first: Option<()>| {
+        route.track();
+        if first.is_none() {
+            return;
+        }
+        request_animation_frame(|| {
+            let lost = document().active_element().map_or(true, |a| a.tag_name() == "BODY");
+            let title = document()
+                .query_selector("main h1")
+                .ok()
+                .flatten()
+                .or_else(|| document().get_element_by_id("main"))
+                .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok());
+            if let (true, Some(title)) = (lost, title) {
+                if !title.has_attribute("tabindex") {
+                    let _ = title.set_attribute("tabindex", "-1");
+                }
+                let opts = web_sys::FocusOptions::new();
+                opts.set_prevent_scroll(true);
+                let _ = title.focus_with_options(&opts);
+            }
+        });
+    });
 }
 
 /// Each view opens where it was left, else at its top, never at the

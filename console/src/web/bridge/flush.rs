@@ -12,6 +12,7 @@ use leptos::prelude::*;
 
 use super::feed::Touched;
 use super::{set_if_changed, Bridge, Console, Inner, Notice, MAX_FLUSH_GAP_MS, ROSTER_REFRESH_MS};
+use crate::model::announce::News;
 use crate::model::card::{self, CardView};
 use crate::model::{inbox, session, status};
 use crate::web::notify;
@@ -191,6 +192,16 @@ impl Console {
             if !fresh.is_empty() {
                 state.later(move || notify::new_requests(&fresh));
             }
+        }
+        // Said in the live region, not for what a first catch-up brings.
+        if inner.flushed {
+            let news = News::gather(hub, &list.fresh, &list.settled);
+            state.later(move || {
+                let me = self.relays.with_untracked(|r| status::me(r));
+                if let Some(words) = news.words(&me) {
+                    self.announced.set(words);
+                }
+            });
         }
         let (rows, order) = (list.rows, list.order);
         state.later(move || set_if_changed(self.rows, rows));

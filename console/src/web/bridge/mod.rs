@@ -185,6 +185,9 @@ pub struct Console {
     pub scrolled: RwSignal<u64>,
     /// Answers held on this device before they leave, oldest first.
     pub held: RwSignal<Vec<Held>>,
+    /// The latest requests to arrive and answers to settle, in words, for
+    /// the page's polite live region.
+    pub announced: RwSignal<String>,
     /// The bridge's state, owned by the reactive owner that made the
     /// console (the app's root), and gone with it.
     state: StoredValue<Rc<Bridge>, LocalStorage>,
@@ -214,6 +217,7 @@ impl Console {
             notify: RwSignal::new(false),
             scrolled: RwSignal::new(0),
             held: RwSignal::new(Vec::new()),
+            announced: RwSignal::new(String::new()),
             state: StoredValue::new_local(Rc::new(Bridge::default())),
         }
     }
@@ -282,6 +286,7 @@ impl Console {
         self.history.set(Vec::new());
         self.lanes.set(Vec::new());
         self.notices.set(Vec::new());
+        self.announced.set(String::new());
     }
 
     // ----- reads ------------------------------------------------------------
