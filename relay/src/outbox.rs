@@ -67,6 +67,9 @@ impl CloseReason {
 /// delivered positions of `closing`) and the capture ceiling to apply.
 pub struct Delivery {
     pub event: Arc<Held>,
+    /// The event's compressed form, made once for every compressed
+    /// socket it goes to as stored.
+    pub shared: Arc<crate::socket::Shared>,
     /// `None` sends the event as stored.
     pub ceiling: Option<Capture>,
     pub subs: Arc<[Arc<str>]>,
@@ -338,7 +341,12 @@ mod tests {
             r#"{{"aep":"0.1","id":"x","type":"progress.status","time":"2026-07-03T10:00:00Z","source":"aep://h/agent/a","agent":"a","session":"s","seq":1,"severity":"{severity}"}}"#
         ))
         .unwrap();
-        Outgoing::Live(Delivery { event: Arc::new(Held::new(&e)), ceiling: None, subs: Arc::from([]) })
+        Outgoing::Live(Delivery {
+            event: Arc::new(Held::new(&e)),
+            shared: crate::socket::Shared::new(),
+            ceiling: None,
+            subs: Arc::from([]),
+        })
     }
 
     #[test]

@@ -12,6 +12,7 @@ use crate::held::Held;
 
 use super::{ConnId, Listener};
 use crate::outbox::{Delivery, Outgoing, Pushed};
+use crate::socket::Shared;
 
 /// What backpressure did during a fan-out.
 #[derive(Default)]
@@ -43,6 +44,7 @@ pub(super) fn fan_out(
     tally: &mut Tally,
 ) {
     let stored = held.capture();
+    let shared = Shared::new();
     for (id, conn) in listeners {
         if Some(*id) == skip {
             continue;
@@ -52,7 +54,12 @@ pub(super) fn fan_out(
         let Some(second) = matched.next() else {
             // One matching subscription (the usual case) shares its own
             // list, so a queued event costs no allocation per connection.
-            let delivery = Delivery { event: held.clone(), ceiling: first.ceiling, subs: first.as_list.clone() };
+            let delivery = Delivery {
+                event: held.clone(),
+                shared: shared.clone(),
+                ceiling: first.ceiling,
+                subs: first.as_list.clone(),
+            };
             push(conn, *id, delivery, tally);
             continue;
         };
@@ -76,7 +83,7 @@ pub(super) fn fan_out(
             (Some(a), Some(b)) => b.cmp(a),
         });
         for (level, ids) in forms {
-            let delivery = Delivery { event: held.clone(), ceiling: level, subs: Arc::from(ids) };
+            let delivery = Delivery { event: held.clone(), shared: shared.clone(), ceiling: level, subs: Arc::from(ids) };
             if !push(conn, *id, delivery, tally) {
                 break;
             }

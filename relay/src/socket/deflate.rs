@@ -24,7 +24,7 @@ use axum::body::Body;
 use axum::extract::ws::{CloseFrame, Message};
 use axum::extract::Request;
 use axum::http::header::SEC_WEBSOCKET_EXTENSIONS;
-use axum::http::HeaderMap;
+use axum::http::{HeaderMap, HeaderValue};
 use axum::response::Response;
 use bytes::BytesMut;
 use futures_channel::mpsc;
@@ -32,12 +32,15 @@ use futures_util::{Sink, SinkExt, Stream, StreamExt};
 use hyper::upgrade::OnUpgrade;
 use hyper_util::rt::TokioIo;
 use ratchet_core::server::{build_response, parse_request_parts};
-use ratchet_core::{CloseCode, CloseReason, Role, SubprotocolRegistry, WebSocket, WebSocketConfig};
-use ratchet_deflate::{Compression, Deflate, DeflateConfig, DeflateExtProvider};
+use ratchet_core::{CloseCode, CloseReason, PayloadType, Role, SubprotocolRegistry, WebSocket, WebSocketConfig};
+use ratchet_deflate::{Compression, DeflateConfig, DeflateExtProvider};
 use tokio::io::{AsyncRead, AsyncWrite, BufWriter, ReadBuf};
 use tokio::sync::oneshot;
 
+use super::compress::{Deflater, Negotiated, Shared, Window};
 use super::inflate::{Bounded, Overflow};
+use super::wire::Outbound;
+use crate::sync::lock;
 
 /// Messages queued towards one half before the other side waits.
 const QUEUE: usize = 16;
@@ -77,7 +80,7 @@ fn config(headers: &HeaderMap) -> DeflateConfig {
 pub struct Upgrade {
     response: Response,
     on_upgrade: OnUpgrade,
-    deflate: Deflate,
+    negotiated: Negotiated,
 }
 
 /// Negotiates deflate for a WebSocket upgrade request. `None` leaves the
@@ -88,11 +91,47 @@ pub fn negotiate(request: &mut Request) -> Option<Upgrade> {
     let registry = SubprotocolRegistry::default();
     let parts =
         parse_request_parts(request.version(), request.method(), request.headers(), provider, &registry).ok()?;
-    let deflate = parts.extension?;
+    // ratchet's negotiation decides what is agreed; the halves that run
+    // are the relay's own (super::compress, super::inflate).
+    parts.extension?;
+    let accepted = parts.extension_header?;
+    let negotiated = Negotiated {
+        window_bits: offered_window_bits(request.headers()),
+        no_context_takeover: has_param(&accepted, "server_no_context_takeover"),
+    };
+    let header = if has_param(&accepted, "client_no_context_takeover") {
+        accepted
+    } else {
+        // A server may ask it of any client (RFC 7692 §7.1.1.2).
+        HeaderValue::from_str(&format!("{}; client_no_context_takeover", accepted.to_str().ok()?)).ok()?
+    };
     request.extensions().get::<OnUpgrade>()?;
-    let response = build_response(parts.key, parts.subprotocol, parts.extension_header).ok()?;
+    let response = build_response(parts.key, parts.subprotocol, Some(header)).ok()?;
     let on_upgrade = request.extensions_mut().remove::<OnUpgrade>()?;
-    Some(Upgrade { response: response.map(|()| Body::empty()), on_upgrade, deflate })
+    Some(Upgrade { response: response.map(|()| Body::empty()), on_upgrade, negotiated })
+}
+
+/// Whether an extension header names `param` (without a value).
+fn has_param(header: &HeaderValue, param: &str) -> bool {
+    header.to_str().is_ok_and(|v| v.split(';').any(|p| p.trim().eq_ignore_ascii_case(param)))
+}
+
+/// The window the peer takes from the relay: `server_max_window_bits` of
+/// its first permessage-deflate offer, else the largest.
+fn offered_window_bits(headers: &HeaderMap) -> u8 {
+    let first_offer = headers
+        .get_all(SEC_WEBSOCKET_EXTENSIONS)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .find(|offer| offer.split(';').next().unwrap_or("").trim().eq_ignore_ascii_case("permessage-deflate"));
+    first_offer
+        .into_iter()
+        .flat_map(|offer| offer.split(';'))
+        .filter_map(|param| param.trim().split_once('='))
+        .find(|(name, _)| name.trim().eq_ignore_ascii_case("server_max_window_bits"))
+        .and_then(|(_, bits)| bits.trim().trim_matches('"').parse().ok())
+        .unwrap_or(15)
 }
 
 impl Upgrade {
@@ -105,20 +144,21 @@ impl Upgrade {
         F: FnOnce(Compressed) -> Fut + Send + 'static,
         Fut: Future<Output = ()> + Send + 'static,
     {
-        let Upgrade { response, on_upgrade, deflate } = self;
+        let Upgrade { response, on_upgrade, negotiated } = self;
         tokio::spawn(async move {
             let Ok(upgraded) = on_upgrade.await else { return };
             let hold = Arc::new(AtomicBool::new(false));
             let io =
                 Batched { inner: BufWriter::with_capacity(WRITE_BUFFER, TokioIo::new(upgraded)), hold: hold.clone() };
             let config = WebSocketConfig { max_message_size: frame_bound(max_message) };
-            let (extension, overflow) = Bounded::new(deflate, max_message);
+            let window = Window::new(negotiated);
+            let (extension, overflow) = Bounded::new(Deflater::new(window.clone()), max_message);
             let socket = WebSocket::from_upgraded(config, io, Some(extension), BytesMut::new(), Role::Server);
             let Ok((sender, receiver)) = socket.split() else { return };
             let (outgoing, queued) = mpsc::channel(QUEUE);
             let (received, incoming) = mpsc::channel(QUEUE);
             let (dropped, gone) = oneshot::channel();
-            tokio::spawn(write(sender, queued, hold, gone, grace));
+            tokio::spawn(write(sender, queued, hold, window, gone, grace));
             let reader = tokio::spawn(read(receiver, received, max_message, overflow)).abort_handle();
             run(Compressed { outgoing, flushing: false, incoming, reader, _dropped: dropped }).await;
         });
@@ -135,9 +175,11 @@ fn frame_bound(max_message: usize) -> usize {
     max_message.saturating_add(max_message.max(64 * 1024))
 }
 
-/// What the connection hands its writer: a message, or "send what you have".
+/// What the connection hands its writer: a message, a live event's text
+/// with its shared compressed form, or "send what you have".
 enum Out {
     Message(Message),
+    Live { text: Arc<str>, shared: Arc<Shared> },
     Flush,
 }
 
@@ -167,15 +209,19 @@ impl Stream for Compressed {
     }
 }
 
-impl Sink<Message> for Compressed {
+impl Sink<Outbound> for Compressed {
     type Error = axum::Error;
 
     fn poll_ready(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         Pin::new(&mut self.get_mut().outgoing).poll_ready(cx).map_err(axum::Error::new)
     }
 
-    fn start_send(self: Pin<&mut Self>, item: Message) -> Result<(), Self::Error> {
-        Pin::new(&mut self.get_mut().outgoing).start_send(Out::Message(item)).map_err(axum::Error::new)
+    fn start_send(self: Pin<&mut Self>, item: Outbound) -> Result<(), Self::Error> {
+        let out = match item {
+            Outbound::Message(message) => Out::Message(message),
+            Outbound::Live { text, shared } => Out::Live { text, shared },
+        };
+        Pin::new(&mut self.get_mut().outgoing).start_send(out).map_err(axum::Error::new)
     }
 
     /// Queues a flush; done once the writer has it, not once the peer has the bytes (nor does
@@ -235,11 +281,13 @@ type Sender = ratchet_core::Sender<Io, <Bounded as ratchet_ext::SplittableExtens
 type Receiver = ratchet_core::Receiver<Io, <Bounded as ratchet_ext::SplittableExtension>::SplitDecoder>;
 
 /// Writes queued messages until the queue ends or a close is sent; once
-/// the connection is dropped, for at most `grace` more.
+/// the connection is dropped, for at most `grace` more. Each flush ends a
+/// batch, and with it the batch's compression window.
 async fn write(
     mut sender: Sender,
     mut queued: mpsc::Receiver<Out>,
     hold: Arc<AtomicBool>,
+    window: Arc<std::sync::Mutex<Window>>,
     gone: oneshot::Receiver<()>,
     grace: Duration,
 ) {
@@ -247,7 +295,23 @@ async fn write(
         while let Some(out) = queued.next().await {
             let message = match out {
                 Out::Message(message) => message,
+                Out::Live { text, shared } => {
+                    hold.store(true, Ordering::Release);
+                    let shares = lock(&window).shares();
+                    let written = match shared.deflated(&text).filter(|_| shares) {
+                        Some(deflated) => {
+                            lock(&window).precompressed_next();
+                            sender.write(deflated, PayloadType::Text).await
+                        }
+                        None => sender.write_text(&*text).await,
+                    };
+                    if written.is_err() {
+                        return;
+                    }
+                    continue;
+                }
                 Out::Flush => {
+                    lock(&window).end_batch();
                     hold.store(false, Ordering::Release);
                     if sender.flush().await.is_err() {
                         return;
@@ -262,6 +326,7 @@ async fn write(
                 Message::Ping(bytes) => sender.write_ping(&bytes).await,
                 Message::Pong(bytes) => sender.write_pong(&bytes).await,
                 Message::Close(frame) => {
+                    lock(&window).end_batch();
                     let _ = sender.close(close_reason(frame)).await;
                     return;
                 }

@@ -12,7 +12,7 @@ use futures_util::stream::{SplitSink, SplitStream};
 use futures_util::{SinkExt, StreamExt};
 use tokio::sync::watch;
 
-use super::Wire;
+use super::{Outbound, Wire};
 use crate::discovery::versions;
 
 /// Close code for a broken handshake (protocol error).
@@ -21,7 +21,7 @@ const PROTOCOL_ERROR: u16 = 1002;
 /// Waits for the peer's `hello`. `None` when the connection must end: the
 /// refusal, if any, has been sent.
 pub async fn await_hello(
-    sink: &mut SplitSink<Wire, Message>,
+    sink: &mut SplitSink<Wire, Outbound>,
     stream: &mut SplitStream<Wire>,
     limit: Duration,
     shutdown: &mut watch::Receiver<bool>,
@@ -51,8 +51,8 @@ pub async fn await_hello(
         Ok(Some(_binary)) => hello_required("the first frame must be a `hello` text frame".into()),
     };
     let reason = refusal.code.clone();
-    let _ = sink.send(Message::Text(Frame::Error(refusal).encode().into())).await;
-    let _ = sink.send(Message::Close(Some(CloseFrame { code: PROTOCOL_ERROR, reason: reason.into() }))).await;
+    let _ = sink.send(Message::Text(Frame::Error(refusal).encode().into()).into()).await;
+    let _ = sink.send(Message::Close(Some(CloseFrame { code: PROTOCOL_ERROR, reason: reason.into() })).into()).await;
     None
 }
 

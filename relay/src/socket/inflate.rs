@@ -4,7 +4,11 @@
 //! size, so checking the size after inflating would let any client, even
 //! a watcher without a token, make the relay hold that much for a moment.
 //!
-//! The sending half is ratchet's ([`Deflate`]); [`Bounded`] pairs the two
+//! The relay asks every peer for `client_no_context_takeover`, so each
+//! message inflates on its own and no window is kept between messages (a
+//! kept one is 32 KiB a connection, for the few commands a console sends).
+//!
+//! The sending half is [`super::compress`]; [`Bounded`] pairs the two
 //! as the connection's extension. A message stopped at the limit reaches
 //! the connection empty, with [`Overflow`] raised, so the connection
 //! refuses it in words (`closing`, then 1009) as it refuses any message
@@ -15,24 +19,24 @@ use std::sync::Arc;
 
 use bytes::BytesMut;
 use flate2::{Decompress, FlushDecompress, Status};
-use ratchet_deflate::{Deflate, DeflateExtensionError};
+use super::compress::{CompressError, Deflater};
 use ratchet_ext::{
     Extension, ExtensionDecoder, ExtensionEncoder, FrameHeader, OpCode, RsvBits, SplittableExtension,
 };
 
 /// Ends every message's compressed data (RFC 7692 §7.2.2).
-const TAIL: [u8; 4] = [0x00, 0x00, 0xff, 0xff];
+pub(super) const TAIL: [u8; 4] = [0x00, 0x00, 0xff, 0xff];
 
 /// Deflate as negotiated, inflating into at most `limit` bytes a message.
 #[derive(Debug)]
 pub struct Bounded {
-    deflate: Deflate,
+    deflate: Deflater,
     inflate: Inflate,
 }
 
 impl Bounded {
     /// The extension, and the flag its messages past `limit` raise.
-    pub fn new(deflate: Deflate, limit: usize) -> (Bounded, Overflow) {
+    pub fn new(deflate: Deflater, limit: usize) -> (Bounded, Overflow) {
         let inflate = Inflate::new(limit);
         let overflow = Overflow(inflate.over.clone());
         (Bounded { deflate, inflate }, overflow)
@@ -51,11 +55,10 @@ impl Overflow {
     }
 }
 
-/// Inflates compressed messages, one window across them. A peer that
-/// starts each message afresh (no context takeover) only never refers
-/// back, so one decompressor serves either way.
+/// Inflates compressed messages, each on its own.
 pub struct Inflate {
-    window: Decompress,
+    /// How many bytes the last message inflated to (or was stopped at).
+    last_out: u64,
     limit: usize,
     /// The message being received was sent compressed.
     compressed: bool,
@@ -71,50 +74,58 @@ impl std::fmt::Debug for Inflate {
 
 impl Inflate {
     fn new(limit: usize) -> Inflate {
-        Inflate { window: Decompress::new(false), limit, compressed: false, over: Arc::new(AtomicBool::new(false)) }
+        Inflate { last_out: 0, limit, compressed: false, over: Arc::new(AtomicBool::new(false)) }
     }
 
     /// `payload` inflated in place, or refused once past the limit.
     fn inflate(&mut self, payload: &mut BytesMut) -> Result<(), InflateError> {
-        payload.extend_from_slice(&TAIL);
-        let start = self.window.total_in();
-        let mut out: Vec<u8> = Vec::with_capacity((payload.len() * 4).min(self.limit.saturating_add(1)));
-        loop {
-            let used = (self.window.total_in() - start) as usize;
-            // Done when the input is used up and the output had room to spare.
-            if used >= payload.len() && out.len() < out.capacity() {
-                break;
-            }
-            if out.len() == out.capacity() {
-                // Never room for more than one byte past the limit.
-                let room = self.limit.saturating_add(1).saturating_sub(out.len());
-                if room == 0 {
-                    return Err(InflateError::TooBig(self.limit));
-                }
-                out.reserve_exact(out.len().max(4096).min(room));
-            }
-            let before = (self.window.total_in(), out.len());
-            let status = self.window.decompress_vec(&payload[used..], &mut out, FlushDecompress::Sync)?;
-            if out.len() > self.limit {
-                return Err(InflateError::TooBig(self.limit));
-            }
-            if status == Status::StreamEnd {
-                break;
-            }
-            if (self.window.total_in(), out.len()) == before {
-                // Nothing came out: the end when the input is used up (the
-                // output had filled its room exactly as the input ran out),
-                // else data that cannot go on.
-                if (self.window.total_in() - start) as usize >= payload.len() {
-                    break;
-                }
-                return Err(InflateError::Stalled);
-            }
-        }
-        payload.clear();
-        payload.extend_from_slice(&out);
-        Ok(())
+        let mut window = Decompress::new(false);
+        let inflated = inflate_into(&mut window, payload, self.limit);
+        self.last_out = window.total_out();
+        inflated
     }
+}
+
+/// One message inflated in place with `window`, stopped once past `limit`.
+fn inflate_into(window: &mut Decompress, payload: &mut BytesMut, limit: usize) -> Result<(), InflateError> {
+    payload.extend_from_slice(&TAIL);
+    let start = window.total_in();
+    let mut out: Vec<u8> = Vec::with_capacity((payload.len() * 4).min(limit.saturating_add(1)));
+    loop {
+        let used = (window.total_in() - start) as usize;
+        // Done when the input is used up and the output had room to spare.
+        if used >= payload.len() && out.len() < out.capacity() {
+            break;
+        }
+        if out.len() == out.capacity() {
+            // Never room for more than one byte past the limit.
+            let room = limit.saturating_add(1).saturating_sub(out.len());
+            if room == 0 {
+                return Err(InflateError::TooBig(limit));
+            }
+            out.reserve_exact(out.len().max(4096).min(room));
+        }
+        let before = (window.total_in(), out.len());
+        let status = window.decompress_vec(&payload[used..], &mut out, FlushDecompress::Sync)?;
+        if out.len() > limit {
+            return Err(InflateError::TooBig(limit));
+        }
+        if status == Status::StreamEnd {
+            break;
+        }
+        if (window.total_in(), out.len()) == before {
+            // Nothing came out: the end when the input is used up (the
+            // output had filled its room exactly as the input ran out),
+            // else data that cannot go on.
+            if (window.total_in() - start) as usize >= payload.len() {
+                break;
+            }
+            return Err(InflateError::Stalled);
+        }
+    }
+    payload.clear();
+    payload.extend_from_slice(&out);
+    Ok(())
 }
 
 impl ExtensionDecoder for Inflate {
@@ -146,7 +157,7 @@ impl ExtensionDecoder for Inflate {
 }
 
 impl ExtensionEncoder for Bounded {
-    type Error = DeflateExtensionError;
+    type Error = CompressError;
 
     fn encode(&mut self, payload: &mut BytesMut, header: &mut FrameHeader) -> Result<(), Self::Error> {
         self.deflate.encode(payload, header)
@@ -163,16 +174,16 @@ impl ExtensionDecoder for Bounded {
 
 impl Extension for Bounded {
     fn bits(&self) -> RsvBits {
-        self.deflate.bits()
+        RsvBits { rsv1: true, rsv2: false, rsv3: false }
     }
 }
 
 impl SplittableExtension for Bounded {
-    type SplitEncoder = <Deflate as SplittableExtension>::SplitEncoder;
+    type SplitEncoder = Deflater;
     type SplitDecoder = Inflate;
 
     fn split(self) -> (Self::SplitEncoder, Inflate) {
-        (self.deflate.split().0, self.inflate)
+        (self.deflate, self.inflate)
     }
 }
 
@@ -207,13 +218,13 @@ mod tests {
         FrameHeader { fin, rsv1, rsv2: false, rsv3: false, opcode }
     }
 
+    /// As a peer told `client_no_context_takeover` sends them.
     #[test]
-    fn messages_inflate_across_one_window() {
-        let mut client = Compress::new(Compression::default(), false);
+    fn every_message_inflates_on_its_own() {
         let mut inflate = Inflate::new(1 << 20);
         let event = br#"{"aep":"0.1","type":"progress.status","data":{"phase":"working"}}"#;
         for _ in 0..3 {
-            let mut payload = compressed(&mut client, event);
+            let mut payload = compressed(&mut Compress::new(Compression::default(), false), event);
             inflate.decode(&mut payload, &mut header(OpCode::Text, true, true)).unwrap();
             assert_eq!(&payload[..], &event[..]);
         }
@@ -238,7 +249,7 @@ mod tests {
         let mut inflate = Inflate::new(64 * 1024);
         let err = inflate.inflate(&mut payload.clone()).unwrap_err();
         assert!(matches!(err, InflateError::TooBig(65536)), "{err}");
-        assert!(inflate.window.total_out() <= 64 * 1024 + 1, "inflated {} bytes", inflate.window.total_out());
+        assert!(inflate.last_out <= 64 * 1024 + 1, "inflated {} bytes", inflate.last_out);
         // As the connection reads it: the message arrives empty, the flag raised.
         let mut inflate = Inflate::new(64 * 1024);
         let overflow = Overflow(inflate.over.clone());

@@ -6,6 +6,7 @@
 //! the reader turns frames into hub operations, the writer drains the
 //! connection's outbox onto the wire. Whichever ends first ends both.
 
+mod compress;
 mod deflate;
 mod delivered;
 mod handshake;
@@ -26,7 +27,8 @@ use crate::state::AppState;
 use inbound::{FrameLimits, Inbound};
 
 pub use deflate::{negotiate as negotiate_deflate, offered as deflate_offered};
-pub use wire::Wire;
+pub use compress::Shared;
+pub use wire::{Outbound, Wire};
 
 /// Runs one upgraded connection for `access` until either side ends it.
 pub async fn run(socket: Wire, app: AppState, access: Access) {

@@ -5,16 +5,32 @@
 //! same code for either.
 
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use axum::extract::ws::{Message, WebSocket};
 use futures_util::{Sink, Stream};
 
+use super::compress::Shared;
 use super::deflate::Compressed;
 
 pub enum Wire {
     Plain(WebSocket),
     Compressed(Compressed),
+}
+
+/// What the writer hands a connection: a message, or a live event whose
+/// compressed form every compressed connection it goes to shares
+/// ([`Shared`]); a plain connection sends its text.
+pub enum Outbound {
+    Message(Message),
+    Live { text: Arc<str>, shared: Arc<Shared> },
+}
+
+impl From<Message> for Outbound {
+    fn from(message: Message) -> Outbound {
+        Outbound::Message(message)
+    }
 }
 
 impl Stream for Wire {
@@ -28,7 +44,7 @@ impl Stream for Wire {
     }
 }
 
-impl Sink<Message> for Wire {
+impl Sink<Outbound> for Wire {
     type Error = axum::Error;
 
     fn poll_ready(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
@@ -38,9 +54,12 @@ impl Sink<Message> for Wire {
         }
     }
 
-    fn start_send(self: Pin<&mut Self>, item: Message) -> Result<(), Self::Error> {
+    fn start_send(self: Pin<&mut Self>, item: Outbound) -> Result<(), Self::Error> {
         match self.get_mut() {
-            Wire::Plain(ws) => Pin::new(ws).start_send(item),
+            Wire::Plain(ws) => Pin::new(ws).start_send(match item {
+                Outbound::Message(message) => message,
+                Outbound::Live { text, .. } => Message::Text((&*text).into()),
+            }),
             Wire::Compressed(ws) => Pin::new(ws).start_send(item),
         }
     }

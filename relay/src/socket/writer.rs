@@ -18,7 +18,7 @@ use futures_util::SinkExt;
 use tokio::time::{interval_at, Instant, MissedTickBehavior};
 
 use super::delivered::DeliveredPositions;
-use super::Wire;
+use super::{Outbound, Wire};
 use crate::outbox::{CloseReason, Next, Outbox, Outgoing, ReplayPiece};
 use crate::held::Held;
 use crate::wire::event_bytes;
@@ -26,7 +26,7 @@ use crate::wire::event_bytes;
 /// Items written between two flushes.
 const MAX_BATCH: usize = 256;
 
-type Sink = SplitSink<Wire, Message>;
+type Sink = SplitSink<Wire, Outbound>;
 type SendResult = Result<(), axum::Error>;
 
 /// How the writer runs: heartbeat period, how many delivered positions it
@@ -56,7 +56,7 @@ async fn drain(sink: &mut Sink, outbox: &Outbox, delivered: &mut DeliveredPositi
             next = outbox.next() => next,
             _ = ping.tick() => {
                 let frame = Frame::Ping { t: Some(now_ms().into()) }.encode();
-                if sink.send(Message::Text(frame.into())).await.is_err() {
+                if sink.send(Message::Text(frame.into()).into()).await.is_err() {
                     return;
                 }
                 continue;
@@ -93,11 +93,18 @@ async fn drain(sink: &mut Sink, outbox: &Outbox, delivered: &mut DeliveredPositi
 
 async fn write(sink: &mut Sink, out: Outgoing, delivered: &mut DeliveredPositions) -> SendResult {
     match out {
-        Outgoing::Frame(text) => sink.feed(Message::Text(text.into())).await,
-        Outgoing::Verbatim(bytes) => sink.feed(Message::Text((&*bytes).into())).await,
+        Outgoing::Frame(text) => sink.feed(Message::Text(text.into()).into()).await,
+        Outgoing::Verbatim(bytes) => sink.feed(Message::Text((&*bytes).into()).into()).await,
         Outgoing::Live(d) => {
             let Some(bytes) = event_bytes(&d.event, d.ceiling) else { return Ok(()) };
-            sink.feed(Message::Text((&*bytes).into())).await?;
+            // The stored bytes (not a down-level) are the same for every
+            // console: compressed connections share their compressed form.
+            let out = if Arc::ptr_eq(&bytes, d.event.raw_arc()) {
+                Outbound::Live { text: bytes, shared: d.shared.clone() }
+            } else {
+                Message::Text((&*bytes).into()).into()
+            };
+            sink.feed(out).await?;
             for sub in d.subs.iter() {
                 note(delivered, sub, &d.event);
             }
@@ -112,11 +119,11 @@ async fn write(sink: &mut Sink, out: Outgoing, delivered: &mut DeliveredPosition
                             sub: sub.to_string(),
                             earliest: SessionPosition::new(&*session, earliest.0, earliest.1),
                         });
-                        sink.feed(Message::Text(frame.encode().into())).await?;
+                        sink.feed(Message::Text(frame.encode().into()).into()).await?;
                     }
                     ReplayPiece::Event(e) => {
                         let Some(bytes) = event_bytes(&e, ceiling) else { continue };
-                        sink.feed(Message::Text((&*bytes).into())).await?;
+                        sink.feed(Message::Text((&*bytes).into()).into()).await?;
                         note(delivered, &sub, &e);
                     }
                 }
@@ -149,8 +156,8 @@ async fn close(sink: &mut Sink, reason: CloseReason, delivered: &DeliveredPositi
     };
     let closing =
         Frame::Closing(Closing { reason: reason.as_str().to_owned(), delivered: delivered.entries() }).encode();
-    let _ = sink.feed(Message::Text(closing.into())).await;
-    let _ = sink.send(Message::Close(Some(CloseFrame { code, reason: why.into() }))).await;
+    let _ = sink.feed(Message::Text(closing.into()).into()).await;
+    let _ = sink.send(Message::Close(Some(CloseFrame { code, reason: why.into() })).into()).await;
 }
 
 fn now_ms() -> u64 {
