@@ -158,7 +158,7 @@ fn bodies(session: &str, from: u64, count: u64) -> Vec<String> {
 
 /// One console: a raw socket past `hello` and `subscribe` (replay of all
 /// held), counting the text frames it receives into `received`.
-async fn console(addr: SocketAddr, binding: Binding, received: Arc<AtomicU64>) {
+async fn console(addr: SocketAddr, binding: Binding, received: Arc<AtomicU64>, wire: Arc<AtomicU64>) {
     let mut tcp = TcpStream::connect(addr).await.unwrap();
     let offer = match binding {
         Binding::Plain => "",
@@ -197,6 +197,7 @@ async fn console(addr: SocketAddr, binding: Binding, received: Arc<AtomicU64>) {
     loop {
         while let Some((opcode, used)) = frame_at(&buf) {
             buf.drain(..used);
+            wire.fetch_add(used as u64, Ordering::Relaxed);
             if opcode == 0x1 {
                 received.fetch_add(1, Ordering::Relaxed);
             }
@@ -262,6 +263,7 @@ async fn reach(counter: &AtomicU64, target: u64) -> bool {
 }
 
 struct Row {
+    replay_bytes_per_console: f64,
     idle_bytes_per_console: f64,
     cpu_us_per_delivery: f64,
     events_per_s: f64,
@@ -279,9 +281,10 @@ async fn measure(binary: &str, binding: Binding, consoles: u64) -> Row {
     let before = relay.rss();
 
     let received = Arc::new(AtomicU64::new(0));
+    let wire = Arc::new(AtomicU64::new(0));
     let mut tasks = Vec::new();
     for _ in 0..consoles {
-        tasks.push(tokio::spawn(console(relay.addr, binding, received.clone())));
+        tasks.push(tokio::spawn(console(relay.addr, binding, received.clone(), wire.clone())));
         // A few at a time, as consoles open, not all in one instant.
         if tasks.len() % 50 == 0 {
             tokio::time::sleep(Duration::from_millis(10)).await;
@@ -292,6 +295,7 @@ async fn measure(binary: &str, binding: Binding, consoles: u64) -> Row {
         reach(&received, consoles * (HELD + 1)).await,
         "every replay delivered"
     );
+    let replay_wire = wire.load(Ordering::Relaxed);
     tokio::time::sleep(Duration::from_secs(1)).await;
     let idle = relay.rss();
 
@@ -320,6 +324,7 @@ async fn measure(binary: &str, binding: Binding, consoles: u64) -> Row {
         task.abort();
     }
     Row {
+        replay_bytes_per_console: replay_wire as f64 / consoles as f64,
         idle_bytes_per_console: (idle as f64 - before as f64) / consoles as f64,
         cpu_us_per_delivery: cpu.as_secs_f64() * 1e6 / (events * consoles) as f64,
         events_per_s: events as f64 / wall.as_secs_f64(),
@@ -339,14 +344,16 @@ async fn main() {
     };
     println!("relay {binary}; replay {HELD} events a console; CPU phase {DELIVERIES} deliveries (200 events at least)");
     println!(
-        "{:>8} | {:>22} | {:>22} | {:>22}",
-        "consoles", "idle KB/console p / c", "CPU µs/delivery p / c", "fan-out events/s p / c"
+        "{:>8} | {:>21} | {:>21} | {:>21} | {:>23}",
+        "consoles", "replay KB/console p/c", "idle KB/console p/c", "CPU µs/delivery p/c", "fan-out events/s p/c"
     );
     for consoles in counts {
         let plain = measure(&binary, Binding::Plain, consoles).await;
         let compressed = measure(&binary, Binding::Compressed, consoles).await;
         println!(
-            "{consoles:>8} | {:>10.1} / {:>9.1} | {:>10.2} / {:>9.2} | {:>10.0} / {:>9.0}   (CPU ratio c/p {:.2})",
+            "{consoles:>8} | {:>9.1} / {:>9.1} | {:>9.1} / {:>9.1} | {:>9.2} / {:>9.2} | {:>10.0} / {:>10.0}   (CPU c/p {:.2})",
+            plain.replay_bytes_per_console / 1024.0,
+            compressed.replay_bytes_per_console / 1024.0,
             plain.idle_bytes_per_console / 1024.0,
             compressed.idle_bytes_per_console / 1024.0,
             plain.cpu_us_per_delivery,

@@ -41,6 +41,6 @@ pub async fn socket(State(app): State<AppState>, Caller(access): Caller, mut req
         .write_buffer_size(WRITE_BUFFER)
         .on_upgrade(move |socket| async move {
             let _task = task;
-            crate::socket::run(Wire::Plain(socket), app, access).await;
+            crate::socket::run(Wire::plain(socket), app, access).await;
         })
 }

@@ -4,20 +4,19 @@
 //! * A live event fanned out to many consoles is compressed once, on its
 //!   own, and those bytes go to every compressed console ([`Shared`]).
 //!   Any peer inflates a message that never refers to earlier ones.
-//! * Everything else a connection writes in one batch (a replay: hundreds
-//!   of similar events) shares one window, which is what keeps a phone's
-//!   first load small. The window lasts one batch: at the flush its
-//!   compressor goes back to a pool all connections share, so an idle
-//!   console holds none (a zlib compressor is a few hundred kilobytes).
-//! * After a message compressed on its own, the window starts afresh: the
-//!   peer's history now ends with bytes this connection's compressor never
-//!   saw, so referring back from it would be wrong.
-//! * While [`MAX_LEASED`] compressors are out, a batch goes uncompressed
-//!   (RSV1 clear), which every peer takes: a storm of replays cannot make
-//!   the relay hold a compressor per console.
+//! * A replay (hundreds of similar events) is deflated in one go with one
+//!   window across its messages, which is what keeps a phone's first load
+//!   small ([`Window::deflate_batch`]), and then written.
+//! * Any other message is deflated on its own.
+//!
+//! A compressor is held only while it compresses, never across a write, and
+//! comes from a pool all connections share: an idle console holds none (a
+//! zlib compressor is a few hundred kilobytes), and however many replays
+//! are under way, no more compressors are busy than threads compressing.
+//! Every message is either on its own or in one batch's window, so the
+//! peer's history never holds bytes a batch's compressor did not see.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, LazyLock, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use bytes::{Bytes, BytesMut};
 use flate2::{Compress, Compression, FlushCompress, Status};
@@ -29,11 +28,8 @@ use crate::sync::lock;
 /// Messages shorter than this go uncompressed: the frames a connection
 /// says of itself are short, and deflate would only add bytes.
 const SMALL: usize = 96;
-/// Compressors out on lease at most, across all connections: a few per
-/// core is all compressing can use at once, and each is ~260 KB.
-const MAX_LEASED: usize = 8;
-/// Compressors kept for reuse at most.
-const MAX_IDLE: usize = 2;
+/// Compressors kept for reuse at most (each is ~260 KB).
+const MAX_IDLE: usize = 4;
 /// The window every pooled compressor uses (the largest, 32 KiB).
 const WINDOW_BITS: u8 = 15;
 
@@ -55,24 +51,11 @@ impl Negotiated {
     }
 }
 
-/// The compressors connections share.
-struct Pool {
-    idle: Mutex<Vec<Compress>>,
-    leased: AtomicUsize,
-}
+/// The compressors connections share, each with a fresh window.
+static POOL: Mutex<Vec<Compress>> = Mutex::new(Vec::new());
 
-static POOL: LazyLock<Pool> = LazyLock::new(|| Pool { idle: Mutex::new(Vec::new()), leased: AtomicUsize::new(0) });
-
-impl Pool {
-    /// A compressor with a fresh window, unless too many are out.
-    fn lease(&self) -> Option<Lease> {
-        if self.leased.fetch_add(1, Ordering::AcqRel) >= MAX_LEASED {
-            self.leased.fetch_sub(1, Ordering::AcqRel);
-            return None;
-        }
-        let compress = lock(&self.idle).pop().unwrap_or_else(new_compress);
-        Some(Lease(Some(compress)))
-    }
+fn lease() -> Lease {
+    Lease(Some(lock(&POOL).pop().unwrap_or_else(new_compress)))
 }
 
 fn new_compress() -> Compress {
@@ -93,12 +76,11 @@ impl Drop for Lease {
     fn drop(&mut self) {
         if let Some(mut compress) = self.0.take() {
             compress.reset();
-            let mut idle = lock(&POOL.idle);
+            let mut idle = lock(&POOL);
             if idle.len() < MAX_IDLE {
                 idle.push(compress);
             }
         }
-        POOL.leased.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -119,17 +101,7 @@ impl Shared {
                 if text.len() < SMALL {
                     return None;
                 }
-                // Brief, so past the lease limit it takes a compressor of its own.
-                let mut lease = POOL.lease();
-                let mut own;
-                let compress = match lease.as_mut() {
-                    Some(lease) => lease.compress(),
-                    None => {
-                        own = new_compress();
-                        &mut own
-                    }
-                };
-                deflate(compress, text.as_bytes()).ok().map(Bytes::from)
+                deflate(lease().compress(), text.as_bytes()).ok().map(Bytes::from)
             })
             .as_ref()
     }
@@ -140,53 +112,63 @@ impl Shared {
 #[derive(Debug)]
 pub struct Window {
     negotiated: Negotiated,
-    /// The batch's compressor, while it has one.
-    lease: Option<Lease>,
-    /// The next message is already compressed ([`Shared`]).
-    precompressed: bool,
+    /// The next message goes out as it is: `Some(true)` already
+    /// compressed, `Some(false)` uncompressed whatever its size.
+    as_is: Option<bool>,
 }
 
 impl Window {
     pub fn new(negotiated: Negotiated) -> Arc<Mutex<Window>> {
-        Arc::new(Mutex::new(Window { negotiated, lease: None, precompressed: false }))
+        Arc::new(Mutex::new(Window { negotiated, as_is: None }))
     }
 
-    /// Whether live events go out as their shared compressed form.
-    pub fn shares(&self) -> bool {
+    /// Whether messages go out compressed at all.
+    pub fn compresses(&self) -> bool {
         self.negotiated.compresses()
     }
 
-    /// The batch is written: its compressor goes back to the pool.
-    pub fn end_batch(&mut self) {
-        self.lease = None;
+    /// The next message goes out as it is: already compressed ([`Shared`],
+    /// a batch's), with RSV1; or uncompressed, so that it stays out of the
+    /// peer's window (a batch's message that is not deflated).
+    pub fn as_is_next(&mut self, compressed: bool) {
+        self.as_is = Some(compressed);
     }
 
-    /// The next message is a [`Shared`] form: written as it is, and the
-    /// window starts afresh after it.
-    pub fn precompressed_next(&mut self) {
-        self.lease = None;
-        self.precompressed = true;
+    /// A replay's messages deflated in one go, one window across them
+    /// (unless the peer asked for none); `None` for each that goes
+    /// uncompressed (short ones, which stay out of the peer's window).
+    pub fn deflate_batch(&self, texts: &[Arc<str>]) -> Vec<Option<Bytes>> {
+        if !self.negotiated.compresses() {
+            return vec![None; texts.len()];
+        }
+        let mut lease = lease();
+        texts
+            .iter()
+            .map(|text| {
+                if text.len() < SMALL {
+                    return None;
+                }
+                let out = deflate(lease.compress(), text.as_bytes()).ok().map(Bytes::from);
+                if self.negotiated.no_context_takeover {
+                    lease.compress().reset();
+                }
+                out
+            })
+            .collect()
     }
 
     fn encode(&mut self, payload: &mut BytesMut, header: &mut FrameHeader) -> Result<(), CompressError> {
         if !matches!(header.opcode, OpCode::Text | OpCode::Binary) {
             return Ok(());
         }
-        if std::mem::take(&mut self.precompressed) {
-            header.rsv1 = true;
+        if let Some(compressed) = self.as_is.take() {
+            header.rsv1 = compressed;
             return Ok(());
         }
         if payload.len() < SMALL || !self.negotiated.compresses() {
             return Ok(());
         }
-        if self.lease.is_none() {
-            self.lease = POOL.lease();
-        }
-        let Some(lease) = self.lease.as_mut() else { return Ok(()) };
-        let out = deflate(lease.compress(), payload)?;
-        if self.negotiated.no_context_takeover {
-            self.lease = None;
-        }
+        let out = deflate(lease().compress(), payload)?;
         payload.clear();
         payload.extend_from_slice(&out);
         header.rsv1 = true;
@@ -280,65 +262,76 @@ mod tests {
         (payload, h.rsv1)
     }
 
-    /// A batch shares one window; a shared live form between batches
-    /// restarts it; the peer's inflater, which never forgets, reads it all.
-    #[test]
-    fn batches_share_a_window_and_live_forms_restart_it() {
-        let window = Window::new(LARGEST);
-        let mut deflater = Deflater::new(window.clone());
-        let mut peer = Decompress::new(false);
-        let mut sizes = Vec::new();
-        for n in 0..3 {
-            let (wire, rsv1) = encode(&mut deflater, &event(n));
-            assert!(rsv1);
-            sizes.push(wire.len());
-            assert_eq!(inflate(&mut peer, &wire), event(n).as_bytes());
-        }
-        assert!(sizes[1] < sizes[0] / 2, "the second message refers back to the first: {sizes:?}");
-        lock(&window).end_batch();
-        assert!(lock(&window).lease.is_none(), "an idle connection holds no compressor");
-
-        let live = event(3);
-        let shared = Shared::new();
-        let bytes = shared.deflated(&live).unwrap().clone();
-        assert!(std::ptr::eq(shared.deflated(&live).unwrap(), shared.deflated(&live).unwrap()), "made once");
-        lock(&window).precompressed_next();
+    /// What the write task does with an already compressed form.
+    fn send_precompressed(window: &Arc<Mutex<Window>>, deflater: &mut Deflater, bytes: &Bytes) -> BytesMut {
+        lock(window).as_is_next(true);
         let mut payload = BytesMut::from(&bytes[..]);
         let mut h = header();
         deflater.encode(&mut payload, &mut h).unwrap();
-        assert!(h.rsv1 && payload[..] == bytes[..], "the shared form goes out as it is");
-        assert_eq!(inflate(&mut peer, &payload), live.as_bytes());
+        assert!(h.rsv1 && payload[..] == bytes[..], "a compressed form goes out as it is");
+        payload
+    }
 
-        for n in 4..6 {
-            let (wire, _) = encode(&mut deflater, &event(n));
-            assert_eq!(inflate(&mut peer, &wire), event(n).as_bytes(), "after a shared form, message {n}");
+    /// A replay shares one window; live forms and single messages stand
+    /// on their own; the peer's inflater, which never forgets, reads it all.
+    #[test]
+    fn a_batch_shares_a_window_and_everything_else_stands_alone() {
+        let window = Window::new(LARGEST);
+        let mut deflater = Deflater::new(window.clone());
+        let mut peer = Decompress::new(false);
+        let (single, rsv1) = encode(&mut deflater, &event(0));
+        assert!(rsv1);
+        assert_eq!(inflate(&mut peer, &single), event(0).as_bytes());
+
+        let texts: Vec<Arc<str>> = (1..6).map(|n| Arc::from(event(n))).collect();
+        let batch = lock(&window).deflate_batch(&texts);
+        for (n, form) in batch.iter().enumerate() {
+            let wire = send_precompressed(&window, &mut deflater, form.as_ref().unwrap());
+            assert_eq!(inflate(&mut peer, &wire), texts[n].as_bytes());
         }
+        let sizes: Vec<usize> = batch.iter().map(|b| b.as_ref().unwrap().len()).collect();
+        assert!(sizes[1] < sizes[0] / 2, "the batch refers back within itself: {sizes:?} after {}", single.len());
+
+        let live = event(6);
+        let shared = Shared::new();
+        let bytes = shared.deflated(&live).unwrap().clone();
+        assert!(std::ptr::eq(shared.deflated(&live).unwrap(), shared.deflated(&live).unwrap()), "made once");
+        let wire = send_precompressed(&window, &mut deflater, &bytes);
+        assert_eq!(inflate(&mut peer, &wire), live.as_bytes());
+        let (after, _) = encode(&mut deflater, &event(7));
+        assert_eq!(inflate(&mut peer, &after), event(7).as_bytes());
     }
 
     #[test]
     fn short_messages_and_continuations_go_uncompressed() {
-        let mut deflater = Deflater::new(Window::new(LARGEST));
+        let window = Window::new(LARGEST);
+        let mut deflater = Deflater::new(window.clone());
         assert!(!encode(&mut deflater, r#"{"type":"subscribed","id":"all"}"#).1);
         let mut rest = BytesMut::from(event(1).as_bytes());
         let mut h = FrameHeader { opcode: OpCode::Continuation, ..header() };
         deflater.encode(&mut rest, &mut h).unwrap();
         assert!(!h.rsv1);
         assert!(Shared::new().deflated("short").is_none());
+        let short: Arc<str> = Arc::from("{}");
+        assert_eq!(lock(&window).deflate_batch(&[short, Arc::from(event(2))])[0], None);
     }
 
     #[test]
-    fn no_context_takeover_keeps_no_window_and_small_windows_go_plain() {
+    fn no_context_takeover_and_small_windows_are_honoured() {
         let window = Window::new(Negotiated { window_bits: 15, no_context_takeover: true });
         let mut deflater = Deflater::new(window.clone());
         let mut peer = Decompress::new(false);
-        for n in 0..3 {
-            let (wire, rsv1) = encode(&mut deflater, &event(n));
-            assert!(rsv1);
-            assert_eq!(inflate(&mut peer, &wire), event(n).as_bytes());
-            assert!(lock(&window).lease.is_none());
+        let texts: Vec<Arc<str>> = (0..3).map(|n| Arc::from(event(n))).collect();
+        let batch = lock(&window).deflate_batch(&texts);
+        let sizes: Vec<usize> = batch.iter().map(|b| b.as_ref().unwrap().len()).collect();
+        assert!(sizes[1] * 3 > sizes[0] * 2, "no message refers back: {sizes:?}");
+        for (n, form) in batch.iter().enumerate() {
+            let wire = send_precompressed(&window, &mut deflater, form.as_ref().unwrap());
+            assert_eq!(inflate(&mut peer, &wire), texts[n].as_bytes());
         }
         let small = Window::new(Negotiated { window_bits: 10, no_context_takeover: false });
-        assert!(!lock(&small).shares());
+        assert!(!lock(&small).compresses());
+        assert!(lock(&small).deflate_batch(&texts).iter().all(Option::is_none));
         assert!(!encode(&mut Deflater::new(small), &event(1)).1);
     }
 }

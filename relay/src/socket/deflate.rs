@@ -180,6 +180,7 @@ fn frame_bound(max_message: usize) -> usize {
 enum Out {
     Message(Message),
     Live { text: Arc<str>, shared: Arc<Shared> },
+    Batch(Vec<Arc<str>>),
     Flush,
 }
 
@@ -220,6 +221,7 @@ impl Sink<Outbound> for Compressed {
         let out = match item {
             Outbound::Message(message) => Out::Message(message),
             Outbound::Live { text, shared } => Out::Live { text, shared },
+            Outbound::Batch(texts) => Out::Batch(texts),
         };
         Pin::new(&mut self.get_mut().outgoing).start_send(out).map_err(axum::Error::new)
     }
@@ -281,8 +283,7 @@ type Sender = ratchet_core::Sender<Io, <Bounded as ratchet_ext::SplittableExtens
 type Receiver = ratchet_core::Receiver<Io, <Bounded as ratchet_ext::SplittableExtension>::SplitDecoder>;
 
 /// Writes queued messages until the queue ends or a close is sent; once
-/// the connection is dropped, for at most `grace` more. Each flush ends a
-/// batch, and with it the batch's compression window.
+/// the connection is dropped, for at most `grace` more.
 async fn write(
     mut sender: Sender,
     mut queued: mpsc::Receiver<Out>,
@@ -297,21 +298,24 @@ async fn write(
                 Out::Message(message) => message,
                 Out::Live { text, shared } => {
                     hold.store(true, Ordering::Release);
-                    let shares = lock(&window).shares();
-                    let written = match shared.deflated(&text).filter(|_| shares) {
-                        Some(deflated) => {
-                            lock(&window).precompressed_next();
-                            sender.write(deflated, PayloadType::Text).await
-                        }
-                        None => sender.write_text(&*text).await,
-                    };
-                    if written.is_err() {
+                    let compresses = lock(&window).compresses();
+                    let deflated = shared.deflated(&text).filter(|_| compresses);
+                    if write_text(&mut sender, &window, &text, deflated, false).await.is_err() {
                         return;
                     }
                     continue;
                 }
+                Out::Batch(texts) => {
+                    hold.store(true, Ordering::Release);
+                    let deflated = lock(&window).deflate_batch(&texts);
+                    for (text, deflated) in texts.iter().zip(&deflated) {
+                        if write_text(&mut sender, &window, text, deflated.as_ref(), true).await.is_err() {
+                            return;
+                        }
+                    }
+                    continue;
+                }
                 Out::Flush => {
-                    lock(&window).end_batch();
                     hold.store(false, Ordering::Release);
                     if sender.flush().await.is_err() {
                         return;
@@ -326,7 +330,6 @@ async fn write(
                 Message::Ping(bytes) => sender.write_ping(&bytes).await,
                 Message::Pong(bytes) => sender.write_pong(&bytes).await,
                 Message::Close(frame) => {
-                    lock(&window).end_batch();
                     let _ = sender.close(close_reason(frame)).await;
                     return;
                 }
@@ -339,6 +342,30 @@ async fn write(
     tokio::select! {
         () = drain => {}
         () = async { let _ = gone.await; tokio::time::sleep(grace).await } => {}
+    }
+}
+
+/// Writes one text message: its compressed form as it is, when it has one;
+/// else the text, left uncompressed when it belongs to a batch (whose
+/// window must not miss a message the peer inflated).
+async fn write_text(
+    sender: &mut Sender,
+    window: &std::sync::Mutex<Window>,
+    text: &str,
+    deflated: Option<&bytes::Bytes>,
+    in_batch: bool,
+) -> Result<(), ratchet_core::Error> {
+    match deflated {
+        Some(deflated) => {
+            lock(window).as_is_next(true);
+            sender.write(deflated, PayloadType::Text).await
+        }
+        None => {
+            if in_batch {
+                lock(window).as_is_next(false);
+            }
+            sender.write_text(text).await
+        }
     }
 }
 

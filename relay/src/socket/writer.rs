@@ -111,7 +111,11 @@ async fn write(sink: &mut Sink, out: Outgoing, delivered: &mut DeliveredPosition
             Ok(())
         }
         Outgoing::Replay(batch) => {
+            // Handed over whole: a compressed connection deflates it in one
+            // go, one window across its messages.
             let (sub, ceiling) = (batch.sub.clone(), batch.ceiling);
+            let mut texts: Vec<Arc<str>> = Vec::new();
+            let mut events = Vec::new();
             for piece in batch.into_pieces() {
                 match piece {
                     ReplayPiece::Exhausted { session, earliest } => {
@@ -119,14 +123,18 @@ async fn write(sink: &mut Sink, out: Outgoing, delivered: &mut DeliveredPosition
                             sub: sub.to_string(),
                             earliest: SessionPosition::new(&*session, earliest.0, earliest.1),
                         });
-                        sink.feed(Message::Text(frame.encode().into()).into()).await?;
+                        texts.push(frame.encode().into());
                     }
                     ReplayPiece::Event(e) => {
                         let Some(bytes) = event_bytes(&e, ceiling) else { continue };
-                        sink.feed(Message::Text((&*bytes).into()).into()).await?;
-                        note(delivered, &sub, &e);
+                        texts.push(bytes);
+                        events.push(e);
                     }
                 }
+            }
+            sink.feed(Outbound::Batch(texts)).await?;
+            for e in &events {
+                note(delivered, &sub, e);
             }
             Ok(())
         }
