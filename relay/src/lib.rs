@@ -168,12 +168,16 @@ pub fn boot_line(config: &Config, addr: SocketAddr) -> String {
         (None, Some(dir)) => format!("history kept durably in {}", dir.display()),
         (None, None) => "history in memory only (lost on restart; --data-dir keeps it)".to_owned(),
     };
+    let mib = |bytes: usize| bytes.div_ceil(1024 * 1024);
     format!(
-        "aep-relay {} listening on http://{addr} | {posture} | replay buffer {} events or {} KiB/session, {} MiB in all, up to {} sessions | {history} | {console}",
+        "aep-relay {} listening on http://{addr} | {posture} | replay buffer {} events or {} KiB/session, {} MiB in all, up to {} sessions | up to {} connections: about {} MiB when idle, at most {} MiB more queued for consumers that fall behind | {history} | {console}",
         env!("CARGO_PKG_VERSION"),
         config.buffer_depth,
         config.buffer_bytes / 1024,
         config.total_buffer_bytes / (1024 * 1024),
         config.max_sessions,
+        config.max_connections,
+        mib(config.max_connections * socket::IDLE_SOCKET_BYTES),
+        mib(config.max_connections.saturating_mul(config.send_queue_bytes)),
     )
 }

@@ -30,6 +30,11 @@ pub use deflate::{negotiate as negotiate_deflate, offered as deflate_offered};
 pub use compress::Shared;
 pub use wire::{Outbound, Wire};
 
+/// What an idle socket costs the relay, on either binding, as
+/// `examples/bench_sockets.rs` measures it (about 26–33 KB): the figure the
+/// start-up line multiplies by `--max-connections`.
+pub const IDLE_SOCKET_BYTES: usize = 32 * 1024;
+
 /// Runs one upgraded connection for `access` until either side ends it.
 pub async fn run(socket: Wire, app: AppState, access: Access) {
     let (mut sink, mut stream) = socket.split();
