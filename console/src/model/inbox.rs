@@ -412,10 +412,36 @@ pub fn history(hub: &Hub) -> Vec<CardView> {
 /// waits behind "N new" until the person brings them in; one that lands
 /// after every shown card (or into an empty list) is shown at once, since
 /// nothing shown moves for it.
+///
+/// What a first catch-up brings is not an arrival above the reader: until
+/// the list has been still for [`LOAD_QUIET_MS`] after a relay first went
+/// live (or [`LOAD_MAX_MS`] passed), every request takes its place in the
+/// order, most urgent first. A card that moves meanwhile takes no tap until
+/// it has been still (`model::steady`).
 #[derive(Debug, Default)]
 pub struct Arrivals {
     shown: HashSet<CardRef>,
+    load: Load,
 }
+
+/// Where the inbox is in its first catch-up.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Load {
+    /// No relay has been live yet: nothing has been caught up.
+    #[default]
+    Connecting,
+    /// A catch-up is coming in: it began at `since`, and the list last
+    /// gained a request at `last`.
+    CatchingUp { since: u64, last: u64 },
+    /// Caught up: what arrives now arrives above or below the reader.
+    Done,
+}
+
+/// The first catch-up is over once no request has joined the list for this
+/// long: longer than the gap between two flushes of a burst.
+pub const LOAD_QUIET_MS: u64 = 700;
+/// ... or this long after a relay first went live, whatever keeps coming.
+pub const LOAD_MAX_MS: u64 = 5_000;
 
 /// The rows to draw, and how many requests wait behind "N new".
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -425,7 +451,25 @@ pub struct Placed {
 }
 
 impl Arrivals {
-    pub fn place(&mut self, rows: &[Row]) -> Placed {
+    /// The rows drawn of `rows` at `now` (milliseconds, any clock), with
+    /// `live` whether some relay is live.
+    pub fn place(&mut self, rows: &[Row], live: bool, now: u64) -> Placed {
+        self.load = match self.load {
+            Load::Connecting if live => Load::CatchingUp { since: now, last: now },
+            Load::CatchingUp { since, last }
+                if now.saturating_sub(last) >= LOAD_QUIET_MS || now.saturating_sub(since) >= LOAD_MAX_MS =>
+            {
+                Load::Done
+            }
+            other => other,
+        };
+        if let Load::CatchingUp { since, .. } = self.load {
+            let gained = rows.iter().any(|r| matches!(r, Row::Waiting(_)) && !self.shown.contains(r.key()));
+            if gained {
+                self.load = Load::CatchingUp { since, last: now };
+            }
+            self.show_all(rows);
+        }
         let shown = |r: &Row| self.shown.contains(r.key());
         let last_shown = rows.iter().rposition(|r| matches!(r, Row::Waiting(_)) && shown(r));
         let mut placed = Placed::default();

@@ -709,25 +709,68 @@ fn a_held_answer_says_what_it_sends_and_when() {
 
 #[test]
 fn requests_arriving_above_what_is_shown_wait_behind_n_new_and_those_below_are_shown() {
-    use super::inbox::{Arrivals, Row, Tracker};
+    use super::inbox::{Arrivals, Row, Tracker, LOAD_QUIET_MS};
     let mut r = with_session();
     let mut list = Tracker::default();
     let mut arrivals = Arrivals::default();
     let ids = |rows: &[Row]| rows.iter().map(|r| r.request().to_owned()).collect::<Vec<_>>();
-    let placed = arrivals.place(&list.refresh(&r.hub, r.now).rows);
+    let placed = arrivals.place(&list.refresh(&r.hub, r.now).rows, true, 0);
     assert_eq!((ids(&placed.rows), placed.held), (vec!["REQ1".to_owned()], 0), "a first request is shown");
+    // Caught up: the list has been still for a while.
+    let later = LOAD_QUIET_MS + 1;
+    assert_eq!(arrivals.place(&list.refresh(&r.hub, r.now).rows, true, later).held, 0);
     ask(&mut r, "CRIT", 3, "critical", json!({}));
     ask(&mut r, "LOW", 4, "info", json!({}));
     let rows = list.refresh(&r.hub, r.now).rows;
     assert_eq!(ids(&rows), ["CRIT", "REQ1", "LOW"], "the inbox order");
-    let placed = arrivals.place(&rows);
+    let placed = arrivals.place(&rows, true, later + 10);
     assert_eq!(ids(&placed.rows), ["REQ1", "LOW"], "nothing shown moves: the critical one waits, the low one goes below");
     assert_eq!(placed.held, 1);
     // Still held on the next refresh, until brought in.
-    assert_eq!(arrivals.place(&rows).held, 1);
+    assert_eq!(arrivals.place(&rows, true, later + 20).held, 1);
     arrivals.show_all(&rows);
-    let placed = arrivals.place(&rows);
+    let placed = arrivals.place(&rows, true, later + 30);
     assert_eq!((ids(&placed.rows), placed.held), (vec!["CRIT".to_owned(), "REQ1".into(), "LOW".into()], 0));
+}
+
+#[test]
+fn a_first_catch_up_is_the_list_most_urgent_first_not_arrivals_above_the_reader() {
+    use super::inbox::{Arrivals, Row, Tracker, LOAD_MAX_MS, LOAD_QUIET_MS};
+    let ids = |rows: &[Row]| rows.iter().map(|r| r.request().to_owned()).collect::<Vec<_>>();
+    let mut r = with_session();
+    let mut list = Tracker::default();
+    let mut arrivals = Arrivals::default();
+    // Before any relay is live nothing has been caught up: the clock does
+    // not run out while the console connects.
+    assert_eq!(arrivals.place(&[], false, 0).held, 0);
+    // Live at 10 s; the catch-up comes in bursts, a flush apart, the low
+    // one first.
+    let placed = arrivals.place(&list.refresh(&r.hub, r.now).rows, true, 10_000);
+    assert_eq!(ids(&placed.rows), ["REQ1"]);
+    ask(&mut r, "CRIT", 3, "critical", json!({}));
+    let placed = arrivals.place(&list.refresh(&r.hub, r.now).rows, true, 10_000 + LOAD_QUIET_MS - 1);
+    assert_eq!((ids(&placed.rows), placed.held), (vec!["CRIT".to_owned(), "REQ1".into()], 0), "in place, most urgent first");
+    ask(&mut r, "ERR", 4, "error", json!({}));
+    let at = 10_000 + 2 * LOAD_QUIET_MS - 2;
+    let placed = arrivals.place(&list.refresh(&r.hub, r.now).rows, true, at);
+    assert_eq!((ids(&placed.rows), placed.held), (vec!["CRIT".to_owned(), "ERR".into(), "REQ1".into()], 0));
+    // Once the list has been still, a request arriving above the reader waits.
+    ask(&mut r, "CRIT2", 5, "critical", json!({}));
+    let placed = arrivals.place(&list.refresh(&r.hub, r.now).rows, true, at + LOAD_QUIET_MS);
+    assert_eq!((ids(&placed.rows), placed.held), (vec!["CRIT".to_owned(), "ERR".into(), "REQ1".into()], 1));
+
+    // A catch-up that never pauses still ends.
+    let mut r = with_session();
+    let mut list = Tracker::default();
+    let mut arrivals = Arrivals::default();
+    arrivals.place(&list.refresh(&r.hub, r.now).rows, true, 0);
+    let mut t = 0;
+    for seq in 3..40 {
+        t += LOAD_QUIET_MS / 2;
+        ask(&mut r, &format!("Q{seq}"), seq, "critical", json!({}));
+        let held = arrivals.place(&list.refresh(&r.hub, r.now).rows, true, t).held;
+        assert_eq!(held > 0, t >= LOAD_MAX_MS, "at {t} ms");
+    }
 }
 
 #[test]

@@ -46,6 +46,39 @@ impl Drawn {
     }
 }
 
+/// Requests held behind "N new", for the pill in the tab bar: it sits in
+/// a place of its own there, over nothing (a pill floating over the list
+/// covered the tabs or a card's top). Tapping it brings them in.
+#[derive(Clone, Copy)]
+pub struct NewAbove {
+    pub held: RwSignal<usize>,
+    /// Bumped by a tap on the pill.
+    pub bring_in: RwSignal<u64>,
+}
+
+impl NewAbove {
+    pub fn provide() {
+        provide_context(NewAbove { held: RwSignal::new(0), bring_in: RwSignal::new(0) });
+    }
+}
+
+/// The pill: how many requests wait above what is shown, and a tap to
+/// bring them in (and go to the top, where they are).
+#[component]
+pub fn NewAbovePill() -> impl IntoView {
+    let new = expect_context::<NewAbove>();
+    view! {
+        <button type="button" class="new-above" hidden=move || new.held.get() == 0
+            on:click=move |_| {
+                new.bring_in.update(|n| *n += 1);
+                crate::web::platform::window().scroll_to_with_x_and_y(0.0, 0.0);
+            }>
+            {move || format!("\u{2191} {} new", new.held.get())}
+            <span class="sr-only">{move || format!(" {} \u{2014} show", if new.held.get() == 1 { "request" } else { "requests" })}</span>
+        </button>
+    }
+}
+
 /// One filter's select: "All …" and each value with its count (a value
 /// chosen earlier is among them, with 0, after its last request went).
 #[component]
@@ -137,7 +170,8 @@ pub fn Inbox() -> impl IntoView {
     // What is drawn: requests arriving above what is shown wait behind
     // "N new" (see `inbox::Arrivals`), so nothing on screen moves.
     let arrivals = StoredValue::new_local(inbox::Arrivals::default());
-    let bring_in = RwSignal::new(0u64);
+    let new_above = expect_context::<NewAbove>();
+    let brought = StoredValue::new(new_above.bring_in.get_untracked());
     // Only what this console can answer is in the list; the rest waits
     // in a quieter place below it.
     let answerable = |r: &Row| match r {
@@ -145,20 +179,29 @@ pub fn Inbox() -> impl IntoView {
         Row::Settled(c) => !matches!(c.answering, Answering::Elsewhere(_) | Answering::Unknown),
     };
     let placed = Memo::new(move |_| {
-        bring_in.track();
+        let tapped = new_above.bring_in.get();
+        let live = console.relays.with(|r| r.iter().any(|r| r.is_live()));
         console
             .rows
             .with(|rows| {
                 let rows: Vec<Row> = rows.iter().filter(|r| answerable(r)).cloned().collect();
-                arrivals.try_update_value(|a| a.place(&rows))
+                arrivals.try_update_value(|a| {
+                    if brought.get_value() != tapped {
+                        brought.set_value(tapped);
+                        a.show_all(&rows);
+                    }
+                    a.place(&rows, live, crate::web::platform::perf_now() as u64)
+                })
             })
             .unwrap_or_default()
     });
-    let show_new = move |_| {
-        console.rows.with_untracked(|rows| arrivals.update_value(|a| a.show_all(rows)));
-        bring_in.update(|n| *n += 1);
-        crate::web::platform::window().scroll_to_with_x_and_y(0.0, 0.0);
-    };
+    Effect::new(move |_| {
+        let held = placed.with(|p| p.held);
+        if new_above.held.get_untracked() != held {
+            new_above.held.set(held);
+        }
+    });
+    on_cleanup(move || new_above.held.set(0));
     // The rows the filter keeps, up to the `shown`-th waiting card.
     let kept = Memo::new(move |_| {
         console.filter.with(|f| {
@@ -213,9 +256,6 @@ pub fn Inbox() -> impl IntoView {
             // Shown with the list, not only above two cards: a bar that came and
             // went with the count would move every card under a finger.
             {move || tools.get().then(|| view! { <InboxTools facets=facets shown=matching total=total /> })}
-                <button type="button" class="new-above" on:click=show_new hidden=move || placed.with(|p| p.held == 0)>
-                    {move || format!("\u{2191} {} \u{2014} show", crate::model::words::count(placed.with(|p| p.held), "new request", "new requests"))}
-                </button>
             {move || match (has_rows.get(), by_group.get()) {
                 (false, _) => ().into_any(),
                 (true, false) => view! {

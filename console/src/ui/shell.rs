@@ -4,7 +4,7 @@ use leptos::prelude::*;
 
 use super::connect::{Connect, ConnectForm};
 use super::history::History;
-use super::inbox::Inbox;
+use super::inbox::{Inbox, NewAbove, NewAbovePill};
 use super::keys::{KeyHelp, Keys};
 use super::route::{open_relays, Route};
 use super::session::SessionView;
@@ -58,6 +58,7 @@ fn Nav() -> impl IntoView {
                 "Sessions " <span class="count">{move || console.lanes.with(|l| l.iter().filter(|x| x.state != LaneState::Ended).count())}</span>
             </a>
             <a href=Route::History.href() aria-current=current(Route::History)>"History"</a>
+            <NewAbovePill />
         </nav>
     }
 }
@@ -199,6 +200,7 @@ pub fn Shell() -> impl IntoView {
     let help = RwSignal::new_local(false);
     provide_context(help);
     super::inbox::Drawn::provide();
+    NewAbove::provide();
     let menu = RwSignal::new(false);
     let console = expect_context::<Console>();
     Effect::new(move |_| {
