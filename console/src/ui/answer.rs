@@ -25,8 +25,10 @@ pub fn send(
     steady: Steady,
 ) -> bool {
     if !steady.ready() {
+        steady.refuse();
         return false;
     }
+    steady.taken();
     let (key, what) = card.with_untracked(|c| (c.key.clone(), hold::what(&answer, &c.options)));
     error.set(None);
     // With no relay to send to, it is refused now, in words, not held.
@@ -66,6 +68,19 @@ fn HoldBar(held: Memo<Option<Held>>) -> impl IntoView {
                     <button type="button" class="send-now" on:click=move |_| console.release(seq())>"Send now"</button>
                 </div>
             </div>
+        })}
+    }
+}
+
+/// Said on the card when a tap came while it had just moved (or just come
+/// into view): the tap was not taken, and another one will be. Below the
+/// buttons, so they stay where the finger is.
+#[component]
+fn MovedNote() -> impl IntoView {
+    let steady = Steady::here();
+    view! {
+        {move || steady.refused().then(|| view! {
+            <p class="moved-note" role="status">"This card just moved, so that tap was not taken. Tap again."</p>
         })}
     }
 }
@@ -117,8 +132,11 @@ fn OptionButtons(
                                         confirming.set(None);
                                         send(console, card, Answer::option(x), error, steady);
                                     }
-                                    _ if steady.ready() => confirming.set(Some((chosen.id.clone(), now))),
-                                    _ => {}
+                                    _ if steady.ready() => {
+                                        steady.taken();
+                                        confirming.set(Some((chosen.id.clone(), now)));
+                                    }
+                                    _ => steady.refuse(),
                                 }
                             }
                         >
@@ -303,6 +321,7 @@ pub fn AnswerArea(card: RwSignal<CardView>, #[prop(optional)] expanded: Option<R
                 <p class="capture-note">{format!("The agent's form could not be read ({e}); reply in words instead.")}</p>
             })}
             {body}
+            <MovedNote />
             // "Send again once it is live" goes once a relay is live again.
             {move || error.get().filter(|e| !(e.ends_with("once it is live.") && console.relays.with(|r| r.iter().any(|r| r.is_live()))))
                 .map(|e| view! { <p class="send-error" role="alert">{e}</p> })}

@@ -133,6 +133,137 @@ try {
     }
   });
 
+  // 2. No silent taps.
+  await step('390x844: twenty double taps on Deny, each on a card seen for 1.2 s while requests above it, out of view, settle, send one command each', async () => {
+    const agent = await agentWith('e2e-double-taps', 'Double taps');
+    const above = [];
+    const raise = () => above.push(agent.ask(`Double taps: an urgent question ${above.length + 1}?`, undefined, { severity: 'error' }));
+    for (let i = 0; i < 3; i++) raise();
+    // Below: enough for the page to scroll the card to the top.
+    for (let i = 1; i <= 4; i++) agent.ask(`Double taps: a later question ${i}?`, undefined, { severity: 'info' });
+    const { ctx, page } = await open(PHONE);
+    try {
+      const pill = page.locator('button.new-above');
+      const misses = [];
+      for (let round = 1; round <= 20; round++) {
+        const q = agent.ask(`Double taps: delete scratch volume ${round}?`, undefined, { severity: 'warning' });
+        // What arrived above the reader is brought in, as a person would.
+        if (await pill.isVisible()) await pill.tap();
+        const c = cardIn(page, q.data.prompt);
+        await c.waitFor({ timeout: 10_000 });
+        // Just under the tab bar, the urgent cards above it out of view.
+        await c.evaluate((e) => window.scrollBy(0, e.getBoundingClientRect().top - 60));
+        await sleep(1_200);
+        // One of them is settled by its agent: it folds to a row, above
+        // and out of view; what is on screen stays where it is.
+        const gone = await until(async () => {
+          for (const u of above) {
+            const b = await page.locator(`main article.card[data-request="${u.id}"]`).boundingBox();
+            if (b && b.y + b.height < 0) return u;
+          }
+          return null;
+        }, `round ${round}: an urgent card above, out of view`, 3_000);
+        const at = await c.boundingBox();
+        if (process.env.E2E_DEBUG) {
+          await c.evaluate((el) => {
+            window.__trace = [];
+            const t0 = performance.now();
+            const tick = () => {
+              const r = el.getBoundingClientRect();
+              window.__trace.push([Math.round(performance.now() - t0), Math.round(r.top * 10) / 10, Math.round(scrollY * 10) / 10, el.getAttribute('data-steady')]);
+              if (window.__trace.length < 120) requestAnimationFrame(tick);
+            };
+            requestAnimationFrame(tick);
+          });
+        }
+        agent.emit('attention.resolved', { resolution: 'dismissed' }, { subject: gone.id, run: 'run-e2e' });
+        above.splice(above.indexOf(gone), 1);
+        await page.locator(`main article.card[data-request="${gone.id}"]`).waitFor({ state: 'detached', timeout: 5_000 });
+        const still = await c.boundingBox();
+        check(Math.abs(still.y - at.y) < 1, `round ${round}: the card did not move on screen (${at.y} → ${still.y})`);
+        const deny = c.locator('button.option[data-option="deny"]');
+        const box = await deny.boundingBox();
+        const x = box.x + box.width / 2;
+        const y = box.y + box.height / 2;
+        const before = agent.commands.length;
+        await page.touchscreen.tap(x, y);
+        await sleep(150);
+        await page.touchscreen.tap(x, y);
+        raise();
+        const held = await c.locator('.hold').isVisible();
+        const note = await c.locator('.moved-note').isVisible();
+        if (!held) {
+          if (process.env.E2E_DEBUG) console.log(round, JSON.stringify(await page.evaluate(() => window.__trace.filter((x, i, a) => i === 0 || x.slice(1).join() !== a[i - 1].slice(1).join()))));
+          misses.push({ round, note });
+          check(note, `round ${round}: the double tap was dropped without a word (no hold, no note)`);
+          continue;
+        }
+        await sleep(600);
+        await c.locator('.hold button.send-now').tap();
+        await until(() => agent.commands.length === before + 1, `round ${round}: its answer left`, 5_000);
+        await sleep(300);
+        check(agent.commands.length === before + 1, `round ${round}: one command (${agent.commands.length - before})`);
+        const last = agent.commands[agent.commands.length - 1];
+        check(last.subject === q.id && last.data.answer.option === 'deny', `round ${round}: Deny to its own request`);
+      }
+      check(misses.length === 0, `every double tap on a card seen for 1.2 s was taken: ${JSON.stringify(misses)}`);
+    } finally {
+      agent.drop();
+      await ctx.close();
+    }
+  });
+
+  await step('390x844: a tap on a card that has just moved is not taken, and the card says so', async () => {
+    const agent = await agentWith('e2e-moved', 'Moved');
+    const { ctx, page } = await open(PHONE);
+    try {
+      const q1 = agent.ask('Moved: restart the first worker?', undefined, { severity: 'warning' });
+      const q2 = agent.ask('Moved: restart the second worker?', undefined, { severity: 'warning' });
+      const first = cardIn(page, q1.data.prompt);
+      const second = cardIn(page, q2.data.prompt);
+      await first.waitFor({ timeout: 10_000 });
+      await second.waitFor({ timeout: 10_000 });
+      await sleep(1_000);
+      const was = await second.boundingBox();
+      await first.locator('button.option[data-option="deny"]').tap();
+      await first.locator('.hold button.send-now').waitFor({ timeout: 3_000 });
+      await sleep(600);
+      await first.locator('.hold button.send-now').tap();
+      // The first folds to a row once answered; the second moves up, and a
+      // finger lands on it at once.
+      const moved = await until(async () => {
+        const b = await second.boundingBox();
+        return b && Math.abs(b.y - was.y) > 20 && b;
+      }, 'the second card moves up', 5_000, 10);
+      // A finger already on its way lands a moment later (well within the
+      // time a moved card waits).
+      await sleep(80);
+      const deny = await second.locator('button.option[data-option="deny"]').boundingBox();
+      await page.touchscreen.tap(deny.x + deny.width / 2, deny.y + deny.height / 2);
+      const note = second.locator('.moved-note');
+      await note.waitFor({ state: 'visible', timeout: 1_000 });
+      const words = (await note.textContent()).trim();
+      check(/moved/i.test(words) && /tap again/i.test(words), `the note says why and what to do: ${words}`);
+      await page.screenshot({ path: `${SHOTS}/moved-note-390x844.png` });
+      check((await second.locator('.hold').count()) === 0, 'the tap was not taken');
+      const noteBox = await note.boundingBox();
+      check(noteBox.y > deny.y, `the note is below the buttons, which stay where they were (${noteBox.y} vs ${deny.y}; moved to ${moved.y})`);
+      await sleep(600);
+      await second.locator('button.option[data-option="deny"]').tap();
+      await second.locator('.hold').waitFor({ timeout: 2_000 });
+      check(await note.isHidden(), 'the note goes once a tap is taken');
+      await second.locator('.hold button.send-now').tap({ timeout: 3_000 }).catch(async () => {
+        await sleep(600);
+        await second.locator('.hold button.send-now').tap();
+      });
+      await until(() => agent.commands.length === 2, 'the second answer left', 5_000);
+      check(agent.commands[1].subject === q2.id, 'to the second request');
+    } finally {
+      agent.drop();
+      await ctx.close();
+    }
+  });
+
   await steps.step('no page errors', async () => {
     check(pageErrors.length === 0, `page errors: ${pageErrors.join(' | ')}`);
   });
