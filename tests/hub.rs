@@ -79,6 +79,11 @@ impl Harness {
     /// Connects every relay through its handshake and answers the first
     /// roster request with `roster[relay]`.
     fn connect_all(&mut self, rosters: Vec<Vec<RosterEntry>>) {
+        self.connect_all_greeted(rosters, |_| relay_hello());
+    }
+
+    /// [`Harness::connect_all`], each relay greeting with `hello(relay)`.
+    fn connect_all_greeted(&mut self, rosters: Vec<Vec<RosterEntry>>, hello: impl Fn(usize) -> Frame) {
         self.hub.connect(self.now);
         self.flush();
         let opens: Vec<_> = std::mem::take(&mut self.actions);
@@ -86,7 +91,7 @@ impl Harness {
         assert!(opens.iter().all(|(_, a)| *a == SocketAction::Open), "{opens:?}");
         for (relay, entries) in rosters.into_iter().enumerate() {
             self.hub.handle_open(relay, self.now);
-            self.relay(relay, relay_hello());
+            self.relay(relay, hello(relay));
             let sent = self.take_sent(relay);
             let sub = sent.iter().find_map(|f| if let Frame::Subscribe(s) = f { Some(s.id.clone()) } else { None });
             self.relay(relay, Frame::Subscribed { id: sub.expect("a subscription per relay") });
@@ -597,4 +602,36 @@ fn commands_go_out_under_the_principal_each_relay_names() {
     let on_b = h.take_sent(B);
     let b = commands_in(&on_b);
     assert_eq!((b[0].agent(), b[0].source()), ("console", "aep://console.test/agent/console"));
+}
+
+/// A relay's hello saying what this connection's credential may do.
+fn hello_with_roles(roles: &[&str]) -> Frame {
+    let mut hello = relay_hello();
+    if let Frame::Hello(h) = &mut hello {
+        h.capabilities.set_roles(roles);
+    }
+    hello
+}
+
+#[test]
+fn a_viewer_is_told_so_and_its_answers_are_refused_before_anything_is_sent() {
+    let mut h = Harness::new(&["a", "b"], None);
+    h.connect_all_greeted(vec![vec![entry("s1", None)], vec![entry("s2", None)]], |relay| match relay {
+        A => hello_with_roles(&["viewer"]),
+        _ => hello_with_roles(&["agent", "operator", "viewer"]),
+    });
+    assert_eq!((h.hub.may_command(A), h.hub.may_command(B)), (Some(false), Some(true)));
+    h.relay(A, Frame::Event(permission("R1", "s1", 1)));
+    h.relay(B, Frame::Event(permission("R2", "s2", 1)));
+    assert_eq!((h.hub.may_answer("R1"), h.hub.may_answer("R2")), (Some(false), Some(true)));
+    let refused = h.respond("R1", Answer::option("allow"));
+    assert_eq!(refused, Err(HubError::NotPermitted { relay: "a".into() }));
+    assert!(commands_in(&h.take_sent(A)).is_empty(), "nothing left for the relay to refuse");
+    assert!(h.respond("R2", Answer::option("deny")).is_ok());
+    assert_eq!(commands_in(&h.take_sent(B)).len(), 1);
+    // A relay that says nothing of roles is not second-guessed.
+    let mut h = Harness::new(&["a"], None);
+    h.connect_all(vec![vec![entry("s1", None)]]);
+    h.relay(A, Frame::Event(permission("R1", "s1", 1)));
+    assert_eq!((h.hub.may_command(A), h.hub.may_answer("R1")), (None, None));
 }

@@ -30,6 +30,9 @@ pub enum Answering {
     /// Several live connections claim the session: the relay refuses any
     /// answer as `ambiguous`, so none is offered.
     Ambiguous { claims: usize },
+    /// The relay said this console's credential may watch, not answer (a
+    /// viewer): the request is shown read-only.
+    ReadOnly,
 }
 
 impl Answering {
@@ -42,6 +45,7 @@ impl Answering {
             Answering::Elsewhere(_) => "elsewhere",
             Answering::Unknown => "unknown",
             Answering::Ambiguous { .. } => "ambiguous",
+            Answering::ReadOnly => "read-only",
         }
     }
 }
@@ -427,6 +431,7 @@ pub fn view(hub: &Hub, c: &Card) -> CardView {
     let claims = session.map_or(0, |s| super::session::verbs(hub, s).claims);
     let answering = match r {
         None => Answering::Unknown,
+        Some(r) if r.accepts_control() && hub.may_answer(c.id()) == Some(false) => Answering::ReadOnly,
         Some(r) if claims > 1 && r.accepts_control() => Answering::Ambiguous { claims },
         Some(r) if !r.accepts_control() => Answering::Elsewhere(
             r.respond_via

@@ -53,6 +53,8 @@ pub struct RelayView {
     /// The principal this console's credential is on this relay, when the
     /// relay named it (its hello): the name its commands carry.
     pub principal: Option<String>,
+    /// Whether the relay lets this console command (`None`: it did not say).
+    pub may_command: Option<bool>,
 }
 
 impl RelayView {
@@ -77,7 +79,7 @@ pub fn relays(hub: &Hub) -> Vec<RelayView> {
                 .and_then(|h| h.capabilities.principal())
                 .map(str::to_owned);
             let label = hub.label(id).unwrap_or_default().to_owned();
-            RelayView { id, label, link: Link::of(&state), words, detail, principal }
+            RelayView { id, label, link: Link::of(&state), words, detail, principal, may_command: hub.may_command(id) }
         })
         .collect()
 }
@@ -149,7 +151,7 @@ mod tests {
     use super::*;
 
     fn relay(link: Link) -> RelayView {
-        RelayView { id: 0, label: "r".into(), link, words: link.token().into(), detail: None, principal: None }
+        RelayView { id: 0, label: "r".into(), link, words: link.token().into(), detail: None, principal: None, may_command: None }
     }
 
     #[test]

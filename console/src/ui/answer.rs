@@ -263,6 +263,12 @@ fn TextReply(card: RwSignal<CardView>, error: RwSignal<Option<String>>, busy: Si
     }
 }
 
+/// Why a viewer sees no answer buttons, naming who this console is.
+fn read_only_words(me: &[String]) -> String {
+    let who = me.first().map(|n| format!(" as {n}")).unwrap_or_default();
+    format!("Read-only: this console is connected{who}, a credential that may watch requests but not answer them.")
+}
+
 /// `expanded`: the card shows everything; on a phone a compact card keeps
 /// the text reply (beside options) and a form's fields for a tap.
 #[component]
@@ -306,6 +312,10 @@ pub fn AnswerArea(card: RwSignal<CardView>, #[prop(optional)] expanded: Option<R
         }
         // Listed for information below the inbox, never as cards.
         Answering::Elsewhere(_) | Answering::Unknown => ().into_any(),
+        Answering::ReadOnly => view! {
+            <p class="hint read-only">{move || read_only_words(&console.me())}</p>
+        }
+        .into_any(),
         Answering::Ambiguous { claims } => view! {
             <p class="hint ambiguous">{format!(
                 "Claimed by {claims} connections at once: the relay refuses answers to this session until only one is left."

@@ -19,12 +19,13 @@ fn RelayChips() -> impl IntoView {
     let console = expect_context::<Console>();
     view! {
         <ul class="relays" aria-label="Relays">
-            <For each=move || console.relays.get() key=|r| super::key((r.id, &r.words, &r.principal)) let:r>
+            <For each=move || console.relays.get() key=|r| super::key((r.id, &r.words, &r.principal, r.may_command)) let:r>
                 <li class="chip" data-relay=r.label.clone() data-state=r.link.token() title=r.detail.clone().unwrap_or_default()>
                     <span class="dot" aria-hidden="true"></span>
                     <span class="chip-label">{r.label.clone()}</span>
                     <span class="chip-state">{r.words.clone()}</span>
                     {r.principal.clone().map(|p| view! { <span class="chip-as">{format!("as {p}")}</span> })}
+                    {(r.may_command == Some(false)).then(|| view! { <span class="chip-as chip-read-only">"read-only"</span> })}
                 </li>
             </For>
         </ul>

@@ -7,8 +7,8 @@
 // older one, to see a check fail); E2E_ONLY=words runs only the checks
 // whose names contain them.
 
-import { randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { ROOT, Relay, Steps, TestAgent, browser, cardIn, check, freePort, sleep, until } from './lib.mjs';
 
 const SHOTS = `${ROOT}target/console-e2e`;
@@ -263,6 +263,54 @@ try {
       await ctx.close();
     }
   });
+
+  // 5. A viewer sees requests read-only.
+  const people = ['ops-viewer viewer', 'ops-olga operator,viewer'].map((line) => {
+    const [name, roles] = line.split(' ');
+    return { name, roles, token: `${name}-${randomBytes(8).toString('hex')}` };
+  });
+  const [viewer, operator] = people;
+  const credentials = `${SHOTS}/trust.credentials`;
+  writeFileSync(credentials, people.map((p) => `${p.name} ${p.roles} ${createHash('sha256').update(p.token).digest('hex')}\n`).join(''));
+  await step('390x844: a viewer sees requests read-only, with no answer buttons, and no session commands; an operator of the same relay answers', async () => {
+    const agent = await agentWith('e2e-viewer', 'Viewer');
+    const q = agent.ask('Viewer: restart the billing workers?', undefined, { severity: 'error' });
+    const v = await open(PHONE, { as: viewer.token });
+    try {
+      const c = cardIn(v.page, q.data.prompt);
+      await c.waitFor({ timeout: 10_000 });
+      await sleep(500);
+      check((await c.locator('button.option').count()) === 0, 'no answer buttons for a viewer');
+      check((await c.locator('form.reply, form.form-answer, button.open-form').count()) === 0, 'no reply box or form either');
+      const note = (await c.locator('.read-only').textContent({ timeout: 3_000 })).trim();
+      check(note.includes('ops-viewer') && /watch/.test(note) && /not answer/.test(note), `the card says why: ${note}`);
+      const chip = (await v.page.locator('.chip[data-state="live"]').textContent()).replace(/\s+/g, ' ');
+      check(chip.includes('as ops-viewer') && chip.includes('read-only'), `the chip says so: ${chip}`);
+      await v.page.screenshot({ path: `${SHOTS}/viewer-390x844.png` });
+      await v.page.goto(`${relay.base}/#/session/${encodeURIComponent(agent.source)}/${encodeURIComponent(agent.session)}`);
+      const why = await v.page.locator('section.controls [data-controls]').textContent({ timeout: 5_000 });
+      check(/read-only/i.test(why), `the session offers no commands, and says why: ${why}`);
+      check((await v.page.locator('section.controls button').count()) === 0, 'no session command buttons');
+      check(agent.commands.length === 0, 'nothing was sent');
+      const o = await open(PHONE, { as: operator.token });
+      try {
+        const oc = cardIn(o.page, q.data.prompt);
+        await oc.waitFor({ timeout: 10_000 });
+        await sleep(700);
+        await oc.locator('button.option[data-option="deny"]').tap();
+        await oc.locator('.hold button.send-now').waitFor({ timeout: 3_000 });
+        await sleep(600);
+        await oc.locator('.hold button.send-now').tap();
+        await until(() => agent.commands.length === 1, 'the operator answered', 5_000);
+        check(agent.commands[0].agent === 'ops-olga', `under the operator's name: ${agent.commands[0].agent}`);
+      } finally {
+        await o.ctx.close();
+      }
+    } finally {
+      agent.drop();
+      await v.ctx.close();
+    }
+  }, { args: ['--credentials', credentials] });
 
   await steps.step('no page errors', async () => {
     check(pageErrors.length === 0, `page errors: ${pageErrors.join(' | ')}`);

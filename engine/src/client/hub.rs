@@ -156,6 +156,10 @@ pub enum HubError {
     /// The relay's socket is not draining; the command was not sent.
     #[error("relay `{relay}` is not keeping up; the command was not sent")]
     Backpressure { relay: String },
+    /// The relay said this connection's credential may watch but not
+    /// command (it holds no `operator` role); the command was not sent.
+    #[error("relay `{relay}` lets this credential watch, not command; the command was not sent")]
+    NotPermitted { relay: String },
     #[error(transparent)]
     Command(CommandError),
     /// `command` takes vendor types `x.{vendor}.control.{verb}`.
@@ -581,6 +585,23 @@ impl Hub {
         self.roster(relay).filter(move |e| e.session == session)
     }
 
+    /// Whether `relay` lets this connection send commands, as its hello
+    /// said (`None`: it did not say, or has not greeted yet).
+    pub fn may_command(&self, relay: RelayId) -> Option<bool> {
+        self.relays.get(relay)?.conn.peer_hello()?.capabilities.may_command()
+    }
+
+    /// Whether an answer to `request` may be sent at all: `Some(false)` when
+    /// the relay it would go through said this credential may not command
+    /// (a viewer's console shows requests read-only); `None` when that is
+    /// not known yet.
+    pub fn may_answer(&self, request: &str) -> Option<bool> {
+        let card = self.store.cards().find(|c| c.id() == request)?;
+        let hint = card.request().and_then(|r| r.relay.as_deref()).and_then(|l| self.relay_id(l));
+        let relay = self.route(&card.session().name, None, hint).ok()?;
+        self.may_command(relay)
+    }
+
     /// The relay a command of ours was (last) sent through.
     pub fn command_relay(&self, id: &str) -> Option<RelayId> {
         self.command_relays.get(id).copied()
@@ -729,6 +750,9 @@ impl Hub {
         let r = &mut self.relays[relay];
         if r.conn.state() != &State::Live {
             return Err(HubError::NotLive { relay: r.label.clone(), state: r.conn.state().clone() });
+        }
+        if r.conn.peer_hello().and_then(|h| h.capabilities.may_command()) == Some(false) {
+            return Err(HubError::NotPermitted { relay: r.label.clone() });
         }
         if let Some(watch) = &mut r.outcomes {
             watch.watch(&mut r.conn, event.id());
