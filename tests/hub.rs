@@ -635,3 +635,38 @@ fn a_viewer_is_told_so_and_its_answers_are_refused_before_anything_is_sent() {
     h.relay(A, Frame::Event(permission("R1", "s1", 1)));
     assert_eq!((h.hub.may_command(A), h.hub.may_answer("R1")), (None, None));
 }
+
+#[test]
+fn a_session_the_live_rosters_leave_out_is_unreachable_until_its_agent_emits_again() {
+    use aep_engine::client::hub::Reach;
+    let mut h = Harness::new(&["a"], None);
+    h.connect_all(vec![vec![entry("s1", None)]]);
+    assert_eq!(h.hub.reach("s1"), Reach::Listed { claims: 1 });
+    assert_eq!(h.hub.reach("gone"), Reach::Unlisted);
+    // The relay goes away: what its roster said is no longer known.
+    h.hub.handle_closed(A, h.now, 1012, "restarting");
+    h.flush();
+    assert_eq!(h.hub.reach("s1"), Reach::Unknown);
+    h.advance(30_000);
+    h.hub.handle_open(A, h.now);
+    h.relay(A, relay_hello());
+    let sent = h.take_sent(A);
+    let sub = sent.iter().find_map(|f| if let Frame::Subscribe(s) = f { Some(s.id.clone()) } else { None });
+    h.relay(A, Frame::Subscribed { id: sub.unwrap() });
+    assert_eq!(h.hub.reach("s1"), Reach::Unknown, "live again, not yet answered");
+    let ask = roster_request(&sent).expect("asked once live");
+    h.relay(A, Frame::Roster { id: ask, entries: vec![] });
+    assert_eq!(h.hub.reach("s1"), Reach::Unlisted, "its agent did not come back");
+    // It comes back and emits: the roster is asked again, once a second.
+    h.relay(A, Frame::Event(agent_event("P1", "progress.status", "s1", 5, json!({}))));
+    let again = roster_request(&h.take_sent(A)).expect("an event from an unlisted session asks again");
+    h.relay(A, Frame::Event(agent_event("P2", "progress.status", "s3", 1, json!({}))));
+    assert!(roster_request(&h.take_sent(A)).is_none(), "one request in flight");
+    h.relay(A, Frame::Roster { id: again, entries: vec![entry("s1", None)] });
+    assert_eq!(h.hub.reach("s1"), Reach::Listed { claims: 1 });
+    h.relay(A, Frame::Event(agent_event("P3", "progress.status", "s3", 2, json!({}))));
+    assert!(roster_request(&h.take_sent(A)).is_none(), "not more than once a second");
+    h.advance(1_000);
+    h.relay(A, Frame::Event(agent_event("P4", "progress.status", "s3", 3, json!({}))));
+    assert!(roster_request(&h.take_sent(A)).is_some());
+}

@@ -2,7 +2,7 @@
 //! kept as data, next to where it came from), how it can be answered, and
 //! what has happened to it since.
 
-use aep_engine::client::hub::Hub;
+use aep_engine::client::hub::{Hub, Reach};
 use aep_engine::protocol::form::{Choice, FieldSpec};
 use aep_engine::protocol::vocabulary::types;
 use aep_engine::store::{self, Card, CardRef, CardStatus, Closure, Resolution};
@@ -33,6 +33,9 @@ pub enum Answering {
     /// The relay said this console's credential may watch, not answer (a
     /// viewer): the request is shown read-only.
     ReadOnly,
+    /// No live relay's roster lists the session: its agent is not
+    /// connected, so no answer can reach it now (`hub::Reach::Unlisted`).
+    Unreachable,
 }
 
 impl Answering {
@@ -46,6 +49,7 @@ impl Answering {
             Answering::Unknown => "unknown",
             Answering::Ambiguous { .. } => "ambiguous",
             Answering::ReadOnly => "read-only",
+            Answering::Unreachable => "unreachable",
         }
     }
 }
@@ -432,6 +436,7 @@ pub fn view(hub: &Hub, c: &Card) -> CardView {
     let answering = match r {
         None => Answering::Unknown,
         Some(r) if r.accepts_control() && hub.may_answer(c.id()) == Some(false) => Answering::ReadOnly,
+        Some(r) if r.accepts_control() && hub.reach(&c.session().name) == Reach::Unlisted => Answering::Unreachable,
         Some(r) if claims > 1 && r.accepts_control() => Answering::Ambiguous { claims },
         Some(r) if !r.accepts_control() => Answering::Elsewhere(
             r.respond_via

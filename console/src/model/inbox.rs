@@ -7,7 +7,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use aep_engine::client::hub::Hub;
+use aep_engine::client::hub::{Hub, Reach};
 use aep_engine::order;
 use aep_engine::store::{Card, CardRef, SessionKey};
 use aep_engine::UnixMs;
@@ -27,6 +27,10 @@ pub struct Waiting {
     /// This console can answer it (the agent takes answers by control, and
     /// the request itself was seen); others are for information only.
     pub answerable: bool,
+    /// No live relay's roster lists its session: its agent is not
+    /// connected, so nobody can answer it now, and it is not counted as
+    /// waiting.
+    pub unreachable: bool,
     /// Agent-authored, for the information-only list.
     pub prompt: Option<String>,
 }
@@ -100,8 +104,14 @@ pub fn waiting(hub: &Hub, c: &Card) -> Waiting {
             .map(|k| k.as_str().to_owned())
             .unwrap_or_default(),
         answerable: answerable(c),
+        unreachable: unreachable(hub, c),
         prompt: c.request().and_then(|r| r.prompt.clone()),
     }
+}
+
+/// Whether the card's agent is known not to be connected.
+pub fn unreachable(hub: &Hub, c: &Card) -> bool {
+    hub.reach(&c.session().name) == Reach::Unlisted
 }
 
 /// Whether this console can answer the card at all.
@@ -299,8 +309,8 @@ pub struct Tracker {
 /// What one refresh found.
 #[derive(Debug)]
 pub struct Refresh {
-    /// The waiting cards this console can answer, in the inbox order:
-    /// what the count, the badge and the title say.
+    /// The waiting cards this console can answer (their agent connected),
+    /// in the inbox order: what the count, the badge and the title say.
     pub order: Vec<CardRef>,
     /// The list as drawn.
     pub rows: Vec<Row>,
@@ -332,9 +342,10 @@ impl Tracker {
                 }
             };
             alive.insert(r.clone(), since);
-            order.push((r.clone(), answerable(c)));
+            order.push((r.clone(), answerable(c) && !unreachable(hub, c)));
         }
-        // What can be answered here comes first; the rest is information.
+        // What can be answered here comes first; the rest is information,
+        // or waits for its agent to come back.
         let (mut order, others): (Vec<_>, Vec<_>) = order.into_iter().partition(|(_, a)| *a);
         let answerable_count = order.len();
         order.extend(others);

@@ -774,6 +774,28 @@ fn a_first_catch_up_is_the_list_most_urgent_first_not_arrivals_above_the_reader(
 }
 
 #[test]
+fn a_request_whose_agent_no_relay_lists_is_marked_unreachable_and_not_counted() {
+    use super::inbox::{Row, Tracker};
+    let mut r = with_session();
+    let mut list = Tracker::default();
+    assert_eq!(list.refresh(&r.hub, r.now).order.len(), 1, "its agent is listed: it waits for you");
+    // A fresh roster leaves the session out: its agent is not connected.
+    r.hub.request_roster(0).unwrap();
+    r.drain();
+    r.roster_of(vec![]);
+    let refresh = list.refresh(&r.hub, r.now);
+    assert!(refresh.order.is_empty(), "not counted as waiting");
+    assert!(matches!(&refresh.rows[..], [Row::Waiting(w)] if w.unreachable && w.answerable));
+    assert_eq!(r.card("REQ1").answering, Answering::Unreachable, "no answer offered");
+    // Its agent is back: the roster lists it again.
+    r.hub.request_roster(0).unwrap();
+    r.drain();
+    r.roster(&["control.attention.respond"]);
+    assert_eq!(list.refresh(&r.hub, r.now).order.len(), 1);
+    assert_eq!(r.card("REQ1").answering, Answering::Options);
+}
+
+#[test]
 fn information_only_requests_are_not_counted_and_come_after_what_can_be_answered() {
     use super::inbox::{Row, Tracker};
     let mut r = with_session();

@@ -316,6 +316,12 @@ pub fn AnswerArea(card: RwSignal<CardView>, #[prop(optional)] expanded: Option<R
             <p class="hint read-only">{move || read_only_words(&console.me())}</p>
         }
         .into_any(),
+        Answering::Unreachable => view! {
+            <p class="hint unreachable">
+                "Its agent is not connected to a relay right now, so no answer can reach it. It stays here in case the agent comes back."
+            </p>
+        }
+        .into_any(),
         Answering::Ambiguous { claims } => view! {
             <p class="hint ambiguous">{format!(
                 "Claimed by {claims} connections at once: the relay refuses answers to this session until only one is left."

@@ -175,7 +175,7 @@ pub fn Inbox() -> impl IntoView {
     // Only what this console can answer is in the list; the rest waits
     // in a quieter place below it.
     let answerable = |r: &Row| match r {
-        Row::Waiting(w) => w.answerable,
+        Row::Waiting(w) => w.answerable && !w.unreachable,
         Row::Settled(c) => !matches!(c.answering, Answering::Elsewhere(_) | Answering::Unknown),
     };
     let placed = Memo::new(move |_| {
@@ -228,7 +228,7 @@ pub fn Inbox() -> impl IntoView {
         console.filter.with(|f| {
             console
                 .rows
-                .with(|all| all.iter().filter(|r| matches!(r, Row::Waiting(w) if w.answerable) && f.admits(r)).count())
+                .with(|all| all.iter().filter(|r| answerable(r) && matches!(r, Row::Waiting(_)) && f.admits(r)).count())
         })
     });
     // Memos, so the list is drawn again only when these change, not with
@@ -300,30 +300,75 @@ pub fn Inbox() -> impl IntoView {
                 on:click=move |_| shown.update(|s| *s += PAGE)>
                 {move || format!("Show more ({} not shown)", matching.get() - shown.get().min(matching.get()))}
             </button>
-            {move || {
-                let others: Vec<Waiting> = console.rows.with(|rows| {
-                    rows.iter()
-                        .filter_map(|r| match r {
-                            Row::Waiting(w) if !w.answerable => Some(w.clone()),
-                            _ => None,
-                        })
-                        .collect()
-                });
-                (!others.is_empty()).then(|| view! { <Elsewhere others=others /> })
-            }}
+            <Aside kind=Aside::Unreachable />
+            <Aside kind=Aside::Elsewhere />
         </section>
     }
 }
 
-/// Requests this console cannot answer (their answer travels another
-/// way, or the request itself was not seen): listed for information, one
-/// line each, not counted as waiting for you.
+/// The quieter lists below the inbox, of requests nobody can answer from
+/// here: listed one line each, not counted as waiting for you.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Aside {
+    /// Their agent is not connected: an answer could not reach it now.
+    Unreachable,
+    /// Their answer travels another way, or the request itself was not seen.
+    Elsewhere,
+}
+
+impl Aside {
+    fn holds(self, w: &Waiting) -> bool {
+        match self {
+            Aside::Unreachable => w.answerable && w.unreachable,
+            Aside::Elsewhere => !w.answerable,
+        }
+    }
+
+    /// Its class, heading and hint.
+    fn words(self) -> (&'static str, &'static str, &'static str) {
+        match self {
+            Aside::Unreachable => (
+                "unreachable-list",
+                "Agent not connected ",
+                "No relay lists these agents now, so an answer cannot reach them. They move up if their agent comes back.",
+            ),
+            Aside::Elsewhere => ("elsewhere-list", "Answered elsewhere ", "For information: answered in the agent's own interface."),
+        }
+    }
+}
+
 #[component]
-fn Elsewhere(others: Vec<Waiting>) -> impl IntoView {
+fn Aside(kind: Aside) -> impl IntoView {
+    let console = expect_context::<Console>();
+    let (class, title, hint) = kind.words();
+    let title_id = format!("{class}-title");
+    let others = move || {
+        console.rows.with(|rows| {
+            rows.iter()
+                .filter_map(|r| match r {
+                    Row::Waiting(w) if kind.holds(w) => Some(w.clone()),
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+        })
+    };
     view! {
-        <section class="elsewhere-list" aria-labelledby="elsewhere-title">
-            <h2 id="elsewhere-title">"Answered elsewhere " <span class="count">{others.len()}</span></h2>
-            <p class="hint">"For information: answered in the agent's own interface."</p>
+        {move || {
+            let others = others();
+            (!others.is_empty()).then(|| view! {
+                <section class=format!("aside-list {class}") aria-labelledby=title_id.clone()>
+                    <h2 id=title_id.clone()>{title} <span class="count">{others.len()}</span></h2>
+                    <p class="hint">{hint}</p>
+                    <AsideRows others=others />
+                </section>
+            })
+        }}
+    }
+}
+
+#[component]
+fn AsideRows(others: Vec<Waiting>) -> impl IntoView {
+    view! {
             <ul>
                 {others.into_iter().map(|w| view! {
                     <li class="info-row" data-request=w.key.request.to_string()>
@@ -333,7 +378,6 @@ fn Elsewhere(others: Vec<Waiting>) -> impl IntoView {
                     </li>
                 }).collect_view()}
             </ul>
-        </section>
     }
 }
 

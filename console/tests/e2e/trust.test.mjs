@@ -264,6 +264,59 @@ try {
     }
   });
 
+  // 4. Requests nobody can answer do not look live.
+  await step('390x844: after a relay restart, requests of agents that did not come back are marked unreachable before any tap and not counted; the closing banner goes once reconnected', async () => {
+    // One agent comes back after the restart, as a real one does (and
+    // speaks again); the other is gone for good.
+    const back = new TestAgent({ relay, agent: 'e2e-comes-back', reconnect: true });
+    await back.connect();
+    back.start('Comes back');
+    const gone = await agentWith('e2e-gone-for-good', 'Gone for good');
+    const qb = back.ask('Restart: rotate the staging logs?', undefined, { severity: 'warning' });
+    const qg = gone.ask('Restart: drop the old replica?', undefined, { severity: 'critical' });
+    const { ctx, page } = await open(PHONE);
+    try {
+      await cardIn(page, qb.data.prompt).waitFor({ timeout: 10_000 });
+      await cardIn(page, qg.data.prompt).waitFor({ timeout: 10_000 });
+      const count = async () => (await page.locator('#inbox-title .count').textContent()).trim();
+      check((await count()) === '2', `both wait at first (${await count()})`);
+      gone.drop();
+      await sleep(300);
+      await relay.stop();
+      const closing = page.locator('.banners [data-notice="closing"]');
+      await closing.waitFor({ timeout: 10_000 });
+      relay = new Relay({ port: relay.port, token, demo: false, staticDir: relay.staticDir });
+      await relay.start();
+      await until(() => back.ws.readyState === 1, 'the agent that comes back is connected again', 15_000);
+      back.emit('progress.status', { message: 'back after the relay restarted' }, { run: 'run-e2e' });
+      await page.locator('.chip[data-state="live"]').waitFor({ timeout: 30_000 });
+      // Before anyone taps: the gone agent's request is said to be
+      // unreachable, with no buttons, and not counted.
+      const marked = page.locator(`main .unreachable-list li[data-request="${qg.id}"]`);
+      await marked.waitFor({ timeout: 10_000 });
+      check((await page.locator(`main ol.cards article.card[data-request="${qg.id}"]`).count()) === 0, 'not among the cards to answer');
+      const words = (await page.locator('main .unreachable-list').textContent()).replace(/\s+/g, ' ');
+      check(/not connected/.test(words), `said plainly: ${words}`);
+      await until(async () => (await count()) === '1', 'only what can be answered is counted', 5_000);
+      check((await page.title()).startsWith('(1) '), `the title counts it too: ${await page.title()}`);
+      await until(async () => (await closing.count()) === 0, 'the "closing the connection" banner goes once reconnected', 5_000);
+      await page.screenshot({ path: `${SHOTS}/after-restart-390x844.png` });
+      // The request of the agent that came back still answers.
+      const cb = cardIn(page, qb.data.prompt);
+      await until(async () => (await cb.locator('button.option[data-option="deny"]').count()) === 1, 'the agent that came back is answerable', 10_000);
+      await sleep(500);
+      await cb.locator('button.option[data-option="deny"]').tap();
+      await cb.locator('.hold button.send-now').waitFor({ timeout: 3_000 });
+      await sleep(600);
+      await cb.locator('.hold button.send-now').tap();
+      await until(() => back.commands.length === 1, 'its answer reached it', 5_000);
+      check(gone.commands.length === 0, 'nothing went to the agent that is gone');
+    } finally {
+      back.drop();
+      await ctx.close();
+    }
+  });
+
   // 5. A viewer sees requests read-only.
   const people = ['ops-viewer viewer', 'ops-olga operator,viewer'].map((line) => {
     const [name, roles] = line.split(' ');
