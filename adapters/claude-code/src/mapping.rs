@@ -32,6 +32,7 @@
 use std::collections::HashMap;
 
 use aep_engine::protocol::ids::Draft;
+use aep_engine::Severity;
 use aep_engine::protocol::vocabulary::types;
 use serde_json::{json, Map, Value};
 
@@ -176,7 +177,10 @@ impl Mapper {
                 in_run(Draft::new(types::TOOL_DENIED)).data(json!({ "tool": tool(), "by": "policy" }))
             }
             "PermissionRequest" => {
-                let request = in_run(Draft::new(types::ATTENTION_REQUESTED)).data(permission_request(hook));
+                let mut request = in_run(Draft::new(types::ATTENTION_REQUESTED)).data(permission_request(hook));
+                if destructive_because(hook).is_some() {
+                    request = request.severity(Severity::Warning);
+                }
                 return Plan::Ask { before: out, session, request, kind: AskKind::Permission };
             }
             "Elicitation" => {
@@ -295,8 +299,15 @@ fn as_object(v: &Value) -> Value {
     }
 }
 
+/// Why approving the hook's tool use cannot be undone, if it cannot
+/// ([`crate::grade`]).
+fn destructive_because(hook: &HookInput) -> Option<&'static str> {
+    crate::grade::destructive(hook.tool_name.as_deref().unwrap_or_default(), hook.tool_input.as_ref(), hook.cwd.as_deref())
+}
+
 /// A permission request: the tool and exactly what it would do, so a
-/// person can decide from the prompt alone.
+/// person can decide from the prompt alone; marked destructive (with why)
+/// when approving it cannot be undone.
 fn permission_request(hook: &HookInput) -> Value {
     let tool = hook.tool_name.as_deref().unwrap_or("a tool");
     let mut data = json!({
@@ -306,6 +317,10 @@ fn permission_request(hook: &HookInput) -> Value {
         "respond_via": ["control"],
     });
     let mut context = json!({ "tool": tool });
+    if let Some(why) = destructive_because(hook) {
+        data["destructive"] = true.into();
+        context["destructive_because"] = why.into();
+    }
     if let Some(input) = &hook.tool_input {
         context["tool_input"] = input.clone();
     }
@@ -377,6 +392,23 @@ mod tests {
     fn a_bash_prompt_names_the_tool_and_the_exact_command() {
         let input = json!({ "command": "rm -rf build/", "description": "clean" });
         assert_eq!(permission_prompt("Bash", Some(&input)), "Bash: rm -rf build/");
+    }
+
+    #[test]
+    fn a_destructive_permission_is_a_warning_marked_destructive_and_a_plain_one_is_not() {
+        let mut m = Mapper::new();
+        let ask = |m: &mut Mapper, input: Value| {
+            let h = hook(json!({"hook_event_name": "PermissionRequest", "session_id": "s1", "cwd": "/work/app",
+                "tool_name": "Bash", "tool_input": input}));
+            let Plan::Ask { request, .. } = m.plan(&h) else { panic!() };
+            let who = aep_engine::protocol::ids::Identity::new("aep://h/agent/claude-code", AGENT);
+            let e = request.session("s1").seq(9).build(&who, "01J0000000000000000000000A", aep_engine::UnixMs(0)).unwrap();
+            (e.severity(), e.data_field("destructive").cloned(), e.data_field("context").and_then(|c| c.get("destructive_because")).cloned())
+        };
+        let (severity, destructive, why) = ask(&mut m, json!({ "command": "rm -rf build/" }));
+        assert_eq!((severity, destructive, why), (Severity::Warning, Some(json!(true)), Some(json!("removes recursively"))));
+        let (severity, destructive, _) = ask(&mut m, json!({ "command": "ls -la" }));
+        assert_eq!((severity, destructive), (Severity::Info, None));
     }
 
     #[test]

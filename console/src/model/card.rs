@@ -136,6 +136,8 @@ pub struct CardView {
     pub source: String,
     pub session: String,
     pub session_label: Option<String>,
+    /// The session's working directory, when its agent said (agent-authored).
+    pub cwd: Option<String>,
     pub run: Option<String>,
     /// The request's own `subject` (typically the tool).
     pub subject: Option<String>,
@@ -181,6 +183,15 @@ impl CardView {
             .and_then(|c| c.at)
             .or(self.answer.as_ref().and_then(|a| a.at))
             .unwrap_or(self.raised_at)
+    }
+
+    /// Which project asks, in the words a person knows it by: the
+    /// session's label, else the last folder of its working directory.
+    pub fn project(&self) -> Option<String> {
+        self.session_label.clone().or_else(|| {
+            let cwd = self.cwd.as_deref()?.trim_end_matches(['/', '\\']);
+            cwd.rsplit(['/', '\\']).next().filter(|s| !s.is_empty()).map(str::to_owned)
+        })
     }
 
     /// `permission · warning`.
@@ -493,6 +504,7 @@ pub fn view(hub: &Hub, c: &Card) -> CardView {
         session_label: session
             .and_then(|s| s.started())
             .and_then(|s| s.label.clone()),
+        cwd: session.and_then(|s| s.started()).and_then(|s| s.cwd.clone()),
         run: r.and_then(|r| r.run.clone()),
         subject: r.and_then(|r| r.subject.clone()),
         relay: r.and_then(|r| r.relay.as_deref().map(str::to_owned)),

@@ -176,6 +176,18 @@ fn with_session() -> Relay {
 }
 
 #[test]
+fn a_card_names_the_project_that_asks() {
+    let mut r = Relay::new();
+    r.event(json!({ "id": "E0", "type": "session.started", "seq": 0, "capture": "redacted",
+        "data": { "cwd": "/home/dev/payments-api/" } }));
+    ask(&mut r, "Q", 1, "warning", json!({}));
+    let v = r.card("Q");
+    assert_eq!((v.project().as_deref(), v.cwd.as_deref()), (Some("payments-api"), Some("/home/dev/payments-api/")), "its folder, without a label");
+    let r = with_session();
+    assert_eq!(r.card("REQ1").project().as_deref(), Some("Fix the tests"), "the label the agent gave it");
+}
+
+#[test]
 fn a_permission_card_keeps_agent_text_and_its_provenance() {
     let r = with_session();
     let v = r.card("REQ1");

@@ -35,6 +35,7 @@ pub fn Provenance(card: CardView) -> impl IntoView {
         <dl class="provenance">
             {move || several().then(|| view! { <div data-prov="relay"><dt>"Relay"</dt><dd>{relay.clone()}</dd></div> })}
             <div data-prov="session"><dt>"Session"</dt><dd><a href=session_href>{session_words}</a></dd></div>
+            {card.cwd.clone().map(|d| view! { <div data-prov="cwd"><dt>"Directory"</dt><dd class="mono">{d}</dd></div> })}
             {card.run.clone().map(|r| view! { <div data-prov="run"><dt>"Run"</dt><dd class="mono">{r}</dd></div> })}
             {card.subject.clone().map(|s| view! { <div data-prov="subject"><dt>"Subject"</dt><dd class="mono">{s}</dd></div> })}
         </dl>
@@ -132,6 +133,11 @@ pub fn CardItem(card: ArcRwSignal<CardView>) -> impl IntoView {
                 </button>
                 <p class="card-line">
                     <span class="card-agent" title=c.source.clone()>{c.agent.clone()}</span>
+                    {c.project().map(|p| view! {
+                        <span class="card-project" title=c.cwd.clone().unwrap_or_else(|| c.session.clone())>
+                            <span class="sr-only">"in "</span>{p}
+                        </span>
+                    })}
                     <span class="age" title=clock::time_of_day(raised)>
                         {move || format!("raised {}", clock::ago(console.now.get(), raised))}
                     </span>

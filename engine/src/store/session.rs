@@ -76,6 +76,9 @@ pub struct SessionStart {
     pub label: Option<String>,
     /// Lineage: the parent session's name, for subagent sessions.
     pub parent: Option<String>,
+    /// The working directory it runs in (agent-authored): the project a
+    /// person knows it by.
+    pub cwd: Option<String>,
 }
 
 /// The session's `session.ended`.
@@ -326,6 +329,7 @@ impl Session {
                     event_id: e.id().to_owned(),
                     time: e.time().to_owned(),
                     label: e.data_str("label").map(Cow::into_owned),
+                    cwd: e.data_str("cwd").map(Cow::into_owned),
                     parent: parent
                         .and_then(|p| envelope::as_str(envelope::member(p.get(), "session")?))
                         .map(Cow::into_owned),
