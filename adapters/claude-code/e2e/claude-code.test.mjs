@@ -145,6 +145,10 @@ try {
     await c.locator('button.option[data-option="allow"]').tap();
     const { code } = await run.done;
     check(existsSync(`${dir}/allowed.txt`), 'the file the command writes exists');
+    // The settled row says who allowed it and how the command then ended.
+    const row = page.locator('main article.settled', { hasText: `touch ${dir}/allowed.txt` }).first();
+    await until(async () => /Allowed by .* Bash ran and completed/.test(await row.locator('.outcome').textContent().catch(() => '')),
+      'the row says the allowed command ran and completed', 10_000);
     const result = await resultFor('toolu_e2e_1', seen);
     check(!result.error, `the model got the tool's own result (${result.content})`);
     check(code === 0, `claude exited 0 (${code})`);

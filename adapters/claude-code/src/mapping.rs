@@ -80,6 +80,9 @@ struct SessionMemory {
     run: Option<String>,
     runs: u64,
     heard: u64,
+    /// The latest `PreToolUse`: the tool, its input and its call id. The
+    /// permission Claude Code then asks for is about that call.
+    asking: Option<(String, Option<Value>, String)>,
 }
 
 /// The adapter's memory of the sessions it has seen.
@@ -152,6 +155,10 @@ impl Mapper {
                 }
             }
             "PreToolUse" => {
+                if let (Some(memory), Some(call)) = (self.sessions.get_mut(&session), &hook.tool_use_id) {
+                    let name = hook.tool_name.clone().unwrap_or_default();
+                    memory.asking = Some((name, hook.tool_input.clone(), call.clone()));
+                }
                 let mut data = json!({ "tool": tool() });
                 if let Some(input) = &hook.tool_input {
                     data["args"] = as_object(input);
@@ -180,6 +187,11 @@ impl Mapper {
                 let mut request = in_run(Draft::new(types::ATTENTION_REQUESTED)).data(permission_request(hook));
                 if destructive_because(hook).is_some() {
                     request = request.severity(Severity::Warning);
+                }
+                // About which tool call: its `tool.completed` (or `.failed`)
+                // names the same call id, so a console can say how it ended.
+                if let Some(call) = self.call_asked_about(&session, hook) {
+                    request = request.subject(call);
                 }
                 return Plan::Ask { before: out, session, request, kind: AskKind::Permission };
             }
@@ -243,6 +255,17 @@ impl Mapper {
         };
         out.push(emission(&session, draft));
         Plan::Observe(out)
+    }
+
+    /// The tool call a `PermissionRequest` is about: its own `tool_use_id`,
+    /// else the latest `PreToolUse` of the session for the same tool and
+    /// input.
+    fn call_asked_about(&self, session: &str, hook: &HookInput) -> Option<String> {
+        if let Some(id) = hook.tool_use_id.clone().filter(|id| !id.is_empty()) {
+            return Some(id);
+        }
+        let (name, input, call) = self.sessions.get(session)?.asking.as_ref()?;
+        (Some(name.as_str()) == hook.tool_name.as_deref() && input.as_ref() == hook.tool_input.as_ref()).then(|| call.clone())
     }
 
     fn mint_run(&mut self) -> String {
@@ -409,6 +432,23 @@ mod tests {
         assert_eq!((severity, destructive, why), (Severity::Warning, Some(json!(true)), Some(json!("removes recursively"))));
         let (severity, destructive, _) = ask(&mut m, json!({ "command": "ls -la" }));
         assert_eq!((severity, destructive), (Severity::Info, None));
+    }
+
+    #[test]
+    fn a_permission_names_the_tool_call_it_is_about() {
+        let mut m = Mapper::new();
+        let input = json!({ "command": "rm -rf build/" });
+        let pre = hook(json!({"hook_event_name": "PreToolUse", "session_id": "s1", "tool_name": "Bash", "tool_input": input, "tool_use_id": "toolu_1"}));
+        assert!(matches!(m.plan(&pre), Plan::Observe(_)));
+        let ask = |m: &mut Mapper, input: Value| {
+            let h = hook(json!({"hook_event_name": "PermissionRequest", "session_id": "s1", "tool_name": "Bash", "tool_input": input}));
+            let Plan::Ask { request, .. } = m.plan(&h) else { panic!() };
+            let who = aep_engine::protocol::ids::Identity::new("aep://h/agent/claude-code", AGENT);
+            let e = request.session("s1").seq(9).build(&who, "01J0000000000000000000000A", aep_engine::UnixMs(0)).unwrap();
+            e.subject().map(str::to_owned)
+        };
+        assert_eq!(ask(&mut m, input.clone()).as_deref(), Some("toolu_1"));
+        assert_eq!(ask(&mut m, json!({ "command": "ls" })), None, "another call's input: not that call");
     }
 
     #[test]

@@ -14,7 +14,7 @@ use aep_engine::store::CardStatus;
 use aep_engine::{Event, UnixMs};
 use serde_json::{json, Map, Value};
 
-use super::card::{self, Answering};
+use super::card::{self, Answering, Tone};
 use super::command::Phase;
 use super::{notice, session, timeline};
 
@@ -236,10 +236,8 @@ fn an_answer_is_followed_from_sent_to_done_and_the_card_closes() {
         v.commands[0].phase,
         Phase::Done("attention.answered".into())
     );
-    assert_eq!(
-        v.outcome_words(&[]),
-        "Allowed: it goes ahead \u{b7} Answered: Allow by aep-console via control \u{b7} Resolved (answered) after 1.2 s"
-    );
+    assert_eq!(v.outcome_words(&[]), "Allowed by aep-console \u{2014} it goes ahead");
+    assert_eq!(v.outcome_words(&["aep-console".to_owned()]), "Allowed by you (aep-console) \u{2014} it goes ahead");
 }
 
 #[test]
@@ -840,14 +838,67 @@ fn settled_cards_say_whether_the_thing_will_happen_and_colour_only_what_went_as_
     r.event(json!({ "id": "W3", "type": "attention.resolved", "seq": 8, "subject": "REF", "data": { "resolution": "dismissed" } }));
     r.event(json!({ "id": "W4", "type": "attention.timeout", "seq": 9, "subject": "LATE", "data": {} }));
     let gone = r.card("GONE");
-    assert_eq!(gone.verdict(), ("Withdrawn by the agent: it will not happen", false));
-    assert!(gone.outcome_words(&[]).starts_with("Withdrawn by the agent: it will not happen"), "{}", gone.outcome_words(&[]));
+    assert_eq!(gone.verdict(), ("Withdrawn by the agent \u{2014} it will not happen".to_owned(), Tone::Trouble));
+    assert_eq!(gone.outcome_words(&[]), "Withdrawn by the agent \u{2014} it will not happen");
     let refused = r.card("REF");
     assert!(refused.in_flight(), "a card whose answer the agent refused takes no other answer");
-    assert_eq!(refused.verdict(), ("Refused by the agent: it will not happen", false));
+    assert_eq!(refused.verdict(), ("Refused by the agent \u{2014} it will not happen".to_owned(), Tone::Trouble));
     let late = r.card("LATE");
-    assert_eq!(late.verdict().1, false, "a timeout is not coloured as success");
-    assert!(late.verdict().0.starts_with("Timed out: the agent went on without an answer"));
+    assert_eq!(late.verdict().1, Tone::Trouble, "a timeout is not coloured as success");
+    assert!(late.verdict().0.starts_with("Timed out \u{2014} the agent went on without an answer"));
+}
+
+#[test]
+fn a_settled_card_names_the_decision_who_made_it_and_what_came_of_it() {
+    let mut r = with_session();
+    let me = ["ops-alice".to_owned()];
+    let answered = |r: &mut Relay, id: &str, seq: u64, answer: Value| {
+        r.event(json!({ "id": format!("{id}-A"), "type": "attention.answered", "seq": seq, "subject": id,
+            "data": { "answer": answer, "by": "ops-alice", "via": "control" } }));
+        r.event(json!({ "id": format!("{id}-R"), "type": "attention.resolved", "seq": seq + 1, "subject": id,
+            "data": { "resolution": "answered" } }));
+    };
+    // Denied: not in the colour of success.
+    answered(&mut r, "REQ1", 3, json!({ "option": "deny" }));
+    let v = r.card("REQ1");
+    assert_eq!(v.outcome_words(&me), "Denied by you (ops-alice) \u{2014} it will not happen");
+    assert_eq!(v.verdict().1, Tone::Denied);
+    // A review's "Request changes" is not a denial.
+    r.event(json!({ "id": "REV", "type": "attention.requested", "seq": 5, "run": "r1", "severity": "notice",
+        "data": { "kind": "review", "prompt": "Review the plan",
+                  "options": [{"id": "approve", "label": "Approve"}, {"id": "request_changes", "label": "Request changes"}] } }));
+    answered(&mut r, "REV", 6, json!({ "option": "request_changes" }));
+    let v = r.card("REV");
+    assert_eq!(v.outcome_words(&me), "\u{201c}Request changes\u{201d} by you (ops-alice) \u{2014} the agent goes on with this answer");
+    assert_eq!(v.verdict().1, Tone::Answered);
+    // Allowed, then the tool it asked about ran: how it ended is said.
+    for (id, seq, call, end, data, words, tone) in [
+        ("RUN1", 8, "call-1", "tool.completed", json!({}), "Allowed by you (ops-alice) \u{2014} Bash ran and completed", Tone::Allowed),
+        ("RUN2", 12, "call-2", "tool.failed", json!({ "error": { "message": "exit status 1" } }),
+            "Allowed by you (ops-alice) \u{2014} Bash ran and failed: exit status 1", Tone::Trouble),
+    ] {
+        r.event(json!({ "id": id, "type": "attention.requested", "seq": seq, "run": "r1", "subject": call,
+            "data": { "kind": "permission", "prompt": "rm -rf build/?",
+                      "options": [{"id": "allow", "label": "Allow"}, {"id": "deny", "label": "Deny"}] } }));
+        answered(&mut r, id, seq + 1, json!({ "option": "allow" }));
+        assert_eq!(r.card(id).outcome_words(&me), "Allowed by you (ops-alice) \u{2014} it goes ahead", "before the tool ends");
+        let mut d = json!({ "tool": { "name": "Bash", "call_id": call } });
+        if let (Value::Object(m), Value::Object(x)) = (&mut d, data) {
+            m.extend(x);
+        }
+        r.event(json!({ "id": format!("{id}-T"), "type": end, "seq": seq + 3, "run": "r1", "data": d }));
+        assert_eq!((r.card(id).outcome_words(&me).as_str(), r.card(id).verdict().1), (words, tone));
+    }
+    // A typed refusal keeps its words; an answer given elsewhere says so.
+    r.event(json!({ "id": "WHY", "type": "attention.requested", "seq": 20, "run": "r1",
+        "data": { "kind": "permission", "prompt": "Push?", "options": [{"id": "allow", "label": "Allow"}, {"id": "deny", "label": "Deny"}] } }));
+    answered(&mut r, "WHY", 21, json!({ "option": "deny", "text": "not now" }));
+    assert_eq!(r.card("WHY").outcome_words(&me), "Denied by you (ops-alice): \u{201c}not now\u{201d} \u{2014} it will not happen");
+    r.event(json!({ "id": "OOB", "type": "attention.requested", "seq": 23, "run": "r1",
+        "data": { "kind": "review", "prompt": "Merge?", "respond_via": ["oob"], "options": [{"id": "approve", "label": "Approve"}] } }));
+    r.event(json!({ "id": "OOB-A", "type": "attention.answered", "seq": 24, "subject": "OOB",
+        "data": { "answer": { "option": "approve" }, "by": "octocat", "via": "oob" } }));
+    assert_eq!(r.card("OOB").outcome_words(&me), "Allowed by octocat in the agent's own interface \u{2014} it goes ahead");
 }
 
 #[test]
@@ -939,8 +990,8 @@ fn each_decision_names_its_person_and_its_request_by_one_rule() {
         ]
     );
     // The history: what was answered, and by whom.
-    assert!(r.card("REQ2").outcome_words(&me).contains("Answered: Deny by ops-bob"), "{}", r.card("REQ2").outcome_words(&me));
-    assert!(r.card("REQ1").outcome_words(&me).contains("Answered: Allow by you (ops-alice)"));
+    assert!(r.card("REQ2").outcome_words(&me).contains("Denied by ops-bob"), "{}", r.card("REQ2").outcome_words(&me));
+    assert!(r.card("REQ1").outcome_words(&me).contains("Allowed by you (ops-alice)"));
     // A console connected as someone else marks neither as its own.
     let other = ["ops-carol".to_owned()];
     assert!(session::commands(&r.hub, s).iter().all(|c| !c.who(&other).contains("you")));

@@ -180,7 +180,7 @@ pub fn SettledCard(card: CardView) -> impl IntoView {
             {head}
             <Provenance card=card.clone() />
             <AgentText card=card.clone() />
-            <p class="outcome" data-ok=card.verdict().1.to_string() data-outcome=card.close.as_ref().map(|c| c.how.token()).unwrap_or("answered")>{outcome}</p>
+            <p class="outcome" data-tone=card.verdict().1.token() data-outcome=card.close.as_ref().map(|c| c.how.token()).unwrap_or("answered")>{outcome}</p>
             {(!card.answer.as_ref().map(|a| a.values.is_empty()).unwrap_or(true)).then(|| {
                 let values = card.answer.as_ref().map(|a| a.values.clone()).unwrap_or_default();
                 view! {
@@ -194,8 +194,9 @@ pub fn SettledCard(card: CardView) -> impl IntoView {
     }
 }
 
-/// Where a card settled in the inbox: one line saying what happened, the
-/// commands' life folded away unless something went wrong.
+/// Where a card settled in the inbox: one line saying what was decided, by
+/// whom and what came of it (read whole), what was asked under it, and
+/// the commands' life folded away unless something went wrong.
 #[component]
 pub fn SettledRow(card: CardView) -> impl IntoView {
     let status = card.status.as_str();
@@ -221,14 +222,14 @@ pub fn SettledRow(card: CardView) -> impl IntoView {
             data-overruled=(!card.overruled.is_empty()).to_string()
         >
             <p class="row-line">
-                <span class="outcome" data-ok=card.verdict().1.to_string() data-outcome=card.close.as_ref().map(|c| c.how.token()).unwrap_or("answered") title=title>
+                <span class="outcome" data-tone=card.verdict().1.token() data-outcome=card.close.as_ref().map(|c| c.how.token()).unwrap_or("answered") title=title>
                     {outcome}
                 </span>
-                <span class="row-what">
-                    <a href=session_href>{card.agent.clone()}</a>
-                    ": "
-                    <span class="row-prompt">{card.prompt.clone().unwrap_or_default()}</span>
-                </span>
+            </p>
+            <p class="row-what">
+                <a href=session_href>{card.agent.clone()}</a>
+                ": "
+                <span class="row-prompt">{card.prompt.clone().unwrap_or_default()}</span>
             </p>
             {has_commands.then(|| view! {
                 <details class="what-happened" open=trouble>

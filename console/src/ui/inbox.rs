@@ -388,7 +388,7 @@ fn row_key(row: &Row) -> String {
         Row::Waiting(_) => format!("w|{}", row.request()),
         Row::Settled(c) => {
             let phases: Vec<&str> = c.commands.iter().map(|x| x.phase.token()).collect();
-            format!("s|{}|{:?}|{}|{}", c.id, c.status, phases.join(","), c.overruled.len())
+            format!("s|{}|{:?}|{}|{}|{:?}", c.id, c.status, phases.join(","), c.overruled.len(), c.tool.as_ref().map(|t| t.end))
         }
     }
 }

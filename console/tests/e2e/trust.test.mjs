@@ -365,6 +365,80 @@ try {
     }
   }, { args: ['--credentials', credentials] });
 
+  // 6. A settled card says enough, on a phone too.
+  await step('390x844: a settled card\'s one line names the decision, who made it and what came of it, uncut; Denied is not green; "Request changes" is not "Denied"; a tool\'s outcome follows "Allowed"', async () => {
+    const agent = await agentWith('e2e-settled', 'Settled rows');
+    const { ctx, page } = await open(PHONE);
+    try {
+      const denied = agent.ask('Settled: drop the staging database and every snapshot of it?', undefined, { severity: 'warning' });
+      const review = agent.ask('Settled: review the migration plan', [['approve', 'Approve'], ['request_changes', 'Request changes']],
+        { severity: 'notice', data: { kind: 'review' } });
+      const allowed = agent.emit('attention.requested', {
+        kind: 'permission', prompt: 'Bash: rm -rf build/', respond_via: ['control'],
+        options: [{ id: 'allow', label: 'Allow' }, { id: 'deny', label: 'Deny' }],
+      }, { run: 'run-e2e', severity: 'info', subject: 'call-e2e-1' });
+      for (const q of [denied, review, allowed]) await cardIn(page, q.data.prompt).waitFor({ timeout: 10_000 });
+      await sleep(800);
+      const answer = async (q, option) => {
+        const c = cardIn(page, q.data.prompt);
+        await c.locator(`button.option[data-option="${option}"]`).tap();
+        await c.locator('.hold button.send-now').waitFor({ timeout: 3_000 });
+        await sleep(600);
+        await c.locator('.hold button.send-now').tap();
+        await page.locator(`main article.settled[data-request="${q.id}"]`).waitFor({ timeout: 10_000 });
+        await sleep(700);
+      };
+      await answer(denied, 'deny');
+      await answer(review, 'request_changes');
+      await answer(allowed, 'allow');
+      // The command then runs, and its outcome is on the stream.
+      agent.emit('tool.completed', { tool: { name: 'Bash', call_id: 'call-e2e-1' }, status: 'ok' }, { run: 'run-e2e' });
+      const row = (q) => page.locator(`main article.settled[data-request="${q.id}"]`);
+      const line = async (q) => ((await row(q).locator('.outcome').textContent()) || '').replace(/\s+/g, ' ').trim();
+      await until(async () => (await line(allowed)).includes('ran and completed'), 'the allowed command\'s outcome is shown', 5_000);
+      // The token of this relay names no principal: the console's own name.
+      const me = 'you (aep-console)';
+      check((await line(denied)) === `Denied by ${me} \u2014 it will not happen`, `the denial in one line: ${await line(denied)}`);
+      check((await line(review)).startsWith(`\u201cRequest changes\u201d by ${me}`) && !(await line(review)).includes('Denied'),
+        `a review's "Request changes" is not "Denied": ${await line(review)}`);
+      check((await line(allowed)) === `Allowed by ${me} \u2014 Bash ran and completed`, `the tool's outcome follows "Allowed": ${await line(allowed)}`);
+      await page.evaluate(() => window.scrollTo(0, 0));
+      await sleep(300);
+      await page.screenshot({ path: `${SHOTS}/settled-rows-390x844.png` });
+      for (const q of [denied, review, allowed]) {
+        const cut = await row(q).locator('.outcome').evaluate((e) => {
+          const r = e.getBoundingClientRect();
+          const range = document.createRange();
+          range.selectNodeContents(e);
+          const text = range.getBoundingClientRect();
+          return { overflow: e.scrollWidth > e.clientWidth + 1, ellipsis: getComputedStyle(e).textOverflow === 'ellipsis' && getComputedStyle(e).overflow === 'hidden',
+            outside: text.right > innerWidth + 1 || text.left < -1, width: r.width };
+        });
+        check(!cut.overflow && !cut.ellipsis && !cut.outside, `${await line(q)}: read whole at 390 px (${JSON.stringify(cut)})`);
+        const visible = await row(q).locator('.outcome').isVisible();
+        check(visible, 'on the row itself, not behind "What happened"');
+      }
+      const colours = await row(denied).locator('.outcome').evaluate((e) => {
+        const probe = document.createElement('span');
+        probe.style.color = 'var(--ok)';
+        document.body.append(probe);
+        const ok = getComputedStyle(probe).color;
+        probe.remove();
+        return { ok, denied: getComputedStyle(e).color };
+      });
+      check(colours.denied !== colours.ok, `Denied is not in the colour of success: ${JSON.stringify(colours)}`);
+      // The history's long form says the same, without the wire's jargon.
+      await page.locator('nav.tabs a[href="#/history"]').tap();
+      const h = page.locator(`main .history article.settled[data-request="${denied.id}"] .outcome`);
+      await h.waitFor({ timeout: 5_000 });
+      const long = (await h.textContent()).replace(/\s+/g, ' ');
+      check(long.includes(`Denied by ${me}`) && !/via control|Resolved \(/.test(long), `the history in plain words: ${long}`);
+    } finally {
+      agent.drop();
+      await ctx.close();
+    }
+  });
+
   await steps.step('no page errors', async () => {
     check(pageErrors.length === 0, `page errors: ${pageErrors.join(' | ')}`);
   });

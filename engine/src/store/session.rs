@@ -357,6 +357,7 @@ impl Session {
                 let ended = self.end.as_ref().map(|end| SessionEndMark { position: end.position });
                 self.cards.fold_owner(&self.key, &entry, ended, out);
             }
+            types::TOOL_COMPLETED | types::TOOL_FAILED | types::TOOL_DENIED => self.cards.fold_tool(e, out),
             t if ack::is_ack_type(t) => {
                 if let Some((id, broken)) = self.control.fold_ack(&entry, &self.timeline, late) {
                     if let Some((rule, detail)) = broken {
