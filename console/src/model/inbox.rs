@@ -150,7 +150,12 @@ pub struct Filter {
 
 impl Filter {
     pub fn is_active(&self) -> bool {
-        self.agent.is_some() || self.session.is_some() || self.kind.is_some()
+        self.active_count() > 0
+    }
+
+    /// How many of the three keep the list narrower.
+    pub fn active_count(&self) -> usize {
+        [self.agent.is_some(), self.session.is_some(), self.kind.is_some()].into_iter().filter(|a| *a).count()
     }
 
     pub fn admits(&self, row: &Row) -> bool {

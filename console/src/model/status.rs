@@ -67,6 +67,14 @@ impl RelayView {
     }
 }
 
+/// A relay as a chip names it: its host (and port), not its URL; the URL
+/// stays one hover or long-press away.
+pub fn name_of(label: &str) -> String {
+    let rest = label.split_once("://").map_or(label, |(_, rest)| rest);
+    let host = rest.split(['/', '?', '#']).next().unwrap_or(rest);
+    if host.is_empty() { label.to_owned() } else { host.to_owned() }
+}
+
 /// Every relay's status.
 pub fn relays(hub: &Hub) -> Vec<RelayView> {
     (0..hub.relay_count())
@@ -152,6 +160,13 @@ mod tests {
 
     fn relay(link: Link) -> RelayView {
         RelayView { id: 0, label: "r".into(), link, words: link.token().into(), detail: None, principal: None, may_command: None }
+    }
+
+    #[test]
+    fn a_chip_names_a_relay_by_its_host() {
+        assert_eq!(name_of("ws://127.0.0.1:8787/socket"), "127.0.0.1:8787");
+        assert_eq!(name_of("wss://relay.example/aep/socket?x=1"), "relay.example");
+        assert_eq!(name_of("relay-a"), "relay-a");
     }
 
     #[test]

@@ -115,12 +115,12 @@ fn FacetSelect(
 }
 
 #[component]
-fn InboxTools(facets: Memo<inbox::Facets>, shown: Signal<usize>, total: Signal<usize>) -> impl IntoView {
+fn InboxTools(facets: Memo<inbox::Facets>, shown: Signal<usize>, total: Signal<usize>, open: Signal<bool>) -> impl IntoView {
     let console = expect_context::<Console>();
     let filter = console.filter;
     let field = move |f: fn(&Filter) -> Option<String>| Signal::derive(move || filter.with(f));
     view! {
-        <div class="inbox-tools" role="group" aria-label="Filter and group the requests">
+        <div class="inbox-tools" class:open=open id="inbox-tools" role="group" aria-label="Filter and group the requests">
             <FacetSelect id="filter-agent" label="Agent" all="All agents"
                 facets=Signal::derive(move || facets.with(|f| f.agents.clone()))
                 value=field(|f| f.agent.clone())
@@ -236,26 +236,41 @@ pub fn Inbox() -> impl IntoView {
     let has_rows = Memo::new(move |_| console.rows.with(|r| !r.is_empty()));
     let by_group = Memo::new(move |_| console.grouping.get() != Grouping::None);
     let tools = Memo::new(move |_| has_rows.get() || console.filter.with(Filter::is_active) || by_group.get());
+    let filters_open = RwSignal::new(false);
     Effect::new(move |_| drawn.grow_when_idle(has_rows.get()));
     let group_rows = move |key: String| {
         move || groups.with(|gs| gs.iter().find(|g| g.key == key).map(|g| g.rows.clone()).unwrap_or_default())
     };
     view! {
         <section class="inbox" aria-labelledby="inbox-title">
-            <h1 id="inbox-title" class="view-title">
-                "Waiting for you"
-                // Counted only when a relay is reached: a refused token or
-                // an offline device knows of nothing waiting, not of none.
-                {move || console.relays.with(|r| r.iter().any(|r| r.is_live()))
-                    .then(|| view! { <span class="count">{total}</span> })}
-            </h1>
+            <div class="inbox-head">
+                <h1 id="inbox-title" class="view-title">
+                    "Waiting for you"
+                    // Counted only when a relay is reached: a refused token or
+                    // an offline device knows of nothing waiting, not of none.
+                    {move || console.relays.with(|r| r.iter().any(|r| r.is_live()))
+                        .then(|| view! { <span class="count">{total}</span> })}
+                </h1>
+                // On a phone the filters fold behind this one control, so
+                // the requests come first.
+                {move || tools.get().then(|| view! {
+                    <button type="button" class="quiet filters-toggle" aria-controls="inbox-tools"
+                        aria-expanded=move || filters_open.get().to_string()
+                        on:click=move |_| filters_open.update(|o| *o = !*o)>
+                        {move || match console.filter.with(Filter::active_count) + usize::from(console.grouping.get() != Grouping::None) {
+                            0 => "Filters".to_owned(),
+                            n => format!("Filters ({n})"),
+                        }}
+                    </button>
+                })}
+            </div>
             {move || {
                 let reach = console.relays.with(|r| status::reach(r, console.online.get()));
                 (total.get() == 0).then(|| reach.empty_inbox()).flatten().map(|words| view! { <p class="empty">{words}</p> })
             }}
             // Shown with the list, not only above two cards: a bar that came and
             // went with the count would move every card under a finger.
-            {move || tools.get().then(|| view! { <InboxTools facets=facets shown=matching total=total /> })}
+            {move || tools.get().then(|| view! { <InboxTools facets=facets shown=matching total=total open=filters_open.into() /> })}
             {move || match (has_rows.get(), by_group.get()) {
                 (false, _) => ().into_any(),
                 (true, false) => view! {

@@ -20,9 +20,10 @@ fn RelayChips() -> impl IntoView {
     view! {
         <ul class="relays" aria-label="Relays">
             <For each=move || console.relays.get() key=|r| super::key((r.id, &r.words, &r.principal, r.may_command)) let:r>
-                <li class="chip" data-relay=r.label.clone() data-state=r.link.token() title=r.detail.clone().unwrap_or_default()>
+                <li class="chip" data-relay=r.label.clone() data-state=r.link.token()
+                    title=r.detail.clone().map_or_else(|| r.label.clone(), |d| format!("{} \u{2014} {d}", r.label))>
                     <span class="dot" aria-hidden="true"></span>
-                    <span class="chip-label">{r.label.clone()}</span>
+                    <span class="chip-label">{status::name_of(&r.label)}</span>
                     <span class="chip-state">{r.words.clone()}</span>
                     {r.principal.clone().map(|p| view! { <span class="chip-as">{format!("as {p}")}</span> })}
                     {(r.may_command == Some(false)).then(|| view! { <span class="chip-as chip-read-only">"read-only"</span> })}
@@ -224,6 +225,7 @@ pub fn Shell() -> impl IntoView {
         <header class="top" class:open=move || menu.get()>
             <div class="bar">
                 <span class="brand">"AEP console"</span>
+                <RelayChips />
                 <button
                     type="button"
                     class="quiet menu-toggle"
@@ -235,7 +237,6 @@ pub fn Shell() -> impl IntoView {
                 </button>
                 <Tools />
             </div>
-            <RelayChips />
         </header>
         <Nav />
         <Banners />

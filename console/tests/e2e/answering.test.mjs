@@ -478,6 +478,8 @@ try {
         const ids = async () => (await inboxIds(page)).sort();
         const sorted = (...qs) => qs.map((q) => q.id).sort();
         check(JSON.stringify(await ids()) === JSON.stringify(sorted(a1, a2, b1)), 'all three wait');
+        // On a phone the filters fold behind one control.
+        if (kind === PHONE) await page.locator('main button.filters-toggle').tap();
         const byAgent = page.locator('#filter-agent');
         const labels = await byAgent.locator('option').allTextContents();
         check(labels.some((l) => l.includes(a.agent) && l.includes('2')) && labels.some((l) => l.includes(b.agent) && l.includes('1')),

@@ -8,8 +8,11 @@
 // whose names contain them.
 
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { ROOT, Relay, Steps, TestAgent, browser, cardIn, check, freePort, sleep, until } from './lib.mjs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium as playwright } from 'playwright-core';
+import { CHROMIUM_ARGS, ROOT, Relay, Steps, TestAgent, browser, cardIn, check, freePort, sleep, until } from './lib.mjs';
 
 const SHOTS = `${ROOT}target/console-e2e`;
 mkdirSync(SHOTS, { recursive: true });
@@ -436,6 +439,66 @@ try {
     } finally {
       agent.drop();
       await ctx.close();
+    }
+  });
+
+  // 7. Requests first, controls after.
+  await step('390x844: the first card starts within 200 px of the top, the filters fold behind one control, the relay chip shows a name; at 200 % text size the first card is on the first screen', async () => {
+    const agent = await agentWith('e2e-first-screen', 'First screen');
+    for (let i = 1; i <= 4; i++) agent.ask(`First screen: question ${i}?`, undefined, { severity: i === 1 ? 'error' : 'warning' });
+    const firstCard = (page) => page.locator('main ol.cards article.card').first();
+    const { ctx, page } = await open(PHONE);
+    try {
+      await firstCard(page).waitFor({ timeout: 10_000 });
+      await sleep(800);
+      const top = await firstCard(page).evaluate((e) => e.getBoundingClientRect().top);
+      console.log(`      first card at ${Math.round(top)} px of 844 (390x844)`);
+      check(top <= 200, `the first card starts within 200 px of the top (${top})`);
+      const chip = (await page.locator('.chip[data-state="live"] .chip-label').textContent()).trim();
+      check(chip === `127.0.0.1:${relay.port}`, `the relay chip shows a name, not a URL: ${chip}`);
+      check((await page.locator('.chip[data-state="live"]').getAttribute('title')).includes('/socket'), 'the address is one long press away');
+      const toggle = page.locator('main button.filters-toggle');
+      check((await toggle.count()) === 1 && (await toggle.isVisible()), 'one control for the filters');
+      check(!(await page.locator('#filter-agent').isVisible()) && !(await page.locator('#inbox-group').isVisible()), 'the filters fold behind it');
+      await page.screenshot({ path: `${SHOTS}/first-screen-390x844.png` });
+      await toggle.tap();
+      check((await toggle.getAttribute('aria-expanded')) === 'true', 'it says it is open');
+      await page.locator('#filter-agent').selectOption(agent.agent);
+      await until(async () => (await toggle.textContent()).includes('(1)'), 'it counts the filters in use', 3_000);
+      await toggle.tap();
+      check(!(await page.locator('#filter-agent').isVisible()), 'and folds them away again');
+      check(await page.locator('.filter-note').isVisible(), 'what the list is kept to stays said');
+      await page.locator('.filter-note button', { hasText: 'Show all' }).tap();
+    } finally {
+      await ctx.close();
+    }
+    // The browser's own text size at 200 %: a profile whose default font
+    // size is 32 px, as a person sets it.
+    const profile = mkdtempSync(join(tmpdir(), 'console-big-text-'));
+    mkdirSync(join(profile, 'Default'), { recursive: true });
+    writeFileSync(join(profile, 'Default', 'Preferences'), JSON.stringify({ webkit: { webprefs: { default_font_size: 32, default_fixed_font_size: 26 } } }));
+    const big = await playwright.launchPersistentContext(profile, { executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS, ...PHONE });
+    try {
+      const p = big.pages()[0] || await big.newPage();
+      p.on('pageerror', (e) => pageErrors.push(String(e)));
+      await p.goto(`${relay.base}/#token=${encodeURIComponent(token)}`);
+      await firstCard(p).waitFor({ timeout: 15_000 });
+      await sleep(800);
+      const size = await p.evaluate(() => getComputedStyle(document.documentElement).fontSize);
+      check(size === '32px', `the text is at 200 % (${size})`);
+      const box = await firstCard(p).evaluate((e) => {
+        const r = e.getBoundingClientRect();
+        const b = e.querySelector('button.option').getBoundingClientRect();
+        return { top: r.top, button: b.bottom };
+      });
+      console.log(`      at 200 % text: first card at ${Math.round(box.top)} px, its first button ends at ${Math.round(box.button)} px of 844`);
+      await p.screenshot({ path: `${SHOTS}/first-screen-200pc-390x844.png` });
+      check(box.top < 844 && box.button <= 844, `the first card, its answer buttons too, is on the first screen: ${JSON.stringify(box)}`);
+      const { sw, iw } = await p.evaluate(() => ({ sw: document.documentElement.scrollWidth, iw: innerWidth }));
+      check(sw <= iw, `nothing wider than the screen (${sw} > ${iw})`);
+    } finally {
+      await big.close();
+      agent.drop();
     }
   });
 
