@@ -262,12 +262,12 @@ impl CardView {
     /// A form (AEP-0006) takes only its `values`: the engine refuses any
     /// other answer to it (an option or typed words would leave its fields
     /// unanswered), so there is no decline to offer, and the card says so.
-    pub fn form_only(&self) -> Option<String> {
+    pub fn form_only(&self, now: UnixMs, zone: &impl super::clock::Zone) -> Option<String> {
         if self.answering != Answering::Form {
             return None;
         }
         let until = match self.expires_at {
-            Some(t) => format!(" until it expires at {}", super::clock::time_of_day(t)),
+            Some(t) => format!(" until it expires at {}", super::clock::wall(t, now, zone)),
             None => String::new(),
         };
         Some(format!("A form can only be answered by filling it in. To decline, leave it waiting{until}: the agent decides."))

@@ -1057,12 +1057,12 @@ fn a_form_says_it_is_answered_only_by_filling_it_in() {
                               "options": [{"id": "decline", "label": "Decline"}] } }));
     let form = r.card("FORM1");
     assert_eq!(form.answering, Answering::Form, "answered by its form, options or not");
-    let only = form.form_only().expect("said plainly");
+    let only = form.form_only(r.now, &super::clock::Utc).expect("said plainly");
     assert!(only.contains("only be answered by filling it in") && only.contains("leave it waiting"), "{only}");
     // The engine refuses anything else, which is why none is offered.
     assert!(r.hub.respond("FORM1", Answer::option("decline"), r.now).is_err());
     assert!(r.hub.respond("FORM1", Answer::text("no"), r.now).is_err());
-    assert_eq!(r.card("REQ1").form_only(), None);
+    assert_eq!(r.card("REQ1").form_only(r.now, &super::clock::Utc), None);
 }
 
 #[test]

@@ -303,7 +303,7 @@ pub fn AnswerArea(card: RwSignal<CardView>, #[prop(optional)] expanded: Option<R
                 <button type="button" class="open-form primary" on:click=expand>
                     {format!("Fill in the form ({})", crate::model::words::count(c.fields.len(), "field", "fields"))}
                 </button>
-                {c.form_only().map(|w| view! { <p class="hint form-only">{w}</p> })}
+                {c.form_only(crate::web::platform::now(), &crate::web::platform::DeviceZone).map(|w| view! { <p class="hint form-only">{w}</p> })}
                 <div class="more-answer">
                     <FormAnswer card=card busy=busy on_answer=on_answer />
                 </div>

@@ -12,6 +12,7 @@ use crate::model::card::CardView;
 use crate::model::clock;
 use crate::model::command::Phase;
 use crate::web::bridge::Console;
+use crate::web::platform::{wall, wall_exactly};
 
 /// Provided where cards sit under a heading of their own (an inbox group,
 /// a session's waiting list), so their titles rank one level below it.
@@ -138,7 +139,7 @@ pub fn CardItem(card: ArcRwSignal<CardView>) -> impl IntoView {
                             <span class="sr-only">"in "</span>{p}
                         </span>
                     })}
-                    <span class="age" title=clock::time_of_day(raised)>
+                    <span class="age" title=wall_exactly(raised)>
                         {move || format!("raised {}", clock::ago(console.now.get(), raised))}
                     </span>
                     {c.expires_at.map(|at| view! { <Countdown at=at /> })}
@@ -172,7 +173,7 @@ pub fn SettledCard(card: CardView) -> impl IntoView {
         <header class="card-head">
             <span class=format!("sev sev-{}", card.severity.as_str())>{card.severity.as_str()}</span>
             <h3 class="kind">{format!("{} request", card.kind_words())}</h3>
-            <span class="age" title=clock::time_of_day(when)>{clock::time_of_day(when)}</span>
+            <time class="age" datetime=when.to_rfc3339() title=wall_exactly(when)>{wall(when)}</time>
         </header>
     };
     view! {

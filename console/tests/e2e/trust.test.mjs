@@ -502,6 +502,40 @@ try {
     }
   });
 
+  // 8. Times on the reader's clock.
+  await step('390x844 in Pacific/Auckland: history shows local times, with the date when not today, and the zone in the detail', async () => {
+    const zone = 'Pacific/Auckland';
+    const agent = await agentWith('e2e-times', 'Times');
+    const now = Date.now();
+    const at = (ms) => new Date(ms).toISOString();
+    // Settled two days ago (an agent's record, replayed), and just now.
+    const old = agent.ask('Times: rotate the old keys?', undefined, { severity: 'info' });
+    agent.emit('attention.resolved', { resolution: 'dismissed' }, { subject: old.id, run: 'run-e2e', time: at(now - 2 * 86_400_000) });
+    const recent = agent.ask('Times: restart the cache?', undefined, { severity: 'info' });
+    agent.emit('attention.resolved', { resolution: 'dismissed' }, { subject: recent.id, run: 'run-e2e', time: at(now) });
+    const { ctx, page } = await open(PHONE, { context: { timezoneId: zone } });
+    try {
+      await page.locator('nav.tabs a[href="#/history"]').tap();
+      const time = (q) => page.locator(`main .history article.settled[data-request="${q.id}"] .card-head .age`);
+      await time(old).waitFor({ timeout: 10_000 });
+      const parts = (ms, opts) => Object.fromEntries(new Intl.DateTimeFormat('en-GB', { timeZone: zone, hourCycle: 'h23', ...opts })
+        .formatToParts(new Date(ms)).map((p) => [p.type, p.value]));
+      const hm = (ms) => { const p = parts(ms, { hour: '2-digit', minute: '2-digit' }); return `${p.hour}:${p.minute}`; };
+      const day = (ms) => { const p = parts(ms, { day: 'numeric', month: 'short' }); return `${p.day} ${p.month}`; };
+      const expectOld = `${day(now - 2 * 86_400_000)} ${hm(now - 2 * 86_400_000)}`;
+      const shownOld = (await time(old).textContent()).trim();
+      const shownNew = (await time(recent).textContent()).trim();
+      check(shownOld === expectOld, `two days ago, on this device's clock and with its date: ${shownOld} (expected ${expectOld})`);
+      check(shownNew === hm(now) || shownNew === hm(now + 60_000), `today: the local time alone (${shownNew}, expected ${hm(now)})`);
+      const detail = await time(old).getAttribute('title');
+      check(detail.includes(zone) && /UTC\+1[23]:00/.test(detail) && detail.includes(day(now - 2 * 86_400_000)), `the detail names the date and the zone: ${detail}`);
+      await page.screenshot({ path: `${SHOTS}/history-times-390x844.png` });
+    } finally {
+      agent.drop();
+      await ctx.close();
+    }
+  });
+
   await steps.step('no page errors', async () => {
     check(pageErrors.length === 0, `page errors: ${pageErrors.join(' | ')}`);
   });
