@@ -6,7 +6,7 @@
 
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { ROOT, Relay, Steps, TestAgent, answerNow, browser, cardIn, check, freePort, sendNow, sleep, until } from './lib.mjs';
+import { ROOT, Relay, Steps, TestAgent, answerNow, browser, cardIn, check, freePort, sendNow, sleep, successColour, until } from './lib.mjs';
 
 mkdirSync(`${ROOT}target/console-e2e`, { recursive: true });
 
@@ -304,15 +304,8 @@ try {
       const words = await row.locator('.outcome').textContent();
       check(words.includes('Your later answer \u201cAllow\u201d was refused: the agent applied \u201cDeny\u201d'), `said plainly: ${words}`);
       check(await row.locator('.cmd[data-phase="rejected"]').first().isVisible(), 'the refusal is shown, not folded away');
-      const colours = await row.locator('.outcome').evaluate((e) => {
-        const probe = document.createElement('span');
-        probe.style.color = 'var(--ok)';
-        document.body.append(probe);
-        const ok = getComputedStyle(probe).color;
-        probe.remove();
-        return { ok, outcome: getComputedStyle(e).color };
-      });
-      check(colours.outcome !== colours.ok, `not shown in the colour of success: ${JSON.stringify(colours)}`);
+      const colours = await successColour(row.locator('.outcome'));
+      check(colours.shown !== colours.ok, `not shown in the colour of success: ${JSON.stringify(colours)}`);
     });
   });
 
@@ -1017,12 +1010,8 @@ try {
     }
   }, ['--credentials', credentials]);
 
-  await steps.step('no page errors', async () => {
-    check(pageErrors.length === 0, `page errors: ${pageErrors.join(' | ')}`);
-  });
+  await steps.noPageErrors(pageErrors);
 } finally {
   await chromium.close().catch(() => {});
 }
-
-console.log(`\n${steps.passed} passed, ${steps.failed} failed`);
-if (steps.failed) process.exit(1);
+steps.report();

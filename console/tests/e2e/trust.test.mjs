@@ -12,7 +12,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium as playwright } from 'playwright-core';
-import { CHROMIUM_ARGS, ROOT, Relay, Steps, TestAgent, browser, cardIn, check, freePort, sleep, until } from './lib.mjs';
+import { CHROMIUM_ARGS, ROOT, Relay, Steps, TestAgent, answerNow, browser, cardIn, check, freePort, sendNow, sleep, successColour, until } from './lib.mjs';
 
 const SHOTS = `${ROOT}target/console-e2e`;
 mkdirSync(SHOTS, { recursive: true });
@@ -201,8 +201,7 @@ try {
           check(note, `round ${round}: the double tap was dropped without a word (no hold, no note)`);
           continue;
         }
-        await sleep(600);
-        await c.locator('.hold button.send-now').tap();
+        await sendNow(c);
         await until(() => agent.commands.length === before + 1, `round ${round}: its answer left`, 5_000);
         await sleep(300);
         check(agent.commands.length === before + 1, `round ${round}: one command (${agent.commands.length - before})`);
@@ -228,10 +227,7 @@ try {
       await second.waitFor({ timeout: 10_000 });
       await sleep(1_000);
       const was = await second.boundingBox();
-      await first.locator('button.option[data-option="deny"]').tap();
-      await first.locator('.hold button.send-now').waitFor({ timeout: 3_000 });
-      await sleep(600);
-      await first.locator('.hold button.send-now').tap();
+      await answerNow(first, 'deny');
       // The first folds to a row once answered; the second moves up, and a
       // finger lands on it at once.
       const moved = await until(async () => {
@@ -255,10 +251,7 @@ try {
       await second.locator('button.option[data-option="deny"]').tap();
       await second.locator('.hold').waitFor({ timeout: 2_000 });
       check(await note.isHidden(), 'the note goes once a tap is taken');
-      await second.locator('.hold button.send-now').tap({ timeout: 3_000 }).catch(async () => {
-        await sleep(600);
-        await second.locator('.hold button.send-now').tap();
-      });
+      await sendNow(second);
       await until(() => agent.commands.length === 2, 'the second answer left', 5_000);
       check(agent.commands[1].subject === q2.id, 'to the second request');
     } finally {
@@ -307,11 +300,7 @@ try {
       // The request of the agent that came back still answers.
       const cb = cardIn(page, qb.data.prompt);
       await until(async () => (await cb.locator('button.option[data-option="deny"]').count()) === 1, 'the agent that came back is answerable', 10_000);
-      await sleep(500);
-      await cb.locator('button.option[data-option="deny"]').tap();
-      await cb.locator('.hold button.send-now').waitFor({ timeout: 3_000 });
-      await sleep(600);
-      await cb.locator('.hold button.send-now').tap();
+      await answerNow(cb, 'deny');
       await until(() => back.commands.length === 1, 'its answer reached it', 5_000);
       check(gone.commands.length === 0, 'nothing went to the agent that is gone');
     } finally {
@@ -352,11 +341,7 @@ try {
       try {
         const oc = cardIn(o.page, q.data.prompt);
         await oc.waitFor({ timeout: 10_000 });
-        await sleep(700);
-        await oc.locator('button.option[data-option="deny"]').tap();
-        await oc.locator('.hold button.send-now').waitFor({ timeout: 3_000 });
-        await sleep(600);
-        await oc.locator('.hold button.send-now').tap();
+        await answerNow(oc, 'deny');
         await until(() => agent.commands.length === 1, 'the operator answered', 5_000);
         check(agent.commands[0].agent === 'ops-olga', `under the operator's name: ${agent.commands[0].agent}`);
       } finally {
@@ -383,11 +368,7 @@ try {
       for (const q of [denied, review, allowed]) await cardIn(page, q.data.prompt).waitFor({ timeout: 10_000 });
       await sleep(800);
       const answer = async (q, option) => {
-        const c = cardIn(page, q.data.prompt);
-        await c.locator(`button.option[data-option="${option}"]`).tap();
-        await c.locator('.hold button.send-now').waitFor({ timeout: 3_000 });
-        await sleep(600);
-        await c.locator('.hold button.send-now').tap();
+        await answerNow(cardIn(page, q.data.prompt), option);
         await page.locator(`main article.settled[data-request="${q.id}"]`).waitFor({ timeout: 10_000 });
         await sleep(700);
       };
@@ -421,15 +402,8 @@ try {
         const visible = await row(q).locator('.outcome').isVisible();
         check(visible, 'on the row itself, not behind "What happened"');
       }
-      const colours = await row(denied).locator('.outcome').evaluate((e) => {
-        const probe = document.createElement('span');
-        probe.style.color = 'var(--ok)';
-        document.body.append(probe);
-        const ok = getComputedStyle(probe).color;
-        probe.remove();
-        return { ok, denied: getComputedStyle(e).color };
-      });
-      check(colours.denied !== colours.ok, `Denied is not in the colour of success: ${JSON.stringify(colours)}`);
+      const colours = await successColour(row(denied).locator('.outcome'));
+      check(colours.shown !== colours.ok, `Denied is not in the colour of success: ${JSON.stringify(colours)}`);
       // The history's long form says the same, without the wire's jargon.
       await page.locator('nav.tabs a[href="#/history"]').tap();
       const h = page.locator(`main .history article.settled[data-request="${denied.id}"] .outcome`);
@@ -536,12 +510,8 @@ try {
     }
   });
 
-  await steps.step('no page errors', async () => {
-    check(pageErrors.length === 0, `page errors: ${pageErrors.join(' | ')}`);
-  });
+  await steps.noPageErrors(pageErrors);
 } finally {
   await chromium.close().catch(() => {});
 }
-
-console.log(`\n${steps.passed} passed, ${steps.failed} failed`);
-if (steps.failed) process.exit(1);
+steps.report();
