@@ -54,10 +54,12 @@ pub fn document(config: &Config) -> Value {
 /// the discovery document.
 pub fn hello(config: &Config, addr: SocketAddr, principal: Option<&Principal>) -> String {
     let mut capabilities = capabilities(config);
-    // Every connection is told what it may do, so a console shows a viewer
+    // A connection is told what it may do, so a console shows a viewer
     // requests read-only instead of buttons the relay would refuse. A
     // principal bound to its own name is told it too, so its commands carry
-    // the `agent` the relay will accept from it.
+    // the `agent` the relay will accept from it; one that may use any name
+    // is told only when it may not command (whoever reaches a relay with no
+    // credentials), and the owner, who may do everything, nothing.
     if let Some(p) = principal {
         let roles: Vec<&str> = [("agent", p.roles.agent), ("operator", p.roles.operator), ("viewer", p.roles.viewer)]
             .into_iter()
@@ -65,7 +67,8 @@ pub fn hello(config: &Config, addr: SocketAddr, principal: Option<&Principal>) -
             .collect();
         match p.agents {
             Agents::Named(_) => capabilities.set_principal(&p.name, &roles),
-            Agents::Any => capabilities.set_roles(&roles),
+            Agents::Any if !p.roles.operator => capabilities.set_roles(&roles),
+            Agents::Any => {}
         }
     }
     Frame::Hello(Hello {
@@ -108,7 +111,7 @@ mod tests {
         };
         let viewer = Principal::named("ops-viewer", crate::auth::Roles::parse("viewer").unwrap());
         assert_eq!(principal(&viewer), json!({ "name": "ops-viewer", "roles": ["viewer"] }));
-        assert_eq!(principal(&Principal::owner()), json!({ "roles": ["agent", "operator", "viewer"] }), "no name: any agent");
+        assert_eq!(principal(&Principal::owner()), Value::Null, "the owner may do everything: nothing to say");
         assert_eq!(principal(&Principal::anonymous()), json!({ "roles": ["agent", "viewer"] }), "watching, never commanding");
     }
 
