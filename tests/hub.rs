@@ -637,6 +637,24 @@ fn a_viewer_is_told_so_and_its_answers_are_refused_before_anything_is_sent() {
 }
 
 #[test]
+fn a_session_is_unreachable_only_when_every_live_relay_has_answered_without_it() {
+    use aep_engine::client::hub::Reach;
+    let mut h = Harness::new(&["a", "b"], None);
+    h.hub.connect(h.now);
+    h.flush();
+    for relay in [A, B] {
+        h.hub.handle_open(relay, h.now);
+        h.relay(relay, relay_hello());
+    }
+    let asked: Vec<String> = [A, B].iter().map(|r| roster_request(&h.take_sent(*r)).expect("asked once live")).collect();
+    h.relay(A, Frame::Roster { id: asked[0].clone(), entries: vec![] });
+    assert_eq!(h.hub.reach("far"), Reach::Unknown, "b, which may carry it, has not answered yet");
+    h.relay(B, Frame::Roster { id: asked[1].clone(), entries: vec![entry("far", None)] });
+    assert_eq!(h.hub.reach("far"), Reach::Listed { claims: 1 });
+    assert_eq!(h.hub.reach("gone"), Reach::Unlisted);
+}
+
+#[test]
 fn a_session_the_live_rosters_leave_out_is_unreachable_until_its_agent_emits_again() {
     use aep_engine::client::hub::Reach;
     let mut h = Harness::new(&["a"], None);

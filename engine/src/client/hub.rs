@@ -610,11 +610,14 @@ impl Hub {
         self.roster(relay).filter(move |e| e.session == session)
     }
 
-    /// Whether `session`'s agent can take commands now ([`Reach`]).
+    /// Whether `session`'s agent can take commands now ([`Reach`]): listed
+    /// by some live relay's roster; unlisted only when every live relay has
+    /// answered and none lists it (one still to answer may carry it).
     pub fn reach(&self, session: &str) -> Reach {
-        let mut answered = false;
-        for r in &self.relays {
-            if r.conn.state() != &State::Live || !r.roster.current {
+        let (mut answered, mut waiting) = (false, false);
+        for r in self.relays.iter().filter(|r| r.conn.state() == &State::Live) {
+            if !r.roster.current {
+                waiting = true;
                 continue;
             }
             answered = true;
@@ -623,7 +626,7 @@ impl Hub {
                 return Reach::Listed { claims };
             }
         }
-        if answered {
+        if answered && !waiting {
             Reach::Unlisted
         } else {
             Reach::Unknown
