@@ -703,6 +703,7 @@ export type AepErrorCode =
   | 'unroutable'
   | 'not-live'
   | 'backpressure'
+  | 'not-permitted'
   | 'not-vendor-command'
   | 'already-decided'
   | 'no-roster'

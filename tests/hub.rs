@@ -79,6 +79,11 @@ impl Harness {
     /// Connects every relay through its handshake and answers the first
     /// roster request with `roster[relay]`.
     fn connect_all(&mut self, rosters: Vec<Vec<RosterEntry>>) {
+        self.connect_all_greeted(rosters, |_| relay_hello());
+    }
+
+    /// [`Harness::connect_all`], each relay greeting with `hello(relay)`.
+    fn connect_all_greeted(&mut self, rosters: Vec<Vec<RosterEntry>>, hello: impl Fn(usize) -> Frame) {
         self.hub.connect(self.now);
         self.flush();
         let opens: Vec<_> = std::mem::take(&mut self.actions);
@@ -86,7 +91,7 @@ impl Harness {
         assert!(opens.iter().all(|(_, a)| *a == SocketAction::Open), "{opens:?}");
         for (relay, entries) in rosters.into_iter().enumerate() {
             self.hub.handle_open(relay, self.now);
-            self.relay(relay, relay_hello());
+            self.relay(relay, hello(relay));
             let sent = self.take_sent(relay);
             let sub = sent.iter().find_map(|f| if let Frame::Subscribe(s) = f { Some(s.id.clone()) } else { None });
             self.relay(relay, Frame::Subscribed { id: sub.expect("a subscription per relay") });
@@ -597,4 +602,89 @@ fn commands_go_out_under_the_principal_each_relay_names() {
     let on_b = h.take_sent(B);
     let b = commands_in(&on_b);
     assert_eq!((b[0].agent(), b[0].source()), ("console", "aep://console.test/agent/console"));
+}
+
+/// A relay's hello saying what this connection's credential may do.
+fn hello_with_roles(roles: &[&str]) -> Frame {
+    let mut hello = relay_hello();
+    if let Frame::Hello(h) = &mut hello {
+        h.capabilities.set_roles(roles);
+    }
+    hello
+}
+
+#[test]
+fn a_viewer_is_told_so_and_its_answers_are_refused_before_anything_is_sent() {
+    let mut h = Harness::new(&["a", "b"], None);
+    h.connect_all_greeted(vec![vec![entry("s1", None)], vec![entry("s2", None)]], |relay| match relay {
+        A => hello_with_roles(&["viewer"]),
+        _ => hello_with_roles(&["agent", "operator", "viewer"]),
+    });
+    assert_eq!((h.hub.may_command(A), h.hub.may_command(B)), (Some(false), Some(true)));
+    h.relay(A, Frame::Event(permission("R1", "s1", 1)));
+    h.relay(B, Frame::Event(permission("R2", "s2", 1)));
+    assert_eq!((h.hub.may_answer("R1"), h.hub.may_answer("R2")), (Some(false), Some(true)));
+    let refused = h.respond("R1", Answer::option("allow"));
+    assert_eq!(refused, Err(HubError::NotPermitted { relay: "a".into() }));
+    assert!(commands_in(&h.take_sent(A)).is_empty(), "nothing left for the relay to refuse");
+    assert!(h.respond("R2", Answer::option("deny")).is_ok());
+    assert_eq!(commands_in(&h.take_sent(B)).len(), 1);
+    // A relay that says nothing of roles is not second-guessed.
+    let mut h = Harness::new(&["a"], None);
+    h.connect_all(vec![vec![entry("s1", None)]]);
+    h.relay(A, Frame::Event(permission("R1", "s1", 1)));
+    assert_eq!((h.hub.may_command(A), h.hub.may_answer("R1")), (None, None));
+}
+
+#[test]
+fn a_session_is_unreachable_only_when_every_live_relay_has_answered_without_it() {
+    use aep_engine::client::hub::Reach;
+    let mut h = Harness::new(&["a", "b"], None);
+    h.hub.connect(h.now);
+    h.flush();
+    for relay in [A, B] {
+        h.hub.handle_open(relay, h.now);
+        h.relay(relay, relay_hello());
+    }
+    let asked: Vec<String> = [A, B].iter().map(|r| roster_request(&h.take_sent(*r)).expect("asked once live")).collect();
+    h.relay(A, Frame::Roster { id: asked[0].clone(), entries: vec![] });
+    assert_eq!(h.hub.reach("far"), Reach::Unknown, "b, which may carry it, has not answered yet");
+    h.relay(B, Frame::Roster { id: asked[1].clone(), entries: vec![entry("far", None)] });
+    assert_eq!(h.hub.reach("far"), Reach::Listed { claims: 1 });
+    assert_eq!(h.hub.reach("gone"), Reach::Unlisted);
+}
+
+#[test]
+fn a_session_the_live_rosters_leave_out_is_unreachable_until_its_agent_emits_again() {
+    use aep_engine::client::hub::Reach;
+    let mut h = Harness::new(&["a"], None);
+    h.connect_all(vec![vec![entry("s1", None)]]);
+    assert_eq!(h.hub.reach("s1"), Reach::Listed { claims: 1 });
+    assert_eq!(h.hub.reach("gone"), Reach::Unlisted);
+    // The relay goes away: what its roster said is no longer known.
+    h.hub.handle_closed(A, h.now, 1012, "restarting");
+    h.flush();
+    assert_eq!(h.hub.reach("s1"), Reach::Unknown);
+    h.advance(30_000);
+    h.hub.handle_open(A, h.now);
+    h.relay(A, relay_hello());
+    let sent = h.take_sent(A);
+    let sub = sent.iter().find_map(|f| if let Frame::Subscribe(s) = f { Some(s.id.clone()) } else { None });
+    h.relay(A, Frame::Subscribed { id: sub.unwrap() });
+    assert_eq!(h.hub.reach("s1"), Reach::Unknown, "live again, not yet answered");
+    let ask = roster_request(&sent).expect("asked once live");
+    h.relay(A, Frame::Roster { id: ask, entries: vec![] });
+    assert_eq!(h.hub.reach("s1"), Reach::Unlisted, "its agent did not come back");
+    // It comes back and emits: the roster is asked again, once a second.
+    h.relay(A, Frame::Event(agent_event("P1", "progress.status", "s1", 5, json!({}))));
+    let again = roster_request(&h.take_sent(A)).expect("an event from an unlisted session asks again");
+    h.relay(A, Frame::Event(agent_event("P2", "progress.status", "s3", 1, json!({}))));
+    assert!(roster_request(&h.take_sent(A)).is_none(), "one request in flight");
+    h.relay(A, Frame::Roster { id: again, entries: vec![entry("s1", None)] });
+    assert_eq!(h.hub.reach("s1"), Reach::Listed { claims: 1 });
+    h.relay(A, Frame::Event(agent_event("P3", "progress.status", "s3", 2, json!({}))));
+    assert!(roster_request(&h.take_sent(A)).is_none(), "not more than once a second");
+    h.advance(1_000);
+    h.relay(A, Frame::Event(agent_event("P4", "progress.status", "s3", 3, json!({}))));
+    assert!(roster_request(&h.take_sent(A)).is_some());
 }

@@ -143,6 +143,10 @@ fn hub_errors() {
         "relay `eu` is not connected (closed); the command was not sent",
     );
     says(&HubError::Backpressure { relay: relay() }, "relay `eu` is not keeping up; the command was not sent");
+    says(
+        &HubError::NotPermitted { relay: relay() },
+        "relay `eu` lets this credential watch, not command; the command was not sent",
+    );
     says(&HubError::Command(CommandError::MissingScope), "a cancel command needs `scope`");
     says(
         &HubError::NotVendorCommand("x.acme".into()),

@@ -143,6 +143,40 @@ fn cards_survive_missed_and_reordered_hops() {
 }
 
 #[test]
+fn an_allowed_request_learns_how_the_tool_it_asked_about_ended() {
+    use aep_engine::store::ToolEnd;
+    let a = owner(1);
+    let mut store = Store::default();
+    let ask = |id: &str, seq: u64, call: &str| {
+        let d = at("attention.requested", seq).subject(call).data(json!({"kind": "permission", "prompt": "rm -rf build/?"}));
+        build(d, &a, id, seq)
+    };
+    let tool = |ty: &str, seq: u64, call: &str, data: serde_json::Value| {
+        let mut d = json!({"tool": {"name": "Bash", "call_id": call}});
+        if let (Some(m), serde_json::Value::Object(x)) = (d.as_object_mut(), data) {
+            m.extend(x);
+        }
+        build(at(ty, seq).data(d), &a, &format!("T{seq}"), seq)
+    };
+    put(&mut store, ask("Q1", 1, "call-1"));
+    put(&mut store, ask("Q2", 2, "call-2"));
+    put(&mut store, tool("tool.completed", 3, "call-other", json!({})));
+    put(&mut store, tool("tool.failed", 4, "call-2", json!({"error": {"message": "exit 1"}})));
+    put(&mut store, tool("tool.completed", 5, "call-1", json!({"status": "ok"})));
+    put(&mut store, tool("tool.failed", 6, "call-1", json!({"error": {"message": "second terminal"}})));
+    let key = SessionKey::new(&a.source, "s");
+    let s = store.session_by_key(&key).unwrap();
+    let q1 = s.card("Q1").unwrap().tool().unwrap();
+    assert_eq!((q1.end, q1.tool.as_deref(), q1.event_id.as_str()), (ToolEnd::Completed, Some("Bash"), "T5"), "the first one counts");
+    let q2 = s.card("Q2").unwrap().tool().unwrap();
+    assert_eq!((q2.end, q2.error.as_deref()), (ToolEnd::Failed, Some("exit 1")));
+    let updated: Vec<String> = std::iter::from_fn(|| store.poll_change())
+        .filter_map(|c| if let Change::CardUpdated(r) = c { Some(r.request.to_string()) } else { None })
+        .collect();
+    assert_eq!(updated, ["Q2", "Q1"], "each card redrawn once, when its tool ended");
+}
+
+#[test]
 fn card_changes_are_reported_in_order() {
     let a = owner(1);
     let mut store = Store::default();

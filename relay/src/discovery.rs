@@ -54,14 +54,22 @@ pub fn document(config: &Config) -> Value {
 /// the discovery document.
 pub fn hello(config: &Config, addr: SocketAddr, principal: Option<&Principal>) -> String {
     let mut capabilities = capabilities(config);
-    // A principal bound to its own name is told it, so its commands carry
-    // the `agent` the relay will accept from it.
-    if let Some(p) = principal.filter(|p| matches!(p.agents, Agents::Named(_))) {
+    // A connection is told what it may do, so a console shows a viewer
+    // requests read-only instead of buttons the relay would refuse. A
+    // principal bound to its own name is told it too, so its commands carry
+    // the `agent` the relay will accept from it; one that may use any name
+    // is told only when it may not command (whoever reaches a relay with no
+    // credentials), and the owner, who may do everything, nothing.
+    if let Some(p) = principal {
         let roles: Vec<&str> = [("agent", p.roles.agent), ("operator", p.roles.operator), ("viewer", p.roles.viewer)]
             .into_iter()
             .filter_map(|(name, held)| held.then_some(name))
             .collect();
-        capabilities.set_principal(&p.name, &roles);
+        match p.agents {
+            Agents::Named(_) => capabilities.set_principal(&p.name, &roles),
+            Agents::Any if !p.roles.operator => capabilities.set_roles(&roles),
+            Agents::Any => {}
+        }
     }
     Frame::Hello(Hello {
         versions: versions(),
@@ -92,6 +100,19 @@ mod tests {
         assert_eq!(caps["control"], json!({"accepts": []}));
         assert_eq!(caps["filters"], json!(["attr-match"]));
         assert_eq!(caps["capture"], json!(["none", "metadata", "redacted", "full"]));
+    }
+
+    #[test]
+    fn hello_says_what_the_connection_may_do() {
+        let addr = "127.0.0.1:1".parse().unwrap();
+        let principal = |p: &Principal| -> Value {
+            let v: Value = serde_json::from_str(&hello(&Config::default(), addr, Some(p))).unwrap();
+            v["capabilities"]["experimental"]["principal"].clone()
+        };
+        let viewer = Principal::named("ops-viewer", crate::auth::Roles::parse("viewer").unwrap());
+        assert_eq!(principal(&viewer), json!({ "name": "ops-viewer", "roles": ["viewer"] }));
+        assert_eq!(principal(&Principal::owner()), Value::Null, "the owner may do everything: nothing to say");
+        assert_eq!(principal(&Principal::anonymous()), json!({ "roles": ["agent", "viewer"] }), "watching, never commanding");
     }
 
     #[test]

@@ -37,6 +37,7 @@ fn code(e: &HubError) -> &'static str {
         HubError::NoRoute(_) => "unroutable",
         HubError::NotLive { .. } => "not-live",
         HubError::Backpressure { .. } => "backpressure",
+        HubError::NotPermitted { .. } => "not-permitted",
         HubError::Command(_) | HubError::Build(_) => "invalid-command",
         HubError::NotVendorCommand(_) => "not-vendor-command",
         HubError::UnknownCommand(_) => "unknown-command",

@@ -7,7 +7,7 @@
 // stray lookup fails at once instead of leaving the machine.
 
 import { spawn, execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -17,7 +17,8 @@ import { FakeModel } from './fake-model.mjs';
 
 const HERE = new URL('.', import.meta.url).pathname;
 const CLAUDE = join(HERE, 'node_modules/@anthropic-ai/claude-code-linux-x64/claude');
-const ADAPTER = `${ROOT}target/release/aep-claude-code`;
+// E2E_ADAPTER runs another build of the adapter (an older one, to see a check fail).
+const ADAPTER = process.env.E2E_ADAPTER || `${ROOT}target/release/aep-claude-code`;
 const SHOTS = `${ROOT}target/claude-code-e2e`;
 const PHONE = { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 };
 /** What Claude Code waits for a held hook, and the adapter before it gives up. */
@@ -130,7 +131,8 @@ async function asking(name, file) {
   return { dir, seen, run, c };
 }
 
-let relay = new Relay({ port: await freePort(), token, demo: false, args: ['--data-dir', join(scratch, 'history')] });
+// E2E_STATIC_DIR serves another console build, as in console/tests/e2e.
+let relay = new Relay({ port: await freePort(), token, demo: false, staticDir: process.env.E2E_STATIC_DIR || 'dist', args: ['--data-dir', join(scratch, 'history')] });
 await relay.start();
 const adapter = new Adapter({ relay });
 await adapter.start();
@@ -143,6 +145,10 @@ try {
     await c.locator('button.option[data-option="allow"]').tap();
     const { code } = await run.done;
     check(existsSync(`${dir}/allowed.txt`), 'the file the command writes exists');
+    // The settled row says who allowed it and how the command then ended.
+    const row = page.locator('main article.settled', { hasText: `touch ${dir}/allowed.txt` }).first();
+    await until(async () => /Allowed by .* Bash ran and completed/.test(await row.locator('.outcome').textContent().catch(() => '')),
+      'the row says the allowed command ran and completed', 10_000);
     const result = await resultFor('toolu_e2e_1', seen);
     check(!result.error, `the model got the tool's own result (${result.content})`);
     check(code === 0, `claude exited 0 (${code})`);
@@ -167,6 +173,33 @@ try {
     check(!existsSync(`${dir}/typed.txt`), 'nothing was written');
     const result = await resultFor('toolu_e2e_1', seen);
     check(result.error && result.content.includes('use a dry run first'), `the model read the reply (${result.content})`);
+  });
+
+  await steps.step('A destructive command (rm -rf) takes a confirming tap, and the card names its project', async () => {
+    const dir = adapter.project('wipe-me');
+    mkdirSync(join(dir, 'build'), { recursive: true });
+    writeFileSync(join(dir, 'build', 'out.o'), 'object code');
+    const run = claude(dir, `please RUN:rm -rf ${dir}/build`);
+    const c = card(page, `Bash: rm -rf ${dir}/build`);
+    await c.waitFor({ timeout: 30_000 });
+    check((await c.getAttribute('data-severity')) === 'warning', `graded a warning (${await c.getAttribute('data-severity')})`);
+    const project = (await c.locator('.card-project').textContent()).trim();
+    check(project.includes('wipe-me'), `the card names the project that asks: ${project}`);
+    await sleep(700);
+    const allow = c.locator('button.option[data-option="allow"]');
+    await allow.tap();
+    await sleep(100);
+    const asked = (await allow.textContent()).trim();
+    check(asked.includes('Tap again to Allow (destructive)'), `the first tap only asks, saying why: ${asked}`);
+    check((await c.locator('.hold').count()) === 0, 'the first tap sends nothing');
+    check(existsSync(join(dir, 'build')), 'and nothing is removed');
+    await page.screenshot({ path: `${SHOTS}/destructive-phone.png` });
+    await sleep(700);
+    await allow.tap();
+    await c.locator('.hold').waitFor({ timeout: 2_000 });
+    const { code } = await run.done;
+    check(!existsSync(join(dir, 'build')), 'after the confirming tap the command ran');
+    check(code === 0, `claude exited 0 (${code})`);
   });
 
   await steps.step('Two tool calls in one turn: each its own card and its own decision', async () => {

@@ -5,6 +5,7 @@
 //!
 //! * [`hook`]: Claude Code's hook input and answers.
 //! * [`mapping`]: hooks to AEP events (AEP-0002 Annex A.1), pure.
+//! * [`grade`]: which permission requests are destructive.
 //! * [`form`]: MCP elicitation as an AEP-0006 form.
 //! * [`daemon`]: the engine agent that emits them and holds requests.
 //! * [`server`]: the loopback hook endpoint.
@@ -13,6 +14,7 @@
 
 pub mod daemon;
 pub mod form;
+pub mod grade;
 pub mod hook;
 pub mod mapping;
 pub mod server;

@@ -11,6 +11,7 @@ use aep_claude_code::settings::{self, Hooks, Outcome};
 use aep_engine::client::hub::socket_url;
 use aep_engine::protocol::capture::{CaptureCeiling, RedactOptions};
 use aep_engine::protocol::event::Capture;
+use aep_engine::protocol::vocabulary::types;
 use clap::{Args, Parser, Subcommand};
 use tokio::sync::{mpsc, watch};
 
@@ -90,12 +91,16 @@ fn parse_capture(s: &str) -> Result<Capture, String> {
 }
 
 /// `metadata` keeps `attention.*` at `redacted`, so a person can read what
-/// is asked; `redacted` and `full` hold for every type.
+/// is asked, and `session.started`, so a card can say which project asks
+/// (its label and working directory, home paths redacted); `redacted` and
+/// `full` hold for every type.
 fn ceiling(level: Capture) -> CaptureCeiling {
     if level >= Capture::Redacted {
         CaptureCeiling::uniform(level)
     } else {
-        CaptureCeiling { default: level, ..CaptureCeiling::default() }
+        let mut c = CaptureCeiling { default: level, ..CaptureCeiling::default() };
+        c.overrides.push((types::SESSION_STARTED.to_owned(), Capture::Redacted));
+        c
     }
 }
 
@@ -172,4 +177,18 @@ fn serve(s: Serve) -> Result<(), String> {
         let _ = agent.await;
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_ceiling_keeps_what_is_asked_and_which_project_asks_readable() {
+        let c = ceiling(Capture::Metadata);
+        assert_eq!(c.level_for("attention.requested"), Capture::Redacted);
+        assert_eq!(c.level_for("session.started"), Capture::Redacted);
+        assert_eq!(c.level_for("tool.completed"), Capture::Metadata);
+        assert_eq!(ceiling(Capture::Full).level_for("session.started"), Capture::Full);
+    }
 }

@@ -32,6 +32,7 @@
 use std::collections::HashMap;
 
 use aep_engine::protocol::ids::Draft;
+use aep_engine::Severity;
 use aep_engine::protocol::vocabulary::types;
 use serde_json::{json, Map, Value};
 
@@ -79,6 +80,9 @@ struct SessionMemory {
     run: Option<String>,
     runs: u64,
     heard: u64,
+    /// The latest `PreToolUse`: the tool, its input and its call id. The
+    /// permission Claude Code then asks for is about that call.
+    asking: Option<(String, Option<Value>, String)>,
 }
 
 /// The adapter's memory of the sessions it has seen.
@@ -151,6 +155,10 @@ impl Mapper {
                 }
             }
             "PreToolUse" => {
+                if let (Some(memory), Some(call)) = (self.sessions.get_mut(&session), &hook.tool_use_id) {
+                    let name = hook.tool_name.clone().unwrap_or_default();
+                    memory.asking = Some((name, hook.tool_input.clone(), call.clone()));
+                }
                 let mut data = json!({ "tool": tool() });
                 if let Some(input) = &hook.tool_input {
                     data["args"] = as_object(input);
@@ -176,7 +184,15 @@ impl Mapper {
                 in_run(Draft::new(types::TOOL_DENIED)).data(json!({ "tool": tool(), "by": "policy" }))
             }
             "PermissionRequest" => {
-                let request = in_run(Draft::new(types::ATTENTION_REQUESTED)).data(permission_request(hook));
+                let mut request = in_run(Draft::new(types::ATTENTION_REQUESTED)).data(permission_request(hook));
+                if destructive_because(hook).is_some() {
+                    request = request.severity(Severity::Warning);
+                }
+                // About which tool call: its `tool.completed` (or `.failed`)
+                // names the same call id, so a console can say how it ended.
+                if let Some(call) = self.call_asked_about(&session, hook) {
+                    request = request.subject(call);
+                }
                 return Plan::Ask { before: out, session, request, kind: AskKind::Permission };
             }
             "Elicitation" => {
@@ -241,6 +257,17 @@ impl Mapper {
         Plan::Observe(out)
     }
 
+    /// The tool call a `PermissionRequest` is about: its own `tool_use_id`,
+    /// else the latest `PreToolUse` of the session for the same tool and
+    /// input.
+    fn call_asked_about(&self, session: &str, hook: &HookInput) -> Option<String> {
+        if let Some(id) = hook.tool_use_id.clone().filter(|id| !id.is_empty()) {
+            return Some(id);
+        }
+        let (name, input, call) = self.sessions.get(session)?.asking.as_ref()?;
+        (Some(name.as_str()) == hook.tool_name.as_deref() && input.as_ref() == hook.tool_input.as_ref()).then(|| call.clone())
+    }
+
     fn mint_run(&mut self) -> String {
         self.minted += 1;
         format!("run-{}", self.minted)
@@ -295,8 +322,15 @@ fn as_object(v: &Value) -> Value {
     }
 }
 
+/// Why approving the hook's tool use cannot be undone, if it cannot
+/// ([`crate::grade`]).
+fn destructive_because(hook: &HookInput) -> Option<&'static str> {
+    crate::grade::destructive(hook.tool_name.as_deref().unwrap_or_default(), hook.tool_input.as_ref(), hook.cwd.as_deref())
+}
+
 /// A permission request: the tool and exactly what it would do, so a
-/// person can decide from the prompt alone.
+/// person can decide from the prompt alone; marked destructive (with why)
+/// when approving it cannot be undone.
 fn permission_request(hook: &HookInput) -> Value {
     let tool = hook.tool_name.as_deref().unwrap_or("a tool");
     let mut data = json!({
@@ -306,6 +340,10 @@ fn permission_request(hook: &HookInput) -> Value {
         "respond_via": ["control"],
     });
     let mut context = json!({ "tool": tool });
+    if let Some(why) = destructive_because(hook) {
+        data["destructive"] = true.into();
+        context["destructive_because"] = why.into();
+    }
     if let Some(input) = &hook.tool_input {
         context["tool_input"] = input.clone();
     }
@@ -377,6 +415,40 @@ mod tests {
     fn a_bash_prompt_names_the_tool_and_the_exact_command() {
         let input = json!({ "command": "rm -rf build/", "description": "clean" });
         assert_eq!(permission_prompt("Bash", Some(&input)), "Bash: rm -rf build/");
+    }
+
+    #[test]
+    fn a_destructive_permission_is_a_warning_marked_destructive_and_a_plain_one_is_not() {
+        let mut m = Mapper::new();
+        let ask = |m: &mut Mapper, input: Value| {
+            let h = hook(json!({"hook_event_name": "PermissionRequest", "session_id": "s1", "cwd": "/work/app",
+                "tool_name": "Bash", "tool_input": input}));
+            let Plan::Ask { request, .. } = m.plan(&h) else { panic!() };
+            let who = aep_engine::protocol::ids::Identity::new("aep://h/agent/claude-code", AGENT);
+            let e = request.session("s1").seq(9).build(&who, "01J0000000000000000000000A", aep_engine::UnixMs(0)).unwrap();
+            (e.severity(), e.data_field("destructive").cloned(), e.data_field("context").and_then(|c| c.get("destructive_because")).cloned())
+        };
+        let (severity, destructive, why) = ask(&mut m, json!({ "command": "rm -rf build/" }));
+        assert_eq!((severity, destructive, why), (Severity::Warning, Some(json!(true)), Some(json!("removes recursively"))));
+        let (severity, destructive, _) = ask(&mut m, json!({ "command": "ls -la" }));
+        assert_eq!((severity, destructive), (Severity::Info, None));
+    }
+
+    #[test]
+    fn a_permission_names_the_tool_call_it_is_about() {
+        let mut m = Mapper::new();
+        let input = json!({ "command": "rm -rf build/" });
+        let pre = hook(json!({"hook_event_name": "PreToolUse", "session_id": "s1", "tool_name": "Bash", "tool_input": input, "tool_use_id": "toolu_1"}));
+        assert!(matches!(m.plan(&pre), Plan::Observe(_)));
+        let ask = |m: &mut Mapper, input: Value| {
+            let h = hook(json!({"hook_event_name": "PermissionRequest", "session_id": "s1", "tool_name": "Bash", "tool_input": input}));
+            let Plan::Ask { request, .. } = m.plan(&h) else { panic!() };
+            let who = aep_engine::protocol::ids::Identity::new("aep://h/agent/claude-code", AGENT);
+            let e = request.session("s1").seq(9).build(&who, "01J0000000000000000000000A", aep_engine::UnixMs(0)).unwrap();
+            e.subject().map(str::to_owned)
+        };
+        assert_eq!(ask(&mut m, input.clone()).as_deref(), Some("toolu_1"));
+        assert_eq!(ask(&mut m, json!({ "command": "ls" })), None, "another call's input: not that call");
     }
 
     #[test]

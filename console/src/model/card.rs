@@ -2,10 +2,10 @@
 //! kept as data, next to where it came from), how it can be answered, and
 //! what has happened to it since.
 
-use aep_engine::client::hub::Hub;
+use aep_engine::client::hub::{Hub, Reach};
 use aep_engine::protocol::form::{Choice, FieldSpec};
 use aep_engine::protocol::vocabulary::types;
-use aep_engine::store::{self, Card, CardRef, CardStatus, Closure, Resolution};
+use aep_engine::store::{self, Card, CardRef, CardStatus, Closure, Resolution, ToolEnd, ToolOutcome};
 use aep_engine::{Capture, Severity, UnixMs};
 use serde_json::Value;
 
@@ -30,6 +30,12 @@ pub enum Answering {
     /// Several live connections claim the session: the relay refuses any
     /// answer as `ambiguous`, so none is offered.
     Ambiguous { claims: usize },
+    /// The relay said this console's credential may watch, not answer (a
+    /// viewer): the request is shown read-only.
+    ReadOnly,
+    /// No live relay's roster lists the session: its agent is not
+    /// connected, so no answer can reach it now (`hub::Reach::Unlisted`).
+    Unreachable,
 }
 
 impl Answering {
@@ -42,6 +48,8 @@ impl Answering {
             Answering::Elsewhere(_) => "elsewhere",
             Answering::Unknown => "unknown",
             Answering::Ambiguous { .. } => "ambiguous",
+            Answering::ReadOnly => "read-only",
+            Answering::Unreachable => "unreachable",
         }
     }
 }
@@ -62,6 +70,10 @@ pub struct OptionView {
 pub struct AnswerView {
     /// `Allow`, `"CHG-1234"`, `form: 4 values`.
     pub summary: String,
+    /// The option applied, by its label (its id when it has none).
+    pub label: String,
+    /// Words given with the option (a refusal's reason, AEP-0008).
+    pub reason: Option<String>,
     /// The option applied, by its id.
     pub option: Option<String>,
     pub by: Option<String>,
@@ -128,6 +140,8 @@ pub struct CardView {
     pub source: String,
     pub session: String,
     pub session_label: Option<String>,
+    /// The session's working directory, when its agent said (agent-authored).
+    pub cwd: Option<String>,
     pub run: Option<String>,
     /// The request's own `subject` (typically the tool).
     pub subject: Option<String>,
@@ -137,6 +151,8 @@ pub struct CardView {
     pub close: Option<CloseView>,
     /// How the agent resolved it, when it did.
     pub resolution: Option<Resolution>,
+    /// How the tool it asked about ended, once it did.
+    pub tool: Option<ToolOutcome>,
     pub commands: Vec<CommandView>,
     /// This console's answers the agent refused while another answer was
     /// the one applied (what each asked, in words): a card that reads
@@ -175,6 +191,15 @@ impl CardView {
             .unwrap_or(self.raised_at)
     }
 
+    /// Which project asks, in the words a person knows it by: the
+    /// session's label, else the last folder of its working directory.
+    pub fn project(&self) -> Option<String> {
+        self.session_label.clone().or_else(|| {
+            let cwd = self.cwd.as_deref()?.trim_end_matches(['/', '\\']);
+            cwd.rsplit(['/', '\\']).next().filter(|s| !s.is_empty()).map(str::to_owned)
+        })
+    }
+
     /// `permission · warning`.
     pub fn kind_words(&self) -> String {
         match self.kind.as_str() {
@@ -183,48 +208,74 @@ impl CardView {
         }
     }
 
+    /// What was decided, in a word or two: `Allowed`, `Denied`, the
+    /// option's own label (a review's “Request changes” is not a denial), or
+    /// the answer given.
+    fn decision(&self, a: &AnswerView) -> (Decision, String) {
+        match a.option.as_deref() {
+            Some(o) if is_permissive(o) => (Decision::Allowed, "Allowed".to_owned()),
+            Some(o) if is_refusing(o) => (Decision::Denied, "Denied".to_owned()),
+            Some(_) => (Decision::Chose, format!("\u{201c}{}\u{201d}", a.label)),
+            None if !a.values.is_empty() || a.summary.starts_with("form") => (Decision::Chose, "Answered the form".to_owned()),
+            None => (Decision::Chose, format!("Answered {}", a.summary)),
+        }
+    }
+
     /// What happened, in plain words: whether the thing will happen and
-    /// why; and whether it went as asked (only that is coloured as success).
-    pub fn verdict(&self) -> (&'static str, bool) {
+    /// why, and how it reads at a glance ([`Tone`]): only what went ahead
+    /// as asked reads as success.
+    pub fn verdict(&self) -> (String, Tone) {
         let refused = self
             .commands
             .iter()
             .any(|c| c.mine && matches!(c.phase, command::Phase::Rejected { .. }));
         if let Some(a) = &self.answer {
-            let allowed = a.option.as_deref().map(is_permissive);
-            return match allowed {
-                Some(true) => ("Allowed: it goes ahead", true),
-                Some(false) => ("Denied: it will not happen", true),
-                None => ("Answered: the agent goes on with this answer", true),
+            let (decision, _) = self.decision(a);
+            return match (decision, &self.tool) {
+                (Decision::Allowed, Some(t)) => {
+                    let tool = t.tool.clone().unwrap_or_else(|| "the tool".to_owned());
+                    match t.end {
+                        ToolEnd::Completed => (format!("{tool} ran and completed"), Tone::Allowed),
+                        ToolEnd::Failed => match &t.error {
+                            Some(e) => (format!("{tool} ran and failed: {e}"), Tone::Trouble),
+                            None => (format!("{tool} ran and failed"), Tone::Trouble),
+                        },
+                        ToolEnd::Denied => (format!("{tool} was then blocked by a policy"), Tone::Trouble),
+                    }
+                }
+                (Decision::Allowed, None) => ("it goes ahead".to_owned(), Tone::Allowed),
+                (Decision::Denied, _) => ("it will not happen".to_owned(), Tone::Denied),
+                (Decision::Chose, _) => ("the agent goes on with this answer".to_owned(), Tone::Answered),
             };
         }
         let words = match (self.close.as_ref().map(|c| c.how), &self.resolution) {
-            _ if refused => "Refused by the agent: it will not happen",
-            (Some(Closed::TimedOut), _) => "Timed out: the agent went on without an answer",
-            (Some(Closed::Abandoned), _) => "Not done: the session ended before an answer",
+            _ if refused => "Refused by the agent \u{2014} it will not happen",
+            (Some(Closed::TimedOut), _) => "Timed out \u{2014} the agent went on without an answer",
+            (Some(Closed::Abandoned), _) => "Not done \u{2014} the session ended before an answer",
             (_, Some(Resolution::Auto)) => "Settled by the agent on its own",
-            (_, Some(Resolution::Dismissed)) => "Withdrawn by the agent: it will not happen",
+            (_, Some(Resolution::Dismissed)) => "Withdrawn by the agent \u{2014} it will not happen",
             _ => "Closed",
         };
-        (words, false)
+        (words.to_owned(), Tone::Trouble)
     }
 
     /// A form (AEP-0006) takes only its `values`: the engine refuses any
     /// other answer to it (an option or typed words would leave its fields
     /// unanswered), so there is no decline to offer, and the card says so.
-    pub fn form_only(&self) -> Option<String> {
+    pub fn form_only(&self, now: UnixMs, zone: &impl super::clock::Zone) -> Option<String> {
         if self.answering != Answering::Form {
             return None;
         }
         let until = match self.expires_at {
-            Some(t) => format!(" until it expires at {}", super::clock::time_of_day(t)),
+            Some(t) => format!(" until it expires at {}", super::clock::wall(t, now, zone)),
             None => String::new(),
         };
         Some(format!("A form can only be answered by filling it in. To decline, leave it waiting{until}: the agent decides."))
     }
 
-    /// The outcome in one line, for the history; the person who answered
-    /// named by [`words::person`] against `me`.
+    /// The outcome in one line: the decision, who made it, and what came
+    /// of it (`Allowed by you (ops-alice) — Bash ran and completed`); the
+    /// person named by [`words::person`] against `me`.
     pub fn outcome_words(&self, me: &[String]) -> String {
         let mut parts = Vec::new();
         if let (Some(a), false) = (&self.answer, self.overruled.is_empty()) {
@@ -240,21 +291,60 @@ impl CardView {
                 a.summary
             ));
         }
-        parts.push(self.verdict().0.to_owned());
-        if let Some(a) = &self.answer {
-            let mut s = format!("Answered: {}", a.summary);
-            if let Some(by) = &a.by {
-                s.push_str(&format!(" by {}", super::words::person(by, me)));
+        let (consequence, _) = self.verdict();
+        match &self.answer {
+            Some(a) => {
+                let (_, mut decided) = self.decision(a);
+                if let Some(by) = &a.by {
+                    decided.push_str(&format!(" by {}", super::words::person(by, me)));
+                }
+                if a.via.as_deref().is_some_and(|v| v != "control") {
+                    decided.push_str(" in the agent's own interface");
+                }
+                if let Some(reason) = &a.reason {
+                    decided.push_str(&format!(": \u{201c}{reason}\u{201d}"));
+                }
+                parts.push(format!("{decided} \u{2014} {consequence}"));
             }
-            if let Some(via) = &a.via {
-                s.push_str(&format!(" via {via}"));
-            }
-            parts.push(s);
-        }
-        if let Some(c) = &self.close {
-            parts.push(c.words.clone());
+            None => parts.push(consequence),
         }
         parts.join(" \u{b7} ")
+    }
+}
+
+/// What a person decided, for the words and the colour of a settled card.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Decision {
+    /// A permissive option (allow, approve, …).
+    Allowed,
+    /// A refusing option (deny, reject, …).
+    Denied,
+    /// Another option, typed words or a form.
+    Chose,
+}
+
+/// How a settled card reads at a glance.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Tone {
+    /// It goes ahead (or went ahead and completed): the colour of success.
+    Allowed,
+    /// A person said no: it will not happen.
+    Denied,
+    /// Some other answer: the agent goes on with it.
+    Answered,
+    /// Timed out, withdrawn, refused, or the tool failed.
+    Trouble,
+}
+
+impl Tone {
+    /// A short stable token for styling and tests.
+    pub fn token(self) -> &'static str {
+        match self {
+            Tone::Allowed => "allowed",
+            Tone::Denied => "denied",
+            Tone::Answered => "answered",
+            Tone::Trouble => "trouble",
+        }
     }
 }
 
@@ -285,11 +375,23 @@ const PERMISSIVE: &[&str] = &[
     "continue",
 ];
 
-pub(crate) fn is_permissive(id: &str) -> bool {
+/// Refuses what was asked (deny, reject, no...): only these read as "Denied".
+const REFUSING: &[&str] = &["deny", "reject", "no", "decline", "refuse", "block", "cancel", "abort", "stop", "disallow", "never"];
+
+/// `id` is one of `words`, or one of them with a `_…`/`-…` qualifier.
+fn names_one_of(words: &[&str], id: &str) -> bool {
     let id = id.to_ascii_lowercase();
-    PERMISSIVE
+    words
         .iter()
         .any(|p| id == *p || id.starts_with(&format!("{p}_")) || id.starts_with(&format!("{p}-")))
+}
+
+pub(crate) fn is_permissive(id: &str) -> bool {
+    names_one_of(PERMISSIVE, id)
+}
+
+fn is_refusing(id: &str) -> bool {
+    names_one_of(REFUSING, id)
 }
 
 fn value_words(v: &Value) -> String {
@@ -356,6 +458,8 @@ fn answer_view(a: &store::CardAnswer, options: &[Choice], fields: &[FieldSpec]) 
         })
         .unwrap_or_default();
     AnswerView {
+        label: a.option.as_deref().map(label).unwrap_or_default(),
+        reason: a.option.as_ref().and(a.text.clone()),
         summary,
         option: a.option.clone(),
         by: a.by.clone(),
@@ -427,6 +531,8 @@ pub fn view(hub: &Hub, c: &Card) -> CardView {
     let claims = session.map_or(0, |s| super::session::verbs(hub, s).claims);
     let answering = match r {
         None => Answering::Unknown,
+        Some(r) if r.accepts_control() && hub.may_answer(c.id()) == Some(false) => Answering::ReadOnly,
+        Some(r) if r.accepts_control() && hub.reach(&c.session().name) == Reach::Unlisted => Answering::Unreachable,
         Some(r) if claims > 1 && r.accepts_control() => Answering::Ambiguous { claims },
         Some(r) if !r.accepts_control() => Answering::Elsewhere(
             r.respond_via
@@ -483,11 +589,13 @@ pub fn view(hub: &Hub, c: &Card) -> CardView {
         session_label: session
             .and_then(|s| s.started())
             .and_then(|s| s.label.clone()),
+        cwd: session.and_then(|s| s.started()).and_then(|s| s.cwd.clone()),
         run: r.and_then(|r| r.run.clone()),
         subject: r.and_then(|r| r.subject.clone()),
         relay: r.and_then(|r| r.relay.as_deref().map(str::to_owned)),
         raised_at: r.map_or(c.first_seen(), |r| r.at.unwrap_or(r.received_at)),
         close: close_view(c),
+        tool: c.tool().cloned(),
         resolution: c.close().and_then(|cl| match &cl.how {
             Closure::Resolved { resolution, .. } => resolution.clone(),
             Closure::TimedOut { .. } => None,

@@ -7,7 +7,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use aep_engine::client::hub::Hub;
+use aep_engine::client::hub::{Hub, Reach};
 use aep_engine::order;
 use aep_engine::store::{Card, CardRef, SessionKey};
 use aep_engine::UnixMs;
@@ -27,6 +27,10 @@ pub struct Waiting {
     /// This console can answer it (the agent takes answers by control, and
     /// the request itself was seen); others are for information only.
     pub answerable: bool,
+    /// No live relay's roster lists its session: its agent is not
+    /// connected, so nobody can answer it now, and it is not counted as
+    /// waiting.
+    pub unreachable: bool,
     /// Agent-authored, for the information-only list.
     pub prompt: Option<String>,
 }
@@ -100,8 +104,14 @@ pub fn waiting(hub: &Hub, c: &Card) -> Waiting {
             .map(|k| k.as_str().to_owned())
             .unwrap_or_default(),
         answerable: answerable(c),
+        unreachable: unreachable(hub, c),
         prompt: c.request().and_then(|r| r.prompt.clone()),
     }
+}
+
+/// Whether the card's agent is known not to be connected.
+pub fn unreachable(hub: &Hub, c: &Card) -> bool {
+    hub.reach(&c.session().name) == Reach::Unlisted
 }
 
 /// Whether this console can answer the card at all.
@@ -140,7 +150,12 @@ pub struct Filter {
 
 impl Filter {
     pub fn is_active(&self) -> bool {
-        self.agent.is_some() || self.session.is_some() || self.kind.is_some()
+        self.active_count() > 0
+    }
+
+    /// How many of the three keep the list narrower.
+    pub fn active_count(&self) -> usize {
+        [self.agent.is_some(), self.session.is_some(), self.kind.is_some()].into_iter().filter(|a| *a).count()
     }
 
     pub fn admits(&self, row: &Row) -> bool {
@@ -299,8 +314,8 @@ pub struct Tracker {
 /// What one refresh found.
 #[derive(Debug)]
 pub struct Refresh {
-    /// The waiting cards this console can answer, in the inbox order:
-    /// what the count, the badge and the title say.
+    /// The waiting cards this console can answer (their agent connected),
+    /// in the inbox order: what the count, the badge and the title say.
     pub order: Vec<CardRef>,
     /// The list as drawn.
     pub rows: Vec<Row>,
@@ -335,9 +350,10 @@ impl Tracker {
                 }
             };
             alive.insert(r.clone(), since);
-            order.push((r.clone(), answerable(c)));
+            order.push((r.clone(), answerable(c) && !unreachable(hub, c)));
         }
-        // What can be answered here comes first; the rest is information.
+        // What can be answered here comes first; the rest is information,
+        // or waits for its agent to come back.
         let (mut order, others): (Vec<_>, Vec<_>) = order.into_iter().partition(|(_, a)| *a);
         let answerable_count = order.len();
         order.extend(others);
@@ -418,10 +434,36 @@ pub fn history(hub: &Hub) -> Vec<CardView> {
 /// waits behind "N new" until the person brings them in; one that lands
 /// after every shown card (or into an empty list) is shown at once, since
 /// nothing shown moves for it.
+///
+/// What a first catch-up brings is not an arrival above the reader: until
+/// the list has been still for [`LOAD_QUIET_MS`] after a relay first went
+/// live (or [`LOAD_MAX_MS`] passed), every request takes its place in the
+/// order, most urgent first. A card that moves meanwhile takes no tap until
+/// it has been still (`model::steady`).
 #[derive(Debug, Default)]
 pub struct Arrivals {
     shown: HashSet<CardRef>,
+    load: Load,
 }
+
+/// Where the inbox is in its first catch-up.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Load {
+    /// No relay has been live yet: nothing has been caught up.
+    #[default]
+    Connecting,
+    /// A catch-up is coming in: it began at `since`, and the list last
+    /// gained a request at `last`.
+    CatchingUp { since: u64, last: u64 },
+    /// Caught up: what arrives now arrives above or below the reader.
+    Done,
+}
+
+/// The first catch-up is over once no request has joined the list for this
+/// long: longer than the gap between two flushes of a burst.
+pub const LOAD_QUIET_MS: u64 = 700;
+/// ... or this long after a relay first went live, whatever keeps coming.
+pub const LOAD_MAX_MS: u64 = 5_000;
 
 /// The rows to draw, and how many requests wait behind "N new".
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -431,7 +473,25 @@ pub struct Placed {
 }
 
 impl Arrivals {
-    pub fn place(&mut self, rows: &[Row]) -> Placed {
+    /// The rows drawn of `rows` at `now` (milliseconds, any clock), with
+    /// `live` whether some relay is live.
+    pub fn place(&mut self, rows: &[Row], live: bool, now: u64) -> Placed {
+        self.load = match self.load {
+            Load::Connecting if live => Load::CatchingUp { since: now, last: now },
+            Load::CatchingUp { since, last }
+                if now.saturating_sub(last) >= LOAD_QUIET_MS || now.saturating_sub(since) >= LOAD_MAX_MS =>
+            {
+                Load::Done
+            }
+            other => other,
+        };
+        if let Load::CatchingUp { since, .. } = self.load {
+            let gained = rows.iter().any(|r| matches!(r, Row::Waiting(_)) && !self.shown.contains(r.key()));
+            if gained {
+                self.load = Load::CatchingUp { since, last: now };
+            }
+            self.show_all(rows);
+        }
         let shown = |r: &Row| self.shown.contains(r.key());
         let last_shown = rows.iter().rposition(|r| matches!(r, Row::Waiting(_)) && shown(r));
         let mut placed = Placed::default();

@@ -68,6 +68,9 @@ pub struct Verbs {
     /// `x.{vendor}.control.{verb}` types.
     pub vendor: Vec<String>,
     pub ack_window_ms: Option<u64>,
+    /// Whether that relay lets this console command (`None`: it did not
+    /// say); a viewer's console offers no commands.
+    pub may_command: Option<bool>,
 }
 
 /// Where a session stands.
@@ -135,6 +138,10 @@ impl Lane {
                 ("offline", "This device is offline, so it is not connected to a relay and cannot send commands.".to_owned())
             }
             _ if !live => ("offline", "This device is not connected to a relay right now.".to_owned()),
+            _ if self.verbs.may_command == Some(false) => (
+                "read-only",
+                "Read-only: your credential on this relay may watch this session, not command it.".to_owned(),
+            ),
             _ if !self.verbs.listed => (
                 "none",
                 "Its agent is not connected to a relay right now (no relay roster lists this session), so it cannot take commands."
@@ -210,6 +217,7 @@ pub fn verbs(hub: &Hub, s: &Session) -> Verbs {
                 .cloned()
                 .collect(),
             ack_window_ms: entry.control.as_ref().and_then(|c| c.ack_window_ms),
+            may_command: hub.may_command(relay),
         };
     }
     Verbs::default()

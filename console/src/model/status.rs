@@ -53,6 +53,8 @@ pub struct RelayView {
     /// The principal this console's credential is on this relay, when the
     /// relay named it (its hello): the name its commands carry.
     pub principal: Option<String>,
+    /// Whether the relay lets this console command (`None`: it did not say).
+    pub may_command: Option<bool>,
 }
 
 impl RelayView {
@@ -63,6 +65,14 @@ impl RelayView {
     pub fn is_refused(&self) -> bool {
         self.link == Link::Refused
     }
+}
+
+/// A relay as a chip names it: its host (and port), not its URL; the URL
+/// stays one hover or long-press away.
+pub fn name_of(label: &str) -> String {
+    let rest = label.split_once("://").map_or(label, |(_, rest)| rest);
+    let host = rest.split(['/', '?', '#']).next().unwrap_or(rest);
+    if host.is_empty() { label.to_owned() } else { host.to_owned() }
 }
 
 /// Every relay's status.
@@ -77,7 +87,7 @@ pub fn relays(hub: &Hub) -> Vec<RelayView> {
                 .and_then(|h| h.capabilities.principal())
                 .map(str::to_owned);
             let label = hub.label(id).unwrap_or_default().to_owned();
-            RelayView { id, label, link: Link::of(&state), words, detail, principal }
+            RelayView { id, label, link: Link::of(&state), words, detail, principal, may_command: hub.may_command(id) }
         })
         .collect()
 }
@@ -149,7 +159,14 @@ mod tests {
     use super::*;
 
     fn relay(link: Link) -> RelayView {
-        RelayView { id: 0, label: "r".into(), link, words: link.token().into(), detail: None, principal: None }
+        RelayView { id: 0, label: "r".into(), link, words: link.token().into(), detail: None, principal: None, may_command: None }
+    }
+
+    #[test]
+    fn a_chip_names_a_relay_by_its_host() {
+        assert_eq!(name_of("ws://127.0.0.1:8787/socket"), "127.0.0.1:8787");
+        assert_eq!(name_of("wss://relay.example/aep/socket?x=1"), "relay.example");
+        assert_eq!(name_of("relay-a"), "relay-a");
     }
 
     #[test]

@@ -14,7 +14,7 @@ use aep_engine::store::CardStatus;
 use aep_engine::{Event, UnixMs};
 use serde_json::{json, Map, Value};
 
-use super::card::{self, Answering};
+use super::card::{self, Answering, Tone};
 use super::command::Phase;
 use super::{notice, session, timeline};
 
@@ -176,6 +176,18 @@ fn with_session() -> Relay {
 }
 
 #[test]
+fn a_card_names_the_project_that_asks() {
+    let mut r = Relay::new();
+    r.event(json!({ "id": "E0", "type": "session.started", "seq": 0, "capture": "redacted",
+        "data": { "cwd": "/home/dev/payments-api/" } }));
+    ask(&mut r, "Q", 1, "warning", json!({}));
+    let v = r.card("Q");
+    assert_eq!((v.project().as_deref(), v.cwd.as_deref()), (Some("payments-api"), Some("/home/dev/payments-api/")), "its folder, without a label");
+    let r = with_session();
+    assert_eq!(r.card("REQ1").project().as_deref(), Some("Fix the tests"), "the label the agent gave it");
+}
+
+#[test]
 fn a_permission_card_keeps_agent_text_and_its_provenance() {
     let r = with_session();
     let v = r.card("REQ1");
@@ -224,10 +236,8 @@ fn an_answer_is_followed_from_sent_to_done_and_the_card_closes() {
         v.commands[0].phase,
         Phase::Done("attention.answered".into())
     );
-    assert_eq!(
-        v.outcome_words(&[]),
-        "Allowed: it goes ahead \u{b7} Answered: Allow by aep-console via control \u{b7} Resolved (answered) after 1.2 s"
-    );
+    assert_eq!(v.outcome_words(&[]), "Allowed by aep-console \u{2014} it goes ahead");
+    assert_eq!(v.outcome_words(&["aep-console".to_owned()]), "Allowed by you (aep-console) \u{2014} it goes ahead");
 }
 
 #[test]
@@ -754,25 +764,90 @@ fn a_held_answer_says_what_it_sends_and_when() {
 
 #[test]
 fn requests_arriving_above_what_is_shown_wait_behind_n_new_and_those_below_are_shown() {
-    use super::inbox::{Arrivals, Row, Tracker};
+    use super::inbox::{Arrivals, Row, Tracker, LOAD_QUIET_MS};
     let mut r = with_session();
     let mut list = Tracker::default();
     let mut arrivals = Arrivals::default();
     let ids = |rows: &[Row]| rows.iter().map(|r| r.request().to_owned()).collect::<Vec<_>>();
-    let placed = arrivals.place(&list.refresh(&r.hub, r.now).rows);
+    let placed = arrivals.place(&list.refresh(&r.hub, r.now).rows, true, 0);
     assert_eq!((ids(&placed.rows), placed.held), (vec!["REQ1".to_owned()], 0), "a first request is shown");
+    // Caught up: the list has been still for a while.
+    let later = LOAD_QUIET_MS + 1;
+    assert_eq!(arrivals.place(&list.refresh(&r.hub, r.now).rows, true, later).held, 0);
     ask(&mut r, "CRIT", 3, "critical", json!({}));
     ask(&mut r, "LOW", 4, "info", json!({}));
     let rows = list.refresh(&r.hub, r.now).rows;
     assert_eq!(ids(&rows), ["CRIT", "REQ1", "LOW"], "the inbox order");
-    let placed = arrivals.place(&rows);
+    let placed = arrivals.place(&rows, true, later + 10);
     assert_eq!(ids(&placed.rows), ["REQ1", "LOW"], "nothing shown moves: the critical one waits, the low one goes below");
     assert_eq!(placed.held, 1);
     // Still held on the next refresh, until brought in.
-    assert_eq!(arrivals.place(&rows).held, 1);
+    assert_eq!(arrivals.place(&rows, true, later + 20).held, 1);
     arrivals.show_all(&rows);
-    let placed = arrivals.place(&rows);
+    let placed = arrivals.place(&rows, true, later + 30);
     assert_eq!((ids(&placed.rows), placed.held), (vec!["CRIT".to_owned(), "REQ1".into(), "LOW".into()], 0));
+}
+
+#[test]
+fn a_first_catch_up_is_the_list_most_urgent_first_not_arrivals_above_the_reader() {
+    use super::inbox::{Arrivals, Row, Tracker, LOAD_MAX_MS, LOAD_QUIET_MS};
+    let ids = |rows: &[Row]| rows.iter().map(|r| r.request().to_owned()).collect::<Vec<_>>();
+    let mut r = with_session();
+    let mut list = Tracker::default();
+    let mut arrivals = Arrivals::default();
+    // Before any relay is live nothing has been caught up: the clock does
+    // not run out while the console connects.
+    assert_eq!(arrivals.place(&[], false, 0).held, 0);
+    // Live at 10 s; the catch-up comes in bursts, a flush apart, the low
+    // one first.
+    let placed = arrivals.place(&list.refresh(&r.hub, r.now).rows, true, 10_000);
+    assert_eq!(ids(&placed.rows), ["REQ1"]);
+    ask(&mut r, "CRIT", 3, "critical", json!({}));
+    let placed = arrivals.place(&list.refresh(&r.hub, r.now).rows, true, 10_000 + LOAD_QUIET_MS - 1);
+    assert_eq!((ids(&placed.rows), placed.held), (vec!["CRIT".to_owned(), "REQ1".into()], 0), "in place, most urgent first");
+    ask(&mut r, "ERR", 4, "error", json!({}));
+    let at = 10_000 + 2 * LOAD_QUIET_MS - 2;
+    let placed = arrivals.place(&list.refresh(&r.hub, r.now).rows, true, at);
+    assert_eq!((ids(&placed.rows), placed.held), (vec!["CRIT".to_owned(), "ERR".into(), "REQ1".into()], 0));
+    // Once the list has been still, a request arriving above the reader waits.
+    ask(&mut r, "CRIT2", 5, "critical", json!({}));
+    let placed = arrivals.place(&list.refresh(&r.hub, r.now).rows, true, at + LOAD_QUIET_MS);
+    assert_eq!((ids(&placed.rows), placed.held), (vec!["CRIT".to_owned(), "ERR".into(), "REQ1".into()], 1));
+
+    // A catch-up that never pauses still ends.
+    let mut r = with_session();
+    let mut list = Tracker::default();
+    let mut arrivals = Arrivals::default();
+    arrivals.place(&list.refresh(&r.hub, r.now).rows, true, 0);
+    let mut t = 0;
+    for seq in 3..40 {
+        t += LOAD_QUIET_MS / 2;
+        ask(&mut r, &format!("Q{seq}"), seq, "critical", json!({}));
+        let held = arrivals.place(&list.refresh(&r.hub, r.now).rows, true, t).held;
+        assert_eq!(held > 0, t >= LOAD_MAX_MS, "at {t} ms");
+    }
+}
+
+#[test]
+fn a_request_whose_agent_no_relay_lists_is_marked_unreachable_and_not_counted() {
+    use super::inbox::{Row, Tracker};
+    let mut r = with_session();
+    let mut list = Tracker::default();
+    assert_eq!(list.refresh(&r.hub, r.now).order.len(), 1, "its agent is listed: it waits for you");
+    // A fresh roster leaves the session out: its agent is not connected.
+    r.hub.request_roster(0).unwrap();
+    r.drain();
+    r.roster_of(vec![]);
+    let refresh = list.refresh(&r.hub, r.now);
+    assert!(refresh.order.is_empty(), "not counted as waiting");
+    assert!(matches!(&refresh.rows[..], [Row::Waiting(w)] if w.unreachable && w.answerable));
+    assert_eq!(r.card("REQ1").answering, Answering::Unreachable, "no answer offered");
+    // Its agent is back: the roster lists it again.
+    r.hub.request_roster(0).unwrap();
+    r.drain();
+    r.roster(&["control.attention.respond"]);
+    assert_eq!(list.refresh(&r.hub, r.now).order.len(), 1);
+    assert_eq!(r.card("REQ1").answering, Answering::Options);
 }
 
 #[test]
@@ -808,14 +883,67 @@ fn settled_cards_say_whether_the_thing_will_happen_and_colour_only_what_went_as_
     r.event(json!({ "id": "W3", "type": "attention.resolved", "seq": 8, "subject": "REF", "data": { "resolution": "dismissed" } }));
     r.event(json!({ "id": "W4", "type": "attention.timeout", "seq": 9, "subject": "LATE", "data": {} }));
     let gone = r.card("GONE");
-    assert_eq!(gone.verdict(), ("Withdrawn by the agent: it will not happen", false));
-    assert!(gone.outcome_words(&[]).starts_with("Withdrawn by the agent: it will not happen"), "{}", gone.outcome_words(&[]));
+    assert_eq!(gone.verdict(), ("Withdrawn by the agent \u{2014} it will not happen".to_owned(), Tone::Trouble));
+    assert_eq!(gone.outcome_words(&[]), "Withdrawn by the agent \u{2014} it will not happen");
     let refused = r.card("REF");
     assert!(refused.in_flight(), "a card whose answer the agent refused takes no other answer");
-    assert_eq!(refused.verdict(), ("Refused by the agent: it will not happen", false));
+    assert_eq!(refused.verdict(), ("Refused by the agent \u{2014} it will not happen".to_owned(), Tone::Trouble));
     let late = r.card("LATE");
-    assert_eq!(late.verdict().1, false, "a timeout is not coloured as success");
-    assert!(late.verdict().0.starts_with("Timed out: the agent went on without an answer"));
+    assert_eq!(late.verdict().1, Tone::Trouble, "a timeout is not coloured as success");
+    assert!(late.verdict().0.starts_with("Timed out \u{2014} the agent went on without an answer"));
+}
+
+#[test]
+fn a_settled_card_names_the_decision_who_made_it_and_what_came_of_it() {
+    let mut r = with_session();
+    let me = ["ops-alice".to_owned()];
+    let answered = |r: &mut Relay, id: &str, seq: u64, answer: Value| {
+        r.event(json!({ "id": format!("{id}-A"), "type": "attention.answered", "seq": seq, "subject": id,
+            "data": { "answer": answer, "by": "ops-alice", "via": "control" } }));
+        r.event(json!({ "id": format!("{id}-R"), "type": "attention.resolved", "seq": seq + 1, "subject": id,
+            "data": { "resolution": "answered" } }));
+    };
+    // Denied: not in the colour of success.
+    answered(&mut r, "REQ1", 3, json!({ "option": "deny" }));
+    let v = r.card("REQ1");
+    assert_eq!(v.outcome_words(&me), "Denied by you (ops-alice) \u{2014} it will not happen");
+    assert_eq!(v.verdict().1, Tone::Denied);
+    // A review's "Request changes" is not a denial.
+    r.event(json!({ "id": "REV", "type": "attention.requested", "seq": 5, "run": "r1", "severity": "notice",
+        "data": { "kind": "review", "prompt": "Review the plan",
+                  "options": [{"id": "approve", "label": "Approve"}, {"id": "request_changes", "label": "Request changes"}] } }));
+    answered(&mut r, "REV", 6, json!({ "option": "request_changes" }));
+    let v = r.card("REV");
+    assert_eq!(v.outcome_words(&me), "\u{201c}Request changes\u{201d} by you (ops-alice) \u{2014} the agent goes on with this answer");
+    assert_eq!(v.verdict().1, Tone::Answered);
+    // Allowed, then the tool it asked about ran: how it ended is said.
+    for (id, seq, call, end, data, words, tone) in [
+        ("RUN1", 8, "call-1", "tool.completed", json!({}), "Allowed by you (ops-alice) \u{2014} Bash ran and completed", Tone::Allowed),
+        ("RUN2", 12, "call-2", "tool.failed", json!({ "error": { "message": "exit status 1" } }),
+            "Allowed by you (ops-alice) \u{2014} Bash ran and failed: exit status 1", Tone::Trouble),
+    ] {
+        r.event(json!({ "id": id, "type": "attention.requested", "seq": seq, "run": "r1", "subject": call,
+            "data": { "kind": "permission", "prompt": "rm -rf build/?",
+                      "options": [{"id": "allow", "label": "Allow"}, {"id": "deny", "label": "Deny"}] } }));
+        answered(&mut r, id, seq + 1, json!({ "option": "allow" }));
+        assert_eq!(r.card(id).outcome_words(&me), "Allowed by you (ops-alice) \u{2014} it goes ahead", "before the tool ends");
+        let mut d = json!({ "tool": { "name": "Bash", "call_id": call } });
+        if let (Value::Object(m), Value::Object(x)) = (&mut d, data) {
+            m.extend(x);
+        }
+        r.event(json!({ "id": format!("{id}-T"), "type": end, "seq": seq + 3, "run": "r1", "data": d }));
+        assert_eq!((r.card(id).outcome_words(&me).as_str(), r.card(id).verdict().1), (words, tone));
+    }
+    // A typed refusal keeps its words; an answer given elsewhere says so.
+    r.event(json!({ "id": "WHY", "type": "attention.requested", "seq": 20, "run": "r1",
+        "data": { "kind": "permission", "prompt": "Push?", "options": [{"id": "allow", "label": "Allow"}, {"id": "deny", "label": "Deny"}] } }));
+    answered(&mut r, "WHY", 21, json!({ "option": "deny", "text": "not now" }));
+    assert_eq!(r.card("WHY").outcome_words(&me), "Denied by you (ops-alice): \u{201c}not now\u{201d} \u{2014} it will not happen");
+    r.event(json!({ "id": "OOB", "type": "attention.requested", "seq": 23, "run": "r1",
+        "data": { "kind": "review", "prompt": "Merge?", "respond_via": ["oob"], "options": [{"id": "approve", "label": "Approve"}] } }));
+    r.event(json!({ "id": "OOB-A", "type": "attention.answered", "seq": 24, "subject": "OOB",
+        "data": { "answer": { "option": "approve" }, "by": "octocat", "via": "oob" } }));
+    assert_eq!(r.card("OOB").outcome_words(&me), "Allowed by octocat in the agent's own interface \u{2014} it goes ahead");
 }
 
 #[test]
@@ -907,8 +1035,8 @@ fn each_decision_names_its_person_and_its_request_by_one_rule() {
         ]
     );
     // The history: what was answered, and by whom.
-    assert!(r.card("REQ2").outcome_words(&me).contains("Answered: Deny by ops-bob"), "{}", r.card("REQ2").outcome_words(&me));
-    assert!(r.card("REQ1").outcome_words(&me).contains("Answered: Allow by you (ops-alice)"));
+    assert!(r.card("REQ2").outcome_words(&me).contains("Denied by ops-bob"), "{}", r.card("REQ2").outcome_words(&me));
+    assert!(r.card("REQ1").outcome_words(&me).contains("Allowed by you (ops-alice)"));
     // A console connected as someone else marks neither as its own.
     let other = ["ops-carol".to_owned()];
     assert!(session::commands(&r.hub, s).iter().all(|c| !c.who(&other).contains("you")));
@@ -974,12 +1102,12 @@ fn a_form_says_it_is_answered_only_by_filling_it_in() {
                               "options": [{"id": "decline", "label": "Decline"}] } }));
     let form = r.card("FORM1");
     assert_eq!(form.answering, Answering::Form, "answered by its form, options or not");
-    let only = form.form_only().expect("said plainly");
+    let only = form.form_only(r.now, &super::clock::Utc).expect("said plainly");
     assert!(only.contains("only be answered by filling it in") && only.contains("leave it waiting"), "{only}");
     // The engine refuses anything else, which is why none is offered.
     assert!(r.hub.respond("FORM1", Answer::option("decline"), r.now).is_err());
     assert!(r.hub.respond("FORM1", Answer::text("no"), r.now).is_err());
-    assert_eq!(r.card("REQ1").form_only(), None);
+    assert_eq!(r.card("REQ1").form_only(r.now, &super::clock::Utc), None);
 }
 
 #[test]

@@ -122,6 +122,9 @@ pub fn not_sent(e: &HubError) -> String {
             "This request is answered in the agent's own interface, not here.".into()
         }
         HubError::NoRoute(_) => "Not sent: no relay carries this session.".into(),
+        HubError::NotPermitted { relay } => {
+            format!("Not sent: on relay {relay} this console may watch, not answer or command.")
+        }
         HubError::UnknownRequest(_) => "This request is no longer held by the console.".into(),
         other => format!("Not sent: {other}."),
     }

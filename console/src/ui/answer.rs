@@ -25,8 +25,10 @@ pub fn send(
     steady: Steady,
 ) -> bool {
     if !steady.ready() {
+        steady.refuse();
         return false;
     }
+    steady.taken();
     let (key, what) = card.with_untracked(|c| (c.key.clone(), hold::what(&answer, &c.options)));
     error.set(None);
     // With no relay to send to, it is refused now, in words, not held.
@@ -66,6 +68,19 @@ fn HoldBar(held: Memo<Option<Held>>) -> impl IntoView {
                     <button type="button" class="send-now" on:click=move |_| console.release(seq())>"Send now"</button>
                 </div>
             </div>
+        })}
+    }
+}
+
+/// Said on the card when a tap came while it had just moved (or just come
+/// into view): the tap was not taken, and another one will be. Below the
+/// buttons, so they stay where the finger is.
+#[component]
+fn MovedNote() -> impl IntoView {
+    let steady = Steady::here();
+    view! {
+        {move || steady.refused().then(|| view! {
+            <p class="moved-note" role="status">"This card just moved, so that tap was not taken. Tap again."</p>
         })}
     }
 }
@@ -117,8 +132,11 @@ fn OptionButtons(
                                         confirming.set(None);
                                         send(console, card, Answer::option(x), error, steady);
                                     }
-                                    _ if steady.ready() => confirming.set(Some((chosen.id.clone(), now))),
-                                    _ => {}
+                                    _ if steady.ready() => {
+                                        steady.taken();
+                                        confirming.set(Some((chosen.id.clone(), now)));
+                                    }
+                                    _ => steady.refuse(),
                                 }
                             }
                         >
@@ -245,6 +263,12 @@ fn TextReply(card: RwSignal<CardView>, error: RwSignal<Option<String>>, busy: Si
     }
 }
 
+/// Why a viewer sees no answer buttons, naming who this console is.
+fn read_only_words(me: &[String]) -> String {
+    let who = me.first().map(|n| format!(" as {n}")).unwrap_or_default();
+    format!("Read-only: this console is connected{who}, a credential that may watch requests but not answer them.")
+}
+
 /// `expanded`: the card shows everything; on a phone a compact card keeps
 /// the text reply (beside options) and a form's fields for a tap.
 #[component]
@@ -279,7 +303,7 @@ pub fn AnswerArea(card: RwSignal<CardView>, #[prop(optional)] expanded: Option<R
                 <button type="button" class="open-form primary" on:click=expand>
                     {format!("Fill in the form ({})", crate::model::words::count(c.fields.len(), "field", "fields"))}
                 </button>
-                {c.form_only().map(|w| view! { <p class="hint form-only">{w}</p> })}
+                {c.form_only(crate::web::platform::now(), &crate::web::platform::DeviceZone).map(|w| view! { <p class="hint form-only">{w}</p> })}
                 <div class="more-answer">
                     <FormAnswer card=card busy=busy on_answer=on_answer />
                 </div>
@@ -288,6 +312,16 @@ pub fn AnswerArea(card: RwSignal<CardView>, #[prop(optional)] expanded: Option<R
         }
         // Listed for information below the inbox, never as cards.
         Answering::Elsewhere(_) | Answering::Unknown => ().into_any(),
+        Answering::ReadOnly => view! {
+            <p class="hint read-only">{move || read_only_words(&console.me())}</p>
+        }
+        .into_any(),
+        Answering::Unreachable => view! {
+            <p class="hint unreachable">
+                "Its agent is not connected to a relay right now, so no answer can reach it. It stays here in case the agent comes back."
+            </p>
+        }
+        .into_any(),
         Answering::Ambiguous { claims } => view! {
             <p class="hint ambiguous">{format!(
                 "Claimed by {claims} connections at once: the relay refuses answers to this session until only one is left."
@@ -303,6 +337,7 @@ pub fn AnswerArea(card: RwSignal<CardView>, #[prop(optional)] expanded: Option<R
                 <p class="capture-note">{format!("The agent's form could not be read ({e}); reply in words instead.")}</p>
             })}
             {body}
+            <MovedNote />
             // "Send again once it is live" goes once a relay is live again.
             {move || error.get().filter(|e| !(e.ends_with("once it is live.") && console.relays.with(|r| r.iter().any(|r| r.is_live()))))
                 .map(|e| view! { <p class="send-error" role="alert">{e}</p> })}

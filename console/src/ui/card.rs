@@ -12,6 +12,7 @@ use crate::model::card::CardView;
 use crate::model::clock;
 use crate::model::command::Phase;
 use crate::web::bridge::Console;
+use crate::web::platform::{wall, wall_exactly};
 
 /// Provided where cards sit under a heading of their own (an inbox group,
 /// a session's waiting list), so their titles rank one level below it.
@@ -35,6 +36,7 @@ pub fn Provenance(card: CardView) -> impl IntoView {
         <dl class="provenance">
             {move || several().then(|| view! { <div data-prov="relay"><dt>"Relay"</dt><dd>{relay.clone()}</dd></div> })}
             <div data-prov="session"><dt>"Session"</dt><dd><a href=session_href>{session_words}</a></dd></div>
+            {card.cwd.clone().map(|d| view! { <div data-prov="cwd"><dt>"Directory"</dt><dd class="mono">{d}</dd></div> })}
             {card.run.clone().map(|r| view! { <div data-prov="run"><dt>"Run"</dt><dd class="mono">{r}</dd></div> })}
             {card.subject.clone().map(|s| view! { <div data-prov="subject"><dt>"Subject"</dt><dd class="mono">{s}</dd></div> })}
         </dl>
@@ -137,7 +139,12 @@ pub fn CardItem(card: ArcRwSignal<CardView>) -> impl IntoView {
                 </button>
                 <p class="card-line">
                     <span class="card-agent" title=c.source.clone()>{c.agent.clone()}</span>
-                    <span class="age" title=clock::time_of_day(raised)>
+                    {c.project().map(|p| view! {
+                        <span class="card-project" title=c.cwd.clone().unwrap_or_else(|| c.session.clone())>
+                            <span class="sr-only">"in "</span>{p}
+                        </span>
+                    })}
+                    <span class="age" title=wall_exactly(raised)>
                         {move || format!("raised {}", clock::ago(console.now.get(), raised))}
                     </span>
                     {c.expires_at.map(|at| view! { <Countdown at=at /> })}
@@ -172,7 +179,7 @@ pub fn SettledCard(card: CardView) -> impl IntoView {
         <header class="card-head">
             <span class=format!("sev sev-{}", card.severity.as_str())>{card.severity.as_str()}</span>
             <h2 class="kind">{format!("{} request", card.kind_words())}</h2>
-            <span class="age" title=clock::time_of_day(when)>{clock::time_of_day(when)}</span>
+            <time class="age" datetime=when.to_rfc3339() title=wall_exactly(when)>{wall(when)}</time>
         </header>
     };
     view! {
@@ -180,7 +187,7 @@ pub fn SettledCard(card: CardView) -> impl IntoView {
             {head}
             <Provenance card=card.clone() />
             <AgentText card=card.clone() />
-            <p class="outcome" data-ok=card.verdict().1.to_string() data-outcome=card.close.as_ref().map(|c| c.how.token()).unwrap_or("answered")>{outcome}</p>
+            <p class="outcome" data-tone=card.verdict().1.token() data-outcome=card.close.as_ref().map(|c| c.how.token()).unwrap_or("answered")>{outcome}</p>
             {(!card.answer.as_ref().map(|a| a.values.is_empty()).unwrap_or(true)).then(|| {
                 let values = card.answer.as_ref().map(|a| a.values.clone()).unwrap_or_default();
                 view! {
@@ -194,8 +201,9 @@ pub fn SettledCard(card: CardView) -> impl IntoView {
     }
 }
 
-/// Where a card settled in the inbox: one line saying what happened, the
-/// commands' life folded away unless something went wrong.
+/// Where a card settled in the inbox: one line saying what was decided, by
+/// whom and what came of it (read whole), what was asked under it, and
+/// the commands' life folded away unless something went wrong.
 #[component]
 pub fn SettledRow(card: CardView) -> impl IntoView {
     let status = card.status.as_str();
@@ -221,14 +229,14 @@ pub fn SettledRow(card: CardView) -> impl IntoView {
             data-overruled=(!card.overruled.is_empty()).to_string()
         >
             <p class="row-line">
-                <span class="outcome" data-ok=card.verdict().1.to_string() data-outcome=card.close.as_ref().map(|c| c.how.token()).unwrap_or("answered") title=title>
+                <span class="outcome" data-tone=card.verdict().1.token() data-outcome=card.close.as_ref().map(|c| c.how.token()).unwrap_or("answered") title=title>
                     {outcome}
                 </span>
-                <span class="row-what">
-                    <a href=session_href>{card.agent.clone()}</a>
-                    ": "
-                    <span class="row-prompt">{card.prompt.clone().unwrap_or_default()}</span>
-                </span>
+            </p>
+            <p class="row-what">
+                <a href=session_href>{card.agent.clone()}</a>
+                ": "
+                <span class="row-prompt">{card.prompt.clone().unwrap_or_default()}</span>
             </p>
             {has_commands.then(|| view! {
                 <details class="what-happened" open=trouble>

@@ -3,7 +3,6 @@
 
 use leptos::prelude::*;
 
-use crate::model::clock;
 use crate::model::command::{CommandView, Phase};
 use crate::web::bridge::Console;
 
@@ -31,7 +30,7 @@ pub fn CommandRow(command: CommandView) -> impl IntoView {
         move || command.who(&console.me())
     };
     let latencies = command.latencies();
-    let sent = command.sent_at.map(clock::time_of_day).unwrap_or_default();
+    let sent = command.sent_at.map(crate::web::platform::wall).unwrap_or_default();
     let sends = command.sends;
     let retryable = command.retryable();
     view! {

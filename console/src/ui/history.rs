@@ -21,6 +21,7 @@ pub fn History() -> impl IntoView {
                             &c.id,
                             c.status,
                             c.answer.is_some(),
+                            c.tool.as_ref().map(|t| t.end),
                             c.commands.iter().map(|x| (&x.id, &x.phase)).collect::<Vec<_>>(),
                         ))
                         let:c

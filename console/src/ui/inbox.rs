@@ -46,6 +46,39 @@ impl Drawn {
     }
 }
 
+/// Requests held behind "N new", for the pill in the tab bar: it sits in
+/// a place of its own there, over nothing (a pill floating over the list
+/// covered the tabs or a card's top). Tapping it brings them in.
+#[derive(Clone, Copy)]
+pub struct NewAbove {
+    pub held: RwSignal<usize>,
+    /// Bumped by a tap on the pill.
+    pub bring_in: RwSignal<u64>,
+}
+
+impl NewAbove {
+    pub fn provide() {
+        provide_context(NewAbove { held: RwSignal::new(0), bring_in: RwSignal::new(0) });
+    }
+}
+
+/// The pill: how many requests wait above what is shown, and a tap to
+/// bring them in (and go to the top, where they are).
+#[component]
+pub fn NewAbovePill() -> impl IntoView {
+    let new = expect_context::<NewAbove>();
+    view! {
+        <button type="button" class="new-above" hidden=move || new.held.get() == 0
+            on:click=move |_| {
+                new.bring_in.update(|n| *n += 1);
+                crate::web::platform::window().scroll_to_with_x_and_y(0.0, 0.0);
+            }>
+            {move || format!("\u{2191} {} new", new.held.get())}
+            <span class="sr-only">{move || format!(" {} \u{2014} show", if new.held.get() == 1 { "request" } else { "requests" })}</span>
+        </button>
+    }
+}
+
 /// One filter's select: "All …" and each value with its count (a value
 /// chosen earlier is among them, with 0, after its last request went).
 #[component]
@@ -82,12 +115,12 @@ fn FacetSelect(
 }
 
 #[component]
-fn InboxTools(facets: Memo<inbox::Facets>, shown: Signal<usize>, total: Signal<usize>) -> impl IntoView {
+fn InboxTools(facets: Memo<inbox::Facets>, shown: Signal<usize>, total: Signal<usize>, open: Signal<bool>) -> impl IntoView {
     let console = expect_context::<Console>();
     let filter = console.filter;
     let field = move |f: fn(&Filter) -> Option<String>| Signal::derive(move || filter.with(f));
     view! {
-        <div class="inbox-tools" role="group" aria-label="Filter and group the requests">
+        <div class="inbox-tools" class:open=open id="inbox-tools" role="group" aria-label="Filter and group the requests">
             <FacetSelect id="filter-agent" label="Agent" all="All agents"
                 facets=Signal::derive(move || facets.with(|f| f.agents.clone()))
                 value=field(|f| f.agent.clone())
@@ -137,28 +170,38 @@ pub fn Inbox() -> impl IntoView {
     // What is drawn: requests arriving above what is shown wait behind
     // "N new" (see `inbox::Arrivals`), so nothing on screen moves.
     let arrivals = StoredValue::new_local(inbox::Arrivals::default());
-    let bring_in = RwSignal::new(0u64);
+    let new_above = expect_context::<NewAbove>();
+    let brought = StoredValue::new(new_above.bring_in.get_untracked());
     // Only what this console can answer is in the list; the rest waits
     // in a quieter place below it.
     let answerable = |r: &Row| match r {
-        Row::Waiting(w) => w.answerable,
+        Row::Waiting(w) => w.answerable && !w.unreachable,
         Row::Settled(c) => !matches!(c.answering, Answering::Elsewhere(_) | Answering::Unknown),
     };
     let placed = Memo::new(move |_| {
-        bring_in.track();
+        let tapped = new_above.bring_in.get();
+        let live = console.relays.with(|r| r.iter().any(|r| r.is_live()));
         console
             .rows
             .with(|rows| {
                 let rows: Vec<Row> = rows.iter().filter(|r| answerable(r)).cloned().collect();
-                arrivals.try_update_value(|a| a.place(&rows))
+                arrivals.try_update_value(|a| {
+                    if brought.get_value() != tapped {
+                        brought.set_value(tapped);
+                        a.show_all(&rows);
+                    }
+                    a.place(&rows, live, crate::web::platform::perf_now() as u64)
+                })
             })
             .unwrap_or_default()
     });
-    let show_new = move |_| {
-        console.rows.with_untracked(|rows| arrivals.update_value(|a| a.show_all(rows)));
-        bring_in.update(|n| *n += 1);
-        crate::web::platform::window().scroll_to_with_x_and_y(0.0, 0.0);
-    };
+    Effect::new(move |_| {
+        let held = placed.with(|p| p.held);
+        if new_above.held.get_untracked() != held {
+            new_above.held.set(held);
+        }
+    });
+    on_cleanup(move || new_above.held.set(0));
     // The rows the filter keeps, up to the `shown`-th waiting card.
     let kept = Memo::new(move |_| {
         console.filter.with(|f| {
@@ -185,7 +228,7 @@ pub fn Inbox() -> impl IntoView {
         console.filter.with(|f| {
             console
                 .rows
-                .with(|all| all.iter().filter(|r| matches!(r, Row::Waiting(w) if w.answerable) && f.admits(r)).count())
+                .with(|all| all.iter().filter(|r| answerable(r) && matches!(r, Row::Waiting(_)) && f.admits(r)).count())
         })
     });
     // Memos, so the list is drawn again only when these change, not with
@@ -193,29 +236,41 @@ pub fn Inbox() -> impl IntoView {
     let has_rows = Memo::new(move |_| console.rows.with(|r| !r.is_empty()));
     let by_group = Memo::new(move |_| console.grouping.get() != Grouping::None);
     let tools = Memo::new(move |_| has_rows.get() || console.filter.with(Filter::is_active) || by_group.get());
+    let filters_open = RwSignal::new(false);
     Effect::new(move |_| drawn.grow_when_idle(has_rows.get()));
     let group_rows = move |key: String| {
         move || groups.with(|gs| gs.iter().find(|g| g.key == key).map(|g| g.rows.clone()).unwrap_or_default())
     };
     view! {
         <section class="inbox" aria-labelledby="inbox-title">
-            <h1 id="inbox-title" class="view-title">
-                "Waiting for you"
-                // Counted only when a relay is reached: a refused token or
-                // an offline device knows of nothing waiting, not of none.
-                {move || console.relays.with(|r| r.iter().any(|r| r.is_live()))
-                    .then(|| view! { <span class="count">{total}</span> })}
-            </h1>
+            <div class="inbox-head">
+                <h1 id="inbox-title" class="view-title">
+                    "Waiting for you"
+                    // Counted only when a relay is reached: a refused token or
+                    // an offline device knows of nothing waiting, not of none.
+                    {move || console.relays.with(|r| r.iter().any(|r| r.is_live()))
+                        .then(|| view! { <span class="count">{total}</span> })}
+                </h1>
+                // On a phone the filters fold behind this one control, so
+                // the requests come first.
+                {move || tools.get().then(|| view! {
+                    <button type="button" class="quiet filters-toggle" aria-controls="inbox-tools"
+                        aria-expanded=move || filters_open.get().to_string()
+                        on:click=move |_| filters_open.update(|o| *o = !*o)>
+                        {move || match console.filter.with(Filter::active_count) + usize::from(console.grouping.get() != Grouping::None) {
+                            0 => "Filters".to_owned(),
+                            n => format!("Filters ({n})"),
+                        }}
+                    </button>
+                })}
+            </div>
             {move || {
                 let reach = console.relays.with(|r| status::reach(r, console.online.get()));
                 (total.get() == 0).then(|| reach.empty_inbox()).flatten().map(|words| view! { <p class="empty">{words}</p> })
             }}
             // Shown with the list, not only above two cards: a bar that came and
             // went with the count would move every card under a finger.
-            {move || tools.get().then(|| view! { <InboxTools facets=facets shown=matching total=total /> })}
-                <button type="button" class="new-above" on:click=show_new hidden=move || placed.with(|p| p.held == 0)>
-                    {move || format!("\u{2191} {} \u{2014} show", crate::model::words::count(placed.with(|p| p.held), "new request", "new requests"))}
-                </button>
+            {move || tools.get().then(|| view! { <InboxTools facets=facets shown=matching total=total open=filters_open.into() /> })}
             {move || match (has_rows.get(), by_group.get()) {
                 (false, _) => ().into_any(),
                 (true, false) => view! {
@@ -260,30 +315,75 @@ pub fn Inbox() -> impl IntoView {
                 on:click=move |_| shown.update(|s| *s += PAGE)>
                 {move || format!("Show more ({} not shown)", matching.get() - shown.get().min(matching.get()))}
             </button>
-            {move || {
-                let others: Vec<Waiting> = console.rows.with(|rows| {
-                    rows.iter()
-                        .filter_map(|r| match r {
-                            Row::Waiting(w) if !w.answerable => Some(w.clone()),
-                            _ => None,
-                        })
-                        .collect()
-                });
-                (!others.is_empty()).then(|| view! { <Elsewhere others=others /> })
-            }}
+            <Aside kind=Aside::Unreachable />
+            <Aside kind=Aside::Elsewhere />
         </section>
     }
 }
 
-/// Requests this console cannot answer (their answer travels another
-/// way, or the request itself was not seen): listed for information, one
-/// line each, not counted as waiting for you.
+/// The quieter lists below the inbox, of requests nobody can answer from
+/// here: listed one line each, not counted as waiting for you.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Aside {
+    /// Their agent is not connected: an answer could not reach it now.
+    Unreachable,
+    /// Their answer travels another way, or the request itself was not seen.
+    Elsewhere,
+}
+
+impl Aside {
+    fn holds(self, w: &Waiting) -> bool {
+        match self {
+            Aside::Unreachable => w.answerable && w.unreachable,
+            Aside::Elsewhere => !w.answerable,
+        }
+    }
+
+    /// Its class, heading and hint.
+    fn words(self) -> (&'static str, &'static str, &'static str) {
+        match self {
+            Aside::Unreachable => (
+                "unreachable-list",
+                "Agent not connected ",
+                "No relay lists these agents now, so an answer cannot reach them. They move up if their agent comes back.",
+            ),
+            Aside::Elsewhere => ("elsewhere-list", "Answered elsewhere ", "For information: answered in the agent's own interface."),
+        }
+    }
+}
+
 #[component]
-fn Elsewhere(others: Vec<Waiting>) -> impl IntoView {
+fn Aside(kind: Aside) -> impl IntoView {
+    let console = expect_context::<Console>();
+    let (class, title, hint) = kind.words();
+    let title_id = format!("{class}-title");
+    let others = move || {
+        console.rows.with(|rows| {
+            rows.iter()
+                .filter_map(|r| match r {
+                    Row::Waiting(w) if kind.holds(w) => Some(w.clone()),
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+        })
+    };
     view! {
-        <section class="elsewhere-list" aria-labelledby="elsewhere-title">
-            <h2 id="elsewhere-title">"Answered elsewhere " <span class="count">{others.len()}</span></h2>
-            <p class="hint">"For information: answered in the agent's own interface."</p>
+        {move || {
+            let others = others();
+            (!others.is_empty()).then(|| view! {
+                <section class=format!("aside-list {class}") aria-labelledby=title_id.clone()>
+                    <h2 id=title_id.clone()>{title} <span class="count">{others.len()}</span></h2>
+                    <p class="hint">{hint}</p>
+                    <AsideRows others=others />
+                </section>
+            })
+        }}
+    }
+}
+
+#[component]
+fn AsideRows(others: Vec<Waiting>) -> impl IntoView {
+    view! {
             <ul>
                 {others.into_iter().map(|w| view! {
                     <li class="info-row" data-request=w.key.request.to_string()>
@@ -293,7 +393,6 @@ fn Elsewhere(others: Vec<Waiting>) -> impl IntoView {
                     </li>
                 }).collect_view()}
             </ul>
-        </section>
     }
 }
 
@@ -304,7 +403,7 @@ fn row_key(row: &Row) -> String {
         Row::Waiting(_) => format!("w|{}", row.request()),
         Row::Settled(c) => {
             let phases: Vec<&str> = c.commands.iter().map(|x| x.phase.token()).collect();
-            format!("s|{}|{:?}|{}|{}", c.id, c.status, phases.join(","), c.overruled.len())
+            format!("s|{}|{:?}|{}|{}|{:?}", c.id, c.status, phases.join(","), c.overruled.len(), c.tool.as_ref().map(|t| t.end))
         }
     }
 }

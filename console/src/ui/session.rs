@@ -13,7 +13,6 @@ use wasm_bindgen::JsCast;
 use super::card::{CardItem, UnderHeading};
 use super::command::CommandRow;
 use super::route::Route;
-use crate::model::clock;
 use crate::model::command::CommandView;
 use crate::model::session::{Lane, LaneState};
 use crate::model::timeline::{self, position_words, Category, Item, Row};
@@ -287,7 +286,7 @@ fn VendorForm(lane: Signal<Option<Lane>>, ty: String) -> impl IntoView {
 #[component]
 fn ToolCallRow(call: Item, result: Option<Item>) -> impl IntoView {
     let newest = result.clone().unwrap_or_else(|| call.clone());
-    let when = newest.at.map(clock::time_of_day).unwrap_or_default();
+    let when = newest.at.map(crate::web::platform::wall).unwrap_or_default();
     let outcome = match result.as_ref().map(|r| r.ty.as_str()) {
         Some(types::TOOL_FAILED) => "\u{2192} failed",
         Some(types::TOOL_DENIED) => "\u{2192} denied",
@@ -331,7 +330,7 @@ fn entry_key(row: &Row) -> String {
 
 #[component]
 fn TimelineRow(item: Item) -> impl IntoView {
-    let when = item.at.map(clock::time_of_day).unwrap_or_default();
+    let when = item.at.map(crate::web::platform::wall).unwrap_or_default();
     let cause = item.cause.clone();
     view! {
         <li id=format!("ev-{}", item.id) tabindex="-1" class="event" class:generic=item.generic class:command=item.command

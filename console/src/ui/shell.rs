@@ -4,7 +4,7 @@ use leptos::prelude::*;
 
 use super::connect::{Connect, ConnectForm};
 use super::history::History;
-use super::inbox::Inbox;
+use super::inbox::{Inbox, NewAbove, NewAbovePill};
 use super::keys::{KeyHelp, Keys};
 use super::route::{open_relays, Route};
 use super::session::SessionView;
@@ -19,12 +19,14 @@ fn RelayChips() -> impl IntoView {
     let console = expect_context::<Console>();
     view! {
         <ul class="relays" aria-label="Relays">
-            <For each=move || console.relays.get() key=|r| super::key((r.id, &r.words, &r.principal)) let:r>
-                <li class="chip" data-relay=r.label.clone() data-state=r.link.token() title=r.detail.clone().unwrap_or_default()>
+            <For each=move || console.relays.get() key=|r| super::key((r.id, &r.words, &r.principal, r.may_command)) let:r>
+                <li class="chip" data-relay=r.label.clone() data-state=r.link.token()
+                    title=r.detail.clone().map_or_else(|| r.label.clone(), |d| format!("{} \u{2014} {d}", r.label))>
                     <span class="dot" aria-hidden="true"></span>
-                    <span class="chip-label">{r.label.clone()}</span>
+                    <span class="chip-label">{status::name_of(&r.label)}</span>
                     <span class="chip-state">{r.words.clone()}</span>
                     {r.principal.clone().map(|p| view! { <span class="chip-as">{format!("as {p}")}</span> })}
+                    {(r.may_command == Some(false)).then(|| view! { <span class="chip-as chip-read-only">"read-only"</span> })}
                 </li>
             </For>
         </ul>
@@ -58,6 +60,7 @@ fn Nav() -> impl IntoView {
                 "Sessions " <span class="count">{move || console.lanes.with(|l| l.iter().filter(|x| x.state != LaneState::Ended).count())}</span>
             </a>
             <a href=Route::History.href() aria-current=current(Route::History)>"History"</a>
+            <NewAbovePill />
         </nav>
     }
 }
@@ -199,6 +202,7 @@ pub fn Shell() -> impl IntoView {
     let help = RwSignal::new_local(false);
     provide_context(help);
     super::inbox::Drawn::provide();
+    NewAbove::provide();
     let menu = RwSignal::new(false);
     let console = expect_context::<Console>();
     Effect::new(move |_| {
@@ -222,6 +226,7 @@ pub fn Shell() -> impl IntoView {
         <header class="top" class:open=move || menu.get()>
             <div class="bar">
                 <span class="brand">"AEP console"</span>
+                <RelayChips />
                 <button
                     type="button"
                     class="quiet menu-toggle"
@@ -233,7 +238,6 @@ pub fn Shell() -> impl IntoView {
                 </button>
                 <Tools />
             </div>
-            <RelayChips />
         </header>
         <Nav />
         <Banners />

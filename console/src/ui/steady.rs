@@ -11,29 +11,64 @@
 use std::rc::Rc;
 
 use leptos::prelude::*;
-use wasm_bindgen::JsCast;
 
 use crate::model::steady::{Readiness, Steadiness};
 use crate::web::bridge::Console;
 use crate::web::platform::{after, perf_now, window};
 
-/// Whether the card around a component takes answers now.
+/// How long the card says a tap was not taken.
+const REFUSED_NOTE_MS: i32 = 3_000;
+
+/// Whether the card around a component takes answers now, and whether it
+/// just refused a tap (said on the card: a tap is never dropped unsaid).
 #[derive(Clone, Copy)]
-pub struct Steady(pub RwSignal<bool>);
+pub struct Steady {
+    ready: RwSignal<bool>,
+    /// Taps refused since the note was last cleared; 0: no note.
+    refused: RwSignal<u64>,
+}
 
 impl Steady {
+    fn new(ready: bool) -> Steady {
+        Steady { ready: RwSignal::new(ready), refused: RwSignal::new(0) }
+    }
+
     /// Outside a card (or in a test harness) nothing waits.
     pub fn here() -> Steady {
-        use_context::<Steady>().unwrap_or_else(|| Steady(RwSignal::new(true)))
+        use_context::<Steady>().unwrap_or_else(|| Steady::new(true))
     }
 
     pub fn ready(self) -> bool {
-        self.0.get_untracked()
+        self.ready.get_untracked()
     }
 
     /// For `aria-disabled`: still settling.
     pub fn settling(self) -> bool {
-        !self.0.get()
+        !self.ready.get()
+    }
+
+    /// A tap came while the card was settling: the card says so for a few
+    /// seconds.
+    pub fn refuse(self) {
+        let n = self.refused.get_untracked() + 1;
+        self.refused.set(n);
+        after(REFUSED_NOTE_MS, move || {
+            if self.refused.try_get_untracked() == Some(n) {
+                self.refused.try_set(0);
+            }
+        });
+    }
+
+    /// A tap was taken: no note about an earlier one.
+    pub fn taken(self) {
+        if self.refused.get_untracked() != 0 {
+            self.refused.set(0);
+        }
+    }
+
+    /// Whether the card is saying it refused a tap; tracked.
+    pub fn refused(self) -> bool {
+        self.refused.get() != 0
     }
 }
 
@@ -109,19 +144,23 @@ impl Watcher {
             return;
         };
         let win = window();
-        let scroll = win.scroll_y().unwrap_or(0.0);
         let height = win.inner_height().ok().and_then(|h| h.as_f64()).unwrap_or(0.0);
-        // Reads only: one layout for all of them.
-        let places: Vec<Option<(f64, bool)>> = ids
+        // Reads only: one layout for all of them. Where each is on screen
+        // first, the scroll after: the layout those reads bring about may
+        // move the scroll (the browser keeping what is on screen in place).
+        let places: Vec<Option<(f64, f64)>> = ids
             .iter()
             .map(|id| {
-                let el = document().get_element_by_id(id)?.dyn_into::<web_sys::HtmlElement>().ok()?;
-                // Page coordinates: the user's own scrolling is not a move,
-                // but it can bring a card into view, and that restarts the wait.
-                let top = page_top(&el);
-                let on_screen = top - scroll;
-                Some((top, on_screen < height && on_screen + f64::from(el.offset_height()) > 0.0))
+                let rect = document().get_element_by_id(id)?.get_bounding_client_rect();
+                Some((rect.top(), rect.height()))
             })
+            .collect();
+        let scroll = win.scroll_y().unwrap_or(0.0);
+        // Page coordinates: the person's own scrolling is not a move, but
+        // it can bring a card into view, and that restarts the wait.
+        let places: Vec<Option<(f64, bool)>> = places
+            .into_iter()
+            .map(|p| p.map(|(on_screen, tall)| (on_screen + scroll, on_screen < height && on_screen + tall > 0.0)))
             .collect();
         let now = perf_now();
         let Some((writes, wake)) = self.0.try_update_value(|c| {
@@ -129,7 +168,7 @@ impl Watcher {
             let mut wake: Option<f64> = None;
             for (w, place) in c.watched.iter_mut().zip(&places) {
                 let Some((top, visible)) = *place else { continue };
-                w.state.observe(top, visible, now);
+                w.state.observe(top, scroll, visible, now);
                 writes.push((w.ready, w.state.readiness(now) == Readiness::Ready));
                 if let Some(left) = w.state.ready_in(now) {
                     wake = Some(wake.map_or(left, |x| x.min(left)));
@@ -159,28 +198,16 @@ impl Watcher {
 
 /// Watches the card with DOM id `dom_id` and provides its [`Steady`].
 pub fn watch_card(dom_id: String) -> Steady {
-    let ready = RwSignal::new(false);
-    let steady = Steady(ready);
+    let steady = Steady::new(false);
     provide_context(steady);
     let Some(watcher) = use_context::<Watcher>() else {
         // Drawn outside the page's watcher (a test harness): nothing moves it.
-        ready.set(true);
+        steady.ready.set(true);
         return steady;
     };
-    if let Some(key) = watcher.add(Rc::from(dom_id), ready) {
+    if let Some(key) = watcher.add(Rc::from(dom_id), steady.ready) {
         on_cleanup(move || watcher.remove(key));
     }
     steady
 }
 
-
-/// The element's top edge from the top of the page.
-fn page_top(el: &web_sys::HtmlElement) -> f64 {
-    let mut top = 0.0;
-    let mut at = Some(el.clone());
-    while let Some(e) = at {
-        top += f64::from(e.offset_top());
-        at = e.offset_parent().and_then(|p| p.dyn_into::<web_sys::HtmlElement>().ok());
-    }
-    top
-}

@@ -69,6 +69,31 @@ pub fn online() -> bool {
     window().navigator().on_line()
 }
 
+/// This device's time zone, as the browser states it.
+pub struct DeviceZone;
+
+impl crate::model::clock::Zone for DeviceZone {
+    fn offset_min(&self, at: UnixMs) -> i32 {
+        // `getTimezoneOffset` counts minutes west of UTC.
+        -(js_sys::Date::new(&JsValue::from_f64(at.0 as f64)).get_timezone_offset() as i32)
+    }
+
+    fn name(&self) -> Option<String> {
+        let format = js_sys::Intl::DateTimeFormat::new(&js_sys::Array::new(), &js_sys::Object::new());
+        js_sys::Reflect::get(&format.resolved_options(), &JsValue::from_str("timeZone")).ok()?.as_string()
+    }
+}
+
+/// When `at` was on this device's clock ([`crate::model::clock::wall`]).
+pub fn wall(at: UnixMs) -> String {
+    crate::model::clock::wall(at, now(), &DeviceZone)
+}
+
+/// [`wall`] in full, with the zone ([`crate::model::clock::wall_exactly`]).
+pub fn wall_exactly(at: UnixMs) -> String {
+    crate::model::clock::wall_exactly(at, &DeviceZone)
+}
+
 /// `performance.now()`, for measuring the console's own work.
 pub fn perf_now() -> f64 {
     window().performance().map_or(0.0, |p| p.now())

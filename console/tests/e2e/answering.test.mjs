@@ -6,7 +6,7 @@
 
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { ROOT, Relay, Steps, TestAgent, answerNow, browser, cardIn, check, freePort, sendNow, sleep, until } from './lib.mjs';
+import { ROOT, Relay, Steps, TestAgent, answerNow, browser, cardIn, check, freePort, sendNow, sleep, successColour, until } from './lib.mjs';
 
 mkdirSync(`${ROOT}target/console-e2e`, { recursive: true });
 
@@ -263,10 +263,10 @@ try {
         await sendNow(first);
         const row = page.locator(`main ol.cards article.settled[data-request="${qs[0].id}"]`);
         await row.waitFor({ timeout: 5_000 });
-        await until(async () => (await row.locator('.outcome').textContent()).includes('Answered: Allow'), 'the row says what was answered', 5_000);
+        await until(async () => (await row.locator('.outcome').textContent()).includes('Allowed by you'), 'the row says what was answered, and by whom', 5_000);
         const box = await until(() => row.boundingBox(), 'the row is laid out', 3_000);
         check(Math.abs(box.y - was.y) < 30, `the row is where the card was (${box.y} vs ${was.y})`);
-        check(box.height <= 60, `the row is one line (${box.height} px)`);
+        check(box.height <= 100, `the row is compact: its outcome, then what was asked (${box.height} px)`);
         check((await page.locator('main section.recent').count()) === 0, 'no separate list of settled cards at the top');
         await sleep(700);
         await act(card(page, qs[1].data.prompt).locator('button.option[data-option="deny"]'));
@@ -304,15 +304,8 @@ try {
       const words = await row.locator('.outcome').textContent();
       check(words.includes('Your later answer \u201cAllow\u201d was refused: the agent applied \u201cDeny\u201d'), `said plainly: ${words}`);
       check(await row.locator('.cmd[data-phase="rejected"]').first().isVisible(), 'the refusal is shown, not folded away');
-      const colours = await row.locator('.outcome').evaluate((e) => {
-        const probe = document.createElement('span');
-        probe.style.color = 'var(--ok)';
-        document.body.append(probe);
-        const ok = getComputedStyle(probe).color;
-        probe.remove();
-        return { ok, outcome: getComputedStyle(e).color };
-      });
-      check(colours.outcome !== colours.ok, `not shown in the colour of success: ${JSON.stringify(colours)}`);
+      const colours = await successColour(row.locator('.outcome'));
+      check(colours.shown !== colours.ok, `not shown in the colour of success: ${JSON.stringify(colours)}`);
     });
   });
 
@@ -478,6 +471,8 @@ try {
         const ids = async () => (await inboxIds(page)).sort();
         const sorted = (...qs) => qs.map((q) => q.id).sort();
         check(JSON.stringify(await ids()) === JSON.stringify(sorted(a1, a2, b1)), 'all three wait');
+        // On a phone the filters fold behind one control.
+        if (kind === PHONE) await page.locator('main button.filters-toggle').tap();
         const byAgent = page.locator('#filter-agent');
         const labels = await byAgent.locator('option').allTextContents();
         check(labels.some((l) => l.includes(a.agent) && l.includes('2')) && labels.some((l) => l.includes(b.agent) && l.includes('1')),
@@ -777,7 +772,7 @@ try {
       check(waited >= 3_000, `held a few seconds first (${waited} ms)`);
       check(agent.commands[0].data.answer.option === 'deny', 'the denial left');
       const row = page.locator(`main article.settled[data-request="${q.id}"]`);
-      await until(async () => ((await row.locator('.outcome').textContent().catch(() => '')) || '').includes('Denied: it will not happen'),
+      await until(async () => /Denied by you .* it will not happen/.test((await row.locator('.outcome').textContent().catch(() => '')) || ''),
         'the settled card says in plain words that it will not happen', 5_000);
       await page.screenshot({ path: `${ROOT}target/console-e2e/settled-390x844.png` });
       const info = card(page, i.data.prompt);
@@ -991,7 +986,8 @@ try {
           check(audit.some((t) => t.startsWith(`${first(who)}: Answer \u2014 ${label} to ${quoted}`)), `${me ?? 'a third console'}: the audit names ${who}, the answer and the request: ${JSON.stringify(audit)}`);
           check(said.some((t) => t === `${first(who)} answered ${label} to ${quoted}`), `${me ?? 'a third console'}: the timeline says the same: ${JSON.stringify(said)}`);
           check(applied.some((t) => t === `${first(who)} answered ${label} to ${quoted} via control`), `the agent's record of it too: ${JSON.stringify(applied)}`);
-          check(history.some((t) => t.includes(q.data.prompt) && t.includes(`Answered: ${label} by ${name(who)}`)), `${me ?? 'a third console'}: the history names ${who}: ${JSON.stringify(history)}`);
+          const decided = label === 'Allow' ? 'Allowed' : 'Denied';
+          check(history.some((t) => t.includes(q.data.prompt) && t.includes(`${decided} by ${name(who)}`)), `${me ?? 'a third console'}: the history names ${who}: ${JSON.stringify(history)}`);
         }
         const all = [...audit, ...said, ...applied, ...history].join(' | ');
         check(!all.includes('aep-console'), `one name for each operator, never the console's: ${all}`);
@@ -1014,12 +1010,8 @@ try {
     }
   }, ['--credentials', credentials]);
 
-  await steps.step('no page errors', async () => {
-    check(pageErrors.length === 0, `page errors: ${pageErrors.join(' | ')}`);
-  });
+  await steps.noPageErrors(pageErrors);
 } finally {
   await chromium.close().catch(() => {});
 }
-
-console.log(`\n${steps.passed} passed, ${steps.failed} failed`);
-if (steps.failed) process.exit(1);
+steps.report();

@@ -296,7 +296,7 @@ try {
     await s.waitFor({ timeout: 10_000 });
     await until(async () => (await s.getAttribute('data-status')) === 'resolved', 'the card settles as resolved');
     const outcome = await s.locator('.outcome').textContent();
-    check(outcome.includes('Answered: Allow') && outcome.includes('Resolved (answered)'), `outcome in words: ${outcome}`);
+    check(outcome.includes('Allowed by you') && outcome.includes('it goes ahead') && !outcome.includes('Resolved ('), `outcome in plain words: ${outcome}`);
     check((await s.locator('.cmd[data-phase="done"][data-mine="true"]').count()) === 1, 'the command reached its outcome');
     check(!(await inboxIds(page)).includes(id), 'the card left the inbox');
   });
@@ -333,7 +333,7 @@ try {
     await sendNow(perm);
     await until(async () => (await settled(page, pid).getAttribute('data-status')) === 'resolved', 'the permission settles');
     const outcome = await settled(page, pid).locator('.outcome').textContent();
-    check(outcome.includes('Deny') && outcome.includes('not now, CI is red'), `applied as the refusal with the reason: ${outcome}`);
+    check(outcome.includes('Denied') && outcome.includes('not now, CI is red'), `applied as the refusal with the reason: ${outcome}`);
   });
 
   await step('an answer from another operator updates this console live', async () => {
@@ -350,7 +350,7 @@ try {
     const h = page.locator(`main .history article.settled[data-request="${id}"]`);
     await until(async () => (await h.getAttribute('data-status')) === 'resolved', 'this console sees it settle', 10_000);
     check((await h.locator('.cmd[data-mine="false"]').count()) === 1, "the other operator's command is shown, not as ours");
-    check((await h.locator('.outcome').textContent()).includes('Answered: Deny'), 'with the answer applied');
+    check((await h.locator('.outcome').textContent()).includes('Denied by'), 'with the answer applied');
     await h.scrollIntoViewIfNeeded();
     await shot(page, 'settled-1280x800');
     await page.goto(`${relay.base}/#/`);
@@ -630,7 +630,7 @@ try {
 
   await step('a request answered elsewhere (oob) updates live', async () => {
     await page.goto(`${relay.base}/#/history`);
-    const answered = page.locator('main article.settled[data-kind]', { hasText: 'on GitHub' }).locator('.outcome', { hasText: 'via oob' }).first();
+    const answered = page.locator('main article.settled[data-kind]', { hasText: 'on GitHub' }).locator('.outcome', { hasText: "in the agent's own interface" }).first();
     await answered.waitFor({ timeout: 60_000 });
     check((await answered.textContent()).includes(' by '), 'it names who answered');
   });

@@ -229,6 +229,18 @@ export class TestAgent {
   }
 }
 
+/** The colour `locator` is shown in, and the colour of success (`--ok`). */
+export async function successColour(locator) {
+  return locator.evaluate((e) => {
+    const probe = document.createElement('span');
+    probe.style.color = 'var(--ok)';
+    document.body.append(probe);
+    const ok = getComputedStyle(probe).color;
+    probe.remove();
+    return { ok, shown: getComputedStyle(e).color };
+  });
+}
+
 /** Throws `message` unless `cond`. */
 export function check(cond, message) {
   if (!cond) throw new Error(message);
@@ -267,6 +279,19 @@ export class Steps {
       this.failed++;
       console.log(`FAIL  ${name} (${Date.now() - t0} ms)\n      ${String(e && e.stack || e).split('\n').join('\n      ')}`);
     }
+  }
+
+  /** The last check of a file: the pages raised no errors (`errors`, collected from `pageerror`). */
+  async noPageErrors(errors) {
+    await this.step('no page errors', async () => {
+      check(errors.length === 0, `page errors: ${errors.join(' | ')}`);
+    });
+  }
+
+  /** Says the counts; a failure fails the run. */
+  report() {
+    console.log(`\n${this.passed} passed, ${this.failed} failed`);
+    if (this.failed) process.exit(1);
   }
 }
 

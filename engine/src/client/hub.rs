@@ -156,6 +156,10 @@ pub enum HubError {
     /// The relay's socket is not draining; the command was not sent.
     #[error("relay `{relay}` is not keeping up; the command was not sent")]
     Backpressure { relay: String },
+    /// The relay said this connection's credential may watch but not
+    /// command (it holds no `operator` role); the command was not sent.
+    #[error("relay `{relay}` lets this credential watch, not command; the command was not sent")]
+    NotPermitted { relay: String },
     #[error(transparent)]
     Command(CommandError),
     /// `command` takes vendor types `x.{vendor}.control.{verb}`.
@@ -218,7 +222,32 @@ struct Roster {
     asked: Option<String>,
     /// Something changed since the request in flight was sent.
     stale: bool,
+    /// `entries` were answered on the current connection: what the relay
+    /// knows now, not what it knew before it went away.
+    current: bool,
+    /// When an event from a session `entries` left out last asked again.
+    reasked_at: Option<UnixMs>,
 }
+
+/// Whether a session's agent can take commands now, by the rosters of the
+/// live relays (AEP-0003 §4.1: a session a roster leaves out has no live
+/// claimant, and a command to it would be refused `no-route`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reach {
+    /// No live relay has answered a roster on its current connection (or
+    /// none declares rosters): not known.
+    Unknown,
+    /// A live relay's roster lists it, claimed by `claims` connections
+    /// (above one, the relay refuses commands to it as `ambiguous`).
+    Listed { claims: usize },
+    /// Every live relay that answered a roster leaves it out: its agent is
+    /// not connected, and nothing sent to it now can reach it.
+    Unlisted,
+}
+
+/// An event from a session the roster left out asks for a fresh roster (its
+/// agent is back: a claim is made by emitting) at most this often.
+const ROSTER_REASK_MS: u64 = 1_000;
 
 #[derive(Debug)]
 struct Relay {
@@ -581,6 +610,46 @@ impl Hub {
         self.roster(relay).filter(move |e| e.session == session)
     }
 
+    /// Whether `session`'s agent can take commands now ([`Reach`]): listed
+    /// by some live relay's roster; unlisted only when every live relay has
+    /// answered and none lists it (one still to answer may carry it).
+    pub fn reach(&self, session: &str) -> Reach {
+        let (mut answered, mut waiting) = (false, false);
+        for r in self.relays.iter().filter(|r| r.conn.state() == &State::Live) {
+            if !r.roster.current {
+                waiting = true;
+                continue;
+            }
+            answered = true;
+            let claims = r.roster.entries.iter().filter(|e| e.session == session).count();
+            if claims > 0 {
+                return Reach::Listed { claims };
+            }
+        }
+        if answered && !waiting {
+            Reach::Unlisted
+        } else {
+            Reach::Unknown
+        }
+    }
+
+    /// Whether `relay` lets this connection send commands, as its hello
+    /// said (`None`: it did not say, or has not greeted yet).
+    pub fn may_command(&self, relay: RelayId) -> Option<bool> {
+        self.relays.get(relay)?.conn.peer_hello()?.capabilities.may_command()
+    }
+
+    /// Whether an answer to `request` may be sent at all: `Some(false)` when
+    /// the relay it would go through said this credential may not command
+    /// (a viewer's console shows requests read-only); `None` when that is
+    /// not known yet.
+    pub fn may_answer(&self, request: &str) -> Option<bool> {
+        let card = self.store.cards().find(|c| c.id() == request)?;
+        let hint = card.request().and_then(|r| r.relay.as_deref()).and_then(|l| self.relay_id(l));
+        let relay = self.route(&card.session().name, None, hint).ok()?;
+        self.may_command(relay)
+    }
+
     /// The relay a command of ours was (last) sent through.
     pub fn command_relay(&self, id: &str) -> Option<RelayId> {
         self.command_relays.get(id).copied()
@@ -606,7 +675,9 @@ impl Hub {
                 ClientEvent::StateChanged(state) => {
                     let live = state == State::Live;
                     if !live {
-                        self.relays[relay].roster.asked = None;
+                        let roster = &mut self.relays[relay].roster;
+                        roster.asked = None;
+                        roster.current = false;
                     }
                     self.push(HubChange::Status { relay, state });
                     if live {
@@ -629,12 +700,25 @@ impl Hub {
         if let Some(session) = event.session() {
             self.routes.see(session, relay);
         }
-        let started = event.ty() == types::SESSION_STARTED;
+        // A sequenced event from a session the roster left out: its agent
+        // claims it again (a claim is made by emitting), so the roster is
+        // out of date.
+        let unlisted = event.seq().is_some()
+            && event.session().is_some_and(|s| {
+                let roster = &self.relays[relay].roster;
+                roster.current && !roster.entries.iter().any(|e| e.session == s)
+            });
+        let reask = unlisted
+            && self.relays[relay].roster.reasked_at.map_or(true, |at| now.since(at) >= ROSTER_REASK_MS);
+        if reask {
+            self.relays[relay].roster.reasked_at = Some(now);
+        }
+        let ask_roster = reask || event.ty() == types::SESSION_STARTED;
         self.sender.handle_event(&event, now);
         self.fold(relay, event, now);
         self.drain_sender();
         // A new session's claimant is live now: learn its declared window.
-        if started {
+        if ask_roster {
             self.refresh_roster(relay);
         }
     }
@@ -667,6 +751,7 @@ impl Hub {
         let roster = &mut self.relays[relay].roster;
         roster.entries = entries;
         roster.entries.truncate(MAX_ROSTER_ENTRIES);
+        roster.current = true;
         let sessions: Vec<String> = roster.entries.iter().map(|e| e.session.clone()).collect();
         let again = roster.asked.as_deref() == Some(&id) && roster.stale;
         if roster.asked.as_deref() == Some(&id) {
@@ -729,6 +814,9 @@ impl Hub {
         let r = &mut self.relays[relay];
         if r.conn.state() != &State::Live {
             return Err(HubError::NotLive { relay: r.label.clone(), state: r.conn.state().clone() });
+        }
+        if r.conn.peer_hello().and_then(|h| h.capabilities.may_command()) == Some(false) {
+            return Err(HubError::NotPermitted { relay: r.label.clone() });
         }
         if let Some(watch) = &mut r.outcomes {
             watch.watch(&mut r.conn, event.id());

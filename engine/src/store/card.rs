@@ -156,6 +156,52 @@ impl CardAnswer {
     }
 }
 
+/// How the tool a request asked about ended, once it ran (or was blocked).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ToolEnd {
+    Completed,
+    Failed,
+    Denied,
+}
+
+/// The tool call a request asked about, as it ended: the `tool.completed`,
+/// `tool.failed` or `tool.denied` whose `data.tool.call_id` is the
+/// request's `subject` (AEP-0002 §2: paired events share a correlation id).
+/// What a person allowed is not done until this says so.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolOutcome {
+    pub event_id: String,
+    pub end: ToolEnd,
+    /// `data.tool.name`.
+    pub tool: Option<String>,
+    /// A failure's `data.error.message` (agent-authored).
+    pub error: Option<String>,
+    pub at: Option<UnixMs>,
+}
+
+impl ToolOutcome {
+    /// The outcome `e` states, and the call id it is for; `None` for
+    /// anything but a tool terminal naming its call.
+    fn read(e: &Event) -> Option<(&str, ToolOutcome)> {
+        let end = match e.ty() {
+            types::TOOL_COMPLETED => ToolEnd::Completed,
+            types::TOOL_FAILED => ToolEnd::Failed,
+            types::TOOL_DENIED => ToolEnd::Denied,
+            _ => return None,
+        };
+        let tool = e.data_field("tool")?;
+        let call = tool.get("call_id")?.as_str()?;
+        let outcome = ToolOutcome {
+            event_id: e.id().to_owned(),
+            end,
+            tool: tool.get("name").and_then(Value::as_str).map(str::to_owned),
+            error: e.data_field("error").and_then(|x| x.get("message")).and_then(Value::as_str).map(str::to_owned),
+            at: e.at(),
+        };
+        Some((call, outcome))
+    }
+}
+
 /// `attention.resolved` `resolution`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Resolution {
@@ -246,6 +292,7 @@ pub struct Card {
     answer: Option<Box<CardAnswer>>,
     close: Option<Box<Close>>,
     abandoned: bool,
+    tool: Option<Box<ToolOutcome>>,
     commands: Vec<Arc<str>>,
     first_seen: UnixMs,
     pub(crate) arrival: u64,
@@ -261,6 +308,7 @@ impl Card {
             answer: None,
             close: None,
             abandoned: false,
+            tool: None,
             commands: Vec::new(),
             first_seen: now,
             arrival,
@@ -298,6 +346,11 @@ impl Card {
     pub fn answer(&self) -> Option<&CardAnswer> {
         self.answer.as_deref()
     }
+    /// How the tool the request asked about ended, once it did.
+    pub fn tool(&self) -> Option<&ToolOutcome> {
+        self.tool.as_deref()
+    }
+
     pub fn close(&self) -> Option<&Close> {
         self.close.as_deref()
     }
@@ -522,6 +575,19 @@ impl Cards {
         let waiting = card.needs_answer();
         emit(out, &card.key, touch);
         self.track(was_waiting, waiting);
+    }
+
+    /// Folds a tool's terminal event onto the card whose request named
+    /// its call in `subject` ([`ToolOutcome`]); the first one counts.
+    pub(crate) fn fold_tool(&mut self, e: &Event, out: &mut Outbox) {
+        let Some((call, outcome)) = ToolOutcome::read(e) else { return };
+        let asked = self.map.values_mut().find(|c| {
+            c.tool.is_none() && c.request.as_ref().is_some_and(|r| r.subject.as_deref() == Some(call))
+        });
+        if let Some(card) = asked {
+            card.tool = Some(Box::new(outcome));
+            emit(out, &card.key, Touch::Updated);
+        }
     }
 
     /// Folds a router's hop or a command naming the card (by `subject`,

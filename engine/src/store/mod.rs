@@ -46,7 +46,9 @@ pub mod session;
 pub mod timeline;
 
 pub use agent::Agent;
-pub use card::{AttentionKind, Card, CardAnswer, CardStatus, Channel, Close, Closure, Request, Resolution, Routed};
+pub use card::{
+    AttentionKind, Card, CardAnswer, CardStatus, Channel, Close, Closure, Request, Resolution, Routed, ToolEnd, ToolOutcome,
+};
 pub use changes::{CardRef, Change, CommandRef};
 pub use command::{AckRecord, CommandChain, CommandStatus, Issued, Outcome, OutcomeLink};
 pub use config::{Arrival, ChangeFeed, StoreConfig};

@@ -76,6 +76,9 @@ pub struct SessionStart {
     pub label: Option<String>,
     /// Lineage: the parent session's name, for subagent sessions.
     pub parent: Option<String>,
+    /// The working directory it runs in (agent-authored): the project a
+    /// person knows it by.
+    pub cwd: Option<String>,
 }
 
 /// The session's `session.ended`.
@@ -326,6 +329,7 @@ impl Session {
                     event_id: e.id().to_owned(),
                     time: e.time().to_owned(),
                     label: e.data_str("label").map(Cow::into_owned),
+                    cwd: e.data_str("cwd").map(Cow::into_owned),
                     parent: parent
                         .and_then(|p| envelope::as_str(envelope::member(p.get(), "session")?))
                         .map(Cow::into_owned),
@@ -353,6 +357,7 @@ impl Session {
                 let ended = self.end.as_ref().map(|end| SessionEndMark { position: end.position });
                 self.cards.fold_owner(&self.key, &entry, ended, out);
             }
+            types::TOOL_COMPLETED | types::TOOL_FAILED | types::TOOL_DENIED => self.cards.fold_tool(e, out),
             t if ack::is_ack_type(t) => {
                 if let Some((id, broken)) = self.control.fold_ack(&entry, &self.timeline, late) {
                     if let Some((rule, detail)) = broken {

@@ -24,6 +24,8 @@ pub(super) struct Touched {
     /// A `session.*` event: what the session accepts may have changed.
     pub session_events: bool,
     pub notices: Vec<notice::Said>,
+    /// Relays whose connection left `live`.
+    pub away: Vec<usize>,
 }
 
 /// The driver's handler: notes what changed, and asks for a flush.
@@ -39,7 +41,16 @@ impl Handler for Feed {
         let label = |r: usize| hub.label(r).unwrap_or("?").to_owned();
         t.notices.extend(notice::of(&change, label));
         match change {
-            HubChange::Status { .. } | HubChange::Disconnected { .. } => t.status = true,
+            HubChange::Status { relay, state } => {
+                t.status = true;
+                if state != aep_engine::client::State::Live {
+                    t.away.push(relay);
+                }
+            }
+            HubChange::Disconnected { relay, .. } => {
+                t.status = true;
+                t.away.push(relay);
+            }
             HubChange::Roster { .. } => t.rosters = true,
             HubChange::Event { event, .. } => {
                 t.store = true;

@@ -14,6 +14,7 @@ use super::feed::Touched;
 use super::{set_if_changed, Bridge, Console, Inner, Notice, MAX_FLUSH_GAP_MS, ROSTER_REFRESH_MS};
 use crate::model::announce::News;
 use crate::model::card::{self, CardView};
+use crate::model::notice::NoticeKind;
 use crate::model::{inbox, session, status};
 use crate::web::notify;
 use crate::web::platform::{after, hidden, now, perf_now};
@@ -94,8 +95,12 @@ impl Console {
             .collect();
         let mut relays = status::relays(hub);
         status::remember(&mut relays, &mut inner.principals);
-        state.later(move || set_if_changed(self.relays, relays));
+        let shown = relays.clone();
+        state.later(move || set_if_changed(self.relays, shown));
 
+        for said in t.notices.iter().filter(|n| n.kind == NoticeKind::Closing) {
+            inner.closing.insert(said.relay.clone(), false);
+        }
         for said in t.notices {
             let id = state.notice_seq.get() + 1;
             state.notice_seq.set(id);
@@ -116,6 +121,30 @@ impl Console {
             });
         }
 
+        // "Closing the connection" is over once that relay has gone and is
+        // live again.
+        for r in &t.away {
+            if let Some(away) = hub.label(*r).and_then(|l| inner.closing.get_mut(l)) {
+                *away = true;
+            }
+        }
+        let back: Vec<String> = relays
+            .iter()
+            .filter(|r| r.is_live() && inner.closing.get(&r.label) == Some(&true))
+            .map(|r| r.label.clone())
+            .collect();
+        if !back.is_empty() {
+            for label in &back {
+                inner.closing.remove(label);
+            }
+            state.later(move || {
+                let stale = |n: &Notice| n.kind == NoticeKind::Closing && back.contains(&n.relay);
+                if self.notices.with_untracked(|n| n.iter().any(stale)) {
+                    self.notices.update(|n| n.retain(|x| !stale(x)));
+                }
+            });
+        }
+
         // The hub dropped changes nobody drained: redraw everything.
         let full = !inner.flushed || hub.dropped_changes() != inner.dropped;
         inner.dropped = hub.dropped_changes();
@@ -129,8 +158,11 @@ impl Console {
                 cards.insert(r);
             }
         }
-        if full || !cards.is_empty() || inner.list.rows_expire(at) {
-            self.refresh_cards(state, inner, hub, &cards, full, at);
+        // A roster or a connection that changed can change whom a card can
+        // reach (and whether this console may answer): every card is read again.
+        let reach = t.rosters || t.status;
+        if full || reach || !cards.is_empty() || inner.list.rows_expire(at) {
+            self.refresh_cards(state, inner, hub, &cards, full || reach, at);
         }
         if full || t.store || !t.commands.is_empty() {
             state.later(move || self.tick.update(|x| *x += 1));

@@ -65,7 +65,7 @@ impl Console {
     /// Sends `answer` now; a refusal to send is said in `error`.
     pub fn answer_now(self, card: &CardRef, answer: Answer, error: RwSignal<Option<String>>) {
         if let Err(e) = self.respond(card, answer) {
-            error.try_set(Some(format!("{} \u{2014} {e}", crate::model::clock::time_of_day(now()))));
+            error.try_set(Some(format!("{} \u{2014} {e}", crate::web::platform::wall(now()))));
         }
     }
 

@@ -155,6 +155,10 @@ struct Inner {
     last_roster: UnixMs,
     /// Each relay's principal for this console, from when it was last live.
     principals: Vec<Option<String>>,
+    /// Relays (by label) whose "closing the connection" notice is shown,
+    /// and whether the connection has gone since: it goes once they are
+    /// live again.
+    closing: HashMap<String, bool>,
 }
 
 /// The signals the components watch, and the intents they call.
@@ -266,6 +270,7 @@ impl Console {
             dropped: 0,
             last_roster: now(),
             principals: Vec::new(),
+            closing: HashMap::new(),
         });
         self.active.set(true);
         driver::with(&driver, |d| d.hub.connect(now()));

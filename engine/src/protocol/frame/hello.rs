@@ -200,10 +200,35 @@ impl Capabilities {
 
     /// Names the connection's principal ([`Capabilities::principal`]).
     pub fn set_principal(&mut self, name: &str, roles: &[&str]) {
+        self.put_principal(serde_json::json!({ "name": name, "roles": roles }));
+    }
+
+    /// Says what the connection's credential may do without naming it
+    /// (`experimental.principal.roles`): a credential that may speak as
+    /// any agent keeps the sender's own name.
+    pub fn set_roles(&mut self, roles: &[&str]) {
+        self.put_principal(serde_json::json!({ "roles": roles }));
+    }
+
+    fn put_principal(&mut self, principal: Value) {
         let experimental = self.other.entry(EXPERIMENTAL).or_insert_with(|| Value::Object(Map::new()));
         if let Value::Object(m) = experimental {
-            m.insert(PRINCIPAL.into(), serde_json::json!({ "name": name, "roles": roles }));
+            m.insert(PRINCIPAL.into(), principal);
         }
+    }
+
+    /// The roles a relay says the connection's credential holds
+    /// (`experimental.principal.roles`: `agent`, `operator`, `viewer`), when
+    /// it said.
+    pub fn roles(&self) -> Option<Vec<&str>> {
+        let roles = self.other.get(EXPERIMENTAL)?.get(PRINCIPAL)?.get("roles")?.as_array()?;
+        Some(roles.iter().filter_map(Value::as_str).collect())
+    }
+
+    /// Whether the relay said this connection may send commands: only an
+    /// `operator` may (AEP-0004 §4.1). `None` when it did not say.
+    pub fn may_command(&self) -> Option<bool> {
+        self.roles().map(|r| r.contains(&OPERATOR))
     }
 
     /// Whether the peer implements `from: "all"`.
@@ -252,6 +277,8 @@ impl Capabilities {
 const EXPERIMENTAL: &str = "experimental";
 /// Who the relay takes this connection's credential for.
 const PRINCIPAL: &str = "principal";
+/// The role that may send commands.
+const OPERATOR: &str = "operator";
 
 /// The `hello` frame (AEP-0003 §4).
 #[derive(Clone, Debug, Default, PartialEq)]
