@@ -678,7 +678,7 @@ fn arrivals_and_settled_answers_are_said_in_words_named_up_to_three_then_counted
     assert_eq!(
         say(&mut t, &r).as_deref(),
         Some("New permission request from demo: Go on. Settled: permission request from demo. \
-              Denied: it will not happen \u{b7} Answered: Deny by you (aep-console) via control \u{b7} Resolved (answered) after 0 ms."),
+              Denied by you (aep-console) \u{2014} it will not happen."),
     );
 
     for (i, id) in ["M1", "M2", "M3", "M4"].into_iter().enumerate() {
