@@ -158,7 +158,7 @@ try {
       await audit(page, mode, 'inbox, an answer held');
       await c.locator('.hold button.send-now').click({ timeout: 5_000 });
       const row = page.locator(`main ol.cards article.settled[data-request="${id}"]`);
-      await until(async () => (await row.locator('.outcome').textContent().catch(() => '')).includes('Answered'), 'the answered row says so', 15_000);
+      await until(async () => (await row.locator('.outcome').textContent().catch(() => '')).includes('Denied by you'), 'the answered row says so', 15_000);
       await audit(page, mode, 'inbox, an answered card');
     });
   }
