@@ -359,6 +359,22 @@ fn unseen_sessions_need_a_relay_when_there_are_several() {
 }
 
 #[test]
+fn a_command_refused_no_route_asks_for_a_fresh_roster() {
+    use aep_engine::client::hub::Reach;
+    let mut h = Harness::new(&["a"], None);
+    h.connect_all(vec![vec![entry("s1", None)]]);
+    assert_eq!(h.hub.reach("s1"), Reach::Listed { claims: 1 });
+    // Its agent went away; nothing else told this console so.
+    let id = h.hub.pause(&Target::session("s1"), h.now).unwrap();
+    h.flush();
+    assert!(roster_request(&h.take_sent(A)).is_none());
+    h.relay(A, Frame::Error(ErrorFrame::for_command(id, "no-route", None)));
+    let ask = roster_request(&h.take_sent(A)).expect("the refusal says the roster is out of date");
+    h.relay(A, Frame::Roster { id: ask, entries: vec![] });
+    assert_eq!(h.hub.reach("s1"), Reach::Unlisted, "the other cards of that agent are unreachable before anyone taps them");
+}
+
+#[test]
 fn relay_errors_about_others_are_reported_not_swallowed() {
     let mut h = Harness::new(&["a"], None);
     h.connect_all(vec![vec![]]);

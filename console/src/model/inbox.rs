@@ -28,8 +28,9 @@ pub struct Waiting {
     /// the request itself was seen); others are for information only.
     pub answerable: bool,
     /// No live relay's roster lists its session: its agent is not
-    /// connected, so nobody can answer it now, and it is not counted as
-    /// waiting.
+    /// connected, so nobody can answer it now, and it is listed apart.
+    /// (Not counted as waiting either way; a card answered from here
+    /// stays a card, so what came of the answer stays where it was tapped.)
     pub unreachable: bool,
     /// Agent-authored, for the information-only list.
     pub prompt: Option<String>,
@@ -104,7 +105,7 @@ pub fn waiting(hub: &Hub, c: &Card) -> Waiting {
             .map(|k| k.as_str().to_owned())
             .unwrap_or_default(),
         answerable: answerable(c),
-        unreachable: unreachable(hub, c),
+        unreachable: unreachable(hub, c) && !answered_here(hub, c),
         prompt: c.request().and_then(|r| r.prompt.clone()),
     }
 }
@@ -112,6 +113,11 @@ pub fn waiting(hub: &Hub, c: &Card) -> Waiting {
 /// Whether the card's agent is known not to be connected.
 pub fn unreachable(hub: &Hub, c: &Card) -> bool {
     hub.reach(&c.session().name) == Reach::Unlisted
+}
+
+/// Whether this console sent a command about the card.
+fn answered_here(hub: &Hub, c: &Card) -> bool {
+    c.commands().iter().any(|id| hub.sender().get(id).is_some())
 }
 
 /// Whether this console can answer the card at all.
@@ -365,9 +371,7 @@ impl Tracker {
                 continue;
             }
             self.by_request.remove(&r.request);
-            let answered_here = store
-                .card(&r)
-                .is_some_and(|c| c.commands().iter().any(|id| hub.sender().get(id).is_some()));
+            let answered_here = store.card(&r).is_some_and(|c| answered_here(hub, c));
             if answered_here || at.since(since) >= SEEN_PENDING_MS {
                 confirm.insert(r.clone());
             }

@@ -851,6 +851,25 @@ fn a_request_whose_agent_no_relay_lists_is_marked_unreachable_and_not_counted() 
 }
 
 #[test]
+fn a_request_answered_here_stays_a_card_when_its_agent_is_found_gone() {
+    use super::inbox::{Row, Tracker};
+    let mut r = with_session();
+    let mut list = Tracker::default();
+    r.respond("REQ1", Answer::option("allow"));
+    // The answer found nobody (no-route) and a fresh roster leaves it out.
+    r.hub.request_roster(0).unwrap();
+    r.drain();
+    r.roster_of(vec![]);
+    let refresh = list.refresh(&r.hub, r.now);
+    assert!(refresh.order.is_empty(), "not counted as waiting");
+    assert!(
+        matches!(&refresh.rows[..], [Row::Waiting(w)] if !w.unreachable),
+        "the card stays where it was tapped, with what came of the answer"
+    );
+    assert_eq!(r.card("REQ1").answering, Answering::Unreachable, "and says its agent is not connected");
+}
+
+#[test]
 fn information_only_requests_are_not_counted_and_come_after_what_can_be_answered() {
     use super::inbox::{Row, Tracker};
     let mut r = with_session();

@@ -278,60 +278,67 @@ pub fn AnswerArea(card: RwSignal<CardView>, #[prop(optional)] expanded: Option<R
     let c = card.get_untracked();
     let held = held_of(console, card);
     let busy = Signal::derive(move || held.with(Option::is_some) || card.with(|c| c.in_flight()));
-    let form_card = format!("card-{}", c.id);
-    let expand = move |_| {
-        if let Some(e) = expanded {
-            e.set(true);
-        }
-        super::keys::focus_in_card(&form_card, "form.form-answer :is(input, select, textarea)");
-    };
-    let body = match c.answering.clone() {
-        Answering::Options => view! {
-            <OptionButtons card=card options=c.options.clone() error=error busy=busy />
-            <div class="more-answer">
-                <TextReply card=card error=error busy=busy />
-            </div>
-        }
-        .into_any(),
-        Answering::Text => view! { <TextReply card=card error=error busy=busy /> }.into_any(),
-        Answering::Form => {
-            let steady = Steady::here();
-            let on_answer = move |a: Answer| {
-                send(console, card, a, error, steady);
-            };
-            view! {
-                <button type="button" class="open-form primary" on:click=expand>
-                    {format!("Fill in the form ({})", crate::model::words::count(c.fields.len(), "field", "fields"))}
-                </button>
-                {c.form_only(crate::web::platform::now(), &crate::web::platform::DeviceZone).map(|w| view! { <p class="hint form-only">{w}</p> })}
+    // Redrawn only when the way to answer changes (a roster finds the agent
+    // gone, a relay's hello makes this console a viewer), not on every
+    // update, so a reply being typed is kept.
+    let answering = Memo::new(move |_| card.with(|c| c.answering.clone()));
+    let body = move || {
+        let c = card.get_untracked();
+        let form_card = format!("card-{}", c.id);
+        let expand = move |_| {
+            if let Some(e) = expanded {
+                e.set(true);
+            }
+            super::keys::focus_in_card(&form_card, "form.form-answer :is(input, select, textarea)");
+        };
+        match answering.get() {
+            Answering::Options => view! {
+                <OptionButtons card=card options=c.options.clone() error=error busy=busy />
                 <div class="more-answer">
-                    <FormAnswer card=card busy=busy on_answer=on_answer />
+                    <TextReply card=card error=error busy=busy />
                 </div>
             }
-            .into_any()
+            .into_any(),
+            Answering::Text => view! { <TextReply card=card error=error busy=busy /> }.into_any(),
+            Answering::Form => {
+                let steady = Steady::here();
+                let on_answer = move |a: Answer| {
+                    send(console, card, a, error, steady);
+                };
+                view! {
+                    <button type="button" class="open-form primary" on:click=expand>
+                        {format!("Fill in the form ({})", crate::model::words::count(c.fields.len(), "field", "fields"))}
+                    </button>
+                    {c.form_only(crate::web::platform::now(), &crate::web::platform::DeviceZone).map(|w| view! { <p class="hint form-only">{w}</p> })}
+                    <div class="more-answer">
+                        <FormAnswer card=card busy=busy on_answer=on_answer />
+                    </div>
+                }
+                .into_any()
+            }
+            // Listed for information below the inbox, never as cards.
+            Answering::Elsewhere(_) | Answering::Unknown => ().into_any(),
+            Answering::ReadOnly => view! {
+                <p class="hint read-only">{move || read_only_words(&console.me())}</p>
+            }
+            .into_any(),
+            Answering::Unreachable => view! {
+                <p class="hint unreachable">
+                    "Its agent is not connected to a relay right now, so no answer can reach it. It stays here in case the agent comes back."
+                </p>
+            }
+            .into_any(),
+            Answering::Ambiguous { claims } => view! {
+                <p class="hint ambiguous">{format!(
+                    "Claimed by {claims} connections at once: the relay refuses answers to this session until only one is left."
+                )}</p>
+            }
+            .into_any(),
         }
-        // Listed for information below the inbox, never as cards.
-        Answering::Elsewhere(_) | Answering::Unknown => ().into_any(),
-        Answering::ReadOnly => view! {
-            <p class="hint read-only">{move || read_only_words(&console.me())}</p>
-        }
-        .into_any(),
-        Answering::Unreachable => view! {
-            <p class="hint unreachable">
-                "Its agent is not connected to a relay right now, so no answer can reach it. It stays here in case the agent comes back."
-            </p>
-        }
-        .into_any(),
-        Answering::Ambiguous { claims } => view! {
-            <p class="hint ambiguous">{format!(
-                "Claimed by {claims} connections at once: the relay refuses answers to this session until only one is left."
-            )}</p>
-        }
-        .into_any(),
     };
     let fields_error = c.fields_error.clone();
     view! {
-        <div class="actions" class:held=move || held.with(Option::is_some) data-answering=c.answering.token()>
+        <div class="actions" class:held=move || held.with(Option::is_some) data-answering=move || answering.with(|a| a.token())>
             <HoldBar held=held />
             {fields_error.map(|e| view! {
                 <p class="capture-note">{format!("The agent's form could not be read ({e}); reply in words instead.")}</p>

@@ -578,20 +578,41 @@ try {
     await vendor.locator('.cmd[data-phase="done"]').waitFor({ timeout: 10_000 });
   });
 
-  await step('an answer to an agent that went away explains no-route', async () => {
-    await page.goto(`${relay.base}/#/`);
-    const agent = new TestAgent({ relay, agent: 'e2e-gone' });
-    await agent.connect();
-    agent.start('Leaves before anyone answers');
-    agent.ask('Delete the e2e scratch bucket?');
-    const c = card(page, 'Delete the e2e scratch bucket?');
-    await c.waitFor({ timeout: 10_000 });
-    agent.drop();
-    await sleep(500);
-    await answerNow(c, 'allow');
-    const row = c.locator('.cmd[data-phase="relay-refused"]');
-    await row.waitFor({ timeout: 10_000 });
-    check((await row.textContent()).includes('Not delivered: the agent is not connected'), 'no-route in words');
+  await step('an answer to an agent that went away explains no-route, and its other requests are then marked unreachable', async () => {
+    // A relay of its own: with the demo agents' sessions starting, this
+    // console would learn from a fresh roster that the agent left before
+    // the tap, and rightly offer no answer at all.
+    const quiet = new Relay({ port: await freePort(), token, demo: false });
+    await quiet.start();
+    const agent = new TestAgent({ relay: quiet, agent: 'e2e-gone' });
+    const ctx = await chromium.newContext({ viewport: { width: 1280, height: 800 } });
+    try {
+      await agent.connect();
+      agent.start('Leaves before anyone answers');
+      agent.ask('Delete the e2e scratch bucket?');
+      const other = agent.ask('Also delete its snapshots?');
+      const p = await ctx.newPage();
+      await p.goto(`${quiet.base}/#token=${encodeURIComponent(token)}`);
+      const c = card(p, 'Delete the e2e scratch bucket?');
+      await c.waitFor({ timeout: 10_000 });
+      await card(p, 'Also delete its snapshots?').waitFor({ timeout: 10_000 });
+      agent.drop();
+      await sleep(500);
+      await answerNow(c, 'allow');
+      const row = c.locator('.cmd[data-phase="relay-refused"]');
+      await row.waitFor({ timeout: 10_000 });
+      check((await row.textContent()).includes('Not delivered: the agent is not connected'), 'no-route in words');
+      // The refusal says the roster is out of date: the agent's other
+      // request is marked before anyone taps it, and the tapped card
+      // keeps what came of the answer.
+      await p.locator(`main .unreachable-list li[data-request="${other.id}"]`).waitFor({ timeout: 10_000 });
+      check(await row.isVisible(), 'the refusal stays on the card that was tapped');
+      check((await c.locator('.hint.unreachable').count()) === 1, 'which now says its agent is not connected');
+    } finally {
+      agent.drop();
+      await ctx.close();
+      await quiet.stop();
+    }
   });
 
   await step('no acknowledgement: the card says so, and Retry resends the same command id', async () => {

@@ -45,7 +45,7 @@ pub use outcomes::WATCHED_COMMANDS;
 pub use route::MAX_ROUTED_SESSIONS;
 pub use url::{check_url, relay_label, socket_url, Endpoint, UrlError, DEFAULT_SOCKET_PATH, TOKEN_PARAM};
 
-use crate::protocol::vocabulary::types;
+use crate::protocol::vocabulary::{codes, types};
 use outcomes::OutcomeWatch;
 use route::RouteTable;
 
@@ -737,6 +737,11 @@ impl Hub {
         if let Some(cause) = error.cause.as_deref() {
             if self.sender.handle_relay_error(cause, &error.code, error.detail.as_deref(), now) {
                 self.drain_sender();
+                // The relay found no agent where the roster had one: the
+                // roster is out of date for every card of that agent.
+                if error.code == codes::NO_ROUTE {
+                    self.refresh_roster(relay);
+                }
                 return;
             }
         }

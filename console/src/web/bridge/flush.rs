@@ -194,8 +194,9 @@ impl Console {
     ) {
         let store = hub.store();
         let list = inner.list.refresh(hub, at);
-        for r in &list.order {
-            let Some(s) = inner.cards.get(r) else { continue };
+        // Every card drawn, counted or not: one answered here whose agent
+        // is gone is still on screen with what came of the answer.
+        for (r, s) in &inner.cards {
             if !(full || changed.contains(r)) {
                 continue;
             }
