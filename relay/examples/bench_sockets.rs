@@ -35,7 +35,10 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 mod common;
+#[path = "../tests/support/raw_frame.rs"]
+mod raw_frame;
 use common::{id, now, post_ndjson, TOKEN};
+use raw_frame::{frame_at, masked_text};
 
 /// Events held before the consoles connect: each console's replay.
 const HELD: u64 = 200;
@@ -195,10 +198,10 @@ async fn console(addr: SocketAddr, binding: Binding, received: Arc<AtomicU64>, w
             .unwrap();
     }
     loop {
-        while let Some((opcode, used)) = frame_at(&buf) {
-            buf.drain(..used);
-            wire.fetch_add(used as u64, Ordering::Relaxed);
-            if opcode == 0x1 {
+        while let Some(frame) = frame_at(&buf) {
+            buf.drain(..frame.len());
+            wire.fetch_add(frame.len() as u64, Ordering::Relaxed);
+            if frame.opcode == 0x1 {
                 received.fetch_add(1, Ordering::Relaxed);
             }
         }
@@ -217,37 +220,6 @@ async fn read_more(tcp: &mut TcpStream, buf: &mut Vec<u8>) -> bool {
             true
         }
     }
-}
-
-/// A client text frame, masked with a zero key (the payload unchanged).
-fn masked_text(payload: &[u8]) -> Vec<u8> {
-    let mut frame = vec![0x81];
-    if payload.len() < 126 {
-        frame.push(0x80 | payload.len() as u8);
-    } else {
-        frame.push(0x80 | 126);
-        frame.extend_from_slice(&(payload.len() as u16).to_be_bytes());
-    }
-    frame.extend_from_slice(&[0, 0, 0, 0]);
-    frame.extend_from_slice(payload);
-    frame
-}
-
-/// The opcode and length of a whole server frame at the start of `buf`.
-fn frame_at(buf: &[u8]) -> Option<(u8, usize)> {
-    if buf.len() < 2 {
-        return None;
-    }
-    let (len, at) = match buf[1] & 0x7f {
-        126 if buf.len() >= 4 => (u16::from_be_bytes([buf[2], buf[3]]) as usize, 4),
-        127 if buf.len() >= 10 => (
-            u64::from_be_bytes(buf[2..10].try_into().unwrap()) as usize,
-            10,
-        ),
-        126 | 127 => return None,
-        n => (n as usize, 2),
-    };
-    (buf.len() >= at + len).then_some((buf[0] & 0x0f, at + len))
 }
 
 /// Waits until `counter` reaches `target`; false after 120 s without.

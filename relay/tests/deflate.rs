@@ -69,18 +69,7 @@ impl RawClient {
     /// Sends `value` as one masked, uncompressed text frame (a client may
     /// leave any message uncompressed).
     async fn send(&mut self, value: &Value) {
-        let payload = value.to_string().into_bytes();
-        let mut frame = vec![0x81];
-        if payload.len() < 126 {
-            frame.push(0x80 | payload.len() as u8);
-        } else {
-            frame.push(0x80 | 126);
-            frame.extend_from_slice(&(payload.len() as u16).to_be_bytes());
-        }
-        // A zero masking key leaves the payload as it is.
-        frame.extend_from_slice(&[0, 0, 0, 0]);
-        frame.extend_from_slice(&payload);
-        self.tcp.write_all(&frame).await.unwrap();
+        self.tcp.write_all(&raw_frame::masked_text(value.to_string().as_bytes())).await.unwrap();
     }
 
     async fn frame(&mut self) -> RawFrame {
@@ -96,21 +85,11 @@ impl RawClient {
 
 /// A whole unmasked server frame at the start of `buf`, and its length.
 fn parse(buf: &[u8]) -> Option<(RawFrame, usize)> {
-    if buf.len() < 2 {
-        return None;
-    }
-    assert_eq!(buf[0] & 0x80, 0x80, "one frame per message");
-    assert_eq!(buf[1] & 0x80, 0, "server frames are not masked");
-    let (len, at) = match buf[1] & 0x7f {
-        126 if buf.len() >= 4 => (u16::from_be_bytes([buf[2], buf[3]]) as usize, 4),
-        127 if buf.len() >= 10 => (u64::from_be_bytes(buf[2..10].try_into().unwrap()) as usize, 10),
-        126 | 127 => return None,
-        n => (n as usize, 2),
-    };
-    let end = at + len;
-    (buf.len() >= end).then(|| {
-        (RawFrame { compressed: buf[0] & 0x40 != 0, opcode: buf[0] & 0x0f, payload: buf[at..end].to_vec() }, end)
-    })
+    let at = raw_frame::frame_at(buf)?;
+    assert!(at.fin, "one frame per message");
+    assert!(!at.masked, "server frames are not masked");
+    let frame = RawFrame { compressed: at.compressed, opcode: at.opcode, payload: buf[at.payload.clone()].to_vec() };
+    Some((frame, at.len()))
 }
 
 /// Inflates one message with the connection's window (RFC 7692 §7.2.2).

@@ -6,6 +6,7 @@
 pub mod compressed;
 pub mod console;
 pub mod proxy;
+pub mod raw_frame;
 pub mod target;
 
 use std::sync::atomic::{AtomicU64, Ordering};
