@@ -59,18 +59,21 @@ fn provider() -> Arc<CryptoProvider> {
 /// Reads and checks the pair: the chain must hold a certificate, the key
 /// file a private key, and the key must be the one the leaf names.
 pub fn load(files: &TlsFiles, provider: &CryptoProvider) -> Result<CertifiedKey, String> {
-    let read = |path: &Path| std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()));
+    let read = |what: &str, path: &Path| std::fs::read(path).map_err(|e| format!("{what} {}: {e}", path.display()));
     let cert = &files.cert;
-    let chain = CertificateDer::pem_slice_iter(&read(cert)?)
+    let chain = CertificateDer::pem_slice_iter(&read("TLS certificate", cert)?)
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| format!("{}: not a PEM certificate chain: {e}", cert.display()))?;
+        .map_err(|e| format!("TLS certificate {}: not a PEM certificate chain: {e}", cert.display()))?;
     if chain.is_empty() {
-        return Err(format!("{}: no certificate in it (expected PEM `BEGIN CERTIFICATE` blocks)", cert.display()));
+        return Err(format!(
+            "TLS certificate {}: no certificate in it (expected PEM `BEGIN CERTIFICATE` blocks)",
+            cert.display()
+        ));
     }
-    let key = PrivateKeyDer::from_pem_slice(&read(&files.key)?)
-        .map_err(|e| format!("{}: no usable PEM private key: {e}", files.key.display()))?;
+    let key = PrivateKeyDer::from_pem_slice(&read("TLS key", &files.key)?)
+        .map_err(|e| format!("TLS key {}: no usable PEM private key: {e}", files.key.display()))?;
     CertifiedKey::from_der(chain, key, provider).map_err(|e| {
-        format!("{} and {} do not make a usable pair: {e}", cert.display(), files.key.display())
+        format!("TLS certificate {} and key {} do not make a usable pair: {e}", cert.display(), files.key.display())
     })
 }
 
@@ -94,7 +97,7 @@ pub fn start(files: &TlsFiles, stop: watch::Receiver<bool>) -> Result<TlsAccepto
             certificates.replace(pair);
             tracing::info!("TLS certificate reloaded from {}", files.cert.display());
         }
-        Err(e) => tracing::warn!("TLS certificate not reloaded: {e}; still serving the previous one"),
+        Err(e) => tracing::warn!("{e}; still serving the certificate loaded before"),
     }));
     Ok(TlsAcceptor::from(Arc::new(config)))
 }
