@@ -174,7 +174,7 @@ async fn console_stream_and_socket_are_served_over_tls() {
     let mut sse = t.sse("").await;
 
     let posted = event("session.started", &s, 0, 0);
-    let response = t.post_events(&[posted.clone()]).await;
+    let response = t.post_events(std::slice::from_ref(&posted)).await;
     assert!(response.status().is_success(), "{}", response.status());
     assert_eq!(response.headers()["strict-transport-security"], "max-age=31536000");
     assert_eq!(ws.recv_text(PROMPT).await.unwrap(), posted.raw(), "over wss://");
@@ -215,7 +215,7 @@ async fn a_renewed_certificate_reaches_new_connections_while_open_sockets_stay()
         "the renewed certificate is served within seconds"
     );
     let after = event("session.started", &s, 0, 0);
-    t.post_events(&[after.clone()]).await;
+    t.post_events(std::slice::from_ref(&after)).await;
     assert_eq!(ws.recv_text(PROMPT).await.unwrap(), after.raw(), "the socket opened before the swap carries on");
 }
 

@@ -401,7 +401,7 @@ enum Inner {
     Plain(WebSocketStream<MaybeTlsStream<TcpStream>>),
     Compressed(compressed::Client),
     /// Over TLS (`wss://`), as a phone reaches a relay off-host.
-    Secure(WebSocketStream<tokio_rustls::client::TlsStream<TcpStream>>),
+    Secure(Box<WebSocketStream<tokio_rustls::client::TlsStream<TcpStream>>>),
 }
 
 impl Ws {
@@ -426,7 +426,7 @@ impl Ws {
     }
 
     pub fn secure(inner: WebSocketStream<tokio_rustls::client::TlsStream<TcpStream>>) -> Ws {
-        Ws { inner: Inner::Secure(inner) }
+        Ws { inner: Inner::Secure(Box::new(inner)) }
     }
 
     /// The next text, binary or close, or the end; `None` on timeout.
@@ -555,7 +555,7 @@ impl Ws {
                 let _ = ws.close(None).await;
             }
             Inner::Secure(mut ws) => {
-                let _ = ws.close(None).await;
+                let _ = ws.as_mut().close(None).await;
             }
             Inner::Compressed(client) => client.close().await,
         }
