@@ -7,6 +7,7 @@ use clap::Parser;
 
 use crate::auth::Token;
 use crate::config::{Config, ConfigError};
+use crate::tls::TlsFiles;
 
 /// An AEP relay: HTTP ingest, SSE and WebSocket fan-out with bounded
 /// replay, control routing, and the approval console on the same origin.
@@ -44,6 +45,16 @@ pub struct Cli {
     /// the listening address. Repeatable; `*` allows any.
     #[arg(long = "allow-host", env = "AEP_ALLOW_HOST", value_delimiter = ',')]
     pub allow_hosts: Vec<String>,
+
+    /// Serve HTTPS with this certificate chain (PEM, leaf first), needs
+    /// --tls-key. Both files are read again when they change, so a renewed
+    /// certificate is served without a restart.
+    #[arg(long, env = "AEP_TLS_CERT", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+
+    /// The private key (PEM) of --tls-cert.
+    #[arg(long, env = "AEP_TLS_KEY", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
 
     /// Serve a non-loopback address without a token. Off-host bindings
     /// need a bearer token (AEP-0003 §8.1); without this flag the relay
@@ -144,11 +155,18 @@ impl Cli {
             data_dir: self.data_dir.clone(),
             nats: self.nats.clone(),
             member: self.member.clone(),
+            tls: self.tls_files(),
             ..Config::default()
         };
         config.validate()?;
         self.check_exposure(&config)?;
         Ok(config)
+    }
+
+    /// The TLS pair, when both files are named (clap requires both or neither).
+    fn tls_files(&self) -> Option<TlsFiles> {
+        let (cert, key) = (self.tls_cert.clone()?, self.tls_key.clone()?);
+        Some(TlsFiles { cert, key })
     }
 
     /// The single token, from --token / AEP_TOKEN or --token-file.
@@ -210,5 +228,15 @@ mod tests {
         assert!(off_host(&["--token", "t"]).is_ok());
         assert!(off_host(&["--insecure"]).is_ok());
         assert!(Cli::try_parse_from(["aep-relay", "--listen", "[::1]:8787"]).unwrap().config().is_ok());
+    }
+
+    #[test]
+    fn tls_needs_both_files() {
+        assert!(Cli::try_parse_from(["aep-relay", "--tls-cert", "c.pem"]).is_err(), "a certificate needs its key");
+        assert!(Cli::try_parse_from(["aep-relay", "--tls-key", "k.pem"]).is_err(), "a key needs its certificate");
+        let both = Cli::try_parse_from(["aep-relay", "--tls-cert", "c.pem", "--tls-key", "k.pem"]).unwrap();
+        let files = both.config().unwrap().tls.unwrap();
+        assert_eq!((files.cert, files.key), (PathBuf::from("c.pem"), PathBuf::from("k.pem")));
+        assert_eq!(Cli::try_parse_from(["aep-relay"]).unwrap().config().unwrap().tls, None);
     }
 }

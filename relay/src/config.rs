@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::auth::{Keyring, Principal, Token};
+use crate::tls::TlsFiles;
 
 /// How the relay runs. [`Config::default`] is the development posture on
 /// sensible bounds; the binary fills it from the command line.
@@ -118,6 +119,9 @@ pub struct Config {
     pub nats: Option<String>,
     /// Names this member within a tier; unique per process when `None`.
     pub member: Option<String>,
+    /// The certificate and key to serve HTTPS with (`--tls-cert`,
+    /// `--tls-key`), reread when they change. `None`: plain HTTP.
+    pub tls: Option<TlsFiles>,
 }
 
 impl Default for Config {
@@ -159,6 +163,7 @@ impl Default for Config {
             data_dir: None,
             nats: None,
             member: None,
+            tls: None,
         }
     }
 }

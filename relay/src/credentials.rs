@@ -5,14 +5,11 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
 
 use crate::auth::{parse_credentials, Keyring, Principal};
 use crate::config::Config;
+use crate::file_watch;
 use crate::hub::Hub;
-
-/// How often the file's modification time is looked at.
-const POLL: Duration = Duration::from_secs(1);
 
 /// The principals configured outside the file (`--token`, the demo's),
 /// which a reload keeps.
@@ -34,62 +31,16 @@ pub fn load_into(ring: &Keyring, file: &Path, config: &Config) -> Result<usize, 
     Ok(count)
 }
 
-fn modified(file: &Path) -> Option<SystemTime> {
-    std::fs::metadata(file).and_then(|m| m.modified()).ok()
-}
-
 /// Reloads the file whenever it changes or on `SIGHUP`, and closes the
 /// sockets of principals no longer in it.
 pub async fn watch(ring: Arc<Keyring>, file: PathBuf, config: Arc<Config>, hub: Arc<Hub>) {
-    let mut seen = modified(&file);
-    let mut hangup = hangup();
-    let mut stop = hub.shutdown_signal();
-    loop {
-        tokio::select! {
-            () = tokio::time::sleep(POLL) => {
-                let now = modified(&file);
-                if now == seen {
-                    continue;
-                }
-                seen = now;
-            }
-            () = next_hangup(&mut hangup) => {}
-            _ = stop.wait_for(|down| *down) => return,
+    let stop = hub.shutdown_signal();
+    file_watch::on_change(vec![file.clone()], stop, || match load_into(&ring, &file, &config) {
+        Ok(count) => {
+            tracing::info!("credentials reloaded: {count} principals");
+            hub.close_revoked(|name| ring.holds(name));
         }
-        match load_into(&ring, &file, &config) {
-            Ok(count) => {
-                tracing::info!("credentials reloaded: {count} principals");
-                hub.close_revoked(|name| ring.holds(name));
-            }
-            Err(e) => tracing::warn!("{e}; keeping the credentials already loaded"),
-        }
-    }
-}
-
-#[cfg(unix)]
-type Hangup = Option<tokio::signal::unix::Signal>;
-#[cfg(not(unix))]
-type Hangup = ();
-
-#[cfg(unix)]
-fn hangup() -> Hangup {
-    tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok()
-}
-
-#[cfg(not(unix))]
-fn hangup() -> Hangup {}
-
-#[cfg(unix)]
-async fn next_hangup(signal: &mut Hangup) {
-    match signal {
-        Some(s) => {
-            s.recv().await;
-        }
-        None => std::future::pending().await,
-    }
-}
-
-#[cfg(not(unix))]
-async fn next_hangup(_: &mut Hangup) {
-    std::future::pending().await
+        Err(e) => tracing::warn!("{e}; keeping the credentials already loaded"),
+    })
+    .await
 }

@@ -66,6 +66,9 @@ const STOP_GRACE: Duration = Duration::from_secs(5);
 
 /// Starts the demonstration agents against `relay`.
 pub fn launch(relay: &Relay, options: &DemoOptions) -> Result<Demo, DemoUnavailable> {
+    if relay.base_url().starts_with("https://") {
+        return Err(DemoUnavailable("the demonstration agents speak plain WebSocket only and this relay serves HTTPS"));
+    }
     start(&format!("http://{}", reachable(relay.local_addr())), options)
 }
 

@@ -29,6 +29,7 @@ pub mod config;
 pub mod credentials;
 pub mod demo;
 pub mod discovery;
+mod file_watch;
 pub mod held;
 mod http;
 pub mod hub;
@@ -42,6 +43,7 @@ pub mod sse;
 mod state;
 mod sync;
 mod tier;
+pub mod tls;
 mod wire;
 
 use std::net::SocketAddr;
@@ -60,6 +62,8 @@ use hub::Hub;
 /// [`Relay::shutdown`] to stop it in order.
 pub struct Relay {
     addr: SocketAddr,
+    /// Whether the relay serves HTTPS (its URLs say `https://`).
+    secure: bool,
     hub: Arc<Hub>,
     drain_timeout: Duration,
     server: JoinHandle<std::io::Result<()>>,
@@ -93,7 +97,17 @@ pub async fn serve(config: Config, listener: TcpListener) -> Result<Relay, Confi
         credentials::load_into(ring, file, &config).map_err(ConfigError)?;
         tokio::spawn(credentials::watch(ring.clone(), file.clone(), config.clone(), hub.clone()));
     }
-    let app = http::router(state::AppState::new(hub.clone(), config.clone(), addr, keyring.clone()));
+    let tls = match &config.tls {
+        Some(files) => Some(tls::start(files, hub.shutdown_signal()).map_err(ConfigError)?),
+        None => None,
+    };
+    let mut app = http::router(state::AppState::new(hub.clone(), config.clone(), addr, keyring.clone()));
+    if tls.is_some() {
+        app = app.layer(tower_http::set_header::SetResponseHeaderLayer::overriding(
+            axum::http::header::STRICT_TRANSPORT_SECURITY,
+            axum::http::HeaderValue::from_static(tls::STRICT_TRANSPORT_SECURITY),
+        ));
+    }
     let limits = server::ConnectionLimits {
         max_connections: config.max_connections,
         header_read_timeout: config.header_read_timeout,
@@ -102,8 +116,9 @@ pub async fn serve(config: Config, listener: TcpListener) -> Result<Relay, Confi
         reserved: config.reserved_connections,
         first_request_timeout: config.first_request_timeout,
     };
-    let server = tokio::spawn(server::serve(listener, app, limits, hub.shutdown_signal()));
-    Ok(Relay { addr, hub, drain_timeout: config.drain_timeout, server })
+    let secure = tls.is_some();
+    let server = tokio::spawn(server::serve(listener, app, limits, tls, hub.shutdown_signal()));
+    Ok(Relay { addr, secure, hub, drain_timeout: config.drain_timeout, server })
 }
 
 impl Relay {
@@ -111,9 +126,10 @@ impl Relay {
         self.addr
     }
 
-    /// `http://host:port`, the base every endpoint path is relative to.
+    /// `http://host:port` (`https://` with TLS), the base every endpoint
+    /// path is relative to.
     pub fn base_url(&self) -> String {
-        format!("http://{}", self.addr)
+        format!("{}://{}", if self.secure { "https" } else { "http" }, self.addr)
     }
 
     /// What the relay holds and has done so far.
@@ -158,6 +174,7 @@ pub fn boot_line(config: &Config, addr: SocketAddr) -> String {
     } else {
         "control OFF (development posture): no token configured, observation is open and every command is refused"
     };
+    let (scheme, transport) = transport(config, addr);
     let console = match &config.static_dir {
         Some(dir) if dir.join("index.html").is_file() => format!("console from {}", dir.display()),
         Some(dir) => format!("no console build in {} (built-in status page at /)", dir.display()),
@@ -170,7 +187,7 @@ pub fn boot_line(config: &Config, addr: SocketAddr) -> String {
     };
     let mib = |bytes: usize| bytes.div_ceil(1024 * 1024);
     format!(
-        "aep-relay {} listening on http://{addr} | {posture} | replay buffer {} events or {} KiB/session, {} MiB in all, up to {} sessions | up to {} connections: about {} MiB when idle, at most {} MiB more queued for consumers that fall behind | {history} | {console}",
+        "aep-relay {} listening on {scheme}://{addr} | {transport} | {posture} | replay buffer {} events or {} KiB/session, {} MiB in all, up to {} sessions | up to {} connections: about {} MiB when idle, at most {} MiB more queued for consumers that fall behind | {history} | {console}",
         env!("CARGO_PKG_VERSION"),
         config.buffer_depth,
         config.buffer_bytes / 1024,
@@ -180,4 +197,23 @@ pub fn boot_line(config: &Config, addr: SocketAddr) -> String {
         mib(config.max_connections * socket::IDLE_SOCKET_BYTES),
         mib(config.max_connections.saturating_mul(config.send_queue_bytes)),
     )
+}
+
+/// The scheme the relay is reached with, and whether what crosses the
+/// network is encrypted: a token sent in clear off-host is a token shared
+/// with the network.
+fn transport(config: &Config, addr: SocketAddr) -> (&'static str, String) {
+    if let Some(files) = &config.tls {
+        let said = format!("TLS ON: traffic encrypted, certificate from {} (reloaded when it changes)", files.cert.display());
+        return ("https", said);
+    }
+    let said = if addr.ip().is_loopback() {
+        "no TLS: plain HTTP, unencrypted (this host only)"
+    } else if config.control_enabled() {
+        "WARNING no TLS: plain HTTP off-host, so tokens and commands cross the network in clear \
+         (first look only; serve HTTPS with --tls-cert and --tls-key)"
+    } else {
+        "no TLS: plain HTTP off-host, events cross the network in clear (serve HTTPS with --tls-cert and --tls-key)"
+    };
+    ("http", said.to_owned())
 }

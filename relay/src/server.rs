@@ -22,6 +22,10 @@
 //! - Request bodies have their own deadline (`body_timeout`, answered 408
 //!   by the handler that reads them).
 //!
+//! - With TLS on, the handshake counts toward `first_request_timeout`, and
+//!   a peer that speaks plain HTTP to the port is told to use `https://`
+//!   and closed, without taking a slot.
+//!
 //! On shutdown the listener stops, idle connections close, and requests
 //! in flight finish (the hub ends every stream).
 
@@ -38,11 +42,14 @@ use axum::Router;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{watch, Notify, OwnedSemaphorePermit, Semaphore};
+use tokio_rustls::TlsAcceptor;
 use tower::ServiceExt;
 use tokio::time::Instant;
+
+use crate::tls;
 
 /// The bounds the accept loop applies, copied from the configuration.
 #[derive(Clone, Copy, Debug)]
@@ -196,9 +203,15 @@ const HEAD_TIMEOUT: &[u8] = b"HTTP/1.1 408 Request Timeout\r\ncontent-type: appl
 /// How long an over-capacity peer gets to take its 503.
 const REFUSAL_WRITE: Duration = Duration::from_secs(1);
 
-/// Serves `app` on `listener` until `stop` turns true, then waits for the
-/// open connections to finish.
-pub async fn serve(listener: TcpListener, app: Router, limits: ConnectionLimits, stop: watch::Receiver<bool>) -> io::Result<()> {
+/// Serves `app` on `listener` (over TLS when `tls` is given) until `stop`
+/// turns true, then waits for the open connections to finish.
+pub async fn serve(
+    listener: TcpListener,
+    app: Router,
+    limits: ConnectionLimits,
+    tls: Option<TlsAcceptor>,
+    stop: watch::Receiver<bool>,
+) -> io::Result<()> {
     // Evicted connections end promptly but not at once: room for them.
     let capacity = limits.max_connections * 2;
     let permits = Arc::new(Semaphore::new(capacity));
@@ -226,19 +239,42 @@ pub async fn serve(listener: TcpListener, app: Router, limits: ConnectionLimits,
             tokio::spawn(refuse(tcp));
             continue;
         };
-        let (slots, permits, app, stop) = (slots.clone(), permits.clone(), app.clone(), stop.clone());
+        let (slots, permits, app, tls, stop) =
+            (slots.clone(), permits.clone(), app.clone(), tls.clone(), stop.clone());
         tokio::spawn(async move {
             // A slot is taken only once the peer has sent something: a
             // silent connection costs a task and a descriptor, never a slot.
             let ready = tokio::time::timeout(limits.first_request_timeout, tcp.readable()).await;
-            drop(waiting);
             if !matches!(ready, Ok(Ok(()))) {
                 return;
             }
+            if tls.is_some() && !begins_handshake(&tcp).await {
+                // Still counted as waiting: plain requests cannot pile up.
+                refuse_plain(tcp).await;
+                return;
+            }
+            drop(waiting);
             match (slots.admit(peer.ip()), permits.try_acquire_owned()) {
                 (Some((slot, proof, evict)), Ok(permit)) => {
                     let held = Held { _permit: permit, _slot: slot };
-                    connection(tcp, held, proof, evict, app, limits, stop).await;
+                    // The handshake and the first request head share one deadline.
+                    let deadline = Instant::now() + limits.first_request_timeout;
+                    let activity = Arc::new(Activity::new());
+                    let tcp = Arc::new(tcp);
+                    let raw = Tracked { inner: tcp.clone(), activity: activity.clone(), _held: held };
+                    let ends = Ends { proof, evict, activity, deadline, limits, stop };
+                    match tls {
+                        None => connection(raw, Some(tcp), ends, app).await,
+                        Some(acceptor) => {
+                            let handshake = tokio::select! {
+                                done = tokio::time::timeout_at(deadline, acceptor.accept(raw)) => done,
+                                () = ends.evict.notified() => return,
+                            };
+                            if let Ok(Ok(secured)) = handshake {
+                                connection(secured, None, ends, app).await;
+                            }
+                        }
+                    }
                 }
                 _ => refuse(tcp).await,
             }
@@ -263,24 +299,62 @@ async fn refuse(mut tcp: TcpStream) {
     .await;
 }
 
+/// Whether the peer's first byte opens a TLS handshake.
+async fn begins_handshake(tcp: &TcpStream) -> bool {
+    let mut first = [0u8; 1];
+    matches!(tcp.peek(&mut first).await, Ok(1) if first[0] == tls::HANDSHAKE_RECORD)
+}
+
+/// Most of a plain request head read before it is answered.
+const PLAIN_HEAD: usize = 8 * 1024;
+
+/// Tells a plain-HTTP peer on the HTTPS port where to go. Its request head
+/// is read first, and what follows drained briefly after the answer, so
+/// the close does not reset the connection before the answer is read.
+async fn refuse_plain(mut tcp: TcpStream) {
+    let fallback = tcp.local_addr().map(|a| a.to_string()).unwrap_or_default();
+    let _ = tokio::time::timeout(REFUSAL_WRITE, async {
+        let mut head = Vec::with_capacity(1024);
+        let mut chunk = [0u8; 1024];
+        while head.len() < PLAIN_HEAD && !head.windows(4).any(|w| w == b"\r\n\r\n") {
+            match tcp.read(&mut chunk).await? {
+                0 => break,
+                n => head.extend_from_slice(&chunk[..n]),
+            }
+        }
+        tcp.write_all(&tls::plain_http_refusal(&head, &fallback)).await?;
+        tcp.shutdown().await?;
+        while tcp.read(&mut chunk).await? > 0 {}
+        io::Result::Ok(())
+    })
+    .await;
+}
+
 /// What a connection holds while it lives: its permit and its slot.
 struct Held {
     _permit: OwnedSemaphorePermit,
     _slot: SlotGuard,
 }
 
-async fn connection(
-    tcp: TcpStream,
-    held: Held,
+/// What ends a connection: eviction, its first request not arriving by
+/// `deadline`, shutdown, silence.
+struct Ends {
     proof: Arc<Proof>,
     evict: Arc<Notify>,
-    app: Router,
+    activity: Arc<Activity>,
+    deadline: Instant,
     limits: ConnectionLimits,
-    mut stop: watch::Receiver<bool>,
-) {
-    let activity = Arc::new(Activity::new());
-    let tcp = Arc::new(tcp);
-    let io = Tracked { inner: tcp.clone(), activity: activity.clone(), _held: held };
+    stop: watch::Receiver<bool>,
+}
+
+/// Serves HTTP/1.1 on `io` (the tracked socket, or TLS over it). `plain`
+/// is the socket itself when its bytes are HTTP, so a `408` can still be
+/// written once hyper gave up on the connection.
+async fn connection<I>(io: I, plain: Option<Arc<TcpStream>>, ends: Ends, app: Router)
+where
+    I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let Ends { proof, evict, activity, deadline, limits, mut stop } = ends;
     let mut builder = http1::Builder::new();
     builder.timer(TokioTimer::new()).header_read_timeout(limits.header_read_timeout).keep_alive(true);
     let marked = proof.clone();
@@ -293,7 +367,7 @@ async fn connection(
     tokio::pin!(conn);
     let mut stopping = false;
     // Bytes arrived; a whole request head must follow as promptly.
-    let first_request = tokio::time::sleep(limits.first_request_timeout);
+    let first_request = tokio::time::sleep_until(deadline);
     tokio::pin!(first_request);
     let mut waiting_first = true;
     loop {
@@ -306,7 +380,8 @@ async fn connection(
                 }
             }
             ended = conn.as_mut() => {
-                if ended.is_err_and(|e| e.is_timeout()) && activity.head_in_progress() {
+                let head_cut = ended.is_err_and(|e| e.is_timeout()) && activity.head_in_progress();
+                if let (true, Some(tcp)) = (head_cut, &plain) {
                     // Best effort: the socket's buffer is empty (nothing
                     // was written since the head began), so this fits.
                     let _ = tcp.try_write(HEAD_TIMEOUT);

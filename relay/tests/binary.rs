@@ -112,7 +112,12 @@ fn refuses_an_off_host_address_without_a_token() {
 
 #[tokio::test]
 async fn an_off_host_address_starts_with_a_token_or_when_told_insecure() {
-    for args in [&["--token", "off-host-token"][..], &["--insecure"][..]] {
+    // Without TLS the boot line says what crosses the network in clear.
+    let warned = [
+        (&["--token", "off-host-token"][..], "WARNING no TLS: plain HTTP off-host, so tokens and commands cross the network in clear"),
+        (&["--insecure"][..], "no TLS: plain HTTP off-host, events cross the network in clear"),
+    ];
+    for (args, warning) in warned {
         let mut command = Command::new(env!("CARGO_BIN_EXE_aep-relay"));
         command.args(["--listen", "0.0.0.0:0", "--static-dir", "/nonexistent-console"]).args(args);
         command.env_remove("AEP_TOKEN").stdout(Stdio::piped()).stderr(Stdio::null());
@@ -120,6 +125,7 @@ async fn an_off_host_address_starts_with_a_token_or_when_told_insecure() {
         let mut boot = String::new();
         BufReader::new(child.stdout.take().unwrap()).read_line(&mut boot).unwrap();
         assert!(boot.contains("listening on http://0.0.0.0:"), "{args:?}: {boot}");
+        assert!(boot.contains(warning), "{args:?}: {boot}");
         let port = boot.split("0.0.0.0:").nth(1).unwrap().split_whitespace().next().unwrap().to_owned();
         let status = reqwest::get(format!("http://127.0.0.1:{port}/healthz")).await.unwrap().status();
         assert!(status.is_success() || status == 401, "{args:?}: {status}");

@@ -34,6 +34,8 @@ pub struct RelayProcess {
     pub child: std::process::Child,
     /// `127.0.0.1:PORT`, as its first line says.
     pub addr: String,
+    /// That first line.
+    pub boot: String,
 }
 
 impl RelayProcess {
@@ -41,16 +43,19 @@ impl RelayProcess {
         use std::io::{BufRead, BufReader};
         let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_aep-relay"));
         command.args(["--listen", "127.0.0.1:0", "--static-dir", "/nonexistent-console"]).args(args);
-        for var in ["AEP_TOKEN", "AEP_TOKEN_FILE", "AEP_CREDENTIALS", "AEP_DATA_DIR", "AEP_NATS", "AEP_MEMBER"] {
+        for var in
+            ["AEP_TOKEN", "AEP_TOKEN_FILE", "AEP_CREDENTIALS", "AEP_DATA_DIR", "AEP_NATS", "AEP_MEMBER", "AEP_TLS_CERT", "AEP_TLS_KEY"]
+        {
             command.env_remove(var);
         }
         command.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::null());
         let mut child = command.spawn().unwrap();
         let mut boot = String::new();
         BufReader::new(child.stdout.take().unwrap()).read_line(&mut boot).unwrap();
-        let addr =
-            boot.split("listening on http://").nth(1).expect(&boot).split_whitespace().next().unwrap().to_owned();
-        RelayProcess { child, addr }
+        // `listening on http://ADDR` or `https://ADDR`.
+        let url = boot.split("listening on ").nth(1).expect(&boot).split_whitespace().next().unwrap();
+        let addr = url.split_once("://").expect(&boot).1.to_owned();
+        RelayProcess { child, addr, boot }
     }
 
     pub fn base(&self) -> String {
@@ -396,6 +401,8 @@ pub struct Ws {
 enum Inner {
     Plain(WebSocketStream<MaybeTlsStream<TcpStream>>),
     Compressed(compressed::Client),
+    /// Over TLS (`wss://`), as a phone reaches a relay off-host.
+    Secure(Box<WebSocketStream<tokio_rustls::client::TlsStream<TcpStream>>>),
 }
 
 impl Ws {
@@ -419,20 +426,16 @@ impl Ws {
         Ws { inner: Inner::Plain(inner) }
     }
 
+    pub fn secure(inner: WebSocketStream<tokio_rustls::client::TlsStream<TcpStream>>) -> Ws {
+        Ws { inner: Inner::Secure(Box::new(inner)) }
+    }
+
     /// The next text, binary or close, or the end; `None` on timeout.
     async fn next_got(&mut self, deadline: tokio::time::Instant) -> Option<compressed::Got> {
-        use compressed::Got;
         match &mut self.inner {
             Inner::Compressed(client) => tokio::time::timeout_at(deadline, client.next()).await.ok(),
-            Inner::Plain(ws) => loop {
-                return Some(match tokio::time::timeout_at(deadline, ws.next()).await.ok()? {
-                    Some(Ok(Message::Text(t))) => Got::Text(t.to_string()),
-                    Some(Ok(Message::Binary(_))) => Got::Binary,
-                    Some(Ok(Message::Close(frame))) => Got::Close(frame.map(|f| (u16::from(f.code), f.reason.to_string()))),
-                    Some(Ok(_)) => continue,
-                    Some(Err(_)) | None => Got::Ended,
-                });
-            },
+            Inner::Plain(ws) => next_tungstenite(ws, deadline).await,
+            Inner::Secure(ws) => next_tungstenite(ws, deadline).await,
         }
     }
 
@@ -443,6 +446,7 @@ impl Ws {
     pub async fn send_text(&mut self, text: &str) {
         match &mut self.inner {
             Inner::Plain(ws) => ws.send(Message::text(text.to_owned())).await.unwrap(),
+            Inner::Secure(ws) => ws.send(Message::text(text.to_owned())).await.unwrap(),
             Inner::Compressed(client) => client.send_text(text).await,
         }
     }
@@ -450,6 +454,7 @@ impl Ws {
     pub async fn send_binary(&mut self, bytes: Vec<u8>) {
         match &mut self.inner {
             Inner::Plain(ws) => ws.send(Message::binary(bytes)).await.unwrap(),
+            Inner::Secure(ws) => ws.send(Message::binary(bytes)).await.unwrap(),
             Inner::Compressed(client) => client.send_binary(&bytes).await,
         }
     }
@@ -550,8 +555,29 @@ impl Ws {
             Inner::Plain(mut ws) => {
                 let _ = ws.close(None).await;
             }
+            Inner::Secure(mut ws) => {
+                let _ = ws.as_mut().close(None).await;
+            }
             Inner::Compressed(client) => client.close().await,
         }
+    }
+}
+
+/// The next text, binary or close from a tungstenite client, or the end;
+/// `None` on timeout.
+async fn next_tungstenite<S>(ws: &mut WebSocketStream<S>, deadline: tokio::time::Instant) -> Option<compressed::Got>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    use compressed::Got;
+    loop {
+        return Some(match tokio::time::timeout_at(deadline, ws.next()).await.ok()? {
+            Some(Ok(Message::Text(t))) => Got::Text(t.to_string()),
+            Some(Ok(Message::Binary(_))) => Got::Binary,
+            Some(Ok(Message::Close(frame))) => Got::Close(frame.map(|f| (u16::from(f.code), f.reason.to_string()))),
+            Some(Ok(_)) => continue,
+            Some(Err(_)) | None => Got::Ended,
+        });
     }
 }
 
