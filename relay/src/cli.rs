@@ -56,9 +56,10 @@ pub struct Cli {
     #[arg(long, env = "AEP_TLS_KEY", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
 
-    /// Serve a non-loopback address without a token. Off-host bindings
-    /// need a bearer token (AEP-0003 §8.1); without this flag the relay
-    /// refuses to start rather than serve anyone who can reach it.
+    /// Serve a non-loopback address without TLS or without a token.
+    /// Off-host bindings need a bearer token (AEP-0003 §8.1) and TLS, so
+    /// the token does not cross the network in clear; without this flag
+    /// the relay refuses to start rather than serve either.
     #[arg(long, env = "AEP_INSECURE")]
     pub insecure: bool,
 
@@ -180,10 +181,24 @@ impl Cli {
     }
 
     /// A relay reachable off-host with no token would accept events from,
-    /// and stream them to, anyone on the network.
+    /// and stream them to, anyone on the network; with a token but no TLS,
+    /// the token itself crosses the network in clear.
     fn check_exposure(&self, config: &Config) -> Result<(), ConfigError> {
-        if self.listen.ip().is_loopback() || config.control_enabled() || self.insecure {
+        if self.listen.ip().is_loopback() || self.insecure {
             return Ok(());
+        }
+        if config.control_enabled() {
+            if config.tls.is_some() {
+                return Ok(());
+            }
+            return Err(ConfigError(format!(
+                "refusing to listen on {} without TLS: every token and command would cross the network in clear, \
+                 and a browser treats a plain http:// page from another machine as insecure (no notifications, \
+                 no installing, no clipboard). Give --tls-cert and --tls-key, or keep the relay on loopback behind \
+                 a TLS proxy (tailscale serve, Caddy, nginx) with --public-url, or pass --insecure for a first look \
+                 on a network you trust",
+                self.listen
+            )));
         }
         Err(ConfigError(format!(
             "refusing to listen on {} without a token: an off-host binding requires a bearer token (AEP-0003 §8.1), \
@@ -225,7 +240,8 @@ mod tests {
             Cli::try_parse_from(args).unwrap().config()
         };
         assert!(off_host(&[]).is_err(), "off-host needs a token");
-        assert!(off_host(&["--token", "t"]).is_ok());
+        assert!(off_host(&["--token", "t"]).is_err(), "off-host needs TLS");
+        assert!(off_host(&["--token", "t", "--insecure"]).is_ok());
         assert!(off_host(&["--insecure"]).is_ok());
         assert!(Cli::try_parse_from(["aep-relay", "--listen", "[::1]:8787"]).unwrap().config().is_ok());
     }

@@ -110,11 +110,27 @@ fn refuses_an_off_host_address_without_a_token() {
     assert!(stderr.contains("AEP-0003 §8.1"), "says why: {stderr}");
 }
 
+/// Off-host with a token but without TLS would hand the token to anyone
+/// on the network: refused too, unless told `--insecure`.
+#[test]
+fn refuses_an_off_host_address_without_tls() {
+    let out = Command::new(env!("CARGO_BIN_EXE_aep-relay"))
+        .args(["--listen", "0.0.0.0:0", "--static-dir", "/nonexistent-console", "--token", "off-host-token"])
+        .env_remove("AEP_INSECURE")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "must not start: {stderr}");
+    for words in ["without TLS", "--tls-cert", "--public-url", "--insecure"] {
+        assert!(stderr.contains(words), "names {words}: {stderr}");
+    }
+}
+
 #[tokio::test]
-async fn an_off_host_address_starts_with_a_token_or_when_told_insecure() {
-    // Without TLS the boot line says what crosses the network in clear.
+async fn an_off_host_address_without_tls_starts_when_told_insecure() {
+    // The boot line says what crosses the network in clear.
     let warned = [
-        (&["--token", "off-host-token"][..], "WARNING no TLS: plain HTTP off-host, so tokens and commands cross the network in clear"),
+        (&["--token", "off-host-token", "--insecure"][..], "WARNING no TLS: plain HTTP off-host, so tokens and commands cross the network in clear"),
         (&["--insecure"][..], "no TLS: plain HTTP off-host, events cross the network in clear"),
     ];
     for (args, warning) in warned {
