@@ -65,6 +65,13 @@ pub fn hidden() -> bool {
         .is_some_and(|d| d.visibility_state() == web_sys::VisibilityState::Hidden)
 }
 
+/// Whether the page is a secure context: served over HTTPS or from this
+/// machine. Elsewhere the browser withholds service workers, notifications,
+/// installing and the clipboard, and the token crosses the network in clear.
+pub fn secure_context() -> bool {
+    window().is_secure_context()
+}
+
 pub fn online() -> bool {
     window().navigator().on_line()
 }
