@@ -59,7 +59,7 @@ fn decode(qr: &str) -> String {
     let width = rows[0].len();
     let light = |x: usize, y: usize| {
         let c = rows[y / 2][x];
-        if y % 2 == 0 { matches!(c, '▀' | '█') } else { matches!(c, '▄' | '█') }
+        if y.is_multiple_of(2) { matches!(c, '▀' | '█') } else { matches!(c, '▄' | '█') }
     };
     const SCALE: usize = 4;
     let mut image = rqrr::PreparedImage::prepare_from_greyscale(width * SCALE, width * SCALE, |x, y| {
