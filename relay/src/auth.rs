@@ -202,6 +202,15 @@ pub fn token_hash(token: &str) -> String {
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// A new random token: 32 hex digits (128 bits) from the operating
+/// system's generator, for the demonstration agents and paired devices.
+pub fn fresh_token() -> String {
+    use rand::RngCore;
+    let mut bytes = [0u8; 16];
+    rand::rng().fill_bytes(&mut bytes);
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// The credentials a relay accepts: each token's hash and its principal.
 /// Tokens themselves are never kept; a presented one is hashed and
 /// compared, in constant time, with every entry.

@@ -3,11 +3,13 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use clap::Parser;
+use clap::{Args, Parser, Subcommand};
 
 use crate::auth::Token;
 use crate::config::{Config, ConfigError};
 use crate::tls::TlsFiles;
+use crate::pairing::DeviceRole;
+use crate::public_url::PublicUrl;
 
 /// An AEP relay: HTTP ingest, SSE and WebSocket fan-out with bounded
 /// replay, control routing, and the approval console on the same origin.
@@ -55,6 +57,16 @@ pub struct Cli {
     /// The private key (PEM) of --tls-cert.
     #[arg(long, env = "AEP_TLS_KEY", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
+
+    /// An address the relay is reached by (`https://host[:port]`), e.g.
+    /// behind a TLS-terminating proxy: its host and origin are served like
+    /// the relay's own, and links point at the first one. Repeatable.
+    #[arg(long = "public-url", env = "AEP_PUBLIC_URL", value_delimiter = ',', value_name = "URL")]
+    pub public_urls: Vec<PublicUrl>,
+
+    /// Pair or unpair a device instead of serving (the default).
+    #[command(subcommand)]
+    pub command: Option<Command>,
 
     /// Serve a non-loopback address without TLS or without a token.
     /// Off-host bindings need a bearer token (AEP-0003 §8.1) and TLS, so
@@ -138,7 +150,7 @@ impl Cli {
                 )
             })?),
         };
-        let config = Config {
+        let mut config = Config {
             token,
             credentials_file: self.credentials.clone(),
             allowed_origins: self.allow_origins.clone(),
@@ -159,6 +171,9 @@ impl Cli {
             tls: self.tls_files(),
             ..Config::default()
         };
+        for url in &self.public_urls {
+            config.add_public_url(url.clone());
+        }
         config.validate()?;
         self.check_exposure(&config)?;
         Ok(config)
@@ -209,6 +224,49 @@ impl Cli {
     }
 }
 
+/// What the binary does instead of serving.
+#[derive(Subcommand)]
+pub enum Command {
+    /// Pair a device: give it a principal of its own in the credentials
+    /// file and print its one-tap link and QR code. The token is shown
+    /// this once; the file keeps only its hash.
+    Pair(PairArgs),
+    /// Unpair a device: remove its principal from the credentials file. A
+    /// running relay revokes it within a second and closes its sockets.
+    Unpair(UnpairArgs),
+}
+
+#[derive(Args)]
+pub struct PairArgs {
+    /// The device's name (letters, digits, `.`, `_`, `-`), new to the file.
+    #[arg(long)]
+    pub name: String,
+
+    /// What the device may do: answer and steer agents, or only watch.
+    #[arg(long, value_enum, default_value_t = DeviceRole::Operator)]
+    pub role: DeviceRole,
+
+    /// The credentials file the relay is started with (`--credentials`);
+    /// made if it does not exist yet.
+    #[arg(long, env = "AEP_CREDENTIALS")]
+    pub credentials: PathBuf,
+
+    /// The address the device reaches the relay by; the link points at
+    /// the first one. Without it, the relay's default loopback address.
+    #[arg(long = "public-url", env = "AEP_PUBLIC_URL", value_delimiter = ',', value_name = "URL")]
+    pub public_urls: Vec<PublicUrl>,
+}
+
+#[derive(Args)]
+pub struct UnpairArgs {
+    /// The device's name, as given to `pair`.
+    pub name: String,
+
+    /// The credentials file the relay is started with (`--credentials`).
+    #[arg(long, env = "AEP_CREDENTIALS")]
+    pub credentials: PathBuf,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -244,6 +302,28 @@ mod tests {
         assert!(off_host(&["--token", "t", "--insecure"]).is_ok());
         assert!(off_host(&["--insecure"]).is_ok());
         assert!(Cli::try_parse_from(["aep-relay", "--listen", "[::1]:8787"]).unwrap().config().is_ok());
+        assert!(Cli::try_parse_from(["aep-relay", "--public-url", "https://relay.example/console"]).is_err());
+        assert!(Cli::try_parse_from(["aep-relay", "pair", "--credentials", "f"]).is_err(), "pair needs a name");
+    }
+
+    #[test]
+    fn public_urls_are_served_and_linked() {
+        let cli = Cli::try_parse_from(["aep-relay", "--public-url", "https://laptop.tailnet.ts.net,https://relay.example:8443"])
+            .unwrap();
+        let config = cli.config().unwrap();
+        assert_eq!(config.console_url().map(PublicUrl::origin), Some("https://laptop.tailnet.ts.net"));
+        assert_eq!(config.allowed_hosts, ["laptop.tailnet.ts.net", "relay.example"]);
+        assert_eq!(config.allowed_origins, ["https://laptop.tailnet.ts.net", "https://relay.example:8443"]);
+    }
+
+    #[test]
+    fn serving_stays_the_default_beside_the_subcommands() {
+        let cli = Cli::try_parse_from(["aep-relay", "--token", "t"]).unwrap();
+        assert!(cli.command.is_none());
+        let cli = Cli::try_parse_from(["aep-relay", "pair", "--name", "phone", "--credentials", "f", "--role", "viewer"]).unwrap();
+        assert!(matches!(cli.command, Some(Command::Pair(PairArgs { ref name, role: DeviceRole::Viewer, .. })) if name == "phone"));
+        let cli = Cli::try_parse_from(["aep-relay", "unpair", "phone", "--credentials", "f"]).unwrap();
+        assert!(matches!(cli.command, Some(Command::Unpair(UnpairArgs { ref name, .. })) if name == "phone"));
     }
 
     #[test]

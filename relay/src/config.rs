@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use crate::auth::{Keyring, Principal, Token};
 use crate::tls::TlsFiles;
+use crate::public_url::PublicUrl;
 
 /// How the relay runs. [`Config::default`] is the development posture on
 /// sensible bounds; the binary fills it from the command line.
@@ -29,6 +30,10 @@ pub struct Config {
     /// Host names, besides the loopback names, a request may address
     /// (`--allow-host`); `*` allows any. Others are refused (DNS rebinding).
     pub allowed_hosts: Vec<String>,
+    /// The addresses the relay is reached by (`--public-url`), first the
+    /// one links point at. Added with [`Config::add_public_url`], which
+    /// also lets in each one's host and origin.
+    pub public_urls: Vec<PublicUrl>,
     /// Most connections open at once from one address, before any request
     /// is authenticated.
     pub max_connections_per_address: usize,
@@ -132,6 +137,7 @@ impl Default for Config {
             credentials_file: None,
             allowed_origins: Vec::new(),
             allowed_hosts: Vec::new(),
+            public_urls: Vec::new(),
             max_connections_per_address: 64,
             reserved_connections: 16,
             first_request_timeout: Duration::from_secs(2),
@@ -248,6 +254,20 @@ impl Config {
     /// The largest event actually taken: `max-event`, within `max-body`.
     pub fn event_limit(&self) -> usize {
         self.max_event.min(self.max_body)
+    }
+
+    /// Serves the relay at `url` as at its own address: requests naming
+    /// its host and pages from its origin are let in, and links point at
+    /// the first one added.
+    pub fn add_public_url(&mut self, url: PublicUrl) {
+        self.allowed_hosts.push(url.host().to_owned());
+        self.allowed_origins.push(url.origin().to_owned());
+        self.public_urls.push(url);
+    }
+
+    /// Where the console is opened: the first public URL, if any.
+    pub fn console_url(&self) -> Option<&PublicUrl> {
+        self.public_urls.first()
     }
 
     /// Whether credentials are configured (commands can be routed).

@@ -188,11 +188,5 @@ fn reachable(addr: SocketAddr) -> SocketAddr {
     }
 }
 
-/// A random token for the demonstration agents' own credential (32 hex
-/// digits from the operating system's generator).
-pub fn fresh_token() -> String {
-    use rand::RngCore;
-    let mut bytes = [0u8; 16];
-    rand::rng().fill_bytes(&mut bytes);
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
+/// The demonstration agents' own credential is made like any other.
+pub use crate::auth::fresh_token;

@@ -35,6 +35,8 @@ mod http;
 pub mod hub;
 pub mod ingest;
 pub mod outbox;
+pub mod pairing;
+pub mod public_url;
 mod recency;
 pub(crate) mod server;
 pub mod scrub;
@@ -175,10 +177,13 @@ pub fn boot_line(config: &Config, addr: SocketAddr) -> String {
         "control OFF (development posture): no token configured, observation is open and every command is refused"
     };
     let (scheme, transport) = transport(config, addr);
+    // Links go to the address the relay is reached by, when it is not the
+    // one it listens on.
+    let root = config.console_url().map_or_else(|| "/".to_owned(), |url| url.to_string());
     let console = match &config.static_dir {
-        Some(dir) if dir.join("index.html").is_file() => format!("console from {}", dir.display()),
-        Some(dir) => format!("no console build in {} (built-in status page at /)", dir.display()),
-        None => "built-in status page at /".to_owned(),
+        Some(dir) if dir.join("index.html").is_file() => format!("console from {} at {root}", dir.display()),
+        Some(dir) => format!("no console build in {} (built-in status page at {root})", dir.display()),
+        None => format!("built-in status page at {root}"),
     };
     let history = match (&config.nats, &config.data_dir) {
         (Some(url), _) => format!("one member of a relay tier: history and claims in JetStream at {url}"),

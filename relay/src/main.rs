@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use aep_relay::auth::{Agents, Principal, Roles, Token};
 use aep_relay::cli::Cli;
 use aep_relay::demo::{self, DemoOptions};
+use aep_relay::pairing;
 use aep_relay::Config;
 use aep_relay::{boot_line, serve, ShutdownOutcome};
 use clap::Parser;
@@ -15,6 +16,9 @@ use tracing_subscriber::EnvFilter;
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Some(command) = &cli.command {
+        return pairing::run(command);
+    }
     tracing_subscriber::fmt()
         // The NATS client's connection notices stay out of the way of the
         // boot line, which is the first line a supervisor reads.

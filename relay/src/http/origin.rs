@@ -81,4 +81,30 @@ mod tests {
         assert!(!origin_allowed("http://127.0.0.1:8787", None, &[]));
         assert!(origin_allowed("http://dash.lan", host, &["http://dash.lan/".into()]));
     }
+
+    /// Behind a proxy the browser names the public address, never the
+    /// loopback one the relay listens on.
+    #[test]
+    fn a_public_url_is_served_by_its_host_and_origin_only() {
+        let mut config = crate::Config::default();
+        for url in ["https://laptop.tailnet.ts.net", "https://relay.example:8443/"] {
+            config.add_public_url(crate::public_url::PublicUrl::parse(url).unwrap());
+        }
+        let (local, hosts, origins) = (at("127.0.0.1:8787"), &config.allowed_hosts, &config.allowed_origins);
+        for ok in ["laptop.tailnet.ts.net", "LAPTOP.tailnet.ts.net:443", "relay.example:8443"] {
+            assert!(host_allowed(ok, local, hosts), "{ok}");
+        }
+        for no in ["tailnet.ts.net", "evil.laptop.tailnet.ts.net", "relay.example.evil", "attacker.example:8443"] {
+            assert!(!host_allowed(no, local, hosts), "{no}");
+        }
+        // The proxy passes the public Host on, or rewrites it to the loopback one.
+        for host in [Some("laptop.tailnet.ts.net"), Some("127.0.0.1:8787")] {
+            assert!(origin_allowed("https://laptop.tailnet.ts.net", host, origins));
+            assert!(origin_allowed("https://relay.example:8443", host, origins));
+            for no in ["https://relay.example", "https://relay.example:9443", "https://evil.example"] {
+                assert!(!origin_allowed(no, host, origins), "{no} via {host:?}");
+            }
+        }
+        assert!(!origin_allowed("http://laptop.tailnet.ts.net", Some("127.0.0.1:8787"), origins), "another scheme");
+    }
 }
