@@ -146,6 +146,7 @@ pub fn Connect(#[prop(optional)] cancel: bool) -> impl IntoView {
         <section class="connect" aria-labelledby="connect-title">
             <h1 id="connect-title" tabindex="-1">{if cancel { "Relays" } else { "AEP console" }}</h1>
             <p class="lede">"Connect to the relays your agents report to. You can watch and answer them from here."</p>
+            {(!cancel).then(|| view! { <super::shell::InsecurePage /> })}
             <form on:submit=submit aria-label="Connect to relays">
                 {rows}
                 <button type="button" class="quiet" on:click=add>"Add another relay"</button>

@@ -151,6 +151,19 @@ fn Tools() -> impl IntoView {
     }
 }
 
+/// Said on every screen of a page that is not a secure context (plain HTTP
+/// from another machine): before a token is typed, and while connected.
+#[component]
+pub fn InsecurePage() -> impl IntoView {
+    (!crate::web::platform::secure_context()).then(|| view! {
+        <p class="banner notice" role="status" data-banner="insecure">
+            <span>
+                "This page came over plain HTTP from another machine: the token crosses the network in clear, and the browser withholds notifications, installing and the clipboard. Serve the relay over HTTPS: see \u{201c}On your phone\u{201d} in the README."
+            </span>
+        </p>
+    })
+}
+
 #[component]
 fn Banners() -> impl IntoView {
     let console = expect_context::<Console>();
@@ -159,13 +172,7 @@ fn Banners() -> impl IntoView {
     let reach = move || console.relays.with(|r| status::reach(r, console.online.get()));
     view! {
         <div class="banners" aria-live="polite">
-            {(!crate::web::platform::secure_context()).then(|| view! {
-                <p class="banner notice" role="status" data-banner="insecure">
-                    <span>
-                        "This page came over plain HTTP from another machine: the token crosses the network in clear, and the browser withholds notifications, installing and the clipboard. Serve the relay over HTTPS: see \u{201c}On your phone\u{201d} in the README."
-                    </span>
-                </p>
-            })}
+            <InsecurePage />
             {move || reach().banner().map(|words| view! {
                 <p
                     class="banner offline"

@@ -30,11 +30,13 @@ export async function freePort() {
   });
 }
 
-/** The release relay binary with its demo agents, serving dist/. */
+/**
+ * The release relay binary with its demo agents, serving dist/. `base`
+ * is where it is reached (`https://…` when `args` give it TLS).
+ */
 export class Relay {
-  constructor({ port, token, seed = 7, staticDir = 'dist', demo = true, args = [] }) {
-    Object.assign(this, { port, token, seed, staticDir, demo, args });
-    this.base = `http://127.0.0.1:${port}`;
+  constructor({ port, token, seed = 7, staticDir = 'dist', demo = true, args = [], base = `http://127.0.0.1:${port}` }) {
+    Object.assign(this, { port, token, seed, staticDir, demo, args, base });
     this.log = [];
   }
 
@@ -138,7 +140,7 @@ export class TestAgent {
   }
 
   async connect() {
-    const url = `ws://127.0.0.1:${this.relay.port}/socket?access_token=${encodeURIComponent(this.relay.token)}`;
+    const url = `${this.relay.base.replace(/^http/, 'ws')}/socket?access_token=${encodeURIComponent(this.relay.token)}`;
     const ws = new WebSocket(url);
     this.ws = ws;
     await new Promise((resolve, reject) => {
