@@ -16,15 +16,20 @@ pub fn LaneSummary(lane: Lane) -> impl IntoView {
     let title = lane.label.clone().unwrap_or_else(|| lane.name.clone());
     // Only the agent's absence is said per lane: a device offline or without
     // a live relay is said once, by the banner.
-    let agent_away = {
+    // An open session whose agent is gone says so in its state too, rather
+    // than "active".
+    let away = {
         let lane = lane.clone();
-        move || {
+        Memo::new(move |_| {
             let live = console.relays.with(|r| r.iter().any(|r| r.is_live()));
             lane.no_commands(live, console.online.get())
                 .filter(|(token, _)| *token == "none")
-                .map(|(token, words)| view! { <p class="hint offline-agent" data-controls=token>{words}</p> })
-        }
+                .map(|(_, words)| words)
+        })
     };
+    let agent_away = move || away.get().map(|words| view! { <p class="hint offline-agent" data-controls="none">{words}</p> });
+    let state = lane.state.token();
+    let shown_state = move || if away.with(Option::is_some) { ("away", "not connected") } else { (state, state) };
     view! {
         <article class="lane" data-session=lane.name.clone() data-state=lane.state.token() data-agent=lane.agent.clone()
             data-started=lane.started_at.0.to_string()>
@@ -33,7 +38,7 @@ pub fn LaneSummary(lane: Lane) -> impl IntoView {
                     <span class="agent">{lane.agent.clone()}</span>
                     <span class="lane-label">{title}</span>
                 </a>
-                <span class=format!("state state-{}", lane.state.token())>{lane.state.token()}</span>
+                <span class=move || format!("state state-{}", shown_state().0)>{move || shown_state().1}</span>
                 {(lane.pending > 0).then(|| view! {
                     <span class="pending" data-pending=lane.pending.to_string()>{format!("{} waiting", lane.pending)}</span>
                 })}

@@ -303,6 +303,11 @@ try {
       await answerNow(cb, 'deny');
       await until(() => back.commands.length === 1, 'its answer reached it', 5_000);
       check(gone.commands.length === 0, 'nothing went to the agent that is gone');
+      // The Sessions list says so too: not "active".
+      await page.goto(`${relay.base}/#/sessions`);
+      const state = (agent) => page.locator(`main article.lane[data-agent="${agent}"] .state`).first();
+      await until(async () => (await state('e2e-gone-for-good').textContent()) === 'not connected', 'the gone agent\'s session is not shown active', 5_000);
+      check((await state('e2e-comes-back').textContent()) === 'active', `the agent that came back is: ${await state('e2e-comes-back').textContent()}`);
     } finally {
       back.drop();
       await ctx.close();
