@@ -7,6 +7,7 @@ use clap::Parser;
 
 use crate::auth::Token;
 use crate::config::{Config, ConfigError};
+use crate::push::PushConfig;
 use crate::tls::TlsFiles;
 
 /// An AEP relay: HTTP ingest, SSE and WebSocket fan-out with bounded
@@ -118,6 +119,22 @@ pub struct Cli {
     #[arg(long, env = "AEP_MEMBER", requires = "nats")]
     pub member: Option<String>,
 
+    /// The VAPID private key (PEM, P-256) Web Push is signed with. Without
+    /// it the key is made once and kept in --data-dir (`vapid.pem`), or
+    /// made afresh each run without a data directory.
+    #[arg(long, env = "AEP_VAPID_KEY")]
+    pub vapid_key: Option<PathBuf>,
+
+    /// Who push services may contact about this relay (VAPID `sub`): a
+    /// `mailto:` or `https:` URL.
+    #[arg(long, env = "AEP_PUSH_CONTACT", default_value_t = PushConfig::default().contact)]
+    pub push_contact: String,
+
+    /// A certificate authority (PEM) trusted for push services besides the
+    /// system's: a private push service. Repeatable.
+    #[arg(long = "push-ca", env = "AEP_PUSH_CA", value_delimiter = ',')]
+    pub push_ca: Vec<PathBuf>,
+
     /// Start the demonstration agents against this relay.
     #[arg(long)]
     pub demo: bool,
@@ -157,6 +174,12 @@ impl Cli {
             nats: self.nats.clone(),
             member: self.member.clone(),
             tls: self.tls_files(),
+            push: PushConfig {
+                vapid_key: self.vapid_key.clone(),
+                contact: self.push_contact.clone(),
+                extra_roots: self.push_ca.clone(),
+                ..PushConfig::default()
+            },
             ..Config::default()
         };
         config.validate()?;
