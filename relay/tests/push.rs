@@ -1,0 +1,588 @@
+//! Web Push from the relay, against a fake push service on loopback (HTTPS,
+//! trusted through `--push-ca`) that checks what a real one would: the
+//! VAPID JWT and the `aes128gcm` body are verified and decrypted by
+//! Mozilla's Python implementations (`py-vapid`, `http-ece`, installed in
+//! `.venv` by `bash scripts/setup`), never by the relay's own code.
+//! Agents are real WebSocket peers; answers go through `POST /push/answer`.
+
+mod support;
+
+use std::collections::{HashMap, VecDeque};
+use std::io::{BufRead, BufReader, Write};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Command as Process, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use aep_engine::protocol::ids::Draft;
+use aep_engine::{Event, Severity};
+use aep_relay::auth::{token_hash, Principal, Roles, Token};
+use aep_relay::Config;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::response::IntoResponse;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine;
+use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, KeyPair};
+use serde_json::{json, Value};
+use support::target::TestTarget;
+use support::*;
+use web_push_native::p256;
+
+const ALICE: &str = "alice-push-token";
+const VERA: &str = "vera-push-token";
+const BOB: &str = "bob-push-token";
+
+// ---------------------------------------------------------------- the push service
+
+/// One request the push service received.
+#[derive(Clone, Debug)]
+struct Received {
+    path: String,
+    headers: HashMap<String, String>,
+    body: Vec<u8>,
+    at: Instant,
+}
+
+/// A push service on loopback over HTTPS: records every request and
+/// answers each path from its script (then 201).
+struct PushService {
+    addr: SocketAddr,
+    ca_file: PathBuf,
+    received: Arc<Mutex<Vec<Received>>>,
+    script: Arc<Mutex<HashMap<String, VecDeque<(u16, Option<u64>)>>>>,
+}
+
+#[derive(Clone)]
+struct ServiceState {
+    received: Arc<Mutex<Vec<Received>>>,
+    script: Arc<Mutex<HashMap<String, VecDeque<(u16, Option<u64>)>>>>,
+}
+
+async fn record(State(s): State<ServiceState>, uri: Uri, headers: HeaderMap, body: Bytes) -> axum::response::Response {
+    let headers = headers.iter().map(|(k, v)| (k.as_str().to_owned(), v.to_str().unwrap_or("").to_owned())).collect();
+    let path = uri.path().to_owned();
+    s.received.lock().unwrap().push(Received { path: path.clone(), headers, body: body.to_vec(), at: Instant::now() });
+    let next = s.script.lock().unwrap().get_mut(&path).and_then(VecDeque::pop_front);
+    match next {
+        Some((status, retry_after)) => {
+            let mut response = StatusCode::from_u16(status).unwrap().into_response();
+            if let Some(after) = retry_after {
+                response.headers_mut().insert("retry-after", after.to_string().parse().unwrap());
+            }
+            response
+        }
+        None => StatusCode::CREATED.into_response(),
+    }
+}
+
+impl PushService {
+    async fn start() -> PushService {
+        let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
+        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        params.distinguished_name.push(DnType::CommonName, "push test CA");
+        let ca = CertifiedIssuer::self_signed(params, KeyPair::generate().unwrap()).unwrap();
+        let leaf_key = KeyPair::generate().unwrap();
+        let leaf = CertificateParams::new(vec!["localhost".to_owned()]).unwrap().signed_by(&leaf_key, &ca).unwrap();
+        let dir = scratch("service");
+        let ca_file = dir.join("ca.pem");
+        std::fs::write(&ca_file, ca.pem()).unwrap();
+
+        let certs = vec![leaf.der().clone()];
+        let key = rustls_pki_types::PrivateKeyDer::try_from(leaf_key.serialize_der()).unwrap();
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let tls = rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(certs, key)
+            .unwrap();
+        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls));
+        let state = ServiceState { received: Arc::default(), script: Arc::default() };
+        let app = axum::Router::new().fallback(record).with_state(state.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            loop {
+                let Ok((tcp, _)) = listener.accept().await else { return };
+                let (acceptor, app) = (acceptor.clone(), app.clone());
+                tokio::spawn(async move {
+                    let Ok(tls) = acceptor.accept(tcp).await else { return };
+                    let service = hyper_util::service::TowerToHyperService::new(app);
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(hyper_util::rt::TokioIo::new(tls), service)
+                        .await;
+                });
+            }
+        });
+        PushService { addr, ca_file, received: state.received, script: state.script }
+    }
+
+    /// The origin a VAPID `aud` must name.
+    fn origin(&self) -> String {
+        format!("https://localhost:{}", self.addr.port())
+    }
+
+    /// A browser's subscription at this service.
+    fn device(&self, name: &str) -> Device {
+        let secret = p256::SecretKey::from_slice(&rand::random::<[u8; 32]>()).unwrap();
+        let path = format!("/push/v2/{name}-{}", fresh_id());
+        Device { endpoint: format!("{}{path}", self.origin()), path, secret, auth: rand::random() }
+    }
+
+    fn answer(&self, device: &Device, answers: &[(u16, Option<u64>)]) {
+        self.script.lock().unwrap().insert(device.path.clone(), answers.iter().copied().collect());
+    }
+
+    fn to(&self, device: &Device) -> Vec<Received> {
+        self.received.lock().unwrap().iter().filter(|r| r.path == device.path).cloned().collect()
+    }
+
+    /// Waits until `device` has received `n` requests (or `within` passed).
+    async fn wait_for(&self, device: &Device, n: usize, within: Duration) -> Vec<Received> {
+        let deadline = Instant::now() + within;
+        loop {
+            let got = self.to(device);
+            if got.len() >= n || Instant::now() >= deadline {
+                return got;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+/// A browser's push subscription: its key pair and auth secret.
+struct Device {
+    endpoint: String,
+    path: String,
+    secret: p256::SecretKey,
+    auth: [u8; 16],
+}
+
+impl Device {
+    fn subscription(&self) -> Value {
+        let public = self.secret.public_key();
+        let point = p256::elliptic_curve::sec1::ToEncodedPoint::to_encoded_point(&public, false);
+        json!({
+            "endpoint": self.endpoint,
+            "expirationTime": null,
+            "keys": {"p256dh": URL_SAFE_NO_PAD.encode(point.as_bytes()), "auth": URL_SAFE_NO_PAD.encode(self.auth)},
+        })
+    }
+}
+
+// ---------------------------------------------------------------- the independent checker
+
+fn python() -> PathBuf {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let python = repo.join(".venv/bin/python");
+    let ok = Process::new(&python).args(["-c", "import http_ece, py_vapid"]).output().is_ok_and(|o| o.status.success());
+    assert!(ok, "{} cannot import http_ece and py_vapid: run `bash scripts/setup`", python.display());
+    python
+}
+
+/// Checks pushes as a push service and the browser would, with Mozilla's
+/// implementations: the checker's verdict on each.
+fn check(pushes: &[Received], device: &Device, relay_key: &str, audience: &str) -> Vec<Value> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/py/push_peer.py");
+    let mut child = Process::new(python())
+        .arg(script)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for push in pushes {
+        let line = json!({
+            "authorization": push.headers.get("authorization").cloned().unwrap_or_default(),
+            "expected_key": relay_key,
+            "audience": audience,
+            "body": URL_SAFE_NO_PAD.encode(&push.body),
+            "private_key": URL_SAFE_NO_PAD.encode(device.secret.to_bytes()),
+            "auth": URL_SAFE_NO_PAD.encode(device.auth),
+        });
+        writeln!(stdin, "{line}").unwrap();
+    }
+    drop(stdin);
+    let out: Vec<Value> = BufReader::new(child.stdout.take().unwrap())
+        .lines()
+        .map(|l| serde_json::from_str(&l.unwrap()).unwrap())
+        .collect();
+    assert!(child.wait().unwrap().success());
+    assert_eq!(out.len(), pushes.len());
+    out
+}
+
+/// The decrypted payload of each push, once the checker accepted it.
+fn verify(pushes: &[Received], device: &Device, relay_key: &str, audience: &str) -> Vec<Value> {
+    check(pushes, device, relay_key, audience)
+        .into_iter()
+        .map(|v| {
+            assert_eq!(v["ok"], true, "the independent checker refused a push: {v}");
+            assert!(v["claims"]["sub"].as_str().unwrap().starts_with("mailto:"));
+            v["payload"].clone()
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------- the relay
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("aep-push-{name}-{}", fresh_id().to_lowercase()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A relay with the owner token, `alice` (operator) and `vera` (viewer),
+/// trusting the push service.
+async fn relay(service: &PushService, tweak: impl FnOnce(&mut Config)) -> TestRelay {
+    let ca = service.ca_file.clone();
+    TestRelay::start_with(Posture::Token, move |c| {
+        c.principals.push((Token::new(ALICE).unwrap(), Principal::named("alice", Roles { agent: false, operator: true, viewer: true })));
+        c.principals.push((Token::new(VERA).unwrap(), Principal::named("vera", Roles { agent: false, operator: false, viewer: true })));
+        c.push.extra_roots = vec![ca];
+        c.push.retry_base = Duration::from_millis(100);
+        tweak(c);
+    })
+    .await
+}
+
+async fn subscribe(t: &TestRelay, token: &str, device: &Device) -> reqwest::Response {
+    t.http.post(t.url("/push/subscriptions")).bearer_auth(token).json(&device.subscription()).send().await.unwrap()
+}
+
+async fn relay_key(t: &TestRelay) -> String {
+    let v: Value = t.get("/push/key").send().await.unwrap().json().await.unwrap();
+    v["publicKey"].as_str().unwrap().to_owned()
+}
+
+/// An attention request answerable through control, `id` given.
+fn request_event(session: &str, id: &str, seq: u64, severity: Severity, expires_in: Duration) -> Event {
+    let expires = aep_engine::UnixMs(now().0 + expires_in.as_millis() as u64).to_rfc3339();
+    Draft::new("attention.requested")
+        .session(session)
+        .seq(seq)
+        .severity(severity)
+        .data(json!({
+            "kind": "permission",
+            "prompt": "Allow `rm -rf build/`?",
+            "options": [{"id": "allow", "label": "Allow"}, {"id": "deny", "label": "Deny"}],
+            "respond_via": ["control"],
+            "expires_at": expires,
+        }))
+        .build(&emitter(session), id.to_owned(), now())
+        .unwrap()
+}
+
+fn settled(session: &str, request: &str, seq: u64) -> Event {
+    Draft::new("attention.resolved")
+        .session(session)
+        .seq(seq)
+        .subject(request)
+        .data(json!({"outcome": "answered"}))
+        .build(&emitter(session), fresh_id(), now())
+        .unwrap()
+}
+
+async fn answer(t: &TestRelay, body: Value) -> (u16, Value) {
+    let r = t.http.post(t.url("/push/answer")).json(&body).send().await.unwrap();
+    (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
+}
+
+/// Commands the target received.
+fn commands(target: &TestTarget) -> Vec<Value> {
+    target
+        .frames()
+        .iter()
+        .filter_map(|f| serde_json::from_str::<Value>(f).ok())
+        .filter(|v| v["type"] == "control.attention.respond")
+        .collect()
+}
+
+// ---------------------------------------------------------------- the checks
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_buzzes_each_operator_device_and_is_answered_from_the_notification() {
+    let service = PushService::start().await;
+    let t = relay(&service, |_| {}).await;
+    let key = relay_key(&t).await;
+    assert_eq!(URL_SAFE_NO_PAD.decode(&key).unwrap().len(), 65, "an uncompressed P-256 point");
+
+    let (owner, alice, vera) = (service.device("owner"), service.device("alice"), service.device("vera"));
+    let r = t.post("/push/subscriptions").json(&owner.subscription()).send().await.unwrap();
+    assert_eq!(r.status(), 201);
+    assert_eq!(subscribe(&t, ALICE, &alice).await.status(), 201);
+    let r = subscribe(&t, VERA, &vera).await;
+    assert_eq!(r.status(), 201, "a viewer may register");
+    assert_eq!(r.json::<Value>().await.unwrap()["requests"], false, "and is told it gets no requests");
+    let mine: Value = t.http.get(t.url("/push/subscriptions")).bearer_auth(ALICE).send().await.unwrap().json().await.unwrap();
+    assert_eq!(mine["subscriptions"], json!([{"endpoint": alice.endpoint}]), "each lists its own");
+
+    let s = session_name("push");
+    let target = TestTarget::start(&t, &s, &["control.attention.respond"]).await;
+    let request = request_event(&s, &target.attention, 50, Severity::Critical, Duration::from_secs(300));
+    assert_eq!(t.post_one(&request).await.status(), 202);
+
+    let to_owner = service.wait_for(&owner, 1, PROMPT).await;
+    let to_alice = service.wait_for(&alice, 1, PROMPT).await;
+    assert_eq!((to_owner.len(), to_alice.len()), (1, 1));
+    for push in [&to_owner[0], &to_alice[0]] {
+        let ttl: u64 = push.headers["ttl"].parse().unwrap();
+        assert!((250..=300).contains(&ttl), "TTL from the request's expiry: {ttl}");
+        assert_eq!(push.headers["urgency"], "high", "a critical request");
+        assert_eq!(push.headers["content-encoding"], "aes128gcm");
+        assert_eq!(push.headers["topic"].len(), 32);
+        assert!(push.body.len() <= 4096);
+    }
+    assert_eq!(to_owner[0].headers["topic"], to_alice[0].headers["topic"]);
+    let payload = verify(&to_alice, &alice, &key, &service.origin()).remove(0);
+    assert_eq!(payload["kind"], "request");
+    assert_eq!(payload["request"], target.attention.as_str());
+    assert_eq!(payload["session"], s.as_str());
+    assert_eq!(payload["prompt"], "Allow `rm -rf build/`?");
+    assert_eq!(payload["options"], json!([{"id": "allow", "label": "Allow"}, {"id": "deny", "label": "Deny"}]));
+    assert!(payload["url"].as_str().unwrap().contains(&target.attention));
+    let text = payload.to_string();
+    assert!(!text.contains(TOKEN) && !text.contains(ALICE), "never a token");
+    verify(&to_owner, &owner, &key, &service.origin());
+    // The checker is not lenient: another device's keys, another
+    // audience or another relay's key are each refused.
+    assert_eq!(check(&to_owner, &alice, &key, &service.origin())[0]["ok"], false);
+    assert_eq!(check(&to_owner, &owner, &key, "https://localhost:1")[0]["ok"], false);
+    let other = URL_SAFE_NO_PAD.encode(p256::elliptic_curve::sec1::ToEncodedPoint::to_encoded_point(&alice.secret.public_key(), false).as_bytes());
+    assert_eq!(check(&to_owner, &owner, &other, &service.origin())[0]["ok"], false);
+
+    // The viewer's device got nothing.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(service.to(&vera).is_empty(), "a viewer cannot answer: no push");
+
+    // Alice answers from the notification, with no bearer token.
+    let capability = payload["capability"].as_str().unwrap().to_owned();
+    let (status, ack) = answer(&t, json!({"capability": capability, "option": "allow"})).await;
+    assert_eq!((status, ack["ack"].as_str()), (200, Some("accepted")), "{ack}");
+    let sent = commands(&target);
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0]["agent"], "alice", "under the principal's name");
+    assert_eq!(sent[0]["subject"], target.attention.as_str());
+    assert_eq!(sent[0]["data"]["answer"]["option"], "allow");
+    assert_eq!(sent[0]["id"], ack["command"]);
+
+    // The capability answers once.
+    let (status, refusal) = answer(&t, json!({"capability": capability, "option": "allow"})).await;
+    assert_eq!((status, refusal["error"].as_str()), (409, Some("capability-used")));
+    assert_eq!(commands(&target).len(), 1, "a replay sends nothing");
+
+    // Settled: a close push under the same topic takes the notification away.
+    assert_eq!(t.post_one(&settled(&s, &target.attention, 51)).await.status(), 202);
+    let to_alice = service.wait_for(&alice, 2, PROMPT).await;
+    assert_eq!(to_alice.len(), 2);
+    assert_eq!(to_alice[1].headers["topic"], to_alice[0].headers["topic"]);
+    let closed = verify(&to_alice[1..], &alice, &key, &service.origin()).remove(0);
+    assert_eq!(closed, json!({"kind": "closed", "request": target.attention, "session": s}));
+    assert_eq!(service.wait_for(&owner, 2, PROMPT).await.len(), 2);
+
+    // Removing a device stops its pushes.
+    let r = t.http.delete(t.url("/push/subscriptions")).bearer_auth(ALICE).json(&json!({"endpoint": alice.endpoint})).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.json::<Value>().await.unwrap()["subscriptions"], json!([]));
+    target.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_subscriptions_are_refused_with_a_reason() {
+    let service = PushService::start().await;
+    let t = relay(&service, |_| {}).await;
+    let good = service.device("x").subscription();
+    let mut cases = Vec::new();
+    let mut http = good.clone();
+    http["endpoint"] = json!("http://localhost/push/x");
+    cases.push((http, "https"));
+    let mut short_key = good.clone();
+    short_key["keys"]["p256dh"] = json!(URL_SAFE_NO_PAD.encode([4u8; 33]));
+    cases.push((short_key, "p256dh"));
+    let mut short_auth = good.clone();
+    short_auth["keys"]["auth"] = json!(URL_SAFE_NO_PAD.encode([1u8; 8]));
+    cases.push((short_auth, "auth"));
+    cases.push((json!({"endpoint": "https://localhost/x"}), "keys"));
+    for (body, names) in cases {
+        let r = t.post("/push/subscriptions").json(&body).send().await.unwrap();
+        assert_eq!(r.status(), 400);
+        let v: Value = r.json().await.unwrap();
+        assert!(v["detail"].as_str().unwrap().contains(names), "{v}");
+    }
+    let listed: Value = t.get("/push/subscriptions").send().await.unwrap().json().await.unwrap();
+    assert_eq!(listed["subscriptions"], json!([]), "nothing kept");
+    let r = t.http.get(t.url("/push/key")).send().await.unwrap();
+    assert_eq!(r.status(), 401, "the key is for principals");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn capability_abuse_is_refused_and_sends_nothing() {
+    let service = PushService::start().await;
+    let dir = scratch("abuse");
+    let credentials = dir.join("credentials");
+    let line = |name: &str, token: &str| format!("{name} operator,viewer {}\n", token_hash(token));
+    std::fs::write(&credentials, line("bob", BOB)).unwrap();
+    let file = credentials.clone();
+    let t = relay(&service, move |c| {
+        c.credentials_file = Some(file);
+        c.push.capability_ttl = Duration::from_secs(6);
+        c.push.burst = 10;
+    })
+    .await;
+    let (alice, bob) = (service.device("alice"), service.device("bob"));
+    assert_eq!(subscribe(&t, ALICE, &alice).await.status(), 201);
+    assert_eq!(subscribe(&t, BOB, &bob).await.status(), 201);
+
+    let s = session_name("abuse");
+    let target = TestTarget::start(&t, &s, &["control.attention.respond"]).await;
+    let (a, b, c) = (target.attention.clone(), fresh_id(), fresh_id());
+    let requests: Vec<Event> = [&a, &b, &c]
+        .iter()
+        .enumerate()
+        .map(|(i, id)| request_event(&s, id, 50 + i as u64, Severity::Warning, Duration::from_secs(600)))
+        .collect();
+    assert_eq!(t.post_events(&requests).await.status(), 202);
+    let key = relay_key(&t).await;
+    let to_alice = verify(&service.wait_for(&alice, 3, PROMPT).await, &alice, &key, &service.origin());
+    let to_bob = verify(&service.wait_for(&bob, 3, PROMPT).await, &bob, &key, &service.origin());
+    assert_eq!((to_alice.len(), to_bob.len()), (3, 3));
+    let cap = |pushes: &[Value], id: &str| {
+        let p = pushes.iter().find(|p| p["request"] == id).unwrap();
+        assert_eq!(p["severity"], "warning");
+        p["capability"].as_str().unwrap().to_owned()
+    };
+    let (alice_a, alice_b, alice_c, bob_a) = (cap(&to_alice, &a), cap(&to_alice, &b), cap(&to_alice, &c), cap(&to_bob, &a));
+
+    // Tampered: one character of the signed grant changed.
+    let mut forged = alice_a.clone().into_bytes();
+    forged[5] = if forged[5] == b'A' { b'B' } else { b'A' };
+    let (status, v) = answer(&t, json!({"capability": String::from_utf8(forged).unwrap(), "option": "allow"})).await;
+    assert_eq!((status, v["error"].as_str()), (403, Some("capability-invalid")), "{v}");
+
+    // Another request's capability, presented for this one.
+    let (status, v) = answer(&t, json!({"capability": alice_b, "option": "allow", "request": a})).await;
+    assert_eq!((status, v["error"].as_str()), (403, Some("capability-foreign")), "{v}");
+
+    // An option the request did not offer.
+    let (status, v) = answer(&t, json!({"capability": alice_a, "option": "sudo"})).await;
+    assert_eq!((status, v["error"].as_str()), (400, Some("option-not-offered")), "{v}");
+
+    // A settled request.
+    assert_eq!(t.post_one(&settled(&s, &b, 60)).await.status(), 202);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (status, v) = answer(&t, json!({"capability": alice_b, "option": "allow"})).await;
+    assert_eq!((status, v["error"].as_str()), (409, Some("request-settled")), "{v}");
+
+    // A revoked principal: bob leaves the credentials file.
+    std::fs::write(&credentials, "# nobody\n").unwrap();
+    let deadline = Instant::now() + PROMPT;
+    while t.http.get(t.url("/push/subscriptions")).bearer_auth(BOB).send().await.unwrap().status() != 401 {
+        assert!(Instant::now() < deadline, "the credentials file was not reloaded");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let (status, v) = answer(&t, json!({"capability": bob_a, "option": "allow"})).await;
+    assert_eq!(status, 403);
+    assert_eq!(v["error"], "principal-revoked", "{v}");
+    // ... and its devices get no more pushes.
+    let d = fresh_id();
+    assert_eq!(t.post_one(&request_event(&s, &d, 61, Severity::Info, Duration::from_secs(600))).await.status(), 202);
+    let to_alice = service.wait_for(&alice, 5, PROMPT).await;
+    assert_eq!(to_alice.len(), 5, "alice still gets the new request (after three and the close of b)");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let bob_after = service.to(&bob);
+    assert!(bob_after.len() <= 4, "at most the close of b reached bob before revocation");
+    assert!(verify(&bob_after, &bob, &key, &service.origin()).iter().all(|p| p["request"] != d.as_str()), "revoked: no push");
+
+    // Expired: the capability outlived its time.
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    let (status, v) = answer(&t, json!({"capability": alice_c, "option": "allow"})).await;
+    assert_eq!((status, v["error"].as_str()), (403, Some("capability-expired")), "{v}");
+
+    assert!(commands(&target).is_empty(), "no refused capability sent a command: {:?}", commands(&target));
+    target.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gone_subscription_is_removed_and_a_throttled_push_is_retried() {
+    let service = PushService::start().await;
+    let t = relay(&service, |_| {}).await;
+    let (gone, busy) = (service.device("gone"), service.device("busy"));
+    service.answer(&gone, &[(410, None)]);
+    service.answer(&busy, &[(429, Some(1)), (503, None)]);
+    assert_eq!(t.post("/push/subscriptions").json(&gone.subscription()).send().await.unwrap().status(), 201);
+    assert_eq!(t.post("/push/subscriptions").json(&busy.subscription()).send().await.unwrap().status(), 201);
+
+    let s = session_name("retry");
+    assert_eq!(t.post_one(&request_event(&s, &fresh_id(), 0, Severity::Info, Duration::from_secs(600))).await.status(), 202);
+    let attempts = service.wait_for(&busy, 3, PROMPT).await;
+    assert_eq!(attempts.len(), 3, "429, then 503, then delivered");
+    assert!(attempts[1].at.duration_since(attempts[0].at) >= Duration::from_millis(950), "Retry-After: 1 honoured");
+    assert_eq!(attempts[0].body.len(), attempts[2].body.len());
+    assert_eq!(attempts[0].headers["urgency"], "normal");
+
+    assert_eq!(service.wait_for(&gone, 1, PROMPT).await.len(), 1);
+    let deadline = Instant::now() + PROMPT;
+    loop {
+        let listed: Value = t.get("/push/subscriptions").send().await.unwrap().json().await.unwrap();
+        let endpoints: Vec<&str> = listed["subscriptions"].as_array().unwrap().iter().map(|d| d["endpoint"].as_str().unwrap()).collect();
+        if endpoints == [busy.endpoint.as_str()] {
+            break;
+        }
+        assert!(Instant::now() < deadline, "410 removes the subscription: {endpoints:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // The removed device gets nothing more.
+    assert_eq!(t.post_one(&request_event(&s, &fresh_id(), 1, Severity::Info, Duration::from_secs(600))).await.status(), 202);
+    assert_eq!(service.wait_for(&busy, 4, PROMPT).await.len(), 4);
+    assert_eq!(service.to(&gone).len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_of_requests_collapses_into_a_summary() {
+    let service = PushService::start().await;
+    let t = relay(&service, |c| c.push.burst_window = Duration::from_secs(1)).await;
+    let (one, two) = (service.device("one"), service.device("two"));
+    assert_eq!(t.post("/push/subscriptions").json(&one.subscription()).send().await.unwrap().status(), 201);
+    assert_eq!(subscribe(&t, ALICE, &two).await.status(), 201);
+    let s = session_name("burst");
+    let burst: Vec<Event> =
+        (0..50).map(|i| request_event(&s, &fresh_id(), i, Severity::Info, Duration::from_secs(600))).collect();
+    assert_eq!(t.post_events(&burst).await.status(), 202);
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let key = relay_key(&t).await;
+    for device in [&one, &two] {
+        let got = service.to(device);
+        assert!((2..=5).contains(&got.len()), "a handful of pushes, not 50: {}", got.len());
+        let payloads = verify(&got, device, &key, &service.origin());
+        let kinds: Vec<&str> = payloads.iter().map(|p| p["kind"].as_str().unwrap()).collect();
+        assert_eq!(kinds, ["request", "request", "request", "summary"]);
+        assert_eq!(payloads[3]["waiting"], 50);
+        assert_eq!(payloads[3]["prompt"], "50 requests are waiting");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_key_and_devices_outlive_a_restart() {
+    let service = PushService::start().await;
+    let dir = scratch("data");
+    let data = dir.clone();
+    let t = relay(&service, move |c| c.data_dir = Some(data)).await;
+    let key = relay_key(&t).await;
+    let device = service.device("kept");
+    assert_eq!(subscribe(&t, ALICE, &device).await.status(), 201);
+    t.relay.shutdown().await;
+    use std::os::unix::fs::PermissionsExt;
+    for file in ["vapid.pem", "push-secret", "push-subscriptions.json"] {
+        let mode = std::fs::metadata(dir.join(file)).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "{file} is private");
+    }
+    let data = dir.clone();
+    let t = relay(&service, move |c| c.data_dir = Some(data)).await;
+    assert_eq!(relay_key(&t).await, key);
+    let listed: Value = t.http.get(t.url("/push/subscriptions")).bearer_auth(ALICE).send().await.unwrap().json().await.unwrap();
+    assert_eq!(listed["subscriptions"], json!([{"endpoint": device.endpoint}]));
+}
