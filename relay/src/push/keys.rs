@@ -2,8 +2,10 @@
 //! server sends, and a browser subscribed with its public key accepts only
 //! pushes signed with it.
 
+use std::collections::HashMap;
 use std::path::Path;
-use std::time::Duration;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
@@ -11,12 +13,19 @@ use web_push_native::jwt_simple::algorithms::{ECDSAP256KeyPairLike, ECDSAP256Pub
 use web_push_native::jwt_simple::claims::Claims;
 
 use super::files;
+use crate::sync::lock;
+
+/// Push services whose signed header is kept (a handful in practice).
+const MAX_AUDIENCES: usize = 64;
 
 /// The file a data directory keeps the key in.
 pub const VAPID_FILE: &str = "vapid.pem";
 
 pub struct VapidKey {
     pair: ES256KeyPair,
+    /// Signed headers by audience, reused while more than half their
+    /// lifetime is left: one ECDSA signature per push service, not per push.
+    signed: Mutex<HashMap<String, (String, Instant)>>,
 }
 
 impl VapidKey {
@@ -26,21 +35,21 @@ impl VapidKey {
         if let Some(file) = file {
             let pem = files::read(file)?.ok_or_else(|| format!("VAPID key {}: no such file", file.display()))?;
             let pair = ES256KeyPair::from_pem(&pem).map_err(|e| format!("VAPID key {}: {e}", file.display()))?;
-            return Ok(VapidKey { pair });
+            return Ok(VapidKey { pair, signed: Mutex::default() });
         }
         let Some(dir) = data_dir else {
-            return Ok(VapidKey { pair: ES256KeyPair::generate() });
+            return Ok(VapidKey { pair: ES256KeyPair::generate(), signed: Mutex::default() });
         };
         let path = dir.join(VAPID_FILE);
         if let Some(pem) = files::read(&path)? {
             let pair = ES256KeyPair::from_pem(&pem).map_err(|e| format!("VAPID key {}: {e}", path.display()))?;
-            return Ok(VapidKey { pair });
+            return Ok(VapidKey { pair, signed: Mutex::default() });
         }
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         let pair = ES256KeyPair::generate();
         let pem = pair.to_pem().map_err(|e| format!("VAPID key: {e}"))?;
         files::write_private(&path, pem.as_bytes())?;
-        Ok(VapidKey { pair })
+        Ok(VapidKey { pair, signed: Mutex::default() })
     }
 
     /// The uncompressed P-256 point, base64url: a browser's
@@ -54,8 +63,20 @@ impl VapidKey {
     /// (at most 24 h, RFC 8292 §2).
     pub fn authorization(&self, audience: &str, subject: &str, lifetime: Duration) -> Result<String, String> {
         let lifetime = lifetime.min(Duration::from_secs(12 * 3600));
+        let now = Instant::now();
+        if let Some((header, renew)) = lock(&self.signed).get(audience) {
+            if now < *renew {
+                return Ok(header.clone());
+            }
+        }
         let claims = Claims::create(lifetime.into()).with_audience(audience).with_subject(subject);
         let token = self.pair.sign(claims).map_err(|e| format!("VAPID signature: {e}"))?;
-        Ok(format!("vapid t={token}, k={}", self.public_key()))
+        let header = format!("vapid t={token}, k={}", self.public_key());
+        let mut signed = lock(&self.signed);
+        if signed.len() >= MAX_AUDIENCES {
+            signed.clear();
+        }
+        signed.insert(audience.to_owned(), (header.clone(), now + lifetime / 2));
+        Ok(header)
     }
 }
