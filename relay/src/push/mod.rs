@@ -8,8 +8,8 @@
 //! `POST /push/answer`, without a bearer token.
 //!
 //! The hub hands events over through a bounded, drop-oldest queue
-//! ([`queue`]); encryption and the network happen on the push task, never
-//! under the hub's locks.
+//! ([`queue`]); encryption and the network happen on the push thread, at
+//! a lower scheduling priority, never under the hub's locks.
 
 pub mod answer;
 pub mod capability;
@@ -22,7 +22,7 @@ pub mod requests;
 mod sender;
 pub mod subscriptions;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -141,7 +141,7 @@ impl Push {
         });
         let observer = push.clone();
         hub.observe(Box::new(move |event| observer.observe(event)));
-        tokio::spawn(sender::run(push.clone(), client, hub.shutdown_signal()));
+        sender::spawn(push.clone(), client, hub.shutdown_signal()).map_err(ConfigError)?;
         Ok(push)
     }
 
@@ -167,10 +167,11 @@ impl Push {
         self.keyring.as_ref()?.named(name)
     }
 
-    /// Whether a principal of this name may answer requests (exists and is
-    /// an operator): only such principals' devices get request pushes.
-    pub fn may_answer(&self, name: &str) -> bool {
-        self.principal(name).is_some_and(|p| p.roles.operator)
+    /// The principals that may answer requests now (configured, and
+    /// operators): only their devices get request pushes.
+    pub fn answering(&self) -> HashSet<Arc<str>> {
+        let Some(ring) = &self.keyring else { return HashSet::new() };
+        ring.principals().into_iter().filter(|p| p.roles.operator).map(|p| p.name.clone()).collect()
     }
 
     /// Registers a waiter for the ack of command `id`.

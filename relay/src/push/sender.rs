@@ -1,6 +1,8 @@
 //! The push task: turns request openings and closings into pushes, one
 //! per device of each principal who may answer, and sends them with
-//! retries. Runs on its own; the hub only ever enqueues.
+//! retries. Runs on a thread of its own at a lower priority (encrypting
+//! for a thousand devices takes real CPU): pushes use what ingest and
+//! fan-out leave. The hub only ever enqueues.
 
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
@@ -40,6 +42,34 @@ pub fn client(extra_roots: &[PathBuf]) -> Result<reqwest::Client, String> {
     builder.build().map_err(|e| format!("push client: {e}"))
 }
 
+/// Niceness of the push thread: below every relay thread, not idle-only.
+const NICENESS: i32 = 10;
+
+/// Starts the push thread, with its own single-threaded runtime.
+pub fn spawn(push: Arc<Push>, client: reqwest::Client, stop: watch::Receiver<bool>) -> Result<(), String> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("push runtime: {e}"))?;
+    std::thread::Builder::new()
+        .name("aep-push".into())
+        .spawn(move || {
+            lower_priority();
+            runtime.block_on(run(push, client, stop));
+        })
+        .map_err(|e| format!("push thread: {e}"))?;
+    Ok(())
+}
+
+/// Lowers this thread's priority (on Linux the nice value is per thread).
+fn lower_priority() {
+    // SAFETY: plain system calls on the calling thread, no pointers.
+    let done = unsafe { libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, NICENESS) };
+    if done != 0 {
+        tracing::debug!("push thread keeps its priority: {}", std::io::Error::last_os_error());
+    }
+}
+
 pub fn now_ms() -> UnixMs {
     UnixMs(SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0))
 }
@@ -74,10 +104,18 @@ pub async fn run(push: Arc<Push>, client: reqwest::Client, mut stop: watch::Rece
     loop {
         tokio::select! {
             events = task.push.queue.drain() => {
+                // Who is notified is looked up once per batch of events.
+                let mut devices = None;
                 for event in events {
                     match task.push.requests.apply(&event) {
-                        Change::Opened(request) => task.opened(&request),
-                        Change::Closed(request) => task.closed(&request),
+                        Change::Opened(request) => {
+                            let devices = devices.get_or_insert_with(|| task.answering_devices());
+                            task.opened(&request, devices)
+                        }
+                        Change::Closed(request) => {
+                            let devices = devices.get_or_insert_with(|| task.answering_devices());
+                            task.closed(&request, devices)
+                        }
                         Change::Nothing => {}
                     }
                 }
@@ -92,17 +130,18 @@ impl Task {
     /// The devices of every principal that may answer requests now: a
     /// viewer's or a revoked principal's devices get nothing.
     fn answering_devices(&self) -> Vec<Device> {
-        self.push.subscriptions.all().into_iter().filter(|d| self.push.may_answer(&d.principal)).collect()
+        let answering = self.push.answering();
+        self.push.subscriptions.all().into_iter().filter(|d| answering.contains(d.principal.as_str())).collect()
     }
 
-    fn opened(&mut self, request: &Request) {
+    fn opened(&mut self, request: &Request, devices: &[Device]) {
         let now = now_ms();
         let ttl = message::ttl(request, now, self.push.config.default_ttl);
         if ttl.is_zero() {
             return;
         }
         let options: Vec<String> = request.options.iter().map(|(id, _)| id.clone()).collect();
-        for device in self.answering_devices() {
+        for device in devices {
             if !self.admit(&device.endpoint) {
                 self.push.counters.collapsed.fetch_add(1, Ordering::Relaxed);
                 continue;
@@ -116,12 +155,12 @@ impl Task {
             );
             let body = message::request(request, &capability);
             let urgency = message::urgency(request.severity);
-            self.send(Outgoing { device, body, topic: message::topic(&request.id), ttl, urgency });
+            self.send(Outgoing { device: device.clone(), body, topic: message::topic(&request.id), ttl, urgency });
         }
     }
 
-    fn closed(&mut self, request: &Request) {
-        for device in self.answering_devices() {
+    fn closed(&self, request: &Request, devices: &[Device]) {
+        for device in devices.iter().cloned() {
             let body = message::closed(request);
             let ttl = self.push.config.default_ttl;
             self.send(Outgoing { device, body, topic: message::topic(&request.id), ttl, urgency: "normal" });
@@ -132,7 +171,10 @@ impl Task {
     /// summary is scheduled for the end of the window.
     fn admit(&mut self, endpoint: &str) -> bool {
         let (limit, window) = (self.push.config.burst, self.push.config.burst_window);
-        let burst = self.bursts.entry(endpoint.to_owned()).or_default();
+        if !self.bursts.contains_key(endpoint) {
+            self.bursts.insert(endpoint.to_owned(), Burst::default());
+        }
+        let burst = self.bursts.get_mut(endpoint).expect("just inserted");
         let now = Instant::now();
         while burst.recent.front().is_some_and(|t| now.duration_since(*t) >= window) {
             burst.recent.pop_front();
@@ -146,8 +188,12 @@ impl Task {
     }
 
     fn tick(&mut self) {
-        for request in self.push.requests.take_expired(now_ms()) {
-            self.closed(&request);
+        let expired = self.push.requests.take_expired(now_ms());
+        if !expired.is_empty() {
+            let devices = self.answering_devices();
+            for request in expired {
+                self.closed(&request, &devices);
+            }
         }
         let now = Instant::now();
         let due: Vec<String> = self
