@@ -364,6 +364,25 @@ async fn capability_abuse_is_refused_and_sends_nothing() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_no_agent_can_take_keeps_its_capability() {
+    let service = PushService::start().await;
+    let t = relay(&service, |_| {}).await;
+    let alice = service.device("alice");
+    assert_eq!(subscribe(&t, ALICE, &alice).await.status(), 201);
+    let s = session_name("unrouted");
+    let request = request_event(&s, &fresh_id(), 0, Severity::Info, Duration::from_secs(600));
+    assert_eq!(t.post_one(&request).await.status(), 202);
+    let pushes = service.wait_for(&alice, 1, PROMPT).await;
+    let payload = verify(&pushes, &alice, &relay_key(&t).await, &service.origin()).remove(0);
+    let body = json!({"capability": payload["capability"], "option": "deny"});
+    for _ in 0..2 {
+        let (status, v) = answer(&t, body.clone()).await;
+        assert_eq!((status, v["error"].as_str()), (503, Some("not-routed")), "{v}");
+        assert!(v["detail"].as_str().unwrap().contains("no-route"), "{v}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_gone_subscription_is_removed_and_a_throttled_push_is_retried() {
     let service = PushService::start().await;
     let t = relay(&service, |_| {}).await;

@@ -52,7 +52,8 @@ impl From<Refused> for Refusal {
 
 /// Checks `answer` and, when every check passes, sends the command and
 /// waits for the agent's ack: `{"ack": "accepted" | "rejected" |
-/// "timeout", ...}`.
+/// "timeout", ...}`. A command the relay could not route (the agent is
+/// not connected) is `503 not-routed`, and the capability stays usable.
 pub async fn answer(push: &Push, hub: &Arc<Hub>, answer: Answer) -> Result<Value, Refusal> {
     let now = now_ms();
     let grant = push.capabilities.verify(&answer.capability, now.0 / 1000)?;
@@ -84,9 +85,11 @@ pub async fn answer(push: &Push, hub: &Arc<Hub>, answer: Answer) -> Result<Value
     let routed = hub.route(conn, command.clone());
     hub.detach(conn);
     if let Err(refusal) = routed {
+        // Nothing reached the agent: the notification may try again.
         push.forget_ack(command.id());
-        let code = refusal.code.to_string();
-        return Ok(json!({"ack": "not-routed", "command": command.id(), "code": code, "detail": refusal.detail}));
+        push.capabilities.release(&grant);
+        let detail = format!("{}: {}", refusal.code, refusal.detail.unwrap_or_default());
+        return Err(refuse(503, "not-routed", detail));
     }
     Ok(outcome(&command, tokio::time::timeout(push.config.ack_timeout, acked).await.ok().and_then(Result::ok), push))
 }

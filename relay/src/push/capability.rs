@@ -138,6 +138,12 @@ impl Capabilities {
         used.insert(grant.nonce.clone(), grant.expires);
         Ok(())
     }
+
+    /// Gives a spent grant back: its answer could not be sent at all, so
+    /// the notification may try again.
+    pub fn release(&self, grant: &Grant) {
+        lock(&self.used).remove(&grant.nonce);
+    }
 }
 
 #[cfg(test)]
