@@ -119,7 +119,7 @@ pub struct Cli {
     #[arg(long, env = "AEP_MEMBER", requires = "nats")]
     pub member: Option<String>,
 
-    /// The VAPID private key (PEM, P-256) Web Push is signed with. Without
+    /// The VAPID private key (P-256, PKCS#8 PEM) Web Push is signed with. Without
     /// it the key is made once and kept in --data-dir (`vapid.pem`), or
     /// made afresh each run without a data directory.
     #[arg(long, env = "AEP_VAPID_KEY")]

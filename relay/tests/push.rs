@@ -462,3 +462,34 @@ async fn the_key_and_devices_outlive_a_restart() {
     let listed: Value = t.http.get(t.url("/push/subscriptions")).bearer_auth(ALICE).send().await.unwrap().json().await.unwrap();
     assert_eq!(listed["subscriptions"], json!([{"endpoint": device.endpoint}]));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_binary_says_where_its_vapid_key_comes_from() {
+    let key = rcgen::KeyPair::generate().unwrap();
+    let file = scratch("vapid").join("vapid.pem");
+    std::fs::write(&file, key.serialize_pem()).unwrap();
+    let relay = RelayProcess::start(&["--token", TOKEN, "--vapid-key", file.to_str().unwrap()]);
+    assert!(relay.boot.contains(&format!("Web Push on: VAPID key from {}", file.display())), "{}", relay.boot);
+    let got: Value = reqwest::Client::new()
+        .get(format!("{}/push/key", relay.base()))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(got["publicKey"], URL_SAFE_NO_PAD.encode(key.public_key_raw()), "the key given is the key used");
+
+    let fresh = RelayProcess::start(&["--token", TOKEN]);
+    assert!(fresh.boot.contains("VAPID key made for this run only"), "{}", fresh.boot);
+    let open = RelayProcess::start(&[]);
+    assert!(open.boot.contains("Web Push off"), "{}", open.boot);
+
+    let refused = Process::new(env!("CARGO_BIN_EXE_aep-relay"))
+        .args(["--listen", "127.0.0.1:0", "--token", TOKEN, "--push-contact", "relay-admin"])
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("--push-contact"), "a clear error");
+}

@@ -34,7 +34,13 @@ impl VapidKey {
     pub fn load(file: Option<&Path>, data_dir: Option<&Path>) -> Result<VapidKey, String> {
         if let Some(file) = file {
             let pem = files::read(file)?.ok_or_else(|| format!("VAPID key {}: no such file", file.display()))?;
-            let pair = ES256KeyPair::from_pem(&pem).map_err(|e| format!("VAPID key {}: {e}", file.display()))?;
+            let pair = ES256KeyPair::from_pem(&pem).map_err(|e| {
+                format!(
+                    "VAPID key {}: {e} (expected a P-256 key as PKCS#8 PEM, as \
+                     `openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256` writes)",
+                    file.display()
+                )
+            })?;
             return Ok(VapidKey { pair, signed: Mutex::default() });
         }
         let Some(dir) = data_dir else {
