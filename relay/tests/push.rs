@@ -364,22 +364,38 @@ async fn capability_abuse_is_refused_and_sends_nothing() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_answer_no_agent_can_take_keeps_its_capability() {
+async fn an_answer_the_agent_cannot_take_or_refuses_says_so() {
     let service = PushService::start().await;
     let t = relay(&service, |_| {}).await;
     let alice = service.device("alice");
     assert_eq!(subscribe(&t, ALICE, &alice).await.status(), 201);
     let s = session_name("unrouted");
-    let request = request_event(&s, &fresh_id(), 0, Severity::Info, Duration::from_secs(600));
+    let request = request_event(&s, &fresh_id(), 100, Severity::Info, Duration::from_secs(600));
     assert_eq!(t.post_one(&request).await.status(), 202);
     let pushes = service.wait_for(&alice, 1, PROMPT).await;
     let payload = verify(&pushes, &alice, &relay_key(&t).await, &service.origin()).remove(0);
     let body = json!({"capability": payload["capability"], "option": "deny"});
+    // No agent claims the session: nothing sent, the capability kept.
     for _ in 0..2 {
         let (status, v) = answer(&t, body.clone()).await;
         assert_eq!((status, v["error"].as_str()), (503, Some("not-routed")), "{v}");
         assert!(v["detail"].as_str().unwrap().contains("no-route"), "{v}");
     }
+    // An agent that does not know this request refuses it, with its reason.
+    let target = TestTarget::start(&t, &s, &["control.attention.respond"]).await;
+    let deadline = Instant::now() + PROMPT;
+    let (status, v) = loop {
+        let (status, v) = answer(&t, body.clone()).await;
+        if status != 503 || Instant::now() > deadline {
+            break (status, v);
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!((status, v["ack"].as_str(), v["reason"].as_str()), (200, Some("rejected"), Some("invalid")), "{v}");
+    assert_eq!(commands(&target).len(), 1);
+    let (status, v) = answer(&t, body).await;
+    assert_eq!((status, v["error"].as_str()), (409, Some("capability-used")), "{v}");
+    target.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

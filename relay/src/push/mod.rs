@@ -158,7 +158,10 @@ impl Push {
             return;
         }
         if requests::concerns(ty) && self.queue.push(Arc::new(event.clone())) {
-            self.counters.dropped.fetch_add(1, Ordering::Relaxed);
+            let dropped = self.counters.dropped.fetch_add(1, Ordering::Relaxed);
+            if dropped % 1000 == 0 {
+                tracing::warn!("the push queue is full: {} attention events dropped so far", dropped + 1);
+            }
         }
     }
 
