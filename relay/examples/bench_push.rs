@@ -113,8 +113,7 @@ async fn push_delays(devices: usize, requests: u64) -> Vec<Duration> {
             assert!(Instant::now() < deadline, "pushes did not arrive");
             tokio::time::sleep(Duration::from_micros(200)).await;
         }
-        let arrived = service.received.lock().unwrap()[before..].iter().map(|r| r.at.duration_since(posted)).collect::<Vec<_>>();
-        delays.extend(arrived);
+        delays.extend(service.received.lock().unwrap()[before..].iter().map(|r| r.at.duration_since(posted)));
     }
     relay.shutdown().await;
     delays.sort();
@@ -180,7 +179,8 @@ async fn main() {
         let requests = if devices == 1 { 300 } else { 10 };
         let delays = push_delays(devices, requests).await;
         println!(
-            "  {devices:>5} device(s), {requests} requests one at a time, {} pushes: p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+            "  {devices:>5} device(s), {requests} requests one at a time, {} pushes: \
+             p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
             delays.len(),
             ms(percentile(&delays, 0.50)),
             ms(percentile(&delays, 0.99)),

@@ -80,7 +80,13 @@ pub async fn answer(push: &Push, hub: &Arc<Hub>, answer: Answer) -> Result<Value
         .build(&who, ulid(now, rand::random()), now)
         .map_err(|e| refuse(500, "internal", format!("command not built: {e}")))?;
     let acked = push.await_ack(command.id());
-    let peer = Peer { role: Some(Role::Consumer), agent: Some(principal.name.to_string()), instance: None, control: None, emits: None };
+    let peer = Peer {
+        role: Some(Role::Consumer),
+        agent: Some(principal.name.to_string()),
+        instance: None,
+        control: None,
+        emits: None,
+    };
     let (conn, _) = hub.attach_socket(Access::authenticated(principal), peer, String::new());
     let routed = hub.route(conn, command.clone());
     hub.detach(conn);

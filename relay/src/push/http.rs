@@ -107,7 +107,11 @@ async fn remove(caller: Caller, push: Option<Extension<Arc<Push>>>, body: Bytes)
     Ok(json_response(StatusCode::OK, listed(&push, &access)))
 }
 
-async fn respond(State(app): State<AppState>, push: Option<Extension<Arc<Push>>>, body: Bytes) -> Result<Response, Response> {
+async fn respond(
+    State(app): State<AppState>,
+    push: Option<Extension<Arc<Push>>>,
+    body: Bytes,
+) -> Result<Response, Response> {
     let push = enabled(push)?;
     let request: Answer = json_body(&body)?;
     match answer::answer(&push, &app.hub, request).await {

@@ -201,7 +201,9 @@ pub fn posture(config: &Config) -> String {
     let key = match (&config.push.vapid_key, &config.data_dir) {
         (Some(file), _) => format!("VAPID key from {}", file.display()),
         (None, Some(dir)) => format!("VAPID key kept in {}", dir.join(keys::VAPID_FILE).display()),
-        (None, None) => "VAPID key made for this run only (devices must subscribe again after a restart; --data-dir keeps it)".into(),
+        (None, None) => "VAPID key made for this run only (devices must subscribe again after a restart; \
+                         --data-dir keeps it)"
+            .into(),
     };
     format!("Web Push on: {key}")
 }

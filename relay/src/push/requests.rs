@@ -49,7 +49,9 @@ impl Request {
         let options = data
             .get("options")
             .and_then(Value::as_array)
-            .map(|list| list.iter().map(|o| (text(o, "id"), text(o, "label"))).filter(|(id, _)| !id.is_empty()).collect())
+            .map(|list| {
+                list.iter().map(|o| (text(o, "id"), text(o, "label"))).filter(|(id, _)| !id.is_empty()).collect()
+            })
             .unwrap_or_default();
         Some(Request {
             id: event.id().to_owned(),

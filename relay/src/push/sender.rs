@@ -35,7 +35,9 @@ pub fn client(extra_roots: &[PathBuf]) -> Result<reqwest::Client, String> {
         .connect_timeout(Duration::from_secs(10));
     for path in extra_roots {
         let pem = std::fs::read(path).map_err(|e| format!("--push-ca {}: {e}", path.display()))?;
-        for cert in reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| format!("--push-ca {}: {e}", path.display()))? {
+        let certs =
+            reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| format!("--push-ca {}: {e}", path.display()))?;
+        for cert in certs {
             builder = builder.add_root_certificate(cert);
         }
     }
@@ -207,7 +209,9 @@ impl Task {
                 endpoint.clone()
             })
             .collect();
-        self.bursts.retain(|_, b| b.summary_due.is_some() || b.recent.back().is_some_and(|t| now.duration_since(*t) < self.push.config.burst_window));
+        let window = self.push.config.burst_window;
+        self.bursts
+            .retain(|_, b| b.summary_due.is_some() || b.recent.back().is_some_and(|t| now.duration_since(*t) < window));
         if due.is_empty() {
             return;
         }
@@ -255,7 +259,8 @@ async fn deliver(push: &Push, client: &reqwest::Client, out: Outgoing) {
     };
     let Ok(url) = reqwest::Url::parse(&out.device.endpoint) else { return failed("bad endpoint".into()) };
     let audience = url.origin().ascii_serialization();
-    let authorization = match push.vapid.authorization(&audience, &push.config.contact, Duration::from_secs(12 * 3600)) {
+    let lifetime = Duration::from_secs(12 * 3600);
+    let authorization = match push.vapid.authorization(&audience, &push.config.contact, lifetime) {
         Ok(a) => a,
         Err(e) => return failed(e),
     };

@@ -152,13 +152,18 @@ pub struct Device {
 }
 
 impl Device {
-    pub fn subscription(&self) -> Value {
+    /// The public key, as `keys.p256dh` carries it.
+    pub fn public_key(&self) -> String {
         let public = self.secret.public_key();
         let point = p256::elliptic_curve::sec1::ToEncodedPoint::to_encoded_point(&public, false);
+        URL_SAFE_NO_PAD.encode(point.as_bytes())
+    }
+
+    pub fn subscription(&self) -> Value {
         json!({
             "endpoint": self.endpoint,
             "expirationTime": null,
-            "keys": {"p256dh": URL_SAFE_NO_PAD.encode(point.as_bytes()), "auth": URL_SAFE_NO_PAD.encode(self.auth)},
+            "keys": {"p256dh": self.public_key(), "auth": URL_SAFE_NO_PAD.encode(self.auth)},
         })
     }
 }
