@@ -262,6 +262,16 @@ impl Keyring {
         self.read().iter().any(|(_, p)| &*p.name == name)
     }
 
+    /// The principal configured under `name`, while it is.
+    pub fn named(&self, name: &str) -> Option<Arc<Principal>> {
+        self.read().iter().find(|(_, p)| &*p.name == name).map(|(_, p)| p.clone())
+    }
+
+    /// Every principal configured now.
+    pub fn principals(&self) -> Vec<Arc<Principal>> {
+        self.read().iter().map(|(_, p)| p.clone()).collect()
+    }
+
     /// The principal a presented token belongs to.
     pub fn find(&self, presented: &str) -> Option<Arc<Principal>> {
         let hash = Sha256::digest(presented.as_bytes());

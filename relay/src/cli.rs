@@ -7,6 +7,7 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::auth::Token;
 use crate::config::{Config, ConfigError};
+use crate::push::PushConfig;
 use crate::tls::TlsFiles;
 use crate::pairing::DeviceRole;
 use crate::public_url::PublicUrl;
@@ -130,6 +131,22 @@ pub struct Cli {
     #[arg(long, env = "AEP_MEMBER", requires = "nats")]
     pub member: Option<String>,
 
+    /// The VAPID private key (P-256, PKCS#8 PEM) Web Push is signed with. Without
+    /// it the key is made once and kept in --data-dir (`vapid.pem`), or
+    /// made afresh each run without a data directory.
+    #[arg(long, env = "AEP_VAPID_KEY")]
+    pub vapid_key: Option<PathBuf>,
+
+    /// Who push services may contact about this relay (VAPID `sub`): a
+    /// `mailto:` or `https:` URL.
+    #[arg(long, env = "AEP_PUSH_CONTACT", default_value_t = PushConfig::default().contact)]
+    pub push_contact: String,
+
+    /// A certificate authority (PEM) trusted for push services besides the
+    /// system's: a private push service. Repeatable.
+    #[arg(long = "push-ca", env = "AEP_PUSH_CA", value_delimiter = ',')]
+    pub push_ca: Vec<PathBuf>,
+
     /// Start the demonstration agents against this relay.
     #[arg(long)]
     pub demo: bool,
@@ -169,6 +186,12 @@ impl Cli {
             nats: self.nats.clone(),
             member: self.member.clone(),
             tls: self.tls_files(),
+            push: PushConfig {
+                vapid_key: self.vapid_key.clone(),
+                contact: self.push_contact.clone(),
+                extra_roots: self.push_ca.clone(),
+                ..PushConfig::default()
+            },
             ..Config::default()
         };
         for url in &self.public_urls {

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::auth::{Keyring, Principal, Token};
+use crate::push::PushConfig;
 use crate::tls::TlsFiles;
 use crate::public_url::PublicUrl;
 
@@ -127,6 +128,8 @@ pub struct Config {
     /// The certificate and key to serve HTTPS with (`--tls-cert`,
     /// `--tls-key`), reread when they change. `None`: plain HTTP.
     pub tls: Option<TlsFiles>,
+    /// Web Push to registered devices (on whenever credentials are).
+    pub push: PushConfig,
 }
 
 impl Default for Config {
@@ -170,6 +173,7 @@ impl Default for Config {
             nats: None,
             member: None,
             tls: None,
+            push: PushConfig::default(),
         }
     }
 }
@@ -235,6 +239,10 @@ impl Config {
             return Err(ConfigError(
                 "--nats and --data-dir exclude each other: a tier keeps its history in JetStream".into(),
             ));
+        }
+        let contact = &self.push.contact;
+        if !(contact.starts_with("mailto:") || contact.starts_with("https://")) {
+            return Err(ConfigError(format!("--push-contact `{contact}` must be a mailto: or https: URL (RFC 8292)")));
         }
         if self.heartbeat.is_zero() {
             return Err(ConfigError("the heartbeat interval must be positive".into()));

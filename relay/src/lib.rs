@@ -37,6 +37,7 @@ pub mod ingest;
 pub mod outbox;
 pub mod pairing;
 pub mod public_url;
+pub mod push;
 mod recency;
 pub(crate) mod server;
 pub mod scrub;
@@ -104,6 +105,10 @@ pub async fn serve(config: Config, listener: TcpListener) -> Result<Relay, Confi
         None => None,
     };
     let mut app = http::router(state::AppState::new(hub.clone(), config.clone(), addr, keyring.clone()));
+    if config.control_enabled() && config.nats.is_none() {
+        let push = push::Push::start(&config, &hub, keyring.clone())?;
+        app = app.layer(axum::Extension(push));
+    }
     if tls.is_some() {
         app = app.layer(tower_http::set_header::SetResponseHeaderLayer::overriding(
             axum::http::header::STRICT_TRANSPORT_SECURITY,
@@ -191,8 +196,9 @@ pub fn boot_line(config: &Config, addr: SocketAddr) -> String {
         (None, None) => "history in memory only (lost on restart; --data-dir keeps it)".to_owned(),
     };
     let mib = |bytes: usize| bytes.div_ceil(1024 * 1024);
+    let push = push::posture(config);
     format!(
-        "aep-relay {} listening on {scheme}://{addr} | {transport} | {posture} | replay buffer {} events or {} KiB/session, {} MiB in all, up to {} sessions | up to {} connections: about {} MiB when idle, at most {} MiB more queued for consumers that fall behind | {history} | {console}",
+        "aep-relay {} listening on {scheme}://{addr} | {transport} | {posture} | {push} | replay buffer {} events or {} KiB/session, {} MiB in all, up to {} sessions | up to {} connections: about {} MiB when idle, at most {} MiB more queued for consumers that fall behind | {history} | {console}",
         env!("CARGO_PKG_VERSION"),
         config.buffer_depth,
         config.buffer_bytes / 1024,

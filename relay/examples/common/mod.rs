@@ -52,6 +52,22 @@ pub async fn subscriber(addr: SocketAddr, filter: Value) -> Socket {
     ws
 }
 
+/// Counts the events `ws` receives, until `expected` or a silence of
+/// `silence` (the relay dropped the subscriber or skipped events).
+pub fn count_events(mut ws: Socket, expected: u64, silence: Duration) -> JoinHandle<u64> {
+    tokio::spawn(async move {
+        let mut n = 0;
+        while n < expected {
+            match tokio::time::timeout(silence, ws.next()).await {
+                Ok(Some(Ok(Message::Text(t)))) if t.starts_with("{\"aep\"") => n += 1,
+                Ok(Some(Ok(_))) => {}
+                _ => break,
+            }
+        }
+        n
+    })
+}
+
 /// An emitter on `addr` that starts `session` and acks every command sent
 /// to it, until the task is aborted.
 pub async fn acking_target(addr: SocketAddr, session: &str) -> JoinHandle<()> {

@@ -28,7 +28,7 @@ pub mod storage;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use aep_engine::protocol::filter::Filter;
 use aep_engine::protocol::frame::{
@@ -237,7 +237,12 @@ pub struct Hub {
     /// Connection tasks still running (sockets before and after `hello`,
     /// SSE bodies), so shutdown can wait for them to drain.
     tasks: AtomicUsize,
+    /// Sees every event admitted (Web Push): it must only enqueue.
+    observer: OnceLock<Observer>,
 }
+
+/// Called with each admitted event, under the hub's locks.
+pub type Observer = Box<dyn Fn(&Event) + Send + Sync>;
 
 impl Hub {
     /// A hub whose history lives in memory only.
@@ -280,6 +285,7 @@ impl Hub {
             },
             shutdown: watch::channel(false).0,
             tasks: AtomicUsize::new(0),
+            observer: OnceLock::new(),
         }
     }
 
@@ -549,6 +555,9 @@ impl Hub {
             fan_out(&fanout.listeners, event, held, skip, &mut tally);
         }
         self.settle(fanout, tally);
+        if let (Some(observe), Kind::Events) = (self.observer.get(), batch.kind) {
+            batch.events.iter().for_each(|(event, _)| observe(event));
+        }
         Admitted { report, journal }
     }
 
@@ -698,6 +707,12 @@ impl Hub {
                 }
             });
         }
+    }
+
+    /// Hands every event admitted from now on to `observer` as well (set
+    /// once; a second observer is ignored).
+    pub fn observe(&self, observer: Observer) {
+        let _ = self.observer.set(observer);
     }
 
     /// Counts a command refused before it reached routing (for example an

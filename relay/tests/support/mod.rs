@@ -45,6 +45,8 @@ impl RelayProcess {
         command.args(["--listen", "127.0.0.1:0", "--static-dir", "/nonexistent-console"]).args(args);
         for var in
             ["AEP_TOKEN", "AEP_TOKEN_FILE", "AEP_CREDENTIALS", "AEP_DATA_DIR", "AEP_NATS", "AEP_MEMBER", "AEP_TLS_CERT", "AEP_TLS_KEY"]
+            .into_iter()
+            .chain(["AEP_VAPID_KEY", "AEP_PUSH_CA", "AEP_PUSH_CONTACT"])
         {
             command.env_remove(var);
         }
