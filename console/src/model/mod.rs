@@ -10,6 +10,7 @@ pub mod form;
 pub mod hold;
 pub mod inbox;
 pub mod notice;
+pub mod push;
 pub mod reply;
 pub mod session;
 pub mod slots;

@@ -69,15 +69,19 @@ pub fn App(link: Option<Link>) -> impl IntoView {
     }
     super::steady::Watcher::provide(console);
     console.run_clock();
-    console
-        .notify
-        .set(storage::notify_wanted() && crate::web::notify::granted());
+    // The worker shows Web Push and the in-tab notifications alike.
+    if crate::web::push::facts(false).service_worker {
+        leptos::task::spawn_local(async {
+            let _ = crate::web::push::register().await;
+        });
+    }
 
     let route = RwSignal::new(Route::current());
     let handle =
         window_event_listener(leptos::ev::hashchange, move |_| route.set(Route::current()));
     on_cleanup(move || handle.remove());
     provide_context(route);
+    super::push::open_notified_requests(route);
     let form = ConnectForm {
         relays: RwSignal::new(relays),
         remember: RwSignal::new(remember),

@@ -9,6 +9,7 @@ mod command;
 mod connect;
 mod form;
 mod history;
+mod push;
 mod inbox;
 pub(crate) mod keys;
 mod route;

@@ -6,13 +6,14 @@ use super::connect::{Connect, ConnectForm};
 use super::history::History;
 use super::inbox::{Inbox, NewAbove, NewAbovePill};
 use super::keys::{KeyHelp, Keys};
+use super::push::NotifyDevice;
 use super::route::{open_relays, Route};
 use super::session::SessionView;
 use super::sessions::Sessions;
 use crate::model::session::LaneState;
 use crate::model::status;
 use crate::web::bridge::Console;
-use crate::web::{notify, storage};
+use crate::web::storage;
 
 #[component]
 fn RelayChips() -> impl IntoView {
@@ -69,8 +70,6 @@ fn Nav() -> impl IntoView {
 fn Tools() -> impl IntoView {
     let console = expect_context::<Console>();
     let help = expect_context::<RwSignal<bool, LocalStorage>>();
-    // The browser said no: the button says so, and where to change it.
-    let refused = RwSignal::new(false);
     // Forgetting wipes the kept token: asked first, the safe choice focused.
     let confirm_forget = RwSignal::new(false);
     let keep_ref = NodeRef::<leptos::html::Button>::new();
@@ -81,19 +80,6 @@ fn Tools() -> impl IntoView {
             }
         }
     });
-    let toggle_notify = move |_| {
-        if console.notify.get_untracked() {
-            console.notify.set(false);
-            storage::set_notify_wanted(false);
-            return;
-        }
-        leptos::task::spawn_local(async move {
-            let ok = notify::ask().await;
-            console.notify.set(ok);
-            refused.set(!ok);
-            storage::set_notify_wanted(ok);
-        });
-    };
     let route = expect_context::<RwSignal<Route>>();
     let form = use_context::<ConnectForm>().map(|f| f.relays);
     let forget = move |_| {
@@ -107,26 +93,7 @@ fn Tools() -> impl IntoView {
     };
     view! {
         <div class="tools" id="tools">
-            {notify::supported().then(|| view! {
-                <button
-                    type="button"
-                    class="quiet"
-                    aria-pressed=move || if console.notify.get() { "true" } else { "false" }
-                    on:click=toggle_notify
-                    title="Notify me about new requests while this tab is in the background"
-                >
-                    {move || if console.notify.get() {
-                        "Notifications on"
-                    } else if refused.get() {
-                        "Notifications blocked"
-                    } else {
-                        "Notify me"
-                    }}
-                </button>
-                <span class="hint notify-refused" role="status" hidden=move || !refused.get() || console.notify.get()>
-                    "This browser refused notifications. Allow them for this site in the browser's settings, then try again."
-                </span>
-            })}
+            <NotifyDevice />
             <button type="button" class="quiet keys-button" aria-label="Keyboard shortcuts" on:click=move |_| help.update(|h| *h = !*h)>
                 "?"
             </button>

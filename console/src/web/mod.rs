@@ -2,5 +2,6 @@
 
 pub mod bridge;
 pub mod notify;
+pub mod push;
 pub mod platform;
 pub mod storage;

@@ -556,7 +556,7 @@ try {
     });
   }
 
-  await step('notifications refused by the browser: the button says so, and where to change it', async () => {
+  await step('notifications refused by the browser: the switch says so, and where to change it', async () => {
     const ctx = await chromium.newContext(DESKTOP);
     const page = await ctx.newPage();
     page.on('pageerror', (e) => pageErrors.push(String(e)));
@@ -569,10 +569,12 @@ try {
     try {
       await page.goto(`${relay.base}/#token=${encodeURIComponent(token)}`);
       await page.locator('.chip[data-state="live"]').waitFor({ timeout: 15_000 });
-      await page.click('button[aria-pressed]');
-      await page.locator('button[aria-pressed="false"]', { hasText: 'Notifications blocked' }).waitFor({ timeout: 3_000 });
-      const why = await page.locator('.notify-refused').textContent({ timeout: 3_000 });
-      check(why.includes('refused') && why.includes('settings'), `it says why and where: ${why}`);
+      await page.click('details.push summary');
+      await page.click('details.push button[role="switch"]');
+      await page.locator('details.push[data-state="blocked"] summary', { hasText: 'Blocked by the browser' }).waitFor({ timeout: 3_000 });
+      check((await page.getAttribute('details.push button[role="switch"]', 'aria-checked')) === 'false', 'the switch is off');
+      const why = await page.locator('#push-explain').textContent({ timeout: 3_000 });
+      check(why.includes('blocks') && why.includes('settings'), `it says why and where: ${why}`);
     } finally {
       await ctx.close();
     }

@@ -76,6 +76,7 @@ pub fn request(request: &Request, capability: &str) -> Vec<u8> {
         "agent": request.agent,
         "prompt": cut(&request.prompt, MAX_PROMPT),
         "severity": request.severity.as_str(),
+        "destructive": request.destructive,
         "options": options,
         "url": card_url(request),
         "capability": capability,
@@ -116,6 +117,7 @@ mod tests {
             severity: Severity::Critical,
             options: vec![("allow".into(), "Allow".into())],
             expires_at: None,
+            destructive: false,
         }
     }
 

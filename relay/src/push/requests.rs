@@ -34,6 +34,9 @@ pub struct Request {
     /// (id, label) of each option offered.
     pub options: Vec<(String, String)>,
     pub expires_at: Option<UnixMs>,
+    /// The agent marked it destructive: a notification then offers no
+    /// one-tap approval.
+    pub destructive: bool,
 }
 
 impl Request {
@@ -61,6 +64,7 @@ impl Request {
             severity: event.severity(),
             options,
             expires_at: data.get("expires_at").and_then(Value::as_str).and_then(UnixMs::parse_rfc3339),
+            destructive: data.get("destructive").and_then(Value::as_bool) == Some(true),
         })
     }
 
