@@ -2,8 +2,9 @@
 // the real relay binary and its demo agents, on every view: the connect
 // screen, the inbox with a card of every kind (permission, form, review,
 // critical), a form opened, an answer held and one answered, the
-// history, the sessions list and a session, the relays screen and the key
-// list. Each at phone 390x844 and desktop 1280x800, light and dark.
+// history, the sessions list and a session, the relays screen, the key
+// list and the notifications panel. Each at phone 390x844 and desktop
+// 1280x800, light and dark.
 //
 // A violation of impact serious or critical fails its view; the moderate
 // and minor ones are listed and counted, for the record.
@@ -164,7 +165,7 @@ try {
   }
 
   for (const mode of MODES) {
-    await audited(`axe ${mode.name}: history, sessions, a session, relays, the key list`, async () => {
+    await audited(`axe ${mode.name}: history, sessions, a session, relays, the key list, notifications`, async () => {
       const { page } = pages.get(mode.name);
       const menu = async () => {
         if (mode.phone) await page.locator('button.menu-toggle').click();
@@ -190,6 +191,12 @@ try {
       await page.locator('button.keys-button').click();
       await page.locator('.key-help[role="dialog"]').waitFor();
       await audit(page, mode, 'the key list');
+      await page.keyboard.press('Escape');
+      const push = page.locator('details.push summary');
+      if (!(await push.isVisible())) await menu();
+      await push.click();
+      await page.locator('details.push[open] button[role="switch"]').waitFor();
+      await audit(page, mode, 'the notifications panel');
     });
   }
 

@@ -15,7 +15,8 @@ import { execFileSync } from 'node:child_process';
 import { createDecipheriv, createECDH, createHash, hkdfSync, randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:https';
-import { Relay, Steps, TestAgent, browser, check, freePort, sleep, until, ROOT } from './lib.mjs';
+import { chromium as playwright } from 'playwright-core';
+import { CHROMIUM_ARGS, Relay, Steps, TestAgent, browser, check, freePort, sleep, until, ROOT } from './lib.mjs';
 
 const DIR = `${ROOT}target/console-e2e/push`;
 const PHONE = { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 };
@@ -302,6 +303,29 @@ try {
 
   agent.drop();
   await ctx.close();
+
+  await step('on a page that is not a secure context the switch is unavailable and says why', async () => {
+    const other = await playwright.launch({
+      executablePath: '/usr/bin/chromium',
+      args: [...CHROMIUM_ARGS, '--host-resolver-rules=MAP insecure.test 127.0.0.1'],
+    });
+    try {
+      const p = await other.newPage({ viewport: PHONE.viewport });
+      p.on('pageerror', (e) => pageErrors.push(String(e)));
+      await p.goto(`http://insecure.test:${port}/#token=${encodeURIComponent(ownerToken)}`);
+      check(!(await p.evaluate(() => isSecureContext)), 'the page is not a secure context');
+      await p.locator('button.menu-toggle').click({ timeout: 15_000 });
+      const d = p.locator('details.push');
+      await d.locator('summary').click();
+      await until(async () => (await d.getAttribute('data-state')) === 'insecure', 'the state says so', 5_000);
+      check(await d.locator('button[role="switch"]').isDisabled(), 'the switch cannot be turned on');
+      const why = await p.locator('#push-explain').textContent();
+      check(why.includes('HTTPS'), `it says why: ${why}`);
+    } finally {
+      await other.close();
+    }
+  });
+
   await steps.noPageErrors(pageErrors);
 } finally {
   await chromium.close().catch(() => {});
