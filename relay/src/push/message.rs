@@ -131,6 +131,14 @@ mod tests {
     }
 
     #[test]
+    fn a_destructive_request_says_so_for_the_notification() {
+        let plain: Value = serde_json::from_slice(&request(&req("p"), "c")).unwrap();
+        assert_eq!(plain["destructive"], false);
+        let marked: Value = serde_json::from_slice(&request(&Request { destructive: true, ..req("p") }, "c")).unwrap();
+        assert_eq!(marked["destructive"], true);
+    }
+
+    #[test]
     fn a_long_prompt_is_cut_and_the_payload_stays_small() {
         let body = request(&req(&"x".repeat(10_000)), &"c".repeat(400));
         assert!(body.len() <= MAX_PAYLOAD);
