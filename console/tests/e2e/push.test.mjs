@@ -290,6 +290,14 @@ try {
     await until(() => agent.commands.some((c) => c.subject === critical.id && c.data.answer.option === 'deny'), 'the agent gets Deny', 5_000);
   });
 
+  await step('a burst of requests becomes one "N requests are waiting" notification', async () => {
+    for (let i = 1; i <= 4; i++) agent.ask(`Push: burst request ${i}?`);
+    const summary = await until(() => pushesTo(device).find((p) => JSON.parse(p.text).kind === 'summary'), 'a summary push', 20_000);
+    await deliver(summary.text);
+    const [n] = await until(async () => { const l = await notifications('aep-waiting-summary'); return l.length && l; }, 'the summary shows', 5_000);
+    check(/^\d+ requests are waiting$/.test(n.body), `one notification says how many wait: ${JSON.stringify(n)}`);
+  });
+
   await step('a device is removed from the list, and from the relay', async () => {
     if (!(await panel.isVisible())) await page.locator('button.menu-toggle').click();
     if (!(await panel.evaluate((d) => d.open))) await panel.locator('summary').click();
