@@ -100,14 +100,18 @@ async function closeRequest(request) {
  * else opens the console at the request. */
 async function handleClick(notification, action) {
   const p = notification.data || {};
-  notification.close();
   if (action && action.startsWith('answer:')) return answer(p, action.slice('answer:'.length));
+  notification.close();
   return openConsole(p);
 }
 
 /** Posts the notification's answer, then says what became of it. */
 async function answer(p, option) {
   const label = ((p.options || []).find((o) => o.id === option) || {}).label || option;
+  const data = { kind: 'outcome', request: p.request, session: p.session, url: p.url };
+  // At once, under the same tag: the buttons go (no second answer) while
+  // the relay waits for the agent.
+  await self.registration.showNotification(`${label}: sending\u2026`, { body: p.prompt || '', tag: p.request, data });
   let said;
   try {
     const response = await fetch(new URL(ANSWER_PATH, self.location.origin), {
@@ -126,7 +130,7 @@ async function answer(p, option) {
   await self.registration.showNotification(said.title, {
     body: said.body,
     tag: p.request,
-    data: { kind: 'outcome', request: p.request, session: p.session, url: p.url, outcome: said.outcome },
+    data: { ...data, outcome: said.outcome },
   });
   return said;
 }
