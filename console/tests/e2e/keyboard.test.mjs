@@ -77,6 +77,8 @@ function kbdHelpers() {
       const all = document.querySelectorAll('a[href], button, input, select, textarea, summary, [tabindex]:not([tabindex="-1"])');
       return [...all]
         .filter((e) => !e.disabled && e.getClientRects().length > 0 && getComputedStyle(e).visibility !== 'hidden' && !e.closest('[inert], [aria-hidden="true"]'))
+        // What a closed <details> holds is out of reach until it opens (its summary is not).
+        .filter((e) => !e.closest('details:not([open])') || e.closest('details:not([open]) > summary'))
         .filter((e) => !seen.has(e))
         .map((e) => e.outerHTML.slice(0, 120));
     },
