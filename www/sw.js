@@ -4,7 +4,8 @@
 // every page and file still comes fresh from the relay.
 //
 // A push is JSON from the relay: {kind: "request", request, session,
-// agent, prompt, severity, destructive, options, url, capability},
+// agent, prompt, severity, destructive, options: [{id, label, meaning}],
+// url, capability},
 // {kind: "closed", request} or {kind: "summary", waiting, prompt, url}.
 // Agent text is shown as notification text (which renders no markup).
 
@@ -13,10 +14,6 @@
 const ANSWER_PATH = '/push/answer';
 const SUMMARY_TAG = 'aep-waiting-summary';
 const TITLE = 'AEP console';
-// Option ids that grant what was asked, and ones that refuse it (an id
-// may carry a qualifier: allow_once, deny-always).
-const PERMISSIVE = /^(allow|approve|accept|yes|ok|confirm|proceed|grant)([_-].*)?$/i;
-const REFUSING = /^(deny|reject|decline|no|refuse|cancel|block|abort)([_-].*)?$/i;
 // Severities at which approving takes the console's second step: the
 // notification offers Review instead of a one-tap approval.
 const SEVERE = new Set(['error', 'critical']);
@@ -65,8 +62,9 @@ function oneTapSafe(p) {
  * else Review (which opens the console at the card). */
 function actions(p) {
   const options = Array.isArray(p.options) ? p.options : [];
-  const refuse = options.find((o) => REFUSING.test(o.id));
-  const grant = options.find((o) => PERMISSIVE.test(o.id));
+  // The relay says what each option means (grants, refuses, neither).
+  const refuse = options.find((o) => o.meaning === 'refuses');
+  const grant = options.find((o) => o.meaning === 'grants');
   const out = [];
   if (p.capability && refuse) out.push({ action: `answer:${refuse.id}`, title: refuse.label || 'Deny' });
   if (p.capability && grant && oneTapSafe(p)) out.push({ action: `answer:${grant.id}`, title: grant.label || 'Allow' });

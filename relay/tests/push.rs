@@ -206,7 +206,10 @@ async fn a_request_buzzes_each_operator_device_and_is_answered_from_the_notifica
     assert_eq!(payload["request"], target.attention.as_str());
     assert_eq!(payload["session"], s.as_str());
     assert_eq!(payload["prompt"], "Allow `rm -rf build/`?");
-    assert_eq!(payload["options"], json!([{"id": "allow", "label": "Allow"}, {"id": "deny", "label": "Deny"}]));
+    assert_eq!(payload["options"], json!([
+            {"id": "allow", "label": "Allow", "meaning": "grants"},
+            {"id": "deny", "label": "Deny", "meaning": "refuses"}
+        ]));
     assert!(payload["url"].as_str().unwrap().contains(&target.attention));
     let text = payload.to_string();
     assert!(!text.contains(TOKEN) && !text.contains(ALICE), "never a token");
@@ -442,6 +445,11 @@ async fn a_gone_subscription_is_removed_and_a_throttled_push_is_retried() {
     assert_eq!(t.post_one(&second).await.status(), 202);
     assert_eq!(service.wait_for(&busy, 4, PROMPT).await.len(), 4);
     assert_eq!(service.to(&gone).len(), 1);
+
+    // An operator reads what the push task did on /healthz.
+    let health: Value = t.get("/healthz").send().await.unwrap().json().await.unwrap();
+    let push = &health["push"];
+    assert_eq!((push["sent"].as_u64(), push["retried"].as_u64(), push["removed"].as_u64()), (Some(2), Some(2), Some(1)), "{health}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

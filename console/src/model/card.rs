@@ -4,6 +4,7 @@
 
 use aep_engine::client::hub::{Hub, Reach};
 use aep_engine::protocol::form::{Choice, FieldSpec};
+use aep_engine::protocol::attention::OptionMeaning;
 use aep_engine::protocol::vocabulary::types;
 use aep_engine::store::{self, Card, CardRef, CardStatus, Closure, Resolution, ToolEnd, ToolOutcome};
 use aep_engine::{Capture, Severity, UnixMs};
@@ -361,37 +362,13 @@ fn overruled(applied: Option<&store::CardAnswer>, commands: &[CommandView]) -> V
         .collect()
 }
 
-const PERMISSIVE: &[&str] = &[
-    "allow",
-    "approve",
-    "yes",
-    "accept",
-    "ok",
-    "confirm",
-    "proceed",
-    "grant",
-    "allow_always",
-    "always",
-    "continue",
-];
+pub(crate) fn is_permissive(id: &str) -> bool {
+    OptionMeaning::of(id) == OptionMeaning::Grants
+}
 
 /// Refuses what was asked (deny, reject, no...): only these read as "Denied".
-const REFUSING: &[&str] = &["deny", "reject", "no", "decline", "refuse", "block", "cancel", "abort", "stop", "disallow", "never"];
-
-/// `id` is one of `words`, or one of them with a `_…`/`-…` qualifier.
-fn names_one_of(words: &[&str], id: &str) -> bool {
-    let id = id.to_ascii_lowercase();
-    words
-        .iter()
-        .any(|p| id == *p || id.starts_with(&format!("{p}_")) || id.starts_with(&format!("{p}-")))
-}
-
-pub(crate) fn is_permissive(id: &str) -> bool {
-    names_one_of(PERMISSIVE, id)
-}
-
 fn is_refusing(id: &str) -> bool {
-    names_one_of(REFUSING, id)
+    OptionMeaning::of(id) == OptionMeaning::Refuses
 }
 
 fn value_words(v: &Value) -> String {

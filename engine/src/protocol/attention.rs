@@ -87,6 +87,55 @@ impl AttentionKind {
     }
 }
 
+/// What choosing an option id means for what was asked. Options are the
+/// agent's own ids, so this reads the words agents use (`allow`,
+/// `deny_always`, `reject-once`…); anything else means neither, and a UI
+/// treats it as a plain answer rather than an approval or a refusal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum OptionMeaning {
+    /// Grants what was asked (allow, approve, yes…).
+    Grants,
+    /// Refuses it (deny, reject, no…).
+    Refuses,
+    Neither,
+}
+
+impl OptionMeaning {
+    const GRANTING: &'static [&'static str] = &[
+        "allow", "approve", "yes", "accept", "ok", "confirm", "proceed", "grant", "always", "continue",
+    ];
+    const REFUSING: &'static [&'static str] =
+        &["deny", "reject", "no", "decline", "refuse", "block", "cancel", "abort", "stop", "disallow", "never"];
+
+    /// The meaning of option `id`: one of the words, alone or with a
+    /// `_…` / `-…` qualifier, in any case.
+    pub fn of(id: &str) -> OptionMeaning {
+        let id = id.to_ascii_lowercase();
+        let names = |words: &[&str]| {
+            words.iter().any(|w| {
+                id.strip_prefix(w)
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with('_') || rest.starts_with('-'))
+            })
+        };
+        if names(Self::GRANTING) {
+            OptionMeaning::Grants
+        } else if names(Self::REFUSING) {
+            OptionMeaning::Refuses
+        } else {
+            OptionMeaning::Neither
+        }
+    }
+
+    /// A stable name, for wire formats and styling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OptionMeaning::Grants => "grants",
+            OptionMeaning::Refuses => "refuses",
+            OptionMeaning::Neither => "neither",
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -101,5 +150,18 @@ mod tests {
         assert_eq!(odd, AttentionKind::Unrecognized("captcha".into()));
         assert_eq!(odd.as_str(), "captcha");
         assert!(!odd.is_registered());
+    }
+
+    #[test]
+    fn option_ids_read_as_granting_refusing_or_neither() {
+        for id in ["allow", "Approve", "allow_once", "allow_always", "yes", "proceed-now"] {
+            assert_eq!(OptionMeaning::of(id), OptionMeaning::Grants, "{id}");
+        }
+        for id in ["deny", "reject-once", "NO", "deny_always", "never"] {
+            assert_eq!(OptionMeaning::of(id), OptionMeaning::Refuses, "{id}");
+        }
+        for id in ["allowlist-check", "notify", "okay", "option_a", ""] {
+            assert_eq!(OptionMeaning::of(id), OptionMeaning::Neither, "{id}");
+        }
     }
 }

@@ -2,10 +2,11 @@
 //! no bearer token (a service worker has none). A capability is the
 //! relay's HMAC-SHA256 over what it allows: one request in one session,
 //! by one principal, with the options offered, until an expiry, once (its
-//! nonce is remembered until then).
+//! nonce is remembered until then, in the data directory when there is
+//! one, so a restart does not make a used capability good again).
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -20,6 +21,8 @@ use crate::sync::lock;
 
 /// The file a data directory keeps the signing secret in.
 pub const SECRET_FILE: &str = "push-secret";
+/// The file it keeps the used, not yet expired, nonces in.
+pub const SPENT_FILE: &str = "push-spent.json";
 
 /// The relay's capability key: random, kept in the data directory (a
 /// capability outlives a restart), else made per run.
@@ -79,15 +82,49 @@ impl Refused {
 pub struct Capabilities {
     secret: Secret,
     ttl: Duration,
-    /// Nonces used, with their expiry, forgotten once expired.
-    used: Mutex<HashMap<String, u64>>,
+    used: Mutex<Spent>,
+}
+
+/// Nonces used, with their expiry, forgotten once expired; written
+/// through to `file` when there is one.
+struct Spent {
+    nonces: HashMap<String, u64>,
+    file: Option<PathBuf>,
+}
+
+impl Spent {
+    fn save(&self) {
+        let Some(file) = &self.file else { return };
+        let bytes = serde_json::to_vec(&self.nonces).expect("a map of strings serializes");
+        if let Err(e) = files::write_private(file, &bytes) {
+            // The nonce stays spent for this run; only a restart within
+            // its expiry could accept it again.
+            tracing::warn!("push: could not record a used capability: {e}");
+        }
+    }
 }
 
 type HmacSha256 = Hmac<Sha256>;
 
 impl Capabilities {
+    /// Capabilities signed with `secret`, remembering used ones in memory.
     pub fn new(secret: Secret, ttl: Duration) -> Capabilities {
-        Capabilities { secret, ttl, used: Mutex::new(HashMap::new()) }
+        Capabilities { secret, ttl, used: Mutex::new(Spent { nonces: HashMap::new(), file: None }) }
+    }
+
+    /// As [`Capabilities::new`], remembering used ones in `data_dir` too
+    /// (and reading those an earlier run used).
+    pub fn open(secret: Secret, ttl: Duration, data_dir: Option<&Path>) -> Result<Capabilities, String> {
+        let caps = Capabilities::new(secret, ttl);
+        if let Some(dir) = data_dir {
+            let file = dir.join(SPENT_FILE);
+            let mut used = lock(&caps.used);
+            if let Some(text) = files::read(&file)? {
+                used.nonces = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", file.display()))?;
+            }
+            used.file = Some(file);
+        }
+        Ok(caps)
     }
 
     fn mac(&self) -> HmacSha256 {
@@ -131,18 +168,21 @@ impl Capabilities {
     /// Uses a grant up: `Err(Replayed)` when it was used before.
     pub fn spend(&self, grant: &Grant, now: u64) -> Result<(), Refused> {
         let mut used = lock(&self.used);
-        used.retain(|_, expires| *expires > now);
-        if used.contains_key(&grant.nonce) {
+        used.nonces.retain(|_, expires| *expires > now);
+        if used.nonces.contains_key(&grant.nonce) {
             return Err(Refused::Replayed);
         }
-        used.insert(grant.nonce.clone(), grant.expires);
+        used.nonces.insert(grant.nonce.clone(), grant.expires);
+        used.save();
         Ok(())
     }
 
     /// Gives a spent grant back: its answer could not be sent at all, so
     /// the notification may try again.
     pub fn release(&self, grant: &Grant) {
-        lock(&self.used).remove(&grant.nonce);
+        let mut used = lock(&self.used);
+        used.nonces.remove(&grant.nonce);
+        used.save();
     }
 }
 
@@ -177,5 +217,21 @@ mod tests {
         let other = Capabilities::new(Secret([8; 32]), Duration::from_secs(600));
         assert_eq!(other.verify(&token, 1_000), Err(Refused::Invalid));
         assert_eq!(c.verify("garbage", 1_000), Err(Refused::Invalid));
+    }
+
+    #[test]
+    fn a_used_capability_stays_used_across_a_restart() {
+        let dir = tempfile::tempdir().unwrap();
+        let open = || Capabilities::open(Secret([7; 32]), Duration::from_secs(600), Some(dir.path())).unwrap();
+        let first = open();
+        let token = first.issue("r1", "s1", "alice", vec![], 1_000);
+        let grant = first.verify(&token, 1_001).unwrap();
+        first.spend(&grant, 1_001).unwrap();
+        drop(first);
+        let again = open();
+        assert_eq!(again.spend(&again.verify(&token, 1_002).unwrap(), 1_002), Err(Refused::Replayed));
+        // Given back, it may be used once more, also after a restart.
+        again.release(&grant);
+        assert_eq!(open().spend(&grant, 1_003), Ok(()));
     }
 }

@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use aep_engine::protocol::attention::OptionMeaning;
 use aep_engine::{Severity, UnixMs};
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
@@ -67,7 +68,7 @@ pub fn request(request: &Request, capability: &str) -> Vec<u8> {
         .options
         .iter()
         .take(MAX_OPTIONS)
-        .map(|(id, label)| json!({"id": id, "label": cut(label, MAX_LABEL)}))
+        .map(|(id, label)| json!({"id": id, "label": cut(label, MAX_LABEL), "meaning": OptionMeaning::of(id).as_str()}))
         .collect();
     let mut body = json!({
         "kind": "request",
@@ -136,6 +137,14 @@ mod tests {
         assert_eq!(plain["destructive"], false);
         let marked: Value = serde_json::from_slice(&request(&Request { destructive: true, ..req("p") }, "c")).unwrap();
         assert_eq!(marked["destructive"], true);
+    }
+
+    #[test]
+    fn each_option_says_what_choosing_it_means() {
+        let options = vec![("deny_once".into(), "Deny".into()), ("allow".into(), "Allow".into()), ("later".into(), "Later".into())];
+        let v: Value = serde_json::from_slice(&request(&Request { options, ..req("p") }, "c")).unwrap();
+        let meanings: Vec<&str> = v["options"].as_array().unwrap().iter().map(|o| o["meaning"].as_str().unwrap()).collect();
+        assert_eq!(meanings, ["refuses", "grants", "neither"]);
     }
 
     #[test]

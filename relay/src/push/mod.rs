@@ -91,7 +91,8 @@ impl Default for PushConfig {
     }
 }
 
-/// What the push task has done, for `/healthz`-style reporting and tests.
+/// What the push task has done, reported by `/healthz` to a caller with
+/// a credential.
 #[derive(Debug, Default)]
 pub struct PushCounters {
     pub sent: AtomicU64,
@@ -101,6 +102,21 @@ pub struct PushCounters {
     pub collapsed: AtomicU64,
     /// Events dropped because the push queue was full.
     pub dropped: AtomicU64,
+}
+
+impl PushCounters {
+    /// The counts now, for `/healthz`.
+    pub fn snapshot(&self) -> serde_json::Value {
+        let n = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        serde_json::json!({
+            "sent": n(&self.sent),
+            "failed": n(&self.failed),
+            "retried": n(&self.retried),
+            "removed": n(&self.removed),
+            "collapsed": n(&self.collapsed),
+            "dropped": n(&self.dropped),
+        })
+    }
 }
 
 /// The relay's Web Push: keys, registered devices, open requests and the
@@ -125,12 +141,13 @@ impl Push {
         let settings = config.push.clone();
         let dir = config.data_dir.as_deref();
         let vapid = VapidKey::load(settings.vapid_key.as_deref(), dir).map_err(ConfigError)?;
-        let secret = Secret::load(dir).map_err(ConfigError)?;
+        let capabilities = Capabilities::open(Secret::load(dir).map_err(ConfigError)?, settings.capability_ttl, dir)
+            .map_err(ConfigError)?;
         let subscriptions = Subscriptions::open(dir).map_err(ConfigError)?;
         let client = sender::client(&settings.extra_roots).map_err(ConfigError)?;
         let push = Arc::new(Push {
             queue: Queue::new(settings.queue),
-            capabilities: Capabilities::new(secret, settings.capability_ttl),
+            capabilities,
             config: settings,
             vapid,
             subscriptions,

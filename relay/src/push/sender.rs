@@ -328,13 +328,33 @@ fn judge(response: &reqwest::Response, backoff: Duration) -> Attempt {
         return Attempt::Gone;
     }
     if status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error() {
-        let after = response
-            .headers()
-            .get(header::RETRY_AFTER)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .map(Duration::from_secs);
-        return Attempt::Retry(after.unwrap_or(backoff));
+        let after = response.headers().get(header::RETRY_AFTER).and_then(|v| v.to_str().ok());
+        return Attempt::Retry(after.and_then(|v| retry_after(v, SystemTime::now())).unwrap_or(backoff));
     }
     Attempt::Failed(format!("the push service answered {status}"))
+}
+
+/// A `Retry-After` value, delay-seconds or an HTTP-date (RFC 9110
+/// §10.2.3), as the wait from `now`; a date already past waits nothing.
+fn retry_after(value: &str, now: SystemTime) -> Option<Duration> {
+    let value = value.trim();
+    if let Ok(seconds) = value.parse::<u64>() {
+        return Some(Duration::from_secs(seconds));
+    }
+    let at = httpdate::parse_http_date(value).ok()?;
+    Some(at.duration_since(now).unwrap_or(Duration::ZERO))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_reads_seconds_and_dates() {
+        let now = httpdate::parse_http_date("Fri, 04 Dec 2026 10:00:00 GMT").unwrap();
+        assert_eq!(retry_after(" 7 ", now), Some(Duration::from_secs(7)));
+        assert_eq!(retry_after("Fri, 04 Dec 2026 10:00:30 GMT", now), Some(Duration::from_secs(30)));
+        assert_eq!(retry_after("Fri, 04 Dec 2026 09:00:00 GMT", now), Some(Duration::ZERO));
+        assert_eq!(retry_after("soon", now), None);
+    }
 }
