@@ -13,17 +13,6 @@ use aep_relay::auth::token_hash;
 use serde_json::json;
 use support::*;
 
-async fn status(relay: &RelayProcess, token: &str) -> u16 {
-    reqwest::Client::new()
-        .get(format!("http://{}/events", relay.addr))
-        .bearer_auth(token)
-        .send()
-        .await
-        .unwrap()
-        .status()
-        .as_u16()
-}
-
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("aep-cred-{}", fresh_id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -50,8 +39,8 @@ async fn a_token_file_keeps_the_token_out_of_the_process_list() {
     if let Ok(ps) = ps {
         assert!(!ps.contains(&secret), "nor in the process list");
     }
-    assert_eq!(status(&relay, &secret).await, 200);
-    assert_eq!(status(&relay, "wrong").await, 401);
+    assert_eq!(relay.status_for(&secret).await, 200);
+    assert_eq!(relay.status_for("wrong").await, 401);
 }
 
 #[tokio::test]
@@ -66,8 +55,8 @@ async fn a_credentials_file_names_roles_and_a_removed_line_is_revoked_without_a_
     write(&file, &both);
     assert!(!std::fs::read_to_string(&file).unwrap().contains(&alice), "the file holds hashes only");
     let relay = RelayProcess::start(&["--credentials", file.to_str().unwrap()]);
-    assert_eq!(status(&relay, &alice).await, 200);
-    assert_eq!(status(&relay, &bob).await, 200);
+    assert_eq!(relay.status_for(&alice).await, 200);
+    assert_eq!(relay.status_for(&bob).await, 200);
 
     // Bob watches from a socket; a viewer may not command.
     let mut socket = Ws::connect(&format!("ws://{}/socket?access_token={bob}", relay.addr)).await.unwrap();
@@ -84,11 +73,11 @@ async fn a_credentials_file_names_roles_and_a_removed_line_is_revoked_without_a_
 
     write(&file, &both.lines().filter(|l| !l.starts_with("bob")).collect::<Vec<_>>().join("\n"));
     let deadline = tokio::time::Instant::now() + PROMPT;
-    while status(&relay, &bob).await != 401 {
+    while relay.status_for(&bob).await != 401 {
         assert!(tokio::time::Instant::now() < deadline, "bob was never revoked");
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    assert_eq!(status(&relay, &alice).await, 200, "the others keep working");
+    assert_eq!(relay.status_for(&alice).await, 200, "the others keep working");
     let closed = loop {
         match socket.recv(PROMPT).await {
             Some(Incoming::Closed(code)) => break code,

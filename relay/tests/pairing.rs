@@ -70,17 +70,6 @@ fn decode(qr: &str) -> String {
     grids[0].decode().expect("a readable code").1
 }
 
-async fn status(relay: &RelayProcess, token: &str) -> u16 {
-    reqwest::Client::new()
-        .get(format!("http://{}/events", relay.addr))
-        .bearer_auth(token)
-        .send()
-        .await
-        .unwrap()
-        .status()
-        .as_u16()
-}
-
 /// A console's socket for `token`, and the principal the relay's `hello`
 /// says it belongs to.
 async fn device(relay: &RelayProcess, token: &str) -> (Ws, Value) {
@@ -104,7 +93,7 @@ async fn paired_devices_are_their_own_principals_and_one_unpaired_is_cut_off_alo
     assert!(phone.link.starts_with("http://127.0.0.1:8787/#token="), "{}", phone.link);
     assert_eq!(phone.token.len(), 32);
     let relay = RelayProcess::start(&["--credentials", file.to_str().unwrap()]);
-    assert_eq!(status(&relay, &phone.token).await, 200);
+    assert_eq!(relay.status_for(&phone.token).await, 200);
 
     // Paired while the relay runs: taken without a restart.
     let tablet = pair(&file, "tablet", &["--role", "viewer"]);
@@ -114,7 +103,7 @@ async fn paired_devices_are_their_own_principals_and_one_unpaired_is_cut_off_alo
         format!("phone operator,viewer {}\ntablet viewer {}\n", token_hash(&phone.token), token_hash(&tablet.token))
     );
     let deadline = tokio::time::Instant::now() + PROMPT;
-    while status(&relay, &tablet.token).await != 200 {
+    while relay.status_for(&tablet.token).await != 200 {
         assert!(tokio::time::Instant::now() < deadline, "the running relay never took the new device");
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
@@ -134,8 +123,8 @@ async fn paired_devices_are_their_own_principals_and_one_unpaired_is_cut_off_alo
         }
     };
     assert_eq!(closed, Some(1008));
-    assert_eq!(status(&relay, &phone.token).await, 401);
-    assert_eq!(status(&relay, &tablet.token).await, 200, "the other device is still accepted");
+    assert_eq!(relay.status_for(&phone.token).await, 401);
+    assert_eq!(relay.status_for(&tablet.token).await, 200, "the other device is still accepted");
     assert!(answers(&mut tablet_ws).await, "the other device's socket stays open");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), format!("tablet viewer {}\n", token_hash(&tablet.token)));
 }

@@ -64,6 +64,13 @@ impl RelayProcess {
         format!("http://{}", self.addr)
     }
 
+    /// The HTTP status `GET /events` answers `token` with: whether the
+    /// relay accepts that credential now.
+    pub async fn status_for(&self, token: &str) -> u16 {
+        let events = format!("{}/events", self.base());
+        reqwest::Client::new().get(events).bearer_auth(token).send().await.unwrap().status().as_u16()
+    }
+
     /// SIGKILL: no shutdown path runs.
     pub fn kill9(mut self) {
         self.child.kill().unwrap();
