@@ -81,6 +81,9 @@ pub fn App(link: Option<Link>) -> impl IntoView {
         window_event_listener(leptos::ev::hashchange, move |_| route.set(Route::current()));
     on_cleanup(move || handle.remove());
     provide_context(route);
+    // Here, not in the shell: a notification may name a request held
+    // behind "N new", and opening it brings those in.
+    super::inbox::NewAbove::provide();
     super::push::open_notified_requests(route);
     let form = ConnectForm {
         relays: RwSignal::new(relays),

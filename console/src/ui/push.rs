@@ -6,6 +6,7 @@ use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::connect::ConnectForm;
+use super::inbox::NewAbove;
 use super::route::Route;
 use crate::model::push::{device_name, page_relay, DeviceState};
 use crate::web::bridge::Console;
@@ -169,6 +170,7 @@ pub fn NotifyDevice() -> impl IntoView {
 /// `?request=` of the page it opened (then taken out of the address), and
 /// each request the worker names to a window already open.
 pub fn open_notified_requests(route: RwSignal<Route>) {
+    let new_above = expect_context::<NewAbove>();
     let location = window().location();
     let search = location.search().unwrap_or_default();
     let asked = search
@@ -181,9 +183,9 @@ pub fn open_notified_requests(route: RwSignal<Route>) {
         let path = location.pathname().unwrap_or_default();
         let hash = location.hash().unwrap_or_default();
         let _ = window().history().and_then(|h| h.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&format!("{path}{hash}"))));
-        reveal(route, request);
+        reveal(route, new_above, request);
     }
-    push::on_open_request(move |request| reveal(route, request));
+    push::on_open_request(move |request| reveal(route, new_above, request));
 }
 
 /// How long a card named by a notification is looked for (the console
@@ -193,15 +195,15 @@ const REVEAL_EVERY_MS: i32 = 250;
 
 /// Shows the inbox and, once the request's card is drawn, scrolls to it
 /// and gives it the focus.
-fn reveal(route: RwSignal<Route>, request: String) {
+fn reveal(route: RwSignal<Route>, new_above: NewAbove, request: String) {
     if route.get_untracked() != Route::Inbox {
         let _ = window().location().set_hash(&Route::Inbox.href());
         route.set(Route::Inbox);
     }
-    look_for(request, REVEAL_TRIES);
+    look_for(request, new_above, REVEAL_TRIES);
 }
 
-fn look_for(request: String, tries: u32) {
+fn look_for(request: String, new_above: NewAbove, tries: u32) {
     let card = window().document().and_then(|d| d.get_element_by_id(&format!("card-{request}")));
     if let Some(card) = card.and_then(|c| c.dyn_into::<web_sys::HtmlElement>().ok()) {
         let options = web_sys::ScrollIntoViewOptions::new();
@@ -212,7 +214,12 @@ fn look_for(request: String, tries: u32) {
         let _ = card.focus_with_options(&focus);
         return;
     }
+    // Not drawn: it may be among those held behind "N new" (the person
+    // asked for it, so nothing moves unasked when they come in).
+    if new_above.held.get_untracked() > 0 {
+        new_above.bring_in.update(|n| *n += 1);
+    }
     if tries > 0 {
-        crate::web::platform::after(REVEAL_EVERY_MS, move || look_for(request, tries - 1));
+        crate::web::platform::after(REVEAL_EVERY_MS, move || look_for(request, new_above, tries - 1));
     }
 }

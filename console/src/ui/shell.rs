@@ -4,7 +4,7 @@ use leptos::prelude::*;
 
 use super::connect::{Connect, ConnectForm};
 use super::history::History;
-use super::inbox::{Inbox, NewAbove, NewAbovePill};
+use super::inbox::{Inbox, NewAbovePill};
 use super::keys::{KeyHelp, Keys};
 use super::push::NotifyDevice;
 use super::route::{open_relays, Route};
@@ -183,7 +183,6 @@ pub fn Shell() -> impl IntoView {
     let help = RwSignal::new_local(false);
     provide_context(help);
     super::inbox::Drawn::provide();
-    NewAbove::provide();
     let menu = RwSignal::new(false);
     let console = expect_context::<Console>();
     Effect::new(move |_| {

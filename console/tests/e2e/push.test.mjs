@@ -293,9 +293,37 @@ try {
     await until(() => agent.commands.some((c) => c.subject === critical.id && c.data.answer.option === 'deny'), 'the agent gets Deny', 5_000);
   });
 
+  await step('a request held behind "N new" is brought in and shown when its notification is tapped', async () => {
+    await page.locator('nav.tabs a[href="#/"]').click();
+    const below = agent.ask('Push: a request the reader is looking at?', undefined, { severity: 'info' });
+    await until(async () => (await page.locator(`#card-${below.id}`).count()) > 0, 'a card is shown', 10_000);
+    // Past the relay's burst window (3 request pushes a device in 10 s),
+    // so this request gets a push of its own rather than a summary.
+    await new Promise((r) => setTimeout(r, 10_500));
+    // Arriving most urgent, it would land above what is shown: it waits.
+    const above = agent.ask('Push: a request that lands above the reader?', undefined, { severity: 'critical' });
+    const got = await until(() => pushesTo(device).find((p) => JSON.parse(p.text).kind === 'request' && JSON.parse(p.text).request === above.id), 'a push for the held request', 10_000);
+    const push = { text: got.text };
+    await until(async () => page.locator('button.new-above').isVisible(), 'the "N new" pill', 10_000);
+    check(!(await page.locator(`#card-${above.id}`).count()), 'the request waits behind "N new"');
+    await deliver(push.text);
+    await until(async () => (await notifications(above.id)).length, 'its notification shows', 5_000);
+    await tap(above.id, 'review');
+    const focused = () => page.evaluate(() => document.activeElement && document.activeElement.id);
+    await until(async () => (await focused()) === `card-${above.id}`, 'the tapped request is brought in and has the focus', 10_000);
+    const said = await (async () => {
+      await deliver(push.text);
+      await until(async () => (await notifications(above.id)).length, 'shown again', 5_000);
+      return tap(above.id, 'answer:deny');
+    })();
+    check(said && said.outcome === 'accepted', `Deny from the notification: ${JSON.stringify(said)}`);
+    agent.emit('attention.resolved', { resolution: 'dismissed' }, { subject: below.id, run: 'run-e2e' });
+  });
+
   await step('a burst of requests becomes one "N requests are waiting" notification', async () => {
+    const before = pushesTo(device).length;
     for (let i = 1; i <= 4; i++) agent.ask(`Push: burst request ${i}?`);
-    const summary = await until(() => pushesTo(device).find((p) => JSON.parse(p.text).kind === 'summary'), 'a summary push', 20_000);
+    const summary = await until(() => pushesTo(device).slice(before).find((p) => JSON.parse(p.text).kind === 'summary'), 'a summary push', 20_000);
     await deliver(summary.text);
     const [n] = await until(async () => { const l = await notifications('aep-waiting-summary'); return l.length && l; }, 'the summary shows', 5_000);
     check(/^\d+ requests are waiting$/.test(n.body), `one notification says how many wait: ${JSON.stringify(n)}`);
