@@ -5,7 +5,7 @@
 use aep_engine::client::hub::{Hub, Reach};
 use aep_engine::protocol::form::{Choice, FieldSpec};
 use aep_engine::protocol::attention::OptionMeaning;
-use aep_engine::protocol::vocabulary::types;
+use aep_engine::protocol::vocabulary::{types, NackReason};
 use aep_engine::store::{self, Card, CardRef, CardStatus, Closure, Resolution, ToolEnd, ToolOutcome};
 use aep_engine::{Capture, Severity, UnixMs};
 use serde_json::Value;
@@ -179,7 +179,8 @@ impl CardView {
         self.commands.iter().any(|c| {
             c.mine
                 && (c.phase.in_flight()
-                    || matches!(&c.phase, command::Phase::Rejected { reason, .. } if reason.as_deref() != Some("invalid")))
+                    || matches!(&c.phase, command::Phase::Rejected { reason, .. }
+                        if reason.as_deref().and_then(NackReason::parse) != Some(NackReason::Invalid)))
         })
     }
 

@@ -8,7 +8,7 @@ use aep_engine::control::answer::Answer;
 use aep_engine::control::sender::{Command, CommandState, TrackedCommand};
 use aep_engine::control::target::outcome::{PHASE_PAUSED, PHASE_RESUMED};
 use aep_engine::protocol::form::Choice;
-use aep_engine::protocol::vocabulary::types;
+use aep_engine::protocol::vocabulary::{types, NackReason};
 use aep_engine::store;
 use aep_engine::UnixMs;
 use serde_json::Value;
@@ -187,10 +187,9 @@ pub fn mine(hub: &Hub, c: &TrackedCommand, options: &[Choice]) -> CommandView {
             raw_reason, detail, ..
         } => {
             let (h, e) = words::rejected(raw_reason.as_deref());
+            // A reason this console has no words for is shown as sent.
             let headline = match raw_reason.as_deref() {
-                Some(r) if words::rejected(Some(r)).0 == "Rejected by the agent" => {
-                    format!("{h} ({r})")
-                }
+                Some(r) if NackReason::parse(r).is_none() => format!("{h} ({r})"),
                 _ => h.to_owned(),
             };
             (

@@ -303,6 +303,13 @@ fn refusals_and_silence_are_told_apart_in_words() {
     let c = v.commands.iter().find(|c| c.id == cmd).unwrap();
     assert_eq!(c.headline, "Refused by the agent");
     assert!(c.explanation.as_deref().unwrap().contains("not an error"));
+
+    // A reason with no words here is shown as the agent sent it.
+    let mut r = with_session();
+    let cmd = r.respond("REQ1", Answer::option("allow"));
+    r.event(json!({ "id": "N2", "type": "control.rejected", "seq": 3, "cause": cmd, "data": { "reason": "x-cooldown" } }));
+    let c = r.card("REQ1").commands.into_iter().find(|c| c.id == cmd).unwrap();
+    assert_eq!(c.headline, "Rejected by the agent (x-cooldown)");
 }
 
 #[test]
