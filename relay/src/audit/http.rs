@@ -5,7 +5,8 @@
 //! `before` (the `AEP-Audit-Next` header of the previous page) select
 //! commands, newest first. `format=jsonl` (default) answers with each
 //! command's records (the events' own bytes) and the chain that proves
-//! them; `format=csv`, one row per command.
+//! them (a page ends early rather than span more than
+//! [`super::MAX_SPAN`] records); `format=csv`, one row per command.
 
 use std::sync::Arc;
 
@@ -90,9 +91,9 @@ pub async fn query(
     };
     let query = params.query()?;
     let answer = tokio::task::spawn_blocking(move || -> Result<(String, Option<(u64, u64)>), String> {
-        let page = audit.page(&query).map_err(|e| e.to_string())?;
+        let mut page = audit.page(&query).map_err(|e| e.to_string())?;
         let body = match format {
-            Format::Jsonl => audit.export(&page).map_err(|e| e.to_string())?,
+            Format::Jsonl => audit.export(&mut page).map_err(|e| e.to_string())?,
             Format::Csv => super::csv::rows(&page.commands)?,
         };
         Ok((body, page.next))

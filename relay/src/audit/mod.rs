@@ -23,7 +23,7 @@ use aep_engine::Event;
 use crate::sync::lock;
 use chain::Kind;
 use links::Links;
-pub use store::{Bounds, Page, Query, StoreError};
+pub use store::{Bounds, Page, Query, StoreError, MAX_SPAN};
 use store::{NewRecord, Store, Tail, Write};
 pub use summary::Summary;
 
@@ -106,8 +106,9 @@ impl Audit {
         self.store.page(query)
     }
 
-    /// A page as JSONL with its chain (blocking).
-    pub fn export(&self, page: &Page) -> Result<String, StoreError> {
+    /// A page as JSONL with its chain (blocking); may end the page early
+    /// (see [`Store::export`]).
+    pub fn export(&self, page: &mut Page) -> Result<String, StoreError> {
         self.store.export(page)
     }
 
@@ -188,5 +189,46 @@ pub fn run(command: &crate::cli::AuditCommand) -> std::process::ExitCode {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn command(n: u64, principal: &str) -> Event {
+        Event::parse(&format!(
+            r#"{{"aep":"0.1","id":"c{n}","type":"control.cancel","time":"2026-07-03T10:00:00Z","source":"aep://console/agent/{principal}","agent":"{principal}","session":"s","data":{{}}}}"#
+        ))
+        .unwrap()
+    }
+
+    /// A sparse match ends its page before its chain links grow past the
+    /// bound; the rest comes on the next page, and each page verifies.
+    #[test]
+    fn a_sparse_page_ends_before_its_span_passes_the_bound() {
+        let dir = std::env::temp_dir().join(format!("aep-audit-span-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let audit = Audit::open(&dir, Bounds { retention: Duration::from_secs(3600), max_bytes: u64::MAX }).unwrap();
+        let every = MAX_SPAN / 3;
+        for n in 0..every * 10 {
+            let principal = if n % every == 0 { "rare" } else { "busy" };
+            audit.forwarded(&command(n, principal), principal);
+        }
+        audit.flush();
+        let query = Query { to: u64::MAX, principal: Some("rare".into()), limit: 100, ..Query::default() };
+        let mut page = audit.page(&query).unwrap();
+        assert_eq!(page.commands.len(), 10);
+        let export = audit.export(&mut page).unwrap();
+        let verified = chain::verify(&export).unwrap();
+        assert!(verified.records as u64 <= MAX_SPAN, "{} records", verified.records);
+        assert_eq!(page.commands.len(), 4, "three gaps of {every} fit, a fourth would not");
+        assert_eq!(page.commands[0].id, format!("c{}", every * 9));
+        let next = Query { before: page.next, ..query };
+        let mut rest = audit.page(&next).unwrap();
+        assert_eq!(rest.commands.first().map(|c| c.id.clone()), Some(format!("c{}", every * 5)));
+        chain::verify(&audit.export(&mut rest).unwrap()).unwrap();
+        drop(audit);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -86,6 +86,9 @@ impl Query {
 }
 
 /// One page of commands, newest first, and where the next page starts.
+/// The most records one JSONL answer spans (its links included).
+pub const MAX_SPAN: u64 = 10_000;
+
 pub struct Page {
     pub commands: Vec<Summary>,
     pub next: Option<(u64, u64)>,
@@ -272,7 +275,28 @@ impl Store {
     /// The page as JSONL: each command's records whole (newest command
     /// first, each command's records in chain order), then every other
     /// record of the span they cover as a link, so the export verifies.
-    pub fn export(&self, page: &Page) -> Result<String, StoreError> {
+    /// A page whose span would pass [`MAX_SPAN`] records ends early (at
+    /// least one command), its `next` where it ended: sparse matches cost
+    /// links, not unbounded answers.
+    pub fn export(&self, page: &mut Page) -> Result<String, StoreError> {
+        let mut span: Option<(u64, u64)> = None;
+        let mut kept = 0;
+        for command in &page.commands {
+            let (Some(&low), Some(&high)) = (command.records.iter().min(), command.records.iter().max()) else {
+                kept += 1;
+                continue;
+            };
+            let wider = span.map_or((low, high), |(l, h)| (l.min(low), h.max(high)));
+            if kept > 0 && wider.1 - wider.0 >= MAX_SPAN {
+                break;
+            }
+            span = Some(wider);
+            kept += 1;
+        }
+        if kept < page.commands.len() {
+            page.commands.truncate(kept);
+            page.next = page.commands.last().map(|s| (s.at, s.seq));
+        }
         let read = fail("cannot read the audit");
         let txn = self.db.begin_read().map_err(|e| read(&e))?;
         let records = txn.open_table(RECORDS).map_err(|e| read(&e))?;
