@@ -164,6 +164,10 @@ impl Relay {
             }
         })
         .await;
+        // The audit's last group is on disk before the process ends.
+        if let Some(audit) = hub.audit() {
+            let _ = tokio::task::spawn_blocking(move || audit.flush()).await;
+        }
         match drained {
             Ok(()) => ShutdownOutcome::Drained,
             Err(_) => {

@@ -306,6 +306,15 @@ async fn a_command_its_ack_and_outcome_outlive_the_replay_buffer_and_a_restart()
         assert!(rows[1].contains(field), "`{field}` in {}", rows[1]);
     }
 
+    // The same row as an object, for the console.
+    let (_, json) = audit(&relay, CAROL, &format!("{session}&format=json")).await;
+    let rows: Value = serde_json::from_str(&json).unwrap();
+    let row = &rows[0];
+    assert_eq!(rows.as_array().unwrap().len(), 1);
+    assert_eq!((row["who"].as_str(), row["answer"].as_str()), (Some("alice"), Some("allow")));
+    assert_eq!((row["prompt"].as_str(), row["result"].as_str()), (Some("Run `rm -rf build/`?"), Some("attention.resolved")));
+    assert_eq!(row["command"], command.id());
+
     // An export verifies untouched; one record removed or edited does not.
     let export = dir.join("export.jsonl");
     std::fs::write(&export, &body).unwrap();

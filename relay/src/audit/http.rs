@@ -6,7 +6,8 @@
 //! commands, newest first. `format=jsonl` (default) answers with each
 //! command's records (the events' own bytes) and the chain that proves
 //! them (a page ends early rather than span more than
-//! [`super::MAX_SPAN`] records); `format=csv`, one row per command.
+//! [`super::MAX_SPAN`] records); `format=csv`, one row per command;
+//! `format=json`, the same rows as objects.
 
 use std::sync::Arc;
 
@@ -75,6 +76,8 @@ impl Params {
 enum Format {
     Jsonl,
     Csv,
+    /// One object per command, for the console's Audit view.
+    Json,
 }
 
 pub async fn query(
@@ -87,7 +90,8 @@ pub async fn query(
     let format = match params.format.as_deref() {
         None | Some("jsonl") => Format::Jsonl,
         Some("csv") => Format::Csv,
-        Some(other) => return Err(ApiError::BadQuery(format!("`format` is jsonl or csv, not `{other}`"))),
+        Some("json") => Format::Json,
+        Some(other) => return Err(ApiError::BadQuery(format!("`format` is jsonl, csv or json, not `{other}`"))),
     };
     let query = params.query()?;
     let answer = tokio::task::spawn_blocking(move || -> Result<(String, Option<(u64, u64)>), String> {
@@ -95,6 +99,10 @@ pub async fn query(
         let body = match format {
             Format::Jsonl => audit.export(&mut page).map_err(|e| e.to_string())?,
             Format::Csv => super::csv::rows(&page.commands)?,
+            Format::Json => {
+                let rows: Vec<serde_json::Value> = page.commands.iter().map(super::Summary::row).collect();
+                serde_json::Value::Array(rows).to_string()
+            }
         };
         Ok((body, page.next))
     })
@@ -107,6 +115,7 @@ pub async fn query(
     let content_type = match format {
         Format::Jsonl => "application/x-ndjson",
         Format::Csv => "text/csv; charset=utf-8",
+        Format::Json => "application/json",
     };
     h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));

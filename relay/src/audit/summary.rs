@@ -55,6 +55,25 @@ impl Summary {
             || (wanted == "refused" && self.ack.starts_with("refused"))
     }
 
+    /// The row the CSV and the console show, as an object.
+    pub fn row(&self) -> serde_json::Value {
+        serde_json::json!({
+            "at": self.at,
+            "who": self.principal,
+            "agent": self.agent,
+            "session": self.session,
+            "label": self.label,
+            "verb": self.verb,
+            "command": self.id,
+            "prompt": self.prompt,
+            "answer": self.answer,
+            "ack": self.ack,
+            "outcome": self.outcome,
+            "latency_ms": self.latency(),
+            "result": self.result(),
+        })
+    }
+
     /// From the command to its latest outcome (or its ack), in ms.
     pub fn latency(&self) -> Option<u64> {
         self.outcome_at.or(self.ack_at).map(|t| t.saturating_sub(self.at))
