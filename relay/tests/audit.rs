@@ -429,3 +429,22 @@ async fn retention_drops_what_is_older_than_its_bound_and_nothing_newer() {
     assert_eq!(kinds, ["command", "ack", "outcome"], "the newer command keeps all of it");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test]
+async fn commands_from_no_credential_are_not_kept() {
+    let dir = scratch("anonymous");
+    let data = dir.join("data");
+    let relay = RelayProcess::start(&["--data-dir", data.to_str().unwrap()]);
+    let mut ws = Ws::connect(&format!("ws://{}/socket", relay.addr)).await.unwrap();
+    ws.send(&json!({"type": "hello", "versions": ["0.1"], "role": "consumer"})).await;
+    assert_eq!(ws.recv_json().await["type"], "hello");
+    for _ in 0..3 {
+        let cmd = command("control.cancel", "anywhere", json!({}));
+        ws.send_text(cmd.raw()).await;
+        assert_eq!(ws.recv_json().await["code"], "unauthorized");
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let body = reqwest::get(format!("{}/audit", relay.base())).await.unwrap().text().await.unwrap();
+    assert_eq!(body, "", "anyone could fill the trail otherwise");
+    let _ = std::fs::remove_dir_all(&dir);
+}

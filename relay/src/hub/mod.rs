@@ -662,9 +662,11 @@ impl Hub {
             Ok(target) => target,
             Err(refusal) => {
                 state.counters.commands_refused += 1;
-                if let Some(audit) = &self.audit {
-                    let principal = state.conns.get(&sender).map(|c| c.access.principal().name.clone()).unwrap_or_default();
-                    audit.refused(&command, &principal, &Frame::Error(refusal.clone()).encode());
+                // Refusals of credentialed senders only: anyone else could
+                // fill the trail and push real decisions out of it.
+                let sender = state.conns.get(&sender).map(|c| &c.access).filter(|a| a.is_authenticated());
+                if let (Some(audit), Some(access)) = (&self.audit, sender) {
+                    audit.refused(&command, &access.principal().name, &Frame::Error(refusal.clone()).encode());
                 }
                 return Err(refusal);
             }
