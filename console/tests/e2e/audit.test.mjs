@@ -101,6 +101,7 @@ try {
     const box = await rows.first().boundingBox();
     check(box.height <= 120, `one compact row on a phone: ${box.height} px`);
     await rows.first().locator('summary').click();
+    await alice.screenshot({ path: `${DIR}/audit-phone.png`, fullPage: true });
     const detail = await rows.first().locator('dl.audit-detail').textContent();
     check(detail.includes('Audit: push to main (bob)?'), `the request is one tap away: ${detail}`);
     check(detail.includes('attention.resolved'), `and its outcome: ${detail}`);
