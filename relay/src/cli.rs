@@ -120,6 +120,16 @@ pub struct Cli {
     #[arg(long, env = "AEP_DATA_DIR")]
     pub data_dir: Option<PathBuf>,
 
+    /// How long the audit trail in --data-dir keeps each command with its
+    /// ack, outcomes and the request it answered (e.g. 90d, 12h); `0`
+    /// keeps none. Independent of the replay buffer.
+    #[arg(long, env = "AEP_AUDIT_RETENTION", default_value = "90days", value_parser = crate::audit::parse_retention)]
+    pub audit_retention: std::time::Duration,
+
+    /// The most bytes the audit trail keeps; past it the oldest records go.
+    #[arg(long, env = "AEP_AUDIT_BYTES", default_value_t = Config::default().audit_bytes)]
+    pub audit_bytes: u64,
+
     /// Run as one member of a relay tier: history and claims are kept in
     /// this NATS server's JetStream (`nats://HOST:PORT`), shared with every
     /// other member started against it. Without it the relay runs alone.
@@ -183,6 +193,8 @@ impl Cli {
             max_connections: self.max_connections,
             static_dir: Some(self.static_dir.clone()),
             data_dir: self.data_dir.clone(),
+            audit_retention: self.audit_retention,
+            audit_bytes: self.audit_bytes,
             nats: self.nats.clone(),
             member: self.member.clone(),
             tls: self.tls_files(),
@@ -257,6 +269,19 @@ pub enum Command {
     /// Unpair a device: remove its principal from the credentials file. A
     /// running relay revokes it within a second and closes its sockets.
     Unpair(UnpairArgs),
+    /// Work with an audit export (`GET /audit`) offline.
+    #[command(subcommand)]
+    Audit(AuditCommand),
+}
+
+#[derive(Subcommand)]
+pub enum AuditCommand {
+    /// Check an exported JSONL file: every record unaltered and none
+    /// missing from the chain it covers. Exits 1 when it is broken.
+    Verify {
+        /// The export, as `GET /audit` answered it.
+        file: PathBuf,
+    },
 }
 
 #[derive(Args)]

@@ -119,6 +119,11 @@ pub struct Config {
     /// Where session history is kept durably (`--data-dir`). `None`: in
     /// memory only, lost on restart.
     pub data_dir: Option<PathBuf>,
+    /// How long the audit trail keeps a command, its ack and its outcomes
+    /// (`--audit-retention`); zero keeps none. Only with `data_dir`.
+    pub audit_retention: Duration,
+    /// The most bytes the audit trail holds; the oldest go first.
+    pub audit_bytes: u64,
     /// The NATS server (`--nats nats://HOST:PORT`) whose JetStream holds a
     /// tier's shared history and claims; this relay is then one member of
     /// the tier. `None`: a relay on its own (no NATS code runs).
@@ -170,6 +175,8 @@ impl Default for Config {
             drain_timeout: Duration::from_secs(5),
             static_dir: None,
             data_dir: None,
+            audit_retention: Duration::from_secs(90 * 24 * 3600),
+            audit_bytes: 1024 * 1024 * 1024,
             nats: None,
             member: None,
             tls: None,

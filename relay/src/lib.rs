@@ -22,6 +22,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod audit;
 pub mod auth;
 pub mod buffer;
 pub mod cli;
@@ -163,6 +164,10 @@ impl Relay {
             }
         })
         .await;
+        // The audit's last group is on disk before the process ends.
+        if let Some(audit) = hub.audit() {
+            let _ = tokio::task::spawn_blocking(move || audit.flush()).await;
+        }
         match drained {
             Ok(()) => ShutdownOutcome::Drained,
             Err(_) => {
@@ -192,7 +197,7 @@ pub fn boot_line(config: &Config, addr: SocketAddr) -> String {
     };
     let history = match (&config.nats, &config.data_dir) {
         (Some(url), _) => format!("one member of a relay tier: history and claims in JetStream at {url}"),
-        (None, Some(dir)) => format!("history kept durably in {}", dir.display()),
+        (None, Some(dir)) => format!("history kept durably in {}; {}", dir.display(), audit_posture(config)),
         (None, None) => "history in memory only (lost on restart; --data-dir keeps it)".to_owned(),
     };
     let mib = |bytes: usize| bytes.div_ceil(1024 * 1024);
@@ -207,6 +212,18 @@ pub fn boot_line(config: &Config, addr: SocketAddr) -> String {
         config.max_connections,
         mib(config.max_connections * socket::IDLE_SOCKET_BYTES),
         mib(config.max_connections.saturating_mul(config.send_queue_bytes)),
+    )
+}
+
+/// How long and how much of the control trail is kept, and where.
+fn audit_posture(config: &Config) -> String {
+    if config.audit_retention.is_zero() {
+        return "audit trail off (--audit-retention 0)".to_owned();
+    }
+    format!(
+        "audit trail (commands, acks, outcomes) kept {} or {} MiB, whichever ends first",
+        humantime::format_duration(config.audit_retention),
+        config.audit_bytes / (1024 * 1024)
     )
 }
 

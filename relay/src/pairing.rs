@@ -114,6 +114,7 @@ pub fn qr(link: &str) -> Result<String, String> {
 pub fn run(command: &Command) -> ExitCode {
     let done = match command {
         Command::Pair(args) => run_pair(args),
+        Command::Audit(command) => return crate::audit::run(command),
         Command::Unpair(args) => unpair(&args.credentials, &args.name).map(|()| {
             println!(
                 "Unpaired `{}`: a running relay refuses its token and closes its connections within a second.",

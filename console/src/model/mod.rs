@@ -3,6 +3,7 @@
 //! owns the truth; these only say it in a form a screen can show.
 
 pub mod announce;
+pub mod audit;
 pub mod card;
 pub mod clock;
 pub mod command;

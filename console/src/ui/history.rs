@@ -3,6 +3,7 @@
 use leptos::prelude::*;
 
 use super::card::SettledCard;
+use super::route::Route;
 use crate::model::inbox::MAX_HISTORY;
 use crate::web::bridge::Console;
 
@@ -12,7 +13,10 @@ pub fn History() -> impl IntoView {
     view! {
         <section class="history" aria-labelledby="history-title">
             <h1 id="history-title" class="view-title">"History"</h1>
-            <p class="hint">{format!("The {MAX_HISTORY} most recently settled requests this console has seen.")}</p>
+            <p class="hint">
+                {format!("The {MAX_HISTORY} most recently settled requests this console has seen. ")}
+                <a href=Route::Audit.href() data-open="audit">"Audit: every decision the relay kept, by person and date"</a>
+            </p>
             <p class="empty" hidden=move || console.history.with(|h| !h.is_empty())>"Nothing has settled yet."</p>
                 <ol class="cards">
                     <For

@@ -4,6 +4,7 @@
 
 mod answer;
 mod app;
+mod audit;
 mod card;
 mod command;
 mod connect;

@@ -15,7 +15,7 @@ use crate::web::push;
 
 /// The token of the relay that served the page (its pushes reach this
 /// origin's worker), if the console connects to it.
-fn page_token(form: Option<ConnectForm>) -> Option<String> {
+pub(super) fn page_token(form: Option<ConnectForm>) -> Option<String> {
     let location = window().location();
     let (protocol, host) = (location.protocol().ok()?, location.host().ok()?);
     form?.relays.with_untracked(|r| page_relay(r, &protocol, &host).map(|r| r.token.clone()))

@@ -1,5 +1,5 @@
 //! Hash routes (`#/`, `#/sessions`, `#/session/{source}/{name}`,
-//! `#/history`), so the back button works on a phone.
+//! `#/history`, `#/audit`), so the back button works on a phone.
 
 use aep_engine::store::SessionKey;
 
@@ -11,6 +11,8 @@ pub enum Route {
     Sessions,
     Session(SessionKey),
     History,
+    /// The relay's durable trail of decisions, opened from History.
+    Audit,
     /// The relays and tokens, opened over the console from its menu.
     Relays,
 }
@@ -30,6 +32,7 @@ impl Route {
         match (parts.next(), parts.next(), parts.next()) {
             (Some("sessions"), _, _) => Route::Sessions,
             (Some("history"), _, _) => Route::History,
+            (Some("audit"), _, _) => Route::Audit,
             (Some("relays"), _, _) => Route::Relays,
             (Some("session"), Some(source), Some(name)) => match (dec(source), dec(name)) {
                 (Some(source), Some(name)) => Route::Session(SessionKey::new(&source, &name)),
@@ -44,6 +47,7 @@ impl Route {
             Route::Inbox => "#/".into(),
             Route::Sessions => "#/sessions".into(),
             Route::History => "#/history".into(),
+            Route::Audit => "#/audit".into(),
             Route::Relays => "#/relays".into(),
             Route::Session(k) => format!("#/session/{}/{}", enc(&k.source), enc(&k.name)),
         }

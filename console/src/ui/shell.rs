@@ -3,6 +3,7 @@
 use leptos::prelude::*;
 
 use super::connect::{Connect, ConnectForm};
+use super::audit::Audit;
 use super::history::History;
 use super::inbox::{Inbox, NewAbovePill};
 use super::keys::{KeyHelp, Keys};
@@ -42,7 +43,7 @@ fn Nav() -> impl IntoView {
         move || {
             let now = route.get();
             let on = match (&now, &r) {
-                (Route::Session(_), Route::Sessions) => true,
+                (Route::Session(_), Route::Sessions) | (Route::Audit, Route::History) => true,
                 (a, b) => a == b,
             };
             if on {
@@ -232,6 +233,7 @@ pub fn Shell() -> impl IntoView {
                 Route::Sessions => view! { <Sessions /> }.into_any(),
                 Route::Session(key) => view! { <SessionView key=key /> }.into_any(),
                 Route::History => view! { <History /> }.into_any(),
+                Route::Audit => view! { <Audit /> }.into_any(),
                 Route::Relays => view! { <Connect cancel=true /> }.into_any(),
             }}
         </main>

@@ -61,6 +61,12 @@ pub enum ApiError {
     /// Only `GET` and `HEAD` reach the console's files (405).
     MethodNotAllowed,
     NotFound,
+    /// An audit query that cannot be answered as asked (400).
+    BadQuery(String),
+    /// The relay keeps no audit trail: it has no `--data-dir` (404).
+    NoAudit,
+    /// The audit trail could not be read (503).
+    AuditUnreadable(String),
 }
 
 impl ApiError {
@@ -81,7 +87,9 @@ impl ApiError {
             ApiError::Rejected(_) => StatusCode::CONFLICT,
             ApiError::Unsaved => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
-            ApiError::NotFound => StatusCode::NOT_FOUND,
+            ApiError::NotFound | ApiError::NoAudit => StatusCode::NOT_FOUND,
+            ApiError::BadQuery(_) => StatusCode::BAD_REQUEST,
+            ApiError::AuditUnreadable(_) => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
 
@@ -134,6 +142,12 @@ impl ApiError {
             ApiError::BadSubscription(refusal) => json!({ "error": refusal.code, "detail": refusal.detail }),
             ApiError::MethodNotAllowed => json!({ "error": codes::METHOD_NOT_ALLOWED }),
             ApiError::NotFound => json!({ "error": codes::NOT_FOUND }),
+            ApiError::BadQuery(detail) => json!({ "error": "invalid-query", "detail": detail }),
+            ApiError::NoAudit => json!({
+                "error": "no-audit",
+                "detail": "this relay keeps no audit trail: start it with --data-dir (and --audit-retention)",
+            }),
+            ApiError::AuditUnreadable(detail) => json!({ "error": "audit-unreadable", "detail": detail }),
         }
     }
 }

@@ -36,6 +36,7 @@ pub fn router(state: AppState) -> Router {
         .route(STREAM_PATH, get(stream::open))
         .route(SOCKET_PATH, get(upgrade::socket))
         .route(HEALTH_PATH, get(health::health))
+        .route(crate::audit::http::AUDIT_PATH, get(crate::audit::http::query))
         .merge(crate::push::http::routes())
         .fallback_service(console)
         .layer(middleware::from_fn_with_state(state.clone(), same_site_only))

@@ -37,6 +37,7 @@ use aep_engine::protocol::frame::{
 use aep_engine::{Capture, Event};
 use tokio::sync::watch;
 
+use crate::audit::{Audit, Bounds};
 use crate::auth::{Access, Principal};
 use crate::buffer::{Admission, Committer, Disk, DiskError, Replay, SessionStore, StoreLimits};
 use crate::config::Config;
@@ -239,6 +240,8 @@ pub struct Hub {
     tasks: AtomicUsize,
     /// Sees every event admitted (Web Push): it must only enqueue.
     observer: OnceLock<Observer>,
+    /// The control trail (`--data-dir`): commands, acks, outcomes.
+    audit: Option<Arc<Audit>>,
 }
 
 /// Called with each admitted event, under the hub's locks.
@@ -258,7 +261,12 @@ impl Hub {
         let mut store = SessionStore::restore(store_limits(config), disk.load()?)?;
         disk.write(&store.take_journal())?;
         let storage = DataDir { dir: dir.clone(), committer: Committer::start(disk) };
-        Ok(Hub::with(config, store, Box::new(storage), Arc::new(Alone)))
+        let mut hub = Hub::with(config, store, Box::new(storage), Arc::new(Alone));
+        if !config.audit_retention.is_zero() {
+            let bounds = Bounds { retention: config.audit_retention, max_bytes: config.audit_bytes };
+            hub.audit = Some(Arc::new(Audit::open(dir, bounds).map_err(|e| DiskError(format!("audit trail: {e}")))?));
+        }
+        Ok(hub)
     }
 
     /// A hub over any home of history and any reach of claims.
@@ -286,6 +294,7 @@ impl Hub {
             shutdown: watch::channel(false).0,
             tasks: AtomicUsize::new(0),
             observer: OnceLock::new(),
+            audit: None,
         }
     }
 
@@ -558,6 +567,12 @@ impl Hub {
         if let (Some(observe), Kind::Events) = (self.observer.get(), batch.kind) {
             batch.events.iter().for_each(|(event, _)| observe(event));
         }
+        if let Some(audit) = &self.audit {
+            match batch.kind {
+                Kind::Events => batch.events.iter().for_each(|(event, _)| audit.saw(event)),
+                Kind::Command { .. } => batch.events.iter().for_each(|(command, _)| audit.forwarded(command, &batch.principal)),
+            }
+        }
         Admitted { report, journal }
     }
 
@@ -647,6 +662,12 @@ impl Hub {
             Ok(target) => target,
             Err(refusal) => {
                 state.counters.commands_refused += 1;
+                // Refusals of credentialed senders only: anyone else could
+                // fill the trail and push real decisions out of it.
+                let sender = state.conns.get(&sender).map(|c| &c.access).filter(|a| a.is_authenticated());
+                if let (Some(audit), Some(access)) = (&self.audit, sender) {
+                    audit.refused(&command, &access.principal().name, &Frame::Error(refusal.clone()).encode());
+                }
                 return Err(refusal);
             }
         };
@@ -800,6 +821,11 @@ impl Hub {
             claims: state.claims.len(),
             counters: state.counters.clone(),
         }
+    }
+
+    /// The control trail, when this relay keeps one.
+    pub fn audit(&self) -> Option<Arc<Audit>> {
+        self.audit.clone()
     }
 
     /// Events held for one session.

@@ -1,0 +1,149 @@
+//! The Audit view's model: the filter a person sets, the query it makes
+//! on the relay's `/audit`, and the rows the relay answers, in words.
+
+use serde_json::Value;
+
+/// What the person filters by. Times are ms since the epoch, already
+/// turned from the person's local dates.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Filter {
+    pub who: String,
+    pub agent: String,
+    pub verb: String,
+    pub outcome: String,
+    pub from: Option<u64>,
+    pub to: Option<u64>,
+}
+
+/// The commands a person can filter by, with their words.
+pub const VERBS: [(&str, &str); 4] = [
+    ("control.attention.respond", "answered"),
+    ("control.cancel", "cancelled"),
+    ("control.pause", "paused"),
+    ("control.resume", "resumed"),
+];
+
+/// Results a person can filter by, with their words.
+pub const OUTCOMES: [(&str, &str); 6] = [
+    ("attention.resolved", "resolved"),
+    ("accepted", "accepted"),
+    ("rejected", "rejected by the agent"),
+    ("refused", "refused by the relay"),
+    ("pending", "no answer from the agent"),
+    ("run.cancelled", "run cancelled"),
+];
+
+impl Filter {
+    /// The query string for `/audit` in `format` (`json`, `csv`, `jsonl`).
+    pub fn query(&self, format: &str) -> String {
+        let mut pairs: Vec<(&str, String)> = vec![("format", format.to_owned())];
+        for (name, value) in [("principal", &self.who), ("agent", &self.agent), ("verb", &self.verb), ("outcome", &self.outcome)] {
+            let value = value.trim();
+            if !value.is_empty() {
+                pairs.push((name, value.to_owned()));
+            }
+        }
+        if let Some(from) = self.from {
+            pairs.push(("from", from.to_string()));
+        }
+        if let Some(to) = self.to {
+            pairs.push(("to", to.to_string()));
+        }
+        pairs.push(("limit", "200".to_owned()));
+        pairs
+            .iter()
+            .map(|(k, v)| format!("{k}={}", percent_encoding::utf8_percent_encode(v, percent_encoding::NON_ALPHANUMERIC)))
+            .collect::<Vec<_>>()
+            .join("&")
+    }
+}
+
+/// One decision as the Audit view shows it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Row {
+    pub at: u64,
+    pub who: String,
+    pub agent: String,
+    pub session: String,
+    pub label: String,
+    pub verb: String,
+    pub command: String,
+    pub prompt: String,
+    pub answer: String,
+    pub ack: String,
+    pub outcome: String,
+    pub latency_ms: Option<u64>,
+    pub result: String,
+}
+
+impl Row {
+    fn from_json(v: &Value) -> Row {
+        let text = |name: &str| v.get(name).and_then(Value::as_str).unwrap_or_default().to_owned();
+        Row {
+            at: v.get("at").and_then(Value::as_u64).unwrap_or_default(),
+            who: text("who"),
+            agent: text("agent"),
+            session: text("session"),
+            label: text("label"),
+            verb: text("verb"),
+            command: text("command"),
+            prompt: text("prompt"),
+            answer: text("answer"),
+            ack: text("ack"),
+            outcome: text("outcome"),
+            latency_ms: v.get("latency_ms").and_then(Value::as_u64),
+            result: text("result"),
+        }
+    }
+
+    /// What was done, in a word: `answered allow`, `cancelled`.
+    pub fn action(&self) -> String {
+        let verb = VERBS.iter().find(|(v, _)| *v == self.verb).map_or(self.verb.as_str(), |(_, w)| w);
+        if self.answer.is_empty() {
+            verb.to_owned()
+        } else {
+            format!("{verb} \u{201c}{}\u{201d}", self.answer)
+        }
+    }
+
+    /// What came of it, in words.
+    pub fn result_words(&self) -> String {
+        if let Some(code) = self.result.strip_prefix("refused:") {
+            return format!("refused by the relay ({code})");
+        }
+        OUTCOMES.iter().find(|(o, _)| *o == self.result).map_or_else(|| self.result.clone(), |(_, w)| (*w).to_owned())
+    }
+}
+
+/// The relay's `format=json` answer as rows; an error in words.
+pub fn rows(body: &str) -> Result<Vec<Row>, String> {
+    let value: Value = serde_json::from_str(body).map_err(|_| "the relay's answer is not an audit list".to_owned())?;
+    let list = value.as_array().ok_or("the relay's answer is not an audit list")?;
+    Ok(list.iter().map(Row::from_json).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_filter_becomes_a_query_with_only_what_was_set() {
+        let f = Filter { who: " bob ".into(), verb: "control.cancel".into(), from: Some(5), ..Filter::default() };
+        assert_eq!(f.query("csv"), "format=csv&principal=bob&verb=control%2Ecancel&from=5&limit=200");
+        let f = Filter { who: "a&b=c".into(), ..Filter::default() };
+        assert!(f.query("json").contains("principal=a%26b%3Dc"));
+    }
+
+    #[test]
+    fn rows_say_what_was_done_and_what_came_of_it() {
+        let body = r#"[{"at":1,"who":"alice","verb":"control.attention.respond","answer":"allow","result":"attention.resolved","latency_ms":40},
+                       {"at":0,"who":"bob","verb":"control.cancel","answer":"","result":"refused:no-route"}]"#;
+        let rows = rows(body).unwrap();
+        assert_eq!(rows[0].action(), "answered \u{201c}allow\u{201d}");
+        assert_eq!(rows[0].result_words(), "resolved");
+        assert_eq!(rows[0].latency_ms, Some(40));
+        assert_eq!(rows[1].action(), "cancelled");
+        assert_eq!(rows[1].result_words(), "refused by the relay (no-route)");
+        assert!(super::rows("{\"error\":1}").is_err());
+    }
+}
