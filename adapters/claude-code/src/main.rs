@@ -3,13 +3,11 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
 
-use aep_adapter_kit::serve::{self as kit, parse_capture};
+use aep_adapter_kit::serve as kit;
 use aep_claude_code::mapping::Mapper;
 use aep_claude_code::server;
 use aep_claude_code::settings::{self, Hooks, Outcome};
-use aep_engine::protocol::event::Capture;
 use clap::{Args, Parser, Subcommand};
 
 /// Claude Code on AEP: its hooks as events on an AEP relay, its
@@ -35,25 +33,11 @@ enum Command {
 
 #[derive(Args, Debug)]
 struct Serve {
-    /// The relay, `http://HOST:PORT`.
-    #[arg(long, env = "AEP_RELAY", default_value = "http://127.0.0.1:8787")]
-    relay: String,
-    /// A file holding the relay's token (or set AEP_TOKEN); never a
-    /// command-line value, which any local user can read.
-    #[arg(long)]
-    token_file: Option<PathBuf>,
+    #[command(flatten)]
+    common: kit::ServeArgs,
     /// Where Claude Code's hooks reach the adapter (loopback only).
     #[arg(long, default_value = "127.0.0.1:8789")]
     listen: SocketAddr,
-    /// Seconds a permission request waits for a person before Claude Code
-    /// decides for itself (keep it below the hook timeout `install` sets).
-    #[arg(long, default_value_t = 240)]
-    attention_timeout: u64,
-    /// Capture ceiling of what the adapter emits: metadata, redacted or
-    /// full. Below redacted, permission requests still carry their command
-    /// at redacted, through the redaction pipeline (AEP-0003 §9.1).
-    #[arg(long, default_value = "metadata", value_parser = parse_capture)]
-    capture: Capture,
 }
 
 #[derive(Args, Debug)]
@@ -81,16 +65,7 @@ struct Target {
 fn main() -> ExitCode {
     kit::init_logging();
     let result = match Cli::parse().command {
-        Command::Serve(s) => {
-            let serve = kit::Serve {
-                relay: s.relay,
-                token_file: s.token_file,
-                listen: s.listen,
-                attention_timeout: Duration::from_secs(s.attention_timeout),
-                capture: s.capture,
-            };
-            kit::serve(serve, Mapper::new(), server::HOOK_PATH)
-        }
+        Command::Serve(s) => kit::serve(s.common, s.listen, Mapper::new(), server::HOOK_PATH),
         Command::Install(t) => place(&t.place).and_then(|path| {
             let hooks = Hooks { origin: t.adapter, held_timeout_s: t.hook_timeout };
             report(&path, settings::install(&path, &hooks), "connected to the adapter", "already connected")
@@ -122,4 +97,15 @@ fn report(path: &std::path::Path, result: Result<Outcome, settings::SettingsErro
         Outcome::Unchanged => println!("{}: {unchanged}, nothing to do", path.display()),
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_command_line_is_well_formed() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
 }

@@ -29,7 +29,7 @@
 //! `attention.requested`, and a second, unanswerable card for the same
 //! prompt would be noise.
 
-use aep_adapter_kit::mapping::{as_object, cut, Mapping, Sessions};
+use aep_adapter_kit::mapping::{add_project, as_object, cut, run_started, session_ended, Mapping, Sessions};
 use aep_engine::control::answer::Answer;
 use aep_engine::protocol::event::Event;
 use aep_engine::protocol::ids::Draft;
@@ -107,19 +107,14 @@ impl Mapper {
         let draft = match name {
             "SessionStart" => Draft::new(types::SESSION_STARTED).data(session_started(hook)),
             "SessionEnd" => {
-                let runs = self.sessions.remove(&session).map_or(0, |s| s.runs);
-                Draft::new(types::SESSION_ENDED).data(json!({ "reason": "normal", "runs": runs }))
+                session_ended(self.sessions.remove(&session).map_or(0, |s| s.runs))
             }
             "UserPromptSubmit" => {
                 let id = hook.prompt_id.clone().filter(|p| !p.is_empty()).unwrap_or_else(|| self.mint_run());
                 let memory = self.sessions.entry(&session);
                 memory.run = Some(id.clone());
                 memory.runs += 1;
-                let mut data = json!({ "trigger": "user" });
-                if let Some(p) = &hook.prompt {
-                    data["prompt"] = p.as_str().into();
-                }
-                Draft::new(types::RUN_STARTED).run(id).data(data)
+                run_started(id, hook.prompt.as_deref())
             }
             "Stop" | "StopFailure" => {
                 let Some(run) = self.sessions.get_mut(&session).and_then(|s| s.run.take()) else {
@@ -302,21 +297,12 @@ fn emission(session: &str, draft: Draft) -> Emission {
 /// it by (a session id is a UUID).
 fn session_started(hook: &HookInput) -> Value {
     let mut data = json!({ "client": { "name": AGENT } });
-    if let Some(cwd) = &hook.cwd {
-        data["cwd"] = cwd.as_str().into();
-        if let Some(name) = std::path::Path::new(cwd).file_name().and_then(|n| n.to_str()) {
-            data["label"] = name.into();
-        }
-    }
+    add_project(&mut data, hook.cwd.as_deref());
     data
 }
 
 fn tool_of(hook: &HookInput) -> Value {
-    let mut tool = json!({ "name": hook.tool_name.as_deref().unwrap_or("unknown") });
-    if let Some(id) = &hook.tool_use_id {
-        tool["call_id"] = id.as_str().into();
-    }
-    tool
+    aep_adapter_kit::mapping::tool(hook.tool_name.as_deref(), hook.tool_use_id.as_deref())
 }
 
 /// Why approving the hook's tool use cannot be undone, if it cannot

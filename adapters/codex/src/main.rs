@@ -4,13 +4,11 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Duration;
 
-use aep_adapter_kit::serve::{self as kit, parse_capture};
+use aep_adapter_kit::serve as kit;
 use aep_codex::config::{self, Hooks, Outcome};
 use aep_codex::mapping::Mapper;
 use aep_codex::{client, trust, HOOK_PATH};
-use aep_engine::protocol::event::Capture;
 use clap::{Args, Parser, Subcommand};
 
 /// The Codex CLI on AEP: its hooks as events on an AEP relay, its
@@ -40,25 +38,11 @@ enum Command {
 
 #[derive(Args, Debug)]
 struct Serve {
-    /// The relay, `http://HOST:PORT`.
-    #[arg(long, env = "AEP_RELAY", default_value = "http://127.0.0.1:8787")]
-    relay: String,
-    /// A file holding the relay's token (or set AEP_TOKEN); never a
-    /// command-line value, which any local user can read.
-    #[arg(long)]
-    token_file: Option<PathBuf>,
+    #[command(flatten)]
+    common: kit::ServeArgs,
     /// Where the hook command reaches the adapter (loopback only).
     #[arg(long, default_value = "127.0.0.1:8790")]
     listen: SocketAddr,
-    /// Seconds a permission request waits for a person before Codex
-    /// decides for itself (keep it below the hook timeout `install` sets).
-    #[arg(long, default_value_t = 240)]
-    attention_timeout: u64,
-    /// Capture ceiling of what the adapter emits: metadata, redacted or
-    /// full. Below redacted, permission requests still carry their command
-    /// at redacted, through the redaction pipeline (AEP-0003 §9.1).
-    #[arg(long, default_value = "metadata", value_parser = parse_capture)]
-    capture: Capture,
 }
 
 #[derive(Args, Debug)]
@@ -104,16 +88,7 @@ fn main() -> ExitCode {
     }
     kit::init_logging();
     let result = match command {
-        Command::Serve(s) => {
-            let serve = kit::Serve {
-                relay: s.relay,
-                token_file: s.token_file,
-                listen: s.listen,
-                attention_timeout: Duration::from_secs(s.attention_timeout),
-                capture: s.capture,
-            };
-            kit::serve(serve, Mapper::new(), HOOK_PATH)
-        }
+        Command::Serve(s) => kit::serve(s.common, s.listen, Mapper::new(), HOOK_PATH),
         Command::Install(i) => install(i),
         Command::Uninstall(p) => place(&p).and_then(|path| match config::remove(&path).map_err(|e| e.to_string())? {
             Outcome::Changed => Ok(println!("{}: disconnected", path.display())),
@@ -176,4 +151,15 @@ fn absolute(path: &Path) -> Result<PathBuf, String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let dir = dir.canonicalize().map_err(|e| format!("{}: {e}", dir.display()))?;
     Ok(dir.join(path.file_name().ok_or_else(|| format!("{} names no file", path.display()))?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_command_line_is_well_formed() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
 }

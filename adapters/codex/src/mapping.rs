@@ -22,7 +22,7 @@
 //! CLI has it, on some paths only): mapped as for Claude Code.
 
 use aep_adapter_kit::decision::Decision;
-use aep_adapter_kit::mapping::{as_object, cut, snake_case, Emission, Mapping, Sessions};
+use aep_adapter_kit::mapping::{add_project, as_object, cut, run_started, session_ended, snake_case, Emission, Mapping, Sessions};
 use aep_engine::control::answer::Answer;
 use aep_engine::protocol::ids::Draft;
 use aep_engine::protocol::vocabulary::types;
@@ -84,19 +84,14 @@ impl Mapper {
         let draft = match name {
             "SessionStart" => Draft::new(types::SESSION_STARTED).data(session_started(hook)),
             "SessionEnd" => {
-                let runs = self.threads.remove(&session).map_or(0, |t| t.runs);
-                Draft::new(types::SESSION_ENDED).data(json!({ "reason": "normal", "runs": runs }))
+                session_ended(self.threads.remove(&session).map_or(0, |t| t.runs))
             }
             "UserPromptSubmit" => {
                 let id = hook.turn_id.clone().filter(|t| !t.is_empty()).unwrap_or_else(|| self.mint_run());
                 let thread = self.threads.entry(&session);
                 thread.run = Some(id.clone());
                 thread.runs += 1;
-                let mut data = json!({ "trigger": "user" });
-                if let Some(p) = &hook.prompt {
-                    data["prompt"] = p.as_str().into();
-                }
-                Draft::new(types::RUN_STARTED).run(id).data(data)
+                run_started(id, hook.prompt.as_deref())
             }
             "Stop" => {
                 let open = self.threads.get_mut(&session).and_then(|t| t.run.take());
@@ -203,21 +198,12 @@ fn session_started(hook: &HookInput) -> Value {
     if let Some(model) = &hook.model {
         data["gen_ai.request.model"] = model.as_str().into();
     }
-    if let Some(cwd) = &hook.cwd {
-        data["cwd"] = cwd.as_str().into();
-        if let Some(name) = std::path::Path::new(cwd).file_name().and_then(|n| n.to_str()) {
-            data["label"] = name.into();
-        }
-    }
+    add_project(&mut data, hook.cwd.as_deref());
     data
 }
 
 fn tool_of(hook: &HookInput) -> Value {
-    let mut tool = json!({ "name": hook.tool_name.as_deref().unwrap_or("unknown") });
-    if let Some(id) = &hook.tool_use_id {
-        tool["call_id"] = id.as_str().into();
-    }
-    tool
+    aep_adapter_kit::mapping::tool(hook.tool_name.as_deref(), hook.tool_use_id.as_deref())
 }
 
 /// A permission request: the tool and exactly what it would do, so a

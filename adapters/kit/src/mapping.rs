@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use aep_engine::control::answer::Answer;
 use aep_engine::protocol::event::Event;
 use aep_engine::protocol::ids::Draft;
+use aep_engine::protocol::vocabulary::types;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -146,6 +147,39 @@ pub fn cut(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {
         Some((at, _)) => format!("{}…", &text[..at]),
         None => text.to_owned(),
+    }
+}
+
+/// A turn begun by a person's prompt: the run `id`.
+pub fn run_started(id: String, prompt: Option<&str>) -> Draft {
+    let mut data = serde_json::json!({ "trigger": "user" });
+    if let Some(p) = prompt {
+        data["prompt"] = p.into();
+    }
+    Draft::new(types::RUN_STARTED).run(id).data(data)
+}
+
+/// A session that ended as it should, after `runs` turns.
+pub fn session_ended(runs: u64) -> Draft {
+    Draft::new(types::SESSION_ENDED).data(serde_json::json!({ "reason": "normal", "runs": runs }))
+}
+
+/// A tool as events name it: its name, and its call's id where known.
+pub fn tool(name: Option<&str>, call_id: Option<&str>) -> Value {
+    let mut tool = serde_json::json!({ "name": name.unwrap_or("unknown") });
+    if let Some(id) = call_id {
+        tool["call_id"] = id.into();
+    }
+    tool
+}
+
+/// The session's working directory, and its folder's name as the label a
+/// person knows it by (a session id is a UUID), into `session.started`.
+pub fn add_project(data: &mut Value, cwd: Option<&str>) {
+    let Some(cwd) = cwd else { return };
+    data["cwd"] = cwd.into();
+    if let Some(name) = std::path::Path::new(cwd).file_name().and_then(|n| n.to_str()) {
+        data["label"] = name.into();
     }
 }
 

@@ -16,16 +16,24 @@ use crate::daemon::{self, Options, Status};
 use crate::mapping::Mapping;
 use crate::server;
 
-/// What an adapter's `serve` command was given.
-#[derive(Clone, Debug)]
-pub struct Serve {
+/// What every adapter's `serve` command takes, besides where it listens.
+#[derive(clap::Args, Clone, Debug)]
+pub struct ServeArgs {
     /// The relay, `http://HOST:PORT`.
+    #[arg(long, env = "AEP_RELAY", default_value = "http://127.0.0.1:8787")]
     pub relay: String,
-    /// A file holding the relay's token; else `AEP_TOKEN`.
+    /// A file holding the relay's token (or set AEP_TOKEN); never a
+    /// command-line value, which any local user can read.
+    #[arg(long)]
     pub token_file: Option<PathBuf>,
-    /// The hook endpoint's address (loopback only).
-    pub listen: SocketAddr,
-    pub attention_timeout: Duration,
+    /// Seconds a permission request waits for a person before the agent
+    /// decides for itself (keep it below the hook timeout `install` sets).
+    #[arg(long, default_value_t = 240)]
+    pub attention_timeout: u64,
+    /// Capture ceiling of what the adapter emits: metadata, redacted or
+    /// full. Below redacted, permission requests still carry their command
+    /// at redacted, through the redaction pipeline (AEP-0003 §9.1).
+    #[arg(long, default_value = "metadata", value_parser = parse_capture)]
     pub capture: Capture,
 }
 
@@ -61,9 +69,9 @@ pub fn init_logging() {
         .init();
 }
 
-/// Runs the adapter, `mapper` reading hooks posted to `hook_path`, until
-/// Ctrl-C.
-pub fn serve<M: Mapping>(s: Serve, mapper: M, hook_path: &str) -> Result<(), String> {
+/// Runs the adapter, its hook endpoint on `listen` (loopback only) and
+/// `mapper` reading hooks posted to `hook_path`, until Ctrl-C.
+pub fn serve<M: Mapping>(s: ServeArgs, listen: SocketAddr, mapper: M, hook_path: &str) -> Result<(), String> {
     let token = match (&s.token_file, std::env::var("AEP_TOKEN")) {
         (Some(file), _) => Some(std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?.trim().to_owned()),
         (None, Ok(t)) if !t.is_empty() => Some(t),
@@ -73,7 +81,7 @@ pub fn serve<M: Mapping>(s: Serve, mapper: M, hook_path: &str) -> Result<(), Str
     let host = std::fs::read_to_string("/etc/hostname").map(|h| h.trim().to_owned()).ok().filter(|h| !h.is_empty());
     let options = Options {
         socket_url: socket,
-        attention_timeout: s.attention_timeout,
+        attention_timeout: Duration::from_secs(s.attention_timeout),
         ceiling: ceiling(s.capture),
         redaction: RedactOptions { home: std::env::var("HOME").ok(), ..RedactOptions::default() },
         host: host.unwrap_or_else(|| "localhost".into()),
@@ -83,7 +91,7 @@ pub fn serve<M: Mapping>(s: Serve, mapper: M, hook_path: &str) -> Result<(), Str
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
     let local = tokio::task::LocalSet::new();
     local.block_on(&runtime, async move {
-        let listener = server::bind(s.listen).await.map_err(|e| format!("{}: {e}", s.listen))?;
+        let listener = server::bind(listen).await.map_err(|e| format!("{listen}: {e}"))?;
         let (calls, inbox) = mpsc::unbounded_channel();
         let (status, watching) = watch::channel(Status::default());
         let agent = tokio::task::spawn_local(daemon::run(options, mapper, inbox, status));
