@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { ROOT, Relay, Steps, browser, check, freePort, until } from '../../../console/tests/e2e/lib.mjs';
+import { AdapterProcess, card, history as historyOf, openConsole } from '../../kit/e2e/support.mjs';
 import { installPackage } from '../../../npm/test/support.mjs';
 import { FakeResponses } from './fake-responses.mjs';
 
@@ -21,7 +22,6 @@ const CODEX = join(HERE, 'node_modules/@openai/codex-linux-x64/vendor/x86_64-unk
 // E2E_ADAPTER runs another build of the adapter (an older one, to see a check fail).
 const ADAPTER = process.env.E2E_ADAPTER || `${ROOT}target/release/aep-codex`;
 const SHOTS = `${ROOT}target/codex-e2e`;
-const PHONE = { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 };
 /** What Codex lets the held hook run, and the adapter waits before it gives up. */
 const HOOK_TIMEOUT_S = 60;
 const ATTENTION_TIMEOUT_S = 45;
@@ -38,23 +38,10 @@ const scratch = mkdtempSync(join(tmpdir(), 'codex-e2e-'));
 /** Each Codex thread id seen, by project. */
 const threads = {};
 
-/** The adapter binary serving hooks for the relay at `relay`. */
-class Adapter {
+/** The Codex adapter, for the relay at `relay`. */
+class Adapter extends AdapterProcess {
   constructor({ relay, attentionTimeout = ATTENTION_TIMEOUT_S }) {
-    Object.assign(this, { relay, attentionTimeout });
-    this.log = [];
-  }
-
-  async start() {
-    this.port = await freePort();
-    this.origin = `http://127.0.0.1:${this.port}`;
-    const args = ['serve', '--relay', this.relay.base, '--listen', `127.0.0.1:${this.port}`,
-      '--attention-timeout', String(this.attentionTimeout), '--capture', 'redacted'];
-    this.proc = spawn(ADAPTER, args, { env: { PATH: process.env.PATH, AEP_TOKEN: token, RUST_LOG: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] });
-    this.proc.stdout.on('data', (d) => this.log.push(String(d)));
-    this.proc.stderr.on('data', (d) => this.log.push(String(d)));
-    this.exited = new Promise((r) => this.proc.on('exit', r));
-    await until(async () => (await (await fetch(`${this.origin}/healthz`)).json()).relay, `the adapter reaches the relay\n${this.log.join('')}`, 20_000);
+    super({ binary: ADAPTER, relay, token, attentionTimeout });
   }
 
   /**
@@ -81,14 +68,6 @@ class Adapter {
       '--trust', '--codex', CODEX], { env: { PATH: '/usr/bin:/bin', HOME: home } }).toString();
     return { dir, home, said };
   }
-
-  async stop() {
-    if (this.proc.exitCode !== null) return;
-    this.proc.kill('SIGINT');
-    const t = setTimeout(() => this.proc.kill('SIGKILL'), 5_000);
-    await this.exited;
-    clearTimeout(t);
-  }
 }
 
 /** `codex exec` with on-request approvals in `project`, with nothing of this machine but PATH. */
@@ -110,25 +89,10 @@ function codex({ dir, home }, prompt) {
   return { proc, done };
 }
 
-async function openConsole(relay) {
-  const ctx = await chromium.newContext(PHONE);
-  const page = await ctx.newPage();
-  await page.goto(`${relay.base}/#token=${encodeURIComponent(token)}`);
-  await page.locator('.chip[data-state="live"]').waitFor({ timeout: 20_000 });
-  return { ctx, page };
-}
-
-const card = (page, text) => page.locator('main article.card', { hasText: text }).first();
-
 /** The first tool output the model was sent after `after`. */
 const resultAfter = (after) => until(() => model.toolResults[after], 'the model got the tool call\'s result', 30_000);
 
-/** Every event the relay holds from the adapter. */
-async function history(relay) {
-  const r = await fetch(`${relay.base}/stream?live=0&from=all`, { headers: { authorization: `Bearer ${token}` } });
-  const text = await r.text();
-  return text.split('\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6))).filter((e) => e.agent === 'codex');
-}
+const history = (relay) => historyOf(relay, token, 'codex');
 
 /** A new project whose Codex asks to `touch` `file` in it, with its card up on the phone. */
 async function asking(adapter, name, file) {
@@ -147,7 +111,7 @@ let relay = new Relay({ port: await freePort(), token, demo: false, staticDir: p
 await relay.start();
 const adapter = new Adapter({ relay });
 await adapter.start();
-const { ctx, page } = await openConsole(relay);
+const { ctx, page } = await openConsole(chromium, relay, token);
 
 try {
   await steps.step('install --trust says what it trusts: exactly the adapter\'s hooks, by key', async () => {
