@@ -14,7 +14,7 @@
 
 pub mod daemon;
 pub mod form;
-pub mod grade;
+pub use aep_adapter_kit::grade;
 pub mod hook;
 pub mod mapping;
 pub mod server;

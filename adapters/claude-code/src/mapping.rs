@@ -308,7 +308,7 @@ fn tool_of(hook: &HookInput) -> Value {
 /// Why approving the hook's tool use cannot be undone, if it cannot
 /// ([`crate::grade`]).
 fn destructive_because(hook: &HookInput) -> Option<&'static str> {
-    crate::grade::destructive(hook.tool_name.as_deref().unwrap_or_default(), hook.tool_input.as_ref(), hook.cwd.as_deref())
+    aep_adapter_kit::grade::destructive(hook.tool_name.as_deref().unwrap_or_default(), hook.tool_input.as_ref(), hook.cwd.as_deref())
 }
 
 /// A permission request: the tool and exactly what it would do, so a

@@ -18,7 +18,10 @@
 //! | any other | `x.codex.session.<snake_case>` |
 //!
 //! Codex has no tool-failure hook: a command that exits non-zero is a
-//! `tool.completed` too. `SessionEnd` is past the annex's ten hooks (the
+//! `tool.completed` too. A permission request is graded by the kit's rule
+//! (`aep_adapter_kit::grade`), as Claude Code's are: Codex names its shell
+//! tool `Bash`, so a `rm -rf` or a force-push is a `warning` marked
+//! `destructive`, which a console confirms with a second tap. `SessionEnd` is past the annex's ten hooks (the
 //! CLI has it, on some paths only): mapped as for Claude Code.
 
 use aep_adapter_kit::decision::Decision;
@@ -26,6 +29,7 @@ use aep_adapter_kit::mapping::{add_project, as_object, cut, run_started, session
 use aep_engine::control::answer::Answer;
 use aep_engine::protocol::ids::Draft;
 use aep_engine::protocol::vocabulary::types;
+use aep_engine::Severity;
 use serde_json::{json, Value};
 
 use crate::hook::HookInput;
@@ -117,7 +121,11 @@ impl Mapper {
                 in_run(Draft::new(types::TOOL_COMPLETED)).subject(tool()).data(data)
             }
             "PermissionRequest" => {
-                let request = in_run(Draft::new(types::ATTENTION_REQUESTED)).subject(tool()).data(permission_request(hook));
+                let because = destructive_because(hook);
+                let mut request = in_run(Draft::new(types::ATTENTION_REQUESTED)).subject(tool()).data(permission_request(hook, because));
+                if because.is_some() {
+                    request = request.severity(Severity::Warning);
+                }
                 return Plan::Ask { before: out, session, request, kind: Permission };
             }
             "SubagentStart" | "SubagentStop" => {
@@ -206,24 +214,37 @@ fn tool_of(hook: &HookInput) -> Value {
     aep_adapter_kit::mapping::tool(hook.tool_name.as_deref(), hook.tool_use_id.as_deref())
 }
 
+/// Why approving the hook's tool use cannot be undone, if it cannot.
+fn destructive_because(hook: &HookInput) -> Option<&'static str> {
+    aep_adapter_kit::grade::destructive(hook.tool_name.as_deref().unwrap_or_default(), hook.tool_input.as_ref(), hook.cwd.as_deref())
+}
+
 /// A permission request: the tool and exactly what it would do, so a
-/// person can decide from the prompt alone.
-fn permission_request(hook: &HookInput) -> Value {
+/// person can decide from the prompt alone; marked destructive (with why)
+/// when approving it cannot be undone.
+fn permission_request(hook: &HookInput, destructive_because: Option<&str>) -> Value {
     let tool = hook.tool_name.as_deref().unwrap_or("a tool");
     let mut context = json!({ "tool": tool });
+    if let Some(why) = destructive_because {
+        context["destructive_because"] = why.into();
+    }
     if let Some(input) = &hook.tool_input {
         context["tool_input"] = input.clone();
     }
     if let Some(cwd) = &hook.cwd {
         context["cwd"] = cwd.as_str().into();
     }
-    json!({
+    let mut data = json!({
         "kind": "permission",
         "prompt": permission_prompt(tool, hook.tool_input.as_ref()),
         "options": [{ "id": ALLOW, "label": "Allow" }, { "id": DENY, "label": "Deny" }],
         "respond_via": ["control"],
         "context": context,
-    })
+    });
+    if destructive_because.is_some() {
+        data["destructive"] = true.into();
+    }
+    data
 }
 
 /// `Permission requested: shell — rm -rf build (clean build dir)`: the
@@ -264,6 +285,20 @@ mod tests {
         let Plan::Observe(stop) = m.plan(&hook(json!({"hook_event_name": "Stop", "session_id": "t1", "turn_id": "u1"}))) else { panic!() };
         assert_eq!(stop[0].draft.ty(), "run.finished");
         assert_eq!(m.run_of("t1"), None);
+    }
+
+    #[test]
+    fn a_recursive_removal_is_a_warning_marked_destructive_and_a_plain_command_is_not() {
+        let ask = |command: &str| {
+            let h = hook(json!({"hook_event_name": "PermissionRequest", "session_id": "t1", "turn_id": "u1", "cwd": "/work/app",
+                "tool_name": "Bash", "tool_input": {"command": command}}));
+            let Plan::Ask { request, .. } = Mapper::new().plan(&h) else { panic!() };
+            let who = aep_engine::protocol::ids::Identity::new("aep://h/agent/codex", AGENT);
+            let e = request.session("t1").seq(9).build(&who, "01J0000000000000000000000A", aep_engine::UnixMs(0)).unwrap();
+            (e.severity(), e.data_field("destructive").cloned())
+        };
+        assert_eq!(ask("rm -rf build/"), (Severity::Warning, Some(json!(true))));
+        assert_eq!(ask("ls -la"), (Severity::Info, None));
     }
 
     #[test]

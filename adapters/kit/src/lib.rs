@@ -5,6 +5,7 @@
 //! * [`mapping`]: the plan a mapping makes of one hook, and the
 //!   [`Mapping`](mapping::Mapping) an adapter implements.
 //! * [`decision`]: what a held permission hook is told.
+//! * [`grade`]: which permission requests are destructive.
 //! * [`daemon`]: the engine agent on one relay connection that emits the
 //!   plan's events and holds requests until answered or timed out.
 //! * [`server`]: the loopback hook endpoint.
@@ -13,6 +14,7 @@
 
 pub mod daemon;
 pub mod decision;
+pub mod grade;
 pub mod mapping;
 pub mod serve;
 pub mod server;
