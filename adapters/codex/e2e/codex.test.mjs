@@ -12,7 +12,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { ROOT, Relay, Steps, browser, check, freePort, until } from '../../../console/tests/e2e/lib.mjs';
+import { ROOT, Relay, Steps, browser, check, freePort, sleep, until } from '../../../console/tests/e2e/lib.mjs';
 import { AdapterProcess, card, history as historyOf, openConsole } from '../../kit/e2e/support.mjs';
 import { installPackage } from '../../../npm/test/support.mjs';
 import { FakeResponses } from './fake-responses.mjs';
@@ -151,6 +151,33 @@ try {
     check(!existsSync(`${dir}/typed.txt`), 'nothing was written');
     const result = await resultAfter(seen);
     check(result.content.includes('use a dry run first'), `the model read the reply (${result.content})`);
+  });
+
+  await steps.step('A destructive command (rm -rf) takes a confirming tap, and the card names its project', async () => {
+    const project = adapter.project('wipe-me');
+    const { dir } = project;
+    mkdirSync(join(dir, 'build'), { recursive: true });
+    writeFileSync(join(dir, 'build', 'out.o'), 'object code');
+    const run = codex(project, `please RUN:rm -rf ${dir}/build`);
+    const c = card(page, `rm -rf ${dir}/build`);
+    await c.waitFor({ timeout: 30_000 });
+    check((await c.getAttribute('data-severity')) === 'warning', `graded a warning (${await c.getAttribute('data-severity')})`);
+    const named = (await c.locator('.card-project').textContent()).trim();
+    check(named.includes('wipe-me'), `the card names the project that asks: ${named}`);
+    await sleep(700);
+    const allow = c.locator('button.option[data-option="allow"]');
+    await allow.tap();
+    await sleep(100);
+    const asked = (await allow.textContent()).trim();
+    check(asked.includes('Tap again to Allow (destructive)'), `the first tap only asks, saying why: ${asked}`);
+    check(existsSync(join(dir, 'build')), 'and nothing is removed');
+    await page.screenshot({ path: `${SHOTS}/destructive-phone.png` });
+    await sleep(700);
+    await allow.tap();
+    await c.locator('.hold').waitFor({ timeout: 2_000 });
+    const { code } = await run.done;
+    check(!existsSync(join(dir, 'build')), 'after the confirming tap the command ran');
+    check(code === 0, `codex exited 0 (${code})`);
   });
 
   await steps.step('No answer: attention.timeout on the wire, and Codex reviews the request by itself', async () => {
