@@ -12,8 +12,8 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { ROOT, Relay, Steps, browser, check, freePort, sleep, until } from '../../../console/tests/e2e/lib.mjs';
-import { AdapterProcess, card, history as historyOf, openConsole } from '../../kit/e2e/support.mjs';
+import { ROOT, Relay, Steps, browser, check, freePort, until } from '../../../console/tests/e2e/lib.mjs';
+import { AdapterProcess, allowDestructive, card, history as historyOf, openConsole } from '../../kit/e2e/support.mjs';
 import { installPackage } from '../../../npm/test/support.mjs';
 import { FakeResponses } from './fake-responses.mjs';
 
@@ -161,20 +161,7 @@ try {
     const run = codex(project, `please RUN:rm -rf ${dir}/build`);
     const c = card(page, `rm -rf ${dir}/build`);
     await c.waitFor({ timeout: 30_000 });
-    check((await c.getAttribute('data-severity')) === 'warning', `graded a warning (${await c.getAttribute('data-severity')})`);
-    const named = (await c.locator('.card-project').textContent()).trim();
-    check(named.includes('wipe-me'), `the card names the project that asks: ${named}`);
-    await sleep(700);
-    const allow = c.locator('button.option[data-option="allow"]');
-    await allow.tap();
-    await sleep(100);
-    const asked = (await allow.textContent()).trim();
-    check(asked.includes('Tap again to Allow (destructive)'), `the first tap only asks, saying why: ${asked}`);
-    check(existsSync(join(dir, 'build')), 'and nothing is removed');
-    await page.screenshot({ path: `${SHOTS}/destructive-phone.png` });
-    await sleep(700);
-    await allow.tap();
-    await c.locator('.hold').waitFor({ timeout: 2_000 });
+    await allowDestructive(page, c, { project: 'wipe-me', keeps: join(dir, 'build'), shot: `${SHOTS}/destructive-phone.png` });
     const { code } = await run.done;
     check(!existsSync(join(dir, 'build')), 'after the confirming tap the command ran');
     check(code === 0, `codex exited 0 (${code})`);

@@ -3,7 +3,8 @@
 // request's card, and read back every event the adapter emitted.
 
 import { spawn } from 'node:child_process';
-import { freePort, until } from '../../../console/tests/e2e/lib.mjs';
+import { existsSync } from 'node:fs';
+import { check, freePort, sleep, until } from '../../../console/tests/e2e/lib.mjs';
 
 export const PHONE = { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 };
 
@@ -52,4 +53,28 @@ export async function history(relay, token, agent) {
   const r = await fetch(`${relay.base}/stream?live=0&from=all`, { headers: { authorization: `Bearer ${token}` } });
   const text = await r.text();
   return text.split('\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6))).filter((e) => e.agent === agent);
+}
+
+/**
+ * Allows the destructive request in card `c` as a person must: the card
+ * is a warning naming `project`; a first tap only asks (nothing is sent,
+ * `keeps` is still there; the phone is photographed into `shot`), and a
+ * second, deliberate tap sends the answer.
+ */
+export async function allowDestructive(page, c, { project, keeps, shot }) {
+  check((await c.getAttribute('data-severity')) === 'warning', `graded a warning (${await c.getAttribute('data-severity')})`);
+  const named = (await c.locator('.card-project').textContent()).trim();
+  check(named.includes(project), `the card names the project that asks: ${named}`);
+  await sleep(700);
+  const allow = c.locator('button.option[data-option="allow"]');
+  await allow.tap();
+  await sleep(100);
+  const asked = (await allow.textContent()).trim();
+  check(asked.includes('Tap again to Allow (destructive)'), `the first tap only asks, saying why: ${asked}`);
+  check((await c.locator('.hold').count()) === 0, 'the first tap sends nothing');
+  check(existsSync(keeps), 'and nothing is removed');
+  await page.screenshot({ path: shot });
+  await sleep(700);
+  await allow.tap();
+  await c.locator('.hold').waitFor({ timeout: 2_000 });
 }
