@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { ROOT, Relay, Steps, browser, check, freePort, sleep, until } from '../../../console/tests/e2e/lib.mjs';
+import { AdapterProcess, allowDestructive, card, history as historyOf, openConsole } from '../../kit/e2e/support.mjs';
 import { installPackage } from '../../../npm/test/support.mjs';
 import { FakeModel } from './fake-model.mjs';
 
@@ -20,7 +21,6 @@ const CLAUDE = join(HERE, 'node_modules/@anthropic-ai/claude-code-linux-x64/clau
 // E2E_ADAPTER runs another build of the adapter (an older one, to see a check fail).
 const ADAPTER = process.env.E2E_ADAPTER || `${ROOT}target/release/aep-claude-code`;
 const SHOTS = `${ROOT}target/claude-code-e2e`;
-const PHONE = { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 };
 /** What Claude Code waits for a held hook, and the adapter before it gives up. */
 const HOOK_TIMEOUT_S = 60;
 const ATTENTION_TIMEOUT_S = 45;
@@ -35,23 +35,10 @@ const chromium = await browser();
 const steps = new Steps();
 const scratch = mkdtempSync(join(tmpdir(), 'cc-e2e-'));
 
-/** The adapter binary serving hooks on `port` for the relay at `relay`. */
-class Adapter {
+/** The Claude Code adapter, for the relay at `relay`. */
+class Adapter extends AdapterProcess {
   constructor({ relay, attentionTimeout = ATTENTION_TIMEOUT_S }) {
-    Object.assign(this, { relay, attentionTimeout });
-    this.log = [];
-  }
-
-  async start() {
-    this.port = await freePort();
-    this.origin = `http://127.0.0.1:${this.port}`;
-    const args = ['serve', '--relay', this.relay.base, '--listen', `127.0.0.1:${this.port}`,
-      '--attention-timeout', String(this.attentionTimeout), '--capture', 'redacted'];
-    this.proc = spawn(ADAPTER, args, { env: { PATH: process.env.PATH, AEP_TOKEN: token, RUST_LOG: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] });
-    this.proc.stdout.on('data', (d) => this.log.push(String(d)));
-    this.proc.stderr.on('data', (d) => this.log.push(String(d)));
-    this.exited = new Promise((r) => this.proc.on('exit', r));
-    await until(async () => (await (await fetch(`${this.origin}/healthz`)).json()).relay, `the adapter reaches the relay\n${this.log.join('')}`, 20_000);
+    super({ binary: ADAPTER, relay, token, attentionTimeout });
   }
 
   /** A new project directory connected to this adapter by `install`. */
@@ -60,14 +47,6 @@ class Adapter {
     mkdirSync(dir, { recursive: true });
     execFileSync(ADAPTER, ['install', '--project', dir, '--adapter', this.origin, '--hook-timeout', String(HOOK_TIMEOUT_S)]);
     return dir;
-  }
-
-  async stop() {
-    if (this.proc.exitCode !== null) return;
-    this.proc.kill('SIGINT');
-    const t = setTimeout(() => this.proc.kill('SIGKILL'), 5_000);
-    await this.exited;
-    clearTimeout(t);
   }
 }
 
@@ -98,25 +77,10 @@ function claude(dir, prompt) {
   return { proc, done };
 }
 
-async function openConsole(relay) {
-  const ctx = await chromium.newContext(PHONE);
-  const page = await ctx.newPage();
-  await page.goto(`${relay.base}/#token=${encodeURIComponent(token)}`);
-  await page.locator('.chip[data-state="live"]').waitFor({ timeout: 20_000 });
-  return { ctx, page };
-}
-
-const card = (page, text) => page.locator('main article.card', { hasText: text }).first();
-
 /** The tool result the model was sent for `id`, once it has been. */
 const resultFor = (id, after) => until(() => model.toolResults.slice(after).find((r) => r.id === id), `the model got a result for ${id}`, 30_000);
 
-/** Every event the relay holds for the adapter's sessions. */
-async function history(relay) {
-  const r = await fetch(`${relay.base}/stream?live=0&from=all`, { headers: { authorization: `Bearer ${token}` } });
-  const text = await r.text();
-  return text.split('\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6))).filter((e) => e.agent === 'claude-code');
-}
+const history = (relay) => historyOf(relay, token, 'claude-code');
 
 /**
  * A new project whose Claude Code asks to `touch` `file` in it, with the
@@ -136,7 +100,7 @@ let relay = new Relay({ port: await freePort(), token, demo: false, staticDir: p
 await relay.start();
 const adapter = new Adapter({ relay });
 await adapter.start();
-const { ctx, page } = await openConsole(relay);
+const { ctx, page } = await openConsole(chromium, relay, token);
 
 try {
   await steps.step('Allow on the phone: the command runs', async () => {
@@ -182,21 +146,7 @@ try {
     const run = claude(dir, `please RUN:rm -rf ${dir}/build`);
     const c = card(page, `Bash: rm -rf ${dir}/build`);
     await c.waitFor({ timeout: 30_000 });
-    check((await c.getAttribute('data-severity')) === 'warning', `graded a warning (${await c.getAttribute('data-severity')})`);
-    const project = (await c.locator('.card-project').textContent()).trim();
-    check(project.includes('wipe-me'), `the card names the project that asks: ${project}`);
-    await sleep(700);
-    const allow = c.locator('button.option[data-option="allow"]');
-    await allow.tap();
-    await sleep(100);
-    const asked = (await allow.textContent()).trim();
-    check(asked.includes('Tap again to Allow (destructive)'), `the first tap only asks, saying why: ${asked}`);
-    check((await c.locator('.hold').count()) === 0, 'the first tap sends nothing');
-    check(existsSync(join(dir, 'build')), 'and nothing is removed');
-    await page.screenshot({ path: `${SHOTS}/destructive-phone.png` });
-    await sleep(700);
-    await allow.tap();
-    await c.locator('.hold').waitFor({ timeout: 2_000 });
+    await allowDestructive(page, c, { project: 'wipe-me', keeps: join(dir, 'build'), shot: `${SHOTS}/destructive-phone.png` });
     const { code } = await run.done;
     check(!existsSync(join(dir, 'build')), 'after the confirming tap the command ran');
     check(code === 0, `claude exited 0 (${code})`);

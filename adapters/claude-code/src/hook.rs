@@ -1,7 +1,9 @@
 //! What Claude Code sends a hook (its JSON input) and what a hook answers.
 
 use serde::Deserialize;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
+
+pub use aep_adapter_kit::decision::Decision;
 
 /// One hook firing, as Claude Code posts it. Only what the mapping reads
 /// is named; everything else is kept in `rest`.
@@ -44,28 +46,5 @@ impl HookInput {
     /// A string member not named above (`message`, `reason`, ...).
     pub fn text(&self, name: &str) -> Option<&str> {
         self.rest.get(name).and_then(Value::as_str)
-    }
-}
-
-/// What the adapter tells Claude Code about a held permission request.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Decision {
-    Allow,
-    /// Not run; the model reads `message` as the tool's result.
-    Deny { message: String },
-    /// No decision: Claude Code falls back to its own prompt (in `-p`
-    /// mode, that denies).
-    Undecided,
-}
-
-impl Decision {
-    /// The hook's JSON answer to a `PermissionRequest`.
-    pub fn to_hook_output(&self) -> Value {
-        let decision = match self {
-            Decision::Allow => json!({ "behavior": "allow" }),
-            Decision::Deny { message } => json!({ "behavior": "deny", "message": message }),
-            Decision::Undecided => return json!({}),
-        };
-        json!({ "hookSpecificOutput": { "hookEventName": "PermissionRequest", "decision": decision } })
     }
 }

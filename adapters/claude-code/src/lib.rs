@@ -5,16 +5,18 @@
 //!
 //! * [`hook`]: Claude Code's hook input and answers.
 //! * [`mapping`]: hooks to AEP events (AEP-0002 Annex A.1), pure.
-//! * [`grade`]: which permission requests are destructive.
+//! * [`grade`]: which permission requests are destructive (the adapter
+//!   kit's rule).
 //! * [`form`]: MCP elicitation as an AEP-0006 form.
-//! * [`daemon`]: the engine agent that emits them and holds requests.
-//! * [`server`]: the loopback hook endpoint.
+//! * [`daemon`]: the engine agent that emits them and holds requests (the
+//!   adapter kit's, reading hooks through [`mapping`]).
+//! * [`server`]: the loopback hook endpoint (the adapter kit's).
 //! * [`settings`]: connecting a project (or a user) to the adapter in
 //!   `.claude/settings.json`, and disconnecting it exactly.
 
 pub mod daemon;
 pub mod form;
-pub mod grade;
+pub use aep_adapter_kit::grade;
 pub mod hook;
 pub mod mapping;
 pub mod server;

@@ -3,17 +3,12 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
 
-use aep_claude_code::daemon::{self, Options, Status};
+use aep_adapter_kit::serve as kit;
+use aep_claude_code::mapping::Mapper;
 use aep_claude_code::server;
 use aep_claude_code::settings::{self, Hooks, Outcome};
-use aep_engine::client::hub::socket_url;
-use aep_engine::protocol::capture::{CaptureCeiling, RedactOptions};
-use aep_engine::protocol::event::Capture;
-use aep_engine::protocol::vocabulary::types;
 use clap::{Args, Parser, Subcommand};
-use tokio::sync::{mpsc, watch};
 
 /// Claude Code on AEP: its hooks as events on an AEP relay, its
 /// permission prompts answered from an AEP console.
@@ -38,25 +33,11 @@ enum Command {
 
 #[derive(Args, Debug)]
 struct Serve {
-    /// The relay, `http://HOST:PORT`.
-    #[arg(long, env = "AEP_RELAY", default_value = "http://127.0.0.1:8787")]
-    relay: String,
-    /// A file holding the relay's token (or set AEP_TOKEN); never a
-    /// command-line value, which any local user can read.
-    #[arg(long)]
-    token_file: Option<PathBuf>,
+    #[command(flatten)]
+    common: kit::ServeArgs,
     /// Where Claude Code's hooks reach the adapter (loopback only).
     #[arg(long, default_value = "127.0.0.1:8789")]
     listen: SocketAddr,
-    /// Seconds a permission request waits for a person before Claude Code
-    /// decides for itself (keep it below the hook timeout `install` sets).
-    #[arg(long, default_value_t = 240)]
-    attention_timeout: u64,
-    /// Capture ceiling of what the adapter emits: metadata, redacted or
-    /// full. Below redacted, permission requests still carry their command
-    /// at redacted, through the redaction pipeline (AEP-0003 §9.1).
-    #[arg(long, default_value = "metadata", value_parser = parse_capture)]
-    capture: Capture,
 }
 
 #[derive(Args, Debug)]
@@ -81,36 +62,10 @@ struct Target {
     hook_timeout: u64,
 }
 
-fn parse_capture(s: &str) -> Result<Capture, String> {
-    match s {
-        "metadata" => Ok(Capture::Metadata),
-        "redacted" => Ok(Capture::Redacted),
-        "full" => Ok(Capture::Full),
-        other => Err(format!("`{other}` is not metadata, redacted or full")),
-    }
-}
-
-/// `metadata` keeps `attention.*` at `redacted`, so a person can read what
-/// is asked, and `session.started`, so a card can say which project asks
-/// (its label and working directory, home paths redacted); `redacted` and
-/// `full` hold for every type.
-fn ceiling(level: Capture) -> CaptureCeiling {
-    if level >= Capture::Redacted {
-        CaptureCeiling::uniform(level)
-    } else {
-        let mut c = CaptureCeiling { default: level, ..CaptureCeiling::default() };
-        c.overrides.push((types::SESSION_STARTED.to_owned(), Capture::Redacted));
-        c
-    }
-}
-
 fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
-        .with_writer(std::io::stderr)
-        .init();
+    kit::init_logging();
     let result = match Cli::parse().command {
-        Command::Serve(s) => serve(s),
+        Command::Serve(s) => kit::serve(s.common, s.listen, Mapper::new(), server::HOOK_PATH),
         Command::Install(t) => place(&t.place).and_then(|path| {
             let hooks = Hooks { origin: t.adapter, held_timeout_s: t.hook_timeout };
             report(&path, settings::install(&path, &hooks), "connected to the adapter", "already connected")
@@ -144,51 +99,13 @@ fn report(path: &std::path::Path, result: Result<Outcome, settings::SettingsErro
     Ok(())
 }
 
-fn serve(s: Serve) -> Result<(), String> {
-    let token = match (&s.token_file, std::env::var("AEP_TOKEN")) {
-        (Some(file), _) => Some(std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?.trim().to_owned()),
-        (None, Ok(t)) if !t.is_empty() => Some(t),
-        _ => None,
-    };
-    let socket = socket_url(&s.relay, token.as_deref()).map_err(|_| format!("`{}` is not a relay address", s.relay))?;
-    let host = std::fs::read_to_string("/etc/hostname").map(|h| h.trim().to_owned()).ok().filter(|h| !h.is_empty());
-    let options = Options {
-        socket_url: socket,
-        attention_timeout: Duration::from_secs(s.attention_timeout),
-        ceiling: ceiling(s.capture),
-        redaction: RedactOptions { home: std::env::var("HOME").ok(), ..RedactOptions::default() },
-        host: host.unwrap_or_else(|| "localhost".into()),
-    };
-    // One thread is plenty, and keeps the engine's agent (not `Send`) on
-    // the task that drives it.
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
-    let local = tokio::task::LocalSet::new();
-    local.block_on(&runtime, async move {
-        let listener = server::bind(s.listen).await.map_err(|e| format!("{}: {e}", s.listen))?;
-        let (calls, inbox) = mpsc::unbounded_channel();
-        let (status, watching) = watch::channel(Status::default());
-        let agent = tokio::task::spawn_local(daemon::run(options, inbox, status));
-        tracing::info!("hooks: http://{}{}; relay: {}", listener.local_addr().map_err(|e| e.to_string())?, server::HOOK_PATH, s.relay);
-        let app = server::router(calls, watching);
-        let stop = async {
-            let _ = tokio::signal::ctrl_c().await;
-        };
-        axum::serve(listener, app).with_graceful_shutdown(stop).await.map_err(|e| e.to_string())?;
-        let _ = agent.await;
-        Ok(())
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn the_default_ceiling_keeps_what_is_asked_and_which_project_asks_readable() {
-        let c = ceiling(Capture::Metadata);
-        assert_eq!(c.level_for("attention.requested"), Capture::Redacted);
-        assert_eq!(c.level_for("session.started"), Capture::Redacted);
-        assert_eq!(c.level_for("tool.completed"), Capture::Metadata);
-        assert_eq!(ceiling(Capture::Full).level_for("session.started"), Capture::Full);
+    fn the_command_line_is_well_formed() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
     }
 }

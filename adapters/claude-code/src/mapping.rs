@@ -29,8 +29,9 @@
 //! `attention.requested`, and a second, unanswerable card for the same
 //! prompt would be noise.
 
-use std::collections::HashMap;
-
+use aep_adapter_kit::mapping::{add_project, as_object, cut, run_started, session_ended, Mapping, Sessions};
+use aep_engine::control::answer::Answer;
+use aep_engine::protocol::event::Event;
 use aep_engine::protocol::ids::Draft;
 use aep_engine::Severity;
 use aep_engine::protocol::vocabulary::types;
@@ -44,29 +45,12 @@ pub const AGENT: &str = "claude-code";
 /// typed text applies it, with the text as the reason).
 pub const ALLOW: &str = "allow";
 pub const DENY: &str = "deny";
-/// Sessions remembered at once; the least recently heard goes first.
-pub const MAX_SESSIONS: usize = 1024;
+pub use aep_adapter_kit::mapping::{snake_case, Emission, MAX_SESSIONS};
 /// A tool's input shown in a prompt is cut at this many characters.
 const PROMPT_INPUT_CHARS: usize = 600;
 
-/// One event to emit, in `session` (none for an agent-scoped event).
-#[derive(Clone, Debug)]
-pub struct Emission {
-    pub session: Option<String>,
-    pub draft: Draft,
-}
-
 /// What to do with one hook.
-#[derive(Clone, Debug)]
-pub enum Plan {
-    /// Emit these and answer the hook at once.
-    Observe(Vec<Emission>),
-    /// Emit `before`, then raise `request` and hold the hook until it is
-    /// answered or times out.
-    Ask { before: Vec<Emission>, session: String, request: Draft, kind: AskKind },
-    /// Not a hook the adapter can read.
-    Unreadable(String),
-}
+pub type Plan = aep_adapter_kit::mapping::Plan<AskKind>;
 
 /// What a held request returns to Claude Code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,7 +63,6 @@ pub enum AskKind {
 struct SessionMemory {
     run: Option<String>,
     runs: u64,
-    heard: u64,
     /// The latest `PreToolUse`: the tool, its input and its call id. The
     /// permission Claude Code then asks for is about that call.
     asking: Option<(String, Option<Value>, String)>,
@@ -88,8 +71,7 @@ struct SessionMemory {
 /// The adapter's memory of the sessions it has seen.
 #[derive(Debug, Default)]
 pub struct Mapper {
-    sessions: HashMap<String, SessionMemory>,
-    clock: u64,
+    sessions: Sessions<SessionMemory>,
     /// For runs Claude Code gives no id.
     minted: u64,
 }
@@ -110,34 +92,29 @@ impl Mapper {
         };
         let name = hook.hook_event_name.as_str();
         let mut out = Vec::new();
-        let fresh = !self.sessions.contains_key(&session);
+        let fresh = !self.sessions.contains(&session);
         if fresh && name != "SessionEnd" {
-            self.remember(&session);
+            self.sessions.remember(&session);
             out.push(emission(&session, Draft::new(types::SESSION_STARTED).data(session_started(hook))));
             if name == "SessionStart" {
                 return Plan::Observe(out);
             }
         }
-        self.touch(&session);
+        self.sessions.touch(&session);
         let run = self.run_of(&session).map(str::to_owned);
         let tool = || tool_of(hook);
         let in_run = |draft: Draft| draft.maybe_run(run.clone());
         let draft = match name {
             "SessionStart" => Draft::new(types::SESSION_STARTED).data(session_started(hook)),
             "SessionEnd" => {
-                let runs = self.sessions.remove(&session).map_or(0, |s| s.runs);
-                Draft::new(types::SESSION_ENDED).data(json!({ "reason": "normal", "runs": runs }))
+                session_ended(self.sessions.remove(&session).map_or(0, |s| s.runs))
             }
             "UserPromptSubmit" => {
                 let id = hook.prompt_id.clone().filter(|p| !p.is_empty()).unwrap_or_else(|| self.mint_run());
-                let memory = self.sessions.entry(session.clone()).or_default();
+                let memory = self.sessions.entry(&session);
                 memory.run = Some(id.clone());
                 memory.runs += 1;
-                let mut data = json!({ "trigger": "user" });
-                if let Some(p) = &hook.prompt {
-                    data["prompt"] = p.as_str().into();
-                }
-                Draft::new(types::RUN_STARTED).run(id).data(data)
+                run_started(id, hook.prompt.as_deref())
             }
             "Stop" | "StopFailure" => {
                 let Some(run) = self.sessions.get_mut(&session).and_then(|s| s.run.take()) else {
@@ -273,59 +250,65 @@ impl Mapper {
         format!("run-{}", self.minted)
     }
 
-    fn remember(&mut self, session: &str) {
-        if self.sessions.len() >= MAX_SESSIONS {
-            if let Some(oldest) = self.sessions.iter().min_by_key(|(_, s)| s.heard).map(|(k, _)| k.clone()) {
-                self.sessions.remove(&oldest);
-            }
-        }
-        self.sessions.insert(session.to_owned(), SessionMemory::default());
+}
+
+impl Mapping for Mapper {
+    type Input = HookInput;
+    type Ask = AskKind;
+    const AGENT: &'static str = AGENT;
+
+    fn hook_name(input: &HookInput) -> &str {
+        &input.hook_event_name
     }
 
-    fn touch(&mut self, session: &str) {
-        self.clock += 1;
-        if let Some(s) = self.sessions.get_mut(session) {
-            s.heard = self.clock;
+    fn plan(&mut self, input: &HookInput) -> Plan {
+        Mapper::plan(self, input)
+    }
+
+    fn run_of(&self, session: &str) -> Option<&str> {
+        Mapper::run_of(self, session)
+    }
+
+    fn refusing(kind: AskKind) -> Option<&'static str> {
+        (kind == AskKind::Permission).then_some(DENY)
+    }
+
+    fn answered(kind: AskKind, answer: &Answer, by: &str) -> Value {
+        match kind {
+            AskKind::Permission => crate::daemon::permission_output(answer, by),
+            AskKind::Elicitation => match answer {
+                Answer::Values { map } => crate::form::elicitation_output(Some(map)),
+                _ => crate::form::elicitation_output(None),
+            },
         }
+    }
+
+    /// A form's prompt below `redacted` is said structurally.
+    fn gate(event: Event) -> Event {
+        crate::form::structural_prompt(&event)
     }
 }
 
 fn emission(session: &str, draft: Draft) -> Emission {
-    Emission { session: Some(session.to_owned()), draft }
+    Emission::in_session(session, draft)
 }
 
 /// The session's `cwd`, and its folder's name as the label a person knows
 /// it by (a session id is a UUID).
 fn session_started(hook: &HookInput) -> Value {
     let mut data = json!({ "client": { "name": AGENT } });
-    if let Some(cwd) = &hook.cwd {
-        data["cwd"] = cwd.as_str().into();
-        if let Some(name) = std::path::Path::new(cwd).file_name().and_then(|n| n.to_str()) {
-            data["label"] = name.into();
-        }
-    }
+    add_project(&mut data, hook.cwd.as_deref());
     data
 }
 
 fn tool_of(hook: &HookInput) -> Value {
-    let mut tool = json!({ "name": hook.tool_name.as_deref().unwrap_or("unknown") });
-    if let Some(id) = &hook.tool_use_id {
-        tool["call_id"] = id.as_str().into();
-    }
-    tool
-}
-
-fn as_object(v: &Value) -> Value {
-    match v {
-        Value::Object(_) => v.clone(),
-        other => json!({ "value": other }),
-    }
+    aep_adapter_kit::mapping::tool(hook.tool_name.as_deref(), hook.tool_use_id.as_deref())
 }
 
 /// Why approving the hook's tool use cannot be undone, if it cannot
 /// ([`crate::grade`]).
 fn destructive_because(hook: &HookInput) -> Option<&'static str> {
-    crate::grade::destructive(hook.tool_name.as_deref().unwrap_or_default(), hook.tool_input.as_ref(), hook.cwd.as_deref())
+    aep_adapter_kit::grade::destructive(hook.tool_name.as_deref().unwrap_or_default(), hook.tool_input.as_ref(), hook.cwd.as_deref())
 }
 
 /// A permission request: the tool and exactly what it would do, so a
@@ -372,43 +355,12 @@ pub fn permission_prompt(tool: &str, input: Option<&Value>) -> String {
     }
 }
 
-fn cut(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((at, _)) => format!("{}…", &text[..at]),
-        None => text.to_owned(),
-    }
-}
-
-/// `PreToolUse` → `pre_tool_use` (the vendor-extension fallback's tail).
-pub fn snake_case(name: &str) -> String {
-    let mut out = String::with_capacity(name.len() + 4);
-    for (i, c) in name.chars().enumerate() {
-        if c.is_ascii_uppercase() {
-            if i > 0 {
-                out.push('_');
-            }
-            out.push(c.to_ascii_lowercase());
-        } else if c.is_ascii_alphanumeric() {
-            out.push(c);
-        } else {
-            out.push('_');
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn hook(v: Value) -> HookInput {
         serde_json::from_value(v).unwrap()
-    }
-
-    #[test]
-    fn snake_cases_hook_names() {
-        assert_eq!(snake_case("ConfigChange"), "config_change");
-        assert_eq!(snake_case("CwdChanged"), "cwd_changed");
     }
 
     #[test]

@@ -81,12 +81,7 @@ pub enum SettingsError {
     BadHooks { path: String, source: serde_json::Error },
 }
 
-/// What [`install`] or [`remove`] did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Outcome {
-    Changed,
-    Unchanged,
-}
+pub use aep_adapter_kit::settings::Outcome;
 
 type Members = IndexMap<String, Box<RawValue>>;
 type HookTable = IndexMap<String, Vec<Box<RawValue>>>;
@@ -183,9 +178,6 @@ enum Member<'a> {
 /// Writes `members` in their order, `hooks` (kept in place, or last when
 /// new) as `table`, in one pass: what was read keeps its bytes.
 fn write(path: &Path, members: &Members, table: Option<&HookTable>, newline: bool) -> Result<(), SettingsError> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|source| io_error(dir, source))?;
-    }
     let mut out: IndexMap<&str, Member> = members.iter().map(|(k, v)| (k.as_str(), Member::AsRead(v))).collect();
     if let Some(table) = table {
         out.insert("hooks", Member::Hooks(table));
@@ -194,10 +186,7 @@ fn write(path: &Path, members: &Members, table: Option<&HookTable>, newline: boo
     if newline {
         text.push('\n');
     }
-    // Written beside, then moved over: a reader never sees half a file.
-    let tmp = path.with_extension("json.aep-tmp");
-    std::fs::write(&tmp, text).map_err(|source| io_error(&tmp, source))?;
-    std::fs::rename(&tmp, path).map_err(|source| io_error(path, source))
+    aep_adapter_kit::settings::write_whole(path, &text).map_err(|(at, source)| io_error(&at, source))
 }
 
 /// Two-space JSON, as Claude Code writes it, for a value that sits
