@@ -73,7 +73,7 @@ const AGENTS: usize = 40;
 const T0: u64 = 1_783_000_000_000;
 
 /// Deterministic inputs from the engine's seeded generator.
-struct Rng(aep_engine::client::Jitter);
+struct Rng(aep_engine::rng::Seeded);
 
 impl Rng {
     fn next(&mut self) -> u64 {
@@ -413,7 +413,7 @@ fn run(name: &str, config: StoreConfig, lines: &[&str]) {
 }
 
 fn main() {
-    let mut rng = Rng(aep_engine::client::Jitter::new(42));
+    let mut rng = Rng(aep_engine::rng::Seeded::new(42));
     // One JSONL text, as a log file or a socket's buffer holds a stream:
     // each line is read where it lies, after the one before it.
     let jsonl = generate(&mut rng).join("\n");

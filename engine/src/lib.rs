@@ -13,11 +13,13 @@
 //! * [`store`]: the correlation fold over a stream of events.
 //! * [`client`]: the sans-IO relay connection.
 //! * [`order`]: the one sort the WebAssembly builds link.
+//! * [`rng`]: the one random generator, seeded by the driver.
 
 pub mod client;
 pub mod control;
 pub mod order;
 pub mod protocol;
+pub mod rng;
 pub mod store;
 pub mod text;
 pub mod time;

@@ -19,6 +19,19 @@ pub fn same(a: &str, b: &str) -> bool {
     (&mut x).zip(&mut y).all(|(p, q)| word(p) == word(q)) && x.remainder() == y.remainder()
 }
 
+/// The name of a JSON value's kind, as messages say what they found.
+pub fn json_kind(v: &serde_json::Value) -> &'static str {
+    use serde_json::Value;
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
 /// `s` as a JSON string literal: quoted, with quotes and control
 /// characters escaped, so agent text can never break a message's shape.
 pub fn quote(s: &str) -> String {

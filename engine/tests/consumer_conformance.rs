@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::fs;
 
 use aep_engine::control::ack::Decision;
-use aep_engine::protocol::validate;
+use aep_engine::store::validate;
 use aep_engine::store::{
     AttentionKind, CardStatus, Closure, CommandStatus, Folded, OutcomeLink, Resolution, RunEnding, RunStatus, SessionState,
     Store,
@@ -271,7 +271,7 @@ fn golden_corpus_has_no_violations() {
         .collect();
     assert!(flagged.is_empty(), "{flagged:?}");
     assert_eq!(store.counts().violations, 0);
-    assert_eq!(validate::stream::stream(&events), vec![]);
+    assert_eq!(validate::stream(&events), vec![]);
 }
 
 #[test]

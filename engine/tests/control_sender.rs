@@ -151,7 +151,7 @@ fn built_commands_parse_carry_no_seq_and_name_sender_and_target() {
 /// Checks a built command against its type's payload schema (compiled into
 /// the engine from the spec's schemas at build time).
 fn check_against_published_schema(ev: &Event) {
-    let violations = aep_engine::protocol::validate::payload::check_event(ev);
+    let violations = ev.check_payload();
     assert!(violations.is_empty(), "{}: {violations:?}", ev.ty());
 }
 

@@ -1,11 +1,11 @@
 //! The stream cases of the AEP invalid corpus (cases carrying `events`),
 //! read in place from the spec checked out beside this crate: each must
-//! fail `validate::stream` with the rule the case names, and nothing else.
+//! fail `store::validate::stream` with the rule the case names, and nothing else.
 
 use std::collections::BTreeSet;
 use std::fs;
 
-use aep_engine::protocol::validate;
+use aep_engine::store::validate;
 use aep_engine::store::Rule;
 use aep_engine::Event;
 use serde_json::Value;
@@ -57,7 +57,7 @@ fn every_stream_case_fails_with_its_rule() {
             .enumerate()
             .map(|(i, v)| Event::parse(&v.to_string()).unwrap_or_else(|e| panic!("{name}: event {i} does not parse: {e}")))
             .collect();
-        let violations = validate::stream::stream(&events);
+        let violations = validate::stream(&events);
         println!("{name}\n    expects {expected} ({text})");
         for v in &violations {
             println!("    got {v}");
@@ -66,7 +66,7 @@ fn every_stream_case_fails_with_its_rule() {
         assert_eq!(got, BTreeSet::from([expected.id()]), "{name}: wrong verdict");
         // Every prefix short of the breaking event is clean: the violation
         // is tied to the event that completes it.
-        let clean = validate::stream::stream(&events[..events.len() - 1]);
+        let clean = validate::stream(&events[..events.len() - 1]);
         assert!(clean.is_empty(), "{name}: flagged before its last event: {clean:?}");
         rules_seen.insert(expected);
         checked += 1;
@@ -87,5 +87,5 @@ fn a_clean_stream_from_the_same_cases_passes() {
         .map(|v| Event::parse(&v.to_string()).unwrap())
         .collect();
     assert!(firsts.len() >= 10);
-    assert_eq!(validate::stream::stream(&firsts), vec![]);
+    assert_eq!(validate::stream(&firsts), vec![]);
 }

@@ -29,7 +29,7 @@ fn every_golden_event_is_valid() {
         count += 1;
         let event = Event::parse(line).unwrap_or_else(|e| panic!("golden line {}: {e}", n + 1));
         assert_eq!(event.raw(), line, "golden line {} lost its bytes", n + 1);
-        let violations = payload::check_event(&event);
+        let violations = event.check_payload();
         assert!(violations.is_empty(), "golden line {} ({}): {violations:?}", n + 1, event.ty());
         let value: Value = serde_json::from_str(line).unwrap();
         let violations = validate::event(&value);

@@ -6,7 +6,7 @@
 use std::fs;
 
 use aep_engine::protocol::frame::Frame;
-use aep_engine::protocol::validate;
+use aep_engine::store::validate;
 use aep_engine::store::{Store, StoreConfig};
 use aep_engine::{Event, UnixMs};
 use rand::rngs::StdRng;
@@ -265,6 +265,6 @@ fn contradictory_valid_streams_never_panic_and_stay_bounded() {
     check_bounds(&store);
     assert!(store.counts().violations > 0, "chaos should break rules");
     // The offline validator folds the same way and survives too.
-    let found = validate::stream::stream(&stream);
+    let found = validate::stream(&stream);
     assert!(!found.is_empty());
 }

@@ -12,7 +12,7 @@ use support::console::{Console, PATIENCE_MS};
 use aep_engine::control::ack::NackReason;
 use aep_engine::control::answer::Answer;
 use aep_engine::control::sender::{Address, CancelScope, Command, CommandState, RelayCode};
-use aep_engine::protocol::validate::{self, payload};
+use aep_engine::protocol::validate;
 use aep_engine::{Capture, Event, UnixMs};
 use aep_relay::auth::Token;
 use aep_relay::demo::agent::ACK_WINDOW_MS;
@@ -100,7 +100,7 @@ async fn every_kind_of_attention_appears_from_declared_control_capable_agents() 
 
     for e in &console.seen {
         assert!(validate::event(&e.to_value()).is_empty(), "{}", e.raw());
-        assert!(payload::check_event(e).is_empty(), "{}: {:?}", e.raw(), payload::check_event(e));
+        assert!(e.check_payload().is_empty(), "{}: {:?}", e.raw(), e.check_payload());
     }
     demo.stop().await;
     relay.shutdown().await;

@@ -18,7 +18,8 @@ use support::console::{Console, PATIENCE_MS};
 
 use aep_engine::control::answer::Answer;
 use aep_engine::control::sender::{Address, Command, CommandState};
-use aep_engine::protocol::validate::{self, payload};
+use aep_engine::protocol::validate;
+use aep_engine::store::validate::stream as stream_violations;
 use aep_engine::Event;
 use aep_relay::auth::Token;
 use aep_relay::demo::now;
@@ -211,7 +212,7 @@ async fn a_python_sdk_agent_answers_once_and_reacks_a_retry_byte_for_byte() {
     let python_events: Vec<&Event> = console.seen.iter().filter(|e| e.agent() == "py-agent").collect();
     for e in &python_events {
         assert!(validate::event(&e.to_value()).is_empty(), "{}", e.raw());
-        assert!(payload::check_event(e).is_empty(), "{}: {:?}", e.raw(), payload::check_event(e));
+        assert!(e.check_payload().is_empty(), "{}: {:?}", e.raw(), e.check_payload());
     }
     let mut first_copies: Vec<Event> = Vec::new();
     for e in python_events {
@@ -219,7 +220,7 @@ async fn a_python_sdk_agent_answers_once_and_reacks_a_retry_byte_for_byte() {
             first_copies.push(e.clone());
         }
     }
-    let stream = validate::stream::stream(&first_copies);
+    let stream = stream_violations(&first_copies);
     assert!(stream.is_empty(), "{stream:?}");
     relay.shutdown().await;
 }

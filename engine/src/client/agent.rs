@@ -12,7 +12,7 @@
 
 use std::collections::VecDeque;
 
-use super::{ClientError, ClientEvent, Config, ConfigError, Connection, Jitter, SocketAction, State};
+use super::{ClientError, ClientEvent, Config, ConfigError, Connection, SocketAction, State};
 use crate::control::target::{
     Action, ControlTarget, Received, SeqCounter, Sequencer, TargetError, Verdict,
 };
@@ -20,6 +20,7 @@ use crate::protocol::capture::downlevel;
 use crate::protocol::event::{Capture, Event};
 use crate::protocol::frame::{ControlCapability, ErrorFrame, HelloIdentity, Role};
 use crate::protocol::ids::{ulid, BuildError, Draft, Identity};
+use crate::rng::Seeded;
 use crate::time::UnixMs;
 
 /// Changes kept for [`Agent::poll_change`]; beyond this the oldest go.
@@ -86,7 +87,7 @@ pub struct Agent {
     conn: Connection,
     target: ControlTarget,
     seqs: SeqCounter,
-    ids: Jitter,
+    ids: Seeded,
     decide: Option<Decider>,
     gate: Option<Gate>,
     changes: VecDeque<AgentChange>,
@@ -114,7 +115,7 @@ impl Agent {
             conn: Connection::new(connection).map_err(AgentSetupError::Config)?,
             target,
             seqs: SeqCounter::with_epoch(config.epoch),
-            ids: Jitter::new(config.seed ^ 0x9e37_79b9_7f4a_7c15),
+            ids: Seeded::new(config.seed ^ 0x9e37_79b9_7f4a_7c15),
             decide: None,
             gate: None,
             changes: VecDeque::new(),

@@ -35,32 +35,10 @@ impl Backoff {
     }
 }
 
-/// A small deterministic generator (SplitMix64) for jitter only.
-#[derive(Clone, Debug)]
-pub struct Jitter(u64);
-
-impl Jitter {
-    pub fn new(seed: u64) -> Jitter {
-        Jitter(seed)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// 128 bits, e.g. the random part of an event id.
-    pub fn next_u128(&mut self) -> u128 {
-        (u128::from(self.next_u64()) << 64) | u128::from(self.next_u64())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rng::Seeded;
 
     #[test]
     fn ceiling_doubles_then_caps() {
@@ -73,7 +51,7 @@ mod tests {
     #[test]
     fn delay_stays_within_half_and_full_ceiling() {
         let b = Backoff::default();
-        let mut j = Jitter::new(7);
+        let mut j = Seeded::new(7);
         for attempt in 1..=12 {
             for _ in 0..200 {
                 let d = b.delay(attempt, j.next_u64());
@@ -81,15 +59,5 @@ mod tests {
                 assert!(c / 2 <= d && d <= c, "attempt {attempt}: {d} outside [{}, {c}]", c / 2);
             }
         }
-    }
-
-    #[test]
-    fn jitter_is_seeded() {
-        let (mut a, mut b, mut c) = (Jitter::new(1), Jitter::new(1), Jitter::new(2));
-        let xs: Vec<u64> = (0..4).map(|_| a.next_u64()).collect();
-        let ys: Vec<u64> = (0..4).map(|_| b.next_u64()).collect();
-        let zs: Vec<u64> = (0..4).map(|_| c.next_u64()).collect();
-        assert_eq!(xs, ys);
-        assert_ne!(xs, zs);
     }
 }

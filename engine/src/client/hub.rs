@@ -25,14 +25,16 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
-use super::{ClientError, ClientEvent, Config, ConfigError, Connection, Jitter, SocketAction, State};
+use super::{ClientError, ClientEvent, Config, ConfigError, Connection, SocketAction, State};
 use crate::control::answer::request::check_shape;
 use crate::control::answer::{Answer, Mismatch};
 use crate::control::sender::{Address, CancelScope, Command, CommandError, CommandUpdate, ControlSender, RetryError};
-use crate::protocol::event::{is_vendor_command_type, Capture, Event};
+use crate::protocol::event::{Capture, Event};
 use crate::protocol::filter::Filter;
 use crate::protocol::frame::{ErrorFrame, ReplayExhausted, RosterEntry, SessionPosition};
 use crate::protocol::ids::{ulid, BuildError, Draft, Identity};
+use crate::protocol::kind::{is_vendor_command_type, EventKind};
+use crate::rng::Seeded;
 use crate::protocol::validate::check_type_name;
 use crate::store::{self, Store, StoreConfig};
 use crate::time::UnixMs;
@@ -45,7 +47,7 @@ pub use outcomes::WATCHED_COMMANDS;
 pub use route::MAX_ROUTED_SESSIONS;
 pub use url::{check_url, relay_label, socket_url, Endpoint, UrlError, DEFAULT_SOCKET_PATH, TOKEN_PARAM};
 
-use crate::protocol::vocabulary::{codes, types};
+use crate::protocol::vocabulary::{codes, EventType};
 use outcomes::OutcomeWatch;
 use route::RouteTable;
 
@@ -269,7 +271,7 @@ pub struct Hub {
     changes: VecDeque<HubChange>,
     dropped: u64,
     /// The random part of command ids.
-    ids: Jitter,
+    ids: Seeded,
 }
 
 impl fmt::Debug for Hub {
@@ -315,7 +317,7 @@ impl Hub {
             command_relays: HashMap::new(),
             changes: VecDeque::new(),
             dropped: 0,
-            ids: Jitter::new(config.seed ^ 0x6a09_e667_f3bc_c908),
+            ids: Seeded::new(config.seed ^ 0x6a09_e667_f3bc_c908),
         })
     }
 
@@ -713,7 +715,7 @@ impl Hub {
         if reask {
             self.relays[relay].roster.reasked_at = Some(now);
         }
-        let ask_roster = reask || event.ty() == types::SESSION_STARTED;
+        let ask_roster = reask || event.kind() == EventKind::Core(EventType::SessionStarted);
         self.sender.handle_event(&event, now);
         self.fold(relay, event, now);
         self.drain_sender();

@@ -31,7 +31,7 @@ mod subscription;
 
 use std::collections::VecDeque;
 
-pub use backoff::{Backoff, Jitter};
+pub use backoff::Backoff;
 pub use outbox::{MAX_QUEUED_EVENTS, MAX_QUEUED_EVENT_BYTES, MAX_SOCKET_FRAMES};
 pub use config::{Config, ConfigError, ResumePolicy};
 pub use endpoint::Endpoint;
@@ -46,6 +46,7 @@ use crate::protocol::event::{Capture, Event};
 use crate::protocol::filter::Filter;
 use crate::protocol::frame::{codes, Capabilities, Closing, Delivered, ErrorFrame, Frame, Hello, SessionPosition};
 use crate::protocol::AEP_VERSION;
+use crate::rng::Seeded;
 use crate::time::UnixMs;
 
 /// Notifications waiting for [`Connection::poll_event`]. An event that finds
@@ -56,9 +57,18 @@ pub const MAX_INBOX: usize = 4096;
 /// Subscriptions per connection.
 pub const MAX_SUBSCRIPTIONS: usize = 64;
 
-/// Close codes that mean "not authorised": IANA's 3000/3003, and 4401/4403
-/// for a driver that saw HTTP 401/403 on the upgrade.
-pub const AUTH_CLOSE_CODES: [u16; 4] = [3000, 3003, 4401, 4403];
+/// Close codes that mean "not authorised": IANA's 3000/3003, and the
+/// drivers' codes for an upgrade refused with HTTP 401/403.
+pub const AUTH_CLOSE_CODES: [u16; 4] = [3000, 3003, CLOSE_UPGRADE_UNAUTHORIZED, CLOSE_UPGRADE_FORBIDDEN];
+/// What a driver reports for an upgrade refused with HTTP 401: the engine
+/// treats it as a refusal rather than something to retry.
+pub const CLOSE_UPGRADE_UNAUTHORIZED: u16 = 4401;
+/// What a driver reports for an upgrade refused with HTTP 403.
+pub const CLOSE_UPGRADE_FORBIDDEN: u16 = 4403;
+/// What a driver reports for a socket that ended without a close frame
+/// (a network error, a failed connect, the device going offline): RFC 6455
+/// §7.1.5's 1006, which is reported, never sent.
+pub const CLOSE_ABNORMAL: u16 = 1006;
 /// Our close code for an orderly close.
 pub const CLOSE_NORMAL: u16 = 1000;
 /// Our close code after refusing the relay's handshake.
@@ -73,7 +83,7 @@ pub struct Connection {
     phase: Phase,
     /// The public face of `phase`, changed only by [`Connection::enter`].
     state: State,
-    jitter: Jitter,
+    jitter: Seeded,
     /// Reconnect attempts since the last stable connection.
     attempt: u32,
     subs: Vec<Subscription>,
@@ -150,7 +160,7 @@ impl Connection {
         config.check()?;
         let cap = config.max_resume_sessions;
         Ok(Connection {
-            jitter: Jitter::new(config.jitter_seed),
+            jitter: Seeded::new(config.jitter_seed),
             config,
             phase: Phase::Idle,
             state: State::Idle,

@@ -6,10 +6,8 @@ use std::borrow::Cow;
 use serde::Serialize;
 
 use crate::protocol::event::Event;
-use crate::protocol::vocabulary::types;
-
-pub const ACCEPTED: &str = types::CONTROL_ACCEPTED;
-pub const REJECTED: &str = types::CONTROL_REJECTED;
+use crate::protocol::kind::EventKind;
+use crate::protocol::vocabulary::EventType;
 
 pub use crate::protocol::vocabulary::NackReason;
 
@@ -37,9 +35,9 @@ pub struct Ack<'a> {
 /// Reads `event` as an ack, when it is one (right type and a `cause`).
 pub fn parse(event: &Event) -> Option<Ack<'_>> {
     let command_id = event.cause()?;
-    let decision = match event.ty() {
-        ACCEPTED => Decision::Accepted,
-        REJECTED => {
+    let decision = match event.kind() {
+        EventKind::Core(EventType::ControlAccepted) => Decision::Accepted,
+        EventKind::Core(EventType::ControlRejected) => {
             let raw_reason = event.data_str("reason").map(Cow::into_owned);
             Decision::Rejected {
                 reason: raw_reason.as_deref().and_then(NackReason::parse),
@@ -52,14 +50,10 @@ pub fn parse(event: &Event) -> Option<Ack<'_>> {
     Some(Ack { command_id, decision })
 }
 
-/// Whether `ty` is an ack type.
-pub fn is_ack_type(ty: &str) -> bool {
-    ty == ACCEPTED || ty == REJECTED
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::vocabulary::types::{CONTROL_ACCEPTED as ACCEPTED, CONTROL_REJECTED as REJECTED};
 
     fn ev(ty: &str, data: &str) -> Event {
         Event::parse(&format!(

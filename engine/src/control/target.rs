@@ -18,12 +18,13 @@ use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
-use crate::control::ack::{NackReason, ACCEPTED, REJECTED};
+use crate::control::ack::NackReason;
 use crate::control::answer::{Applied, OpenRequest, RequestError};
 use crate::control::sender::command::{CancelScope, Command};
 use crate::protocol::capture::downlevel;
 use crate::protocol::event::{is_command_type, Capture, Event};
 use crate::protocol::ids::{ulid, BuildError, Draft, Identity};
+use crate::protocol::vocabulary::types;
 use crate::time::UnixMs;
 
 mod dedupe;
@@ -244,7 +245,7 @@ impl ControlTarget {
         let ack_id = ulid(now, random);
         let received = match verdict {
             Ok(action) => {
-                let ack = self.build_ack(command, Draft::new(ACCEPTED), ack_id, now, seqs)?;
+                let ack = self.build_ack(command, Draft::new(types::CONTROL_ACCEPTED), ack_id, now, seqs)?;
                 if let Action::Respond { request, .. } = &action {
                     self.requests.set_state(
                         &request.id,
@@ -261,7 +262,7 @@ impl ControlTarget {
             }
             Err((reason, detail)) => {
                 let mut data = json!({ "reason": reason.as_str() });
-                let mut draft = Draft::new(REJECTED);
+                let mut draft = Draft::new(types::CONTROL_REJECTED);
                 if let Some(d) = detail {
                     data["detail"] = Value::String(d);
                     draft = draft.capture(Capture::Full);

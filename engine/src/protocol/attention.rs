@@ -1,15 +1,5 @@
-//! The attention lifecycle's vocabulary (AEP-0002 §7): its event types and
-//! the kinds of request, read the same way by agents, the store and UIs.
-
-use super::vocabulary::types;
-
-/// `attention.requested`: an agent needs a person; its id names the card.
-pub const REQUESTED: &str = types::ATTENTION_REQUESTED;
-/// `attention.routed`: a consumer forwarded the request (seq-less).
-pub const ROUTED: &str = types::ATTENTION_ROUTED;
-pub const ANSWERED: &str = types::ATTENTION_ANSWERED;
-pub const RESOLVED: &str = types::ATTENTION_RESOLVED;
-pub const TIMEOUT: &str = types::ATTENTION_TIMEOUT;
+//! The attention lifecycle's vocabulary (AEP-0002 §7): response channels
+//! and the kinds of request, read the same way by agents, the store and UIs.
 
 /// A response channel (AEP-0008): one a request names in `respond_via`,
 /// or the one an answer travelled by (`via` on `attention.answered`).

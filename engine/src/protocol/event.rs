@@ -15,10 +15,12 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::envelope::{self, as_u64, Core, Decoded, Envelope, Texts};
+use super::kind::EventKind;
 use super::validate::{self, Violation};
-use super::vocabulary::{types, CommandVerb};
+use super::vocabulary::{CommandVerb, EventType};
 use crate::time::UnixMs;
 
+pub use super::kind::is_vendor_command_type;
 pub use super::vocabulary::{Capture, Severity};
 
 /// A session position `(epoch, seq)`, ordered as AEP-0001 §7.3 orders
@@ -75,6 +77,8 @@ pub struct Event {
     aep: Text,
     id: Text,
     ty: Text,
+    /// `ty` looked up in the registry once, at parse (see [`Event::kind`]).
+    core: Option<EventType>,
     subject: Option<Text>,
     time: Text,
     source: Text,
@@ -130,6 +134,7 @@ pub(crate) struct Kept {
     pub(crate) unescaped: Box<str>,
     pub(crate) id: Text,
     pub(crate) ty: Text,
+    pub(crate) core: Option<EventType>,
     pub(crate) cause: Option<Text>,
 }
 
@@ -171,12 +176,12 @@ impl Event {
             }));
         }
         let (env, texts) = Envelope::parse_decoded(text).map_err(|e| EventError::Malformed(e.to_string()))?;
-        let (violations, at) = validate::check_decoded(&env, &texts);
+        let (violations, read) = validate::check_decoded(&env, &texts);
         if !violations.is_empty() {
             return Err(EventError::Invalid(violations));
         }
         let raw = shared.map_or_else(|| Arc::from(text), Arc::clone);
-        Ok(Event::from_envelope(text, base, &env, texts, at, raw))
+        Ok(Event::from_envelope(text, base, &env, texts, read, raw))
     }
 
     /// Like [`Event::parse`] for bytes that may not be UTF-8.
@@ -201,7 +206,7 @@ impl Event {
         base: usize,
         env: &Envelope<'_>,
         mut texts: Texts<'_>,
-        at: Option<UnixMs>,
+        read: validate::Read,
         raw: Arc<str>,
     ) -> Event {
         let own = Text { at: (text.as_ptr() as usize - base) as u32, len: text.len() as u32 };
@@ -224,10 +229,12 @@ impl Event {
         let (subject, session, run, step) =
             (span(Core::Subject), span(Core::Session), span(Core::Run), span(Core::Step));
         let (cause, traceparent) = (span(Core::Cause), span(Core::Traceparent));
+        let ty = ty.unwrap_or(empty);
         Event {
             aep: aep.unwrap_or(empty),
             id: id.unwrap_or(empty),
-            ty: ty.unwrap_or(empty),
+            core: read.core,
+            ty,
             subject,
             time: time.unwrap_or(empty),
             source: source.unwrap_or(empty),
@@ -241,7 +248,7 @@ impl Event {
             traceparent,
             severity: texts.take(Core::Severity).flatten().and_then(|s| Severity::parse(&s)),
             capture: texts.take(Core::Capture).flatten().and_then(|s| Capture::parse(&s)),
-            at,
+            at: read.at,
             data_span: env
                 .get(Core::Data)
                 .map(|d| Text { at: (d.get().as_ptr() as usize - base) as u32, len: d.get().len() as u32 }),
@@ -270,7 +277,8 @@ impl Event {
     /// store keeps every event it folds, and a second reference would cost
     /// two atomic counts for nothing.
     pub(crate) fn into_kept(self) -> Kept {
-        Kept { raw: self.raw, own: self.own, unescaped: self.unescaped, id: self.id, ty: self.ty, cause: self.cause }
+        let Event { raw, own, unescaped, id, ty, core, cause, .. } = self;
+        Kept { raw, own, unescaped, id, ty, core, cause }
     }
 
     #[inline]
@@ -315,6 +323,12 @@ impl Event {
     #[inline]
     pub fn ty(&self) -> &str {
         self.text(self.ty)
+    }
+    /// The event type as a closed set, for deciding by type: read once,
+    /// when the event was parsed.
+    #[inline]
+    pub fn kind(&self) -> EventKind<'_> {
+        EventKind::from_parsed(self.core, self.ty())
     }
     #[inline]
     pub fn subject(&self) -> Option<&str> {
@@ -413,6 +427,13 @@ impl Event {
             None => envelope::as_str(envelope::member(self.data_raw()?, name)?),
         }
     }
+    /// Every payload rule this event breaks ([`validate::payload`]): its
+    /// type's schema, capture honesty, a missing payload the type needs.
+    /// Parsing checks the envelope only, so that unknown types are carried.
+    pub fn check_payload(&self) -> Vec<Violation> {
+        validate::payload::check_payload(self.ty(), self.data(), self.capture())
+    }
+
     /// Extension attributes (AEP-0001 §5.4), carried untouched.
     pub fn extensions(&self) -> &Map<String, Value> {
         self.extensions.as_deref().unwrap_or(&NO_EXTENSIONS)
@@ -454,19 +475,19 @@ impl Event {
 
     /// Agent-scoped events describe the emitter, not a session (AEP-0001 §5.2).
     pub fn is_agent_scoped(&self) -> bool {
-        is_agent_scoped_type(self.ty())
+        self.kind().is_agent_scoped()
     }
 
     /// Commands (AEP-0004 §2): the four core verbs and vendor
     /// `x.{vendor}.control.{verb}` commands. Acks are not commands.
     pub fn is_command(&self) -> bool {
-        is_command_type(self.ty())
+        self.kind().is_command()
     }
 
     /// Foreign-emitter session events carry `session` but no `seq`
     /// (AEP-0001 §5.2 exception): commands and `attention.routed`.
     pub fn is_foreign_emitter(&self) -> bool {
-        is_foreign_emitter_type(self.ty())
+        self.kind().is_foreign_emitter()
     }
 
     /// Rebuilds this event with a different payload and capture level (the
@@ -550,8 +571,9 @@ pub fn type_category(ty: &str) -> &str {
     }
 }
 
+/// Whether `ty` names an agent-scoped type (see [`EventKind::is_agent_scoped`]).
 pub fn is_agent_scoped_type(ty: &str) -> bool {
-    ty.starts_with("agent.")
+    EventKind::of(ty).is_agent_scoped()
 }
 
 /// The core command types (AEP-0004 §2), from the registry.
@@ -565,24 +587,14 @@ pub const CORE_COMMANDS: [&str; CommandVerb::ALL.len()] = {
     names
 };
 
+/// Whether `ty` names a command (see [`EventKind::is_command`]).
 pub fn is_command_type(ty: &str) -> bool {
-    // Asked of every event several times: most types rule themselves out
-    // by their first bytes.
-    match ty.as_bytes().first() {
-        Some(b'c') => CommandVerb::parse(ty).is_some(),
-        Some(b'x') => is_vendor_command_type(ty),
-        _ => false,
-    }
+    EventKind::of(ty).is_command()
 }
 
-/// `x.{vendor}.control.{verb…}`.
-pub fn is_vendor_command_type(ty: &str) -> bool {
-    let mut parts = ty.splitn(4, '.');
-    matches!((parts.next(), parts.next(), parts.next(), parts.next()), (Some("x"), Some(v), Some("control"), Some(rest)) if !v.is_empty() && !rest.is_empty())
-}
-
+/// Whether `ty` names a foreign-emitter type (see [`EventKind::is_foreign_emitter`]).
 pub fn is_foreign_emitter_type(ty: &str) -> bool {
-    is_command_type(ty) || ty == types::ATTENTION_ROUTED
+    EventKind::of(ty).is_foreign_emitter()
 }
 
 #[cfg(test)]
@@ -647,6 +659,15 @@ mod tests {
         assert!(d.raw().contains("\"acmeregion\":\"eu-1\""));
         assert!(!d.raw().contains("\"data\""));
         Event::parse(d.raw()).unwrap();
+    }
+
+    #[test]
+    fn check_payload_uses_the_declared_capture() {
+        let line = r#"{"aep":"0.1","id":"E1","type":"run.cancelled","time":"2026-07-03T10:00:00Z","source":"aep://h/agent/a","agent":"a","session":"s","seq":1,"data":{"reason":"free text"}}"#;
+        let e = Event::parse(line).unwrap();
+        assert_eq!(e.check_payload()[0].rule, "payload.capture");
+        let redacted = Event::parse(&line.replace(r#""seq":1,"#, r#""seq":1,"capture":"redacted","#)).unwrap();
+        assert!(redacted.check_payload().is_empty());
     }
 
     #[test]

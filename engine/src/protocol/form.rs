@@ -13,7 +13,7 @@ use serde::ser::SerializeStruct;
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Value};
 
-use super::validate::kind;
+use crate::text::json_kind as kind;
 use crate::text::number;
 
 /// The four field primitives (deliberately flat; no nesting).

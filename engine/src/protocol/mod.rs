@@ -8,7 +8,9 @@ pub mod filter;
 pub mod form;
 pub mod frame;
 pub mod ids;
+pub mod kind;
 pub mod validate;
+pub mod violation;
 pub mod vocabulary;
 
 /// The protocol version this engine speaks (the `aep` attribute and the

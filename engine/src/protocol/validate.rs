@@ -1,43 +1,23 @@
 //! Validation with stable rule ids.
 //!
 //! [`envelope`] mirrors `aep-event.schema.json` and the scoping rules of
-//! AEP-0001 §5.2 / AEP-0004 §2.2. Payload and cross-event (stream) rules
-//! live in [`payload`] and [`stream`]. Each failure is a [`Violation`] whose
+//! AEP-0001 §5.2 / AEP-0004 §2.2. Payload rules live in [`payload`];
+//! cross-event (stream) rules are the store's fold
+//! (`store::validate::stream`). Each failure is a [`Violation`] whose
 //! `rule` is a stable, dotted identifier a caller may match on.
 
-use std::fmt;
-
-use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::envelope::{as_u64, is_integer, kind as raw_kind, Core, Decoded, Envelope, Raw, Texts};
-use super::event::{is_agent_scoped_type, is_foreign_emitter_type, Capture, Severity};
+use super::kind::EventKind;
+use super::vocabulary::{Capture, EventType, Severity};
 use super::AEP_VERSION;
+use crate::text::json_kind;
 use crate::time::UnixMs;
 
 pub mod payload;
-pub mod stream;
 
-/// One broken rule.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Violation {
-    /// Stable rule id, e.g. `envelope.scope.agent`.
-    pub rule: &'static str,
-    /// What was wrong, for people.
-    pub detail: String,
-}
-
-impl Violation {
-    pub fn new(rule: &'static str, detail: impl Into<String>) -> Violation {
-        Violation { rule, detail: detail.into() }
-    }
-}
-
-impl fmt::Display for Violation {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.rule, self.detail)
-    }
-}
+pub use super::violation::Violation;
 
 /// The thirteen registered categories (AEP-0002 §3).
 pub const CATEGORIES: [&str; 13] = [
@@ -61,10 +41,18 @@ pub fn check_envelope(env: &Envelope<'_>) -> Vec<Violation> {
     check_decoded(env, &Texts::of(env)).0
 }
 
+/// What [`check_decoded`] read on its way that the event keeps rather than
+/// read again.
+pub(crate) struct Read {
+    /// `time`, when it parses.
+    pub(crate) at: Option<UnixMs>,
+    /// `type` looked up in the registry.
+    pub(crate) core: Option<EventType>,
+}
+
 /// [`check_envelope`] on texts decoded already (see [`Texts`]). Also
-/// returns the `time` it read, when it parses: the event keeps it rather
-/// than parse it again.
-pub(crate) fn check_decoded(env: &Envelope<'_>, t: &Texts<'_>) -> (Vec<Violation>, Option<UnixMs>) {
+/// returns what it read of `time` and `type`.
+pub(crate) fn check_decoded(env: &Envelope<'_>, t: &Texts<'_>) -> (Vec<Violation>, Read) {
     let mut out = Vec::new();
     let mut bad = |rule: &'static str, detail: String| out.push(Violation::new(rule, detail));
 
@@ -139,12 +127,14 @@ pub(crate) fn check_decoded(env: &Envelope<'_>, t: &Texts<'_>) -> (Vec<Violation
         }
     }
 
-    if let Some(t) = ty {
-        if is_agent_scoped_type(t) {
+    let kind = ty.map(EventKind::of);
+    if let Some(kind) = kind {
+        let t = kind.as_str();
+        if kind.is_agent_scoped() {
             for core in [Core::Session, Core::Run, Core::Step, Core::Seq].into_iter().filter(|c| env.get(*c).is_some()) {
                 bad("envelope.scope.agent", format!("agent-scoped `{t}` must omit `{}`", core.name()));
             }
-        } else if is_foreign_emitter_type(t) {
+        } else if kind.is_foreign_emitter() {
             if env.get(Core::Session).is_none() {
                 bad("envelope.scope.foreign", format!("`{t}` must carry `session`"));
             }
@@ -159,7 +149,7 @@ pub(crate) fn check_decoded(env: &Envelope<'_>, t: &Texts<'_>) -> (Vec<Violation
             }
         }
     }
-    (out, at)
+    (out, Read { at, core: kind.and_then(EventKind::core) })
 }
 
 /// The text of a decoded member, when it is a string.
@@ -168,11 +158,11 @@ fn decoded<'s>(d: &'s Decoded<'_>) -> Option<&'s str> {
 }
 
 /// Every rule that applies to one event on its own: the envelope, then
-/// the payload ([`payload::check_payload`]). Cross-event rules live in
-/// [`stream`].
+/// the payload ([`payload::check_payload`]). Cross-event rules are the
+/// store's (`store::validate::stream`).
 pub fn event(value: &Value) -> Vec<Violation> {
     let Value::Object(obj) = value else {
-        return vec![Violation::new("envelope.object", format!("an event is a JSON object, got {}", kind(value)))];
+        return vec![Violation::new("envelope.object", format!("an event is a JSON object, got {}", json_kind(value)))];
     };
     let mut out = envelope(obj);
     if let Some(Value::String(ty)) = obj.get("type") {
@@ -269,16 +259,6 @@ pub fn is_uri(s: &str) -> bool {
         && clean
 }
 
-pub(crate) fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
 
 #[cfg(test)]
 mod tests {

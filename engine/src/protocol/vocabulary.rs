@@ -25,8 +25,10 @@
 //! let _ = aep_engine::protocol::vocabulary::codes::NO_ROUT;
 //! ```
 //!
-//! Vendor types (`x.{vendor}.*`) are open-ended: an event's type stays a
-//! string, and [`EventType::parse`] answers `None` for them.
+//! Vendor types (`x.{vendor}.*`) are open-ended: [`EventType::parse`]
+//! answers `None` for them. An event's type, read once for deciding by it,
+//! is [`EventKind`](super::kind::EventKind): a core type, or a vendor or
+//! unregistered one kept apart by name.
 
 /// A name outside a closed set.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

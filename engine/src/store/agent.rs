@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::evictions::Evictions;
 use super::hash::FastMap;
 use super::timeline::{Delivery, Entry};
-use crate::protocol::vocabulary::types;
+use crate::protocol::vocabulary::EventType;
 use crate::time::UnixMs;
 
 /// One emitter as its agent-scoped events describe it.
@@ -117,17 +117,17 @@ impl Agents {
         let a = self.map.get_mut(source).expect("agent present: inserted above when missing");
         let e = &entry.event;
         let text = |k: &str| e.data_str(k).map(Cow::into_owned);
-        match e.ty() {
-            types::AGENT_PRESENCE => {
+        match e.kind().core() {
+            Some(EventType::AgentPresence) => {
                 a.presence = text("state");
                 a.idle_since = None;
             }
-            types::AGENT_HEALTH => {
+            Some(EventType::AgentHealth) => {
                 a.health = text("status");
                 a.health_detail = text("detail");
             }
-            types::AGENT_HEARTBEAT => a.last_heartbeat = Some(e.time().to_owned()),
-            types::AGENT_IDLE => a.idle_since = Some(e.time().to_owned()),
+            Some(EventType::AgentHeartbeat) => a.last_heartbeat = Some(e.time().to_owned()),
+            Some(EventType::AgentIdle) => a.idle_since = Some(e.time().to_owned()),
             _ => {}
         }
         a.updated_at = entry.received_at;

@@ -17,10 +17,11 @@ use super::timeline::{Delivery, Position};
 use super::SessionKey;
 use crate::protocol::event::{Capture, Event, Severity};
 use crate::protocol::form::{self, Choice, FieldSpec, FieldSpecError, FieldType, Problem};
-use crate::protocol::vocabulary::types;
+use crate::protocol::kind::EventKind;
+use crate::protocol::vocabulary::EventType;
 use crate::time::UnixMs;
 
-pub use crate::protocol::attention::{AttentionKind, Channel, ANSWERED, REQUESTED, RESOLVED, ROUTED, TIMEOUT};
+pub use crate::protocol::attention::{AttentionKind, Channel};
 
 /// Most `attention.routed` hops kept per card.
 pub const MAX_ROUTED_PER_CARD: usize = 16;
@@ -183,10 +184,10 @@ impl ToolOutcome {
     /// The outcome `e` states, and the call id it is for; `None` for
     /// anything but a tool terminal naming its call.
     fn read(e: &Event) -> Option<(&str, ToolOutcome)> {
-        let end = match e.ty() {
-            types::TOOL_COMPLETED => ToolEnd::Completed,
-            types::TOOL_FAILED => ToolEnd::Failed,
-            types::TOOL_DENIED => ToolEnd::Denied,
+        let end = match e.kind().core()? {
+            EventType::ToolCompleted => ToolEnd::Completed,
+            EventType::ToolFailed => ToolEnd::Failed,
+            EventType::ToolDenied => ToolEnd::Denied,
             _ => return None,
         };
         let tool = e.data_field("tool")?;
@@ -232,7 +233,7 @@ pub struct Close {
 impl Close {
     fn read(e: &Event) -> Close {
         let num = |k: &str| e.data_field(k).and_then(Value::as_u64);
-        let how = if e.ty() == TIMEOUT {
+        let how = if e.kind() == EventKind::Core(EventType::AttentionTimeout) {
             Closure::TimedOut { after_ms: num("after_ms") }
         } else {
             let resolution = e.data_field("resolution").and_then(Value::as_str).map(|r| match r {
@@ -526,8 +527,8 @@ impl Cards {
         out: &mut Outbox,
     ) {
         let e = &entry.event;
-        let id = match e.ty() {
-            REQUESTED => e.id(),
+        let id = match e.kind() {
+            EventKind::Core(EventType::AttentionRequested) => e.id(),
             _ => match e.subject() {
                 Some(s) => s,
                 None => return, // uncorrelatable hop: kept in the timeline only
@@ -536,18 +537,18 @@ impl Cards {
         let (card, opened) = self.open(session, id, entry, out);
         let was_closed = card.status().is_closed();
         let was_waiting = card.needs_answer();
-        match e.ty() {
-            REQUESTED => {
+        match e.kind().core() {
+            Some(EventType::AttentionRequested) => {
                 if card.request.is_none() {
                     card.request = Some(Box::new(Request::read(entry)));
                 }
             }
-            ANSWERED => {
+            Some(EventType::AttentionAnswered) => {
                 if card.answer.is_none() {
                     card.answer = Some(Box::new(CardAnswer::read(e)));
                 }
             }
-            RESOLVED | TIMEOUT => {
+            Some(EventType::AttentionResolved | EventType::AttentionTimeout) => {
                 if card.close.is_none() {
                     card.close = Some(Box::new(Close::read(e)));
                 }
@@ -594,11 +595,12 @@ impl Cards {
     /// else by `cause`).
     pub(crate) fn fold_foreign(&mut self, session: &SessionKey, entry: &Delivery, out: &mut Outbox) {
         let e = &entry.event;
-        let by_subject =
-            e.subject().filter(|s| e.ty() == ROUTED || e.ty() == types::CONTROL_ATTENTION_RESPOND || self.contains(s));
+        let kind = e.kind().core();
+        let names_a_card = matches!(kind, Some(EventType::AttentionRouted | EventType::ControlAttentionRespond));
+        let by_subject = e.subject().filter(|s| names_a_card || self.contains(s));
         let Some(id) = by_subject.or_else(|| e.cause().filter(|c| self.contains(c))) else { return };
         let (card, opened) = self.open(session, id, entry, out);
-        let changed = if e.ty() == ROUTED {
+        let changed = if kind == Some(EventType::AttentionRouted) {
             if card.routed.len() < MAX_ROUTED_PER_CARD {
                 card.routed.push(Routed {
                     event_id: e.id().to_owned(),

@@ -10,14 +10,10 @@ use std::sync::Arc;
 
 use super::hash::FastMap;
 use super::rules::{Breach, Rule};
-use super::timeline::{is_domain_type, Delivery, Entry, Position, Timeline};
+use super::timeline::{Delivery, Entry, Position, Timeline};
 use crate::control::ack::{self, Decision};
 use crate::protocol::event::Event;
-use crate::protocol::vocabulary::types;
 use crate::time::UnixMs;
-
-pub const PAUSE: &str = types::CONTROL_PAUSE;
-pub const RESUME: &str = types::CONTROL_RESUME;
 
 /// The command event itself: what was asked, by whom.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -183,7 +179,7 @@ impl CommandChain {
 
 /// Whether `e` can be an outcome (see [`Entry::is_domain`]).
 pub(crate) fn is_domain(e: &Event) -> bool {
-    is_domain_type(e.ty())
+    e.kind().is_domain()
 }
 
 /// The chains of one session, at most `capacity`.

@@ -149,7 +149,7 @@ mod tests {
     /// pops, with chunks small enough to split and drop often.
     #[test]
     fn behaves_as_one_sorted_deque() {
-        let mut rng = crate::client::Jitter::new(0x2545_f491_4f6c_dd1d);
+        let mut rng = crate::rng::Seeded::new(0x2545_f491_4f6c_dd1d);
         let mut next = move |n: u64| rng.next_u64() % n;
         for chunk in [1, 2, 3, 8] {
             let mut lane = Lane::with_chunk(chunk);

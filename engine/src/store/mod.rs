@@ -10,7 +10,8 @@
 //! * rebuilds attention cards from `subject` and command chains from
 //!   `cause`, whoever sent the command;
 //! * keeps agent-scoped events per emitter;
-//! * checks the cross-event rules ([`Rule`]).
+//! * checks the cross-event rules ([`Rule`]), which [`validate::stream`]
+//!   also applies to a whole log.
 //!
 //! **Foreign-emitter events** (commands, `attention.routed`) carry the
 //! sender's `source`, so they cannot name their session by key. They
@@ -44,6 +45,7 @@ pub mod run;
 mod seen;
 pub mod session;
 pub mod timeline;
+pub mod validate;
 
 pub use agent::Agent;
 pub use card::{
@@ -67,6 +69,7 @@ use seen::{SeenIds, Sighting};
 use session::Tables;
 
 use crate::protocol::event::Event;
+use crate::protocol::vocabulary::EventType;
 use crate::time::UnixMs;
 
 /// Most distinct relay labels shared between entries; past it a label is
@@ -453,9 +456,11 @@ impl Store {
     /// the attention request it belongs to.
     fn adopt_referenced(&mut self, id: SessionId, e: &Event) {
         let Some(name) = e.session().filter(|n| self.unattached_names.contains_key(*n)) else { return };
-        let card = match e.ty() {
-            card::REQUESTED => Some(e.id()),
-            card::ANSWERED | card::RESOLVED | card::TIMEOUT => e.subject(),
+        let card = match e.kind().core() {
+            Some(EventType::AttentionRequested) => Some(e.id()),
+            Some(EventType::AttentionAnswered | EventType::AttentionResolved | EventType::AttentionTimeout) => {
+                e.subject()
+            }
             _ => None,
         };
         let cause = e.cause();

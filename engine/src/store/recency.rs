@@ -110,7 +110,7 @@ mod tests {
     #[test]
     fn picks_the_session_a_search_would_pick() {
         // A deterministic walk of updates, evictions and sweeps.
-        let mut rng = crate::client::Jitter::new(0x9e37_79b9_7f4a_7c15);
+        let mut rng = crate::rng::Seeded::new(0x9e37_79b9_7f4a_7c15);
         let mut next = move |n: u64| rng.next_u64() % n;
         let mut index = Recency::default();
         let mut marks: BTreeMap<SessionId, Mark> = BTreeMap::new();

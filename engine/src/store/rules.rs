@@ -1,12 +1,12 @@
 //! The cross-event rules the fold checks, each with a stable id.
 //!
-//! `validate::stream` is a fold through the store, so a JSONL log checked
+//! [`validate::stream`](super::validate::stream) is a fold through the store, so a JSONL log checked
 //! offline and a live stream watched in the console report the same ids.
 
 use std::fmt;
 
 use super::SessionKey;
-use crate::protocol::validate::Violation;
+use crate::protocol::violation::Violation;
 
 /// One cross-event rule of AEP 0.1.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

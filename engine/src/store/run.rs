@@ -7,12 +7,9 @@ use super::hash::FastMap;
 use super::rules::{Breach, Rule};
 use super::timeline::Position;
 use crate::protocol::event::Event;
-use crate::protocol::vocabulary::types;
+use crate::protocol::kind::EventKind;
+use crate::protocol::vocabulary::EventType;
 use crate::time::UnixMs;
-
-pub const RUN_FINISHED: &str = types::RUN_FINISHED;
-pub const RUN_FAILED: &str = types::RUN_FAILED;
-pub const RUN_CANCELLED: &str = types::RUN_CANCELLED;
 
 /// Which terminal a run reached.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -23,12 +20,22 @@ pub enum RunEnding {
 }
 
 impl RunEnding {
-    pub fn of_type(ty: &str) -> Option<RunEnding> {
-        match ty {
-            RUN_FINISHED => Some(RunEnding::Finished),
-            RUN_FAILED => Some(RunEnding::Failed),
-            RUN_CANCELLED => Some(RunEnding::Cancelled),
+    /// The terminal an event of this kind is, if any.
+    pub fn of(kind: EventKind<'_>) -> Option<RunEnding> {
+        match kind.core()? {
+            EventType::RunFinished => Some(RunEnding::Finished),
+            EventType::RunFailed => Some(RunEnding::Failed),
+            EventType::RunCancelled => Some(RunEnding::Cancelled),
             _ => None,
+        }
+    }
+
+    /// The event type of this terminal.
+    pub fn event_type(self) -> EventType {
+        match self {
+            RunEnding::Finished => EventType::RunFinished,
+            RunEnding::Failed => EventType::RunFailed,
+            RunEnding::Cancelled => EventType::RunCancelled,
         }
     }
 }
@@ -157,11 +164,12 @@ impl Run {
         let r = self;
         r.events += 1;
         r.touched = arrival;
-        if event.ty() == types::RUN_STARTED && r.started_event.is_none() {
+        let kind = event.kind();
+        if kind == EventKind::Core(EventType::RunStarted) && r.started_event.is_none() {
             r.started_event = Some(event.id().to_owned());
             r.started_time = Some(event.time().to_owned());
         }
-        let ending = RunEnding::of_type(event.ty())?;
+        let ending = RunEnding::of(kind)?;
         if let Some(first) = &r.end {
             if first.event_id != event.id() {
                 return Some((
@@ -169,7 +177,7 @@ impl Run {
                     format!(
                         "run `{}` already ended with {} ({}); {} is a second terminal",
                         r.name,
-                        type_of(first.ending),
+                        first.ending.event_type(),
                         first.event_id,
                         event.ty()
                     ),
@@ -204,13 +212,5 @@ impl Runs {
             self.map.remove(&name);
             self.dropped += 1;
         }
-    }
-}
-
-fn type_of(e: RunEnding) -> &'static str {
-    match e {
-        RunEnding::Finished => RUN_FINISHED,
-        RunEnding::Failed => RUN_FAILED,
-        RunEnding::Cancelled => RUN_CANCELLED,
     }
 }

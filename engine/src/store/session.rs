@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use super::card::{self, Card, Cards, SessionEndMark};
+use super::card::{Card, Cards, SessionEndMark};
 use super::changes::{Change, CommandRef, Outbox};
 use super::command::{self, CommandChain, Control};
 use super::config::{Arrival, StoreConfig};
@@ -16,7 +16,8 @@ use super::run::{Run, Runs};
 use super::timeline::{Delivery, Entry, Position, Timeline};
 use crate::control::ack;
 use crate::protocol::envelope;
-use crate::protocol::vocabulary::types;
+use crate::protocol::kind::EventKind;
+use crate::protocol::vocabulary::EventType;
 use crate::time::UnixMs;
 
 /// A session's identity: the owning emitter's `source` and the `session`
@@ -321,8 +322,8 @@ impl Session {
             }
         }
         self.high_water = self.high_water.max(e.position());
-        match e.ty() {
-            types::SESSION_STARTED if self.started.is_none() => {
+        match e.kind() {
+            EventKind::Core(EventType::SessionStarted) if self.started.is_none() => {
                 // The parent's member is read from its bytes, as `data_str` reads the label.
                 let parent = e.data_raw().and_then(|d| envelope::member(d, "parent"));
                 self.started = Some(Box::new(SessionStart {
@@ -335,7 +336,7 @@ impl Session {
                         .map(Cow::into_owned),
                 }));
             }
-            types::SESSION_ENDED => match &self.end {
+            EventKind::Core(EventType::SessionEnded) => match &self.end {
                 Some(first) if first.event_id != e.id() => {
                     let detail = format!("session `{}` already ended with {}", self.key.name, first.event_id);
                     broke(Rule::SessionEndRepeated, detail, &self.key, out);
@@ -353,12 +354,19 @@ impl Session {
                     self.cards.abandon_open(mark, e.id(), out);
                 }
             },
-            card::REQUESTED | card::ANSWERED | card::RESOLVED | card::TIMEOUT => {
+            EventKind::Core(
+                EventType::AttentionRequested
+                | EventType::AttentionAnswered
+                | EventType::AttentionResolved
+                | EventType::AttentionTimeout,
+            ) => {
                 let ended = self.end.as_ref().map(|end| SessionEndMark { position: end.position });
                 self.cards.fold_owner(&self.key, &entry, ended, out);
             }
-            types::TOOL_COMPLETED | types::TOOL_FAILED | types::TOOL_DENIED => self.cards.fold_tool(e, out),
-            t if ack::is_ack_type(t) => {
+            EventKind::Core(EventType::ToolCompleted | EventType::ToolFailed | EventType::ToolDenied) => {
+                self.cards.fold_tool(e, out)
+            }
+            EventKind::Core(EventType::ControlAccepted | EventType::ControlRejected) => {
                 if let Some((id, broken)) = self.control.fold_ack(&entry, &self.timeline, late) {
                     if let Some((rule, detail)) = broken {
                         broke(rule, detail, &self.key, out);
@@ -415,9 +423,9 @@ impl Session {
         let Some(chain) = self.control.get(id) else { return };
         let Some(outcome) = chain.outcome() else { return };
         let rejected = matches!(chain.ack().map(|a| &a.decision), Some(ack::Decision::Rejected { .. }));
-        let paused = match chain.ty() {
-            Some(command::PAUSE) => true,
-            Some(command::RESUME) => false,
+        let paused = match chain.ty().map(EventKind::of) {
+            Some(EventKind::Core(EventType::ControlPause)) => true,
+            Some(EventKind::Core(EventType::ControlResume)) => false,
             _ => return,
         };
         if rejected {

@@ -18,10 +18,9 @@ use std::sync::Arc;
 use super::hash::FastSet;
 use super::lane::Lane;
 
-use crate::control::ack;
-use crate::protocol::event::{
-    is_agent_scoped_type, is_command_type, is_foreign_emitter_type, Event, EventError, Kept, Text,
-};
+use crate::protocol::event::{Event, EventError, Kept, Text};
+use crate::protocol::kind::EventKind;
+use crate::protocol::vocabulary::EventType;
 use crate::time::UnixMs;
 
 pub use crate::protocol::event::Position;
@@ -49,6 +48,8 @@ pub struct Entry {
     /// Spans of `raw` (or `unescaped`): no copy per entry.
     id: Text,
     ty: Text,
+    /// `ty` looked up in the registry (see [`Entry::kind`]).
+    core: Option<EventType>,
     cause: Option<Text>,
     /// Where the entry sorts in its lane (see [`LaneKey`]): the lane holds
     /// entries alone, as a separate key beside each would make every
@@ -70,13 +71,14 @@ impl Entry {
     /// Keeps `d`'s bytes and facts.
     pub(crate) fn keep(d: Delivery) -> Entry {
         let (position, at) = (d.event.position(), d.event.at());
-        let Kept { raw, own, unescaped, id, ty, cause } = d.event.into_kept();
+        let Kept { raw, own, unescaped, id, ty, core, cause } = d.event.into_kept();
         Entry {
             raw,
             own,
             unescaped,
             id,
             ty,
+            core,
             cause,
             place: LaneKey { anchor: position, tie: 0 },
             seqless: position.is_none(),
@@ -97,6 +99,10 @@ impl Entry {
     pub fn ty(&self) -> &str {
         self.ty.slice(&self.raw, &self.unescaped)
     }
+    /// The event type as a closed set (see [`Event::kind`]).
+    pub fn kind(&self) -> EventKind<'_> {
+        EventKind::from_parsed(self.core, self.ty())
+    }
     pub fn cause(&self) -> Option<&str> {
         self.cause.map(|c| c.slice(&self.raw, &self.unescaped))
     }
@@ -116,18 +122,13 @@ impl Entry {
         Event::parse(self.raw())
     }
     pub fn is_command(&self) -> bool {
-        is_command_type(self.ty())
+        self.kind().is_command()
     }
     /// An owner's domain event: not an ack, not another party's seq-less
     /// event, not agent-scoped. Only these can be a command's outcome.
     pub fn is_domain(&self) -> bool {
-        is_domain_type(self.ty())
+        self.kind().is_domain()
     }
-}
-
-/// See [`Entry::is_domain`].
-pub(crate) fn is_domain_type(ty: &str) -> bool {
-    !is_foreign_emitter_type(ty) && !ack::is_ack_type(ty) && !is_agent_scoped_type(ty)
 }
 
 /// Sort key in the lane. A sequenced event sits at `(Some(position), 0)`;

@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use std::hash::Hash;
 use std::sync::Arc;
 
+use aep_engine::protocol::vocabulary::EventType;
 use aep_engine::Event;
 use serde_json::Value;
 
@@ -100,13 +101,13 @@ impl Links {
     }
 
     pub fn saw(&mut self, event: &Event, now: u64) -> Vec<Write> {
-        match event.ty() {
-            "attention.requested" => {
+        match event.kind().core() {
+            Some(EventType::AttentionRequested) => {
                 let prompt = event.data_str("prompt").map(|p| p.into_owned()).unwrap_or_default();
                 let request = Request { raw: event.raw_arc(), agent: Arc::from(event.agent()), prompt };
                 self.requests.insert(Arc::from(event.id()), request);
             }
-            "session.started" => {
+            Some(EventType::SessionStarted) => {
                 if let Some(session) = event.session() {
                     let label = event.data_str("label").map(|l| l.into_owned()).unwrap_or_default();
                     self.sessions.insert(Arc::from(session), Session { agent: Arc::from(event.agent()), label });
@@ -120,18 +121,21 @@ impl Links {
             Some(command) => command.clone(),
             None => cause,
         };
-        let ty = event.ty();
-        let ack = matches!(ty, "control.accepted" | "control.rejected");
+        let ack = match event.kind().core() {
+            Some(EventType::ControlAccepted) => Some("accepted"),
+            Some(EventType::ControlRejected) => Some("rejected"),
+            _ => None,
+        };
         let (seq, at) = match self.open.get(&command) {
             Some(_) => self.place(now),
             None => return Vec::new(),
         };
         let Some(summary) = self.open.get_mut(&command) else { return Vec::new() };
-        if ack {
-            summary.ack = ty.trim_start_matches("control.").to_owned();
+        if let Some(ack) = ack {
+            summary.ack = ack.to_owned();
             summary.ack_at = Some(at);
         } else {
-            summary.outcome = ty.to_owned();
+            summary.outcome = event.ty().to_owned();
             summary.outcome_at = Some(at);
         }
         if summary.agent.is_empty() {
@@ -140,10 +144,10 @@ impl Links {
         summary.records.push(seq);
         let principal: Arc<str> = Arc::from(summary.principal.as_str());
         let summary = summary.clone();
-        if ack {
+        if ack.is_some() {
             self.acks.insert(Arc::from(event.id()), command.clone());
         }
-        let kind = if ack { Kind::Ack } else { Kind::Outcome };
+        let kind = if ack.is_some() { Kind::Ack } else { Kind::Outcome };
         vec![new_record(seq, at, kind, &command, &principal, event.raw_arc()), Write::Summary(summary)]
     }
 

@@ -18,6 +18,7 @@ mod summary;
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
+use aep_engine::protocol::vocabulary::EventType;
 use aep_engine::Event;
 
 use crate::sync::lock;
@@ -80,8 +81,8 @@ impl Audit {
     /// An event was admitted: kept when it answers, acks or results from a
     /// command, remembered when a later command may refer to it.
     pub fn saw(&self, event: &Event) {
-        let ty = event.ty();
-        let remembered = ty == "attention.requested" || ty == "session.started";
+        let remembered =
+            matches!(event.kind().core(), Some(EventType::AttentionRequested | EventType::SessionStarted));
         if !remembered && event.cause().is_none() {
             return;
         }

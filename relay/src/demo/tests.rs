@@ -7,7 +7,8 @@ use aep_engine::control::answer::Answer;
 use aep_engine::control::sender::{Address, CancelScope, Command};
 use aep_engine::protocol::frame::{Capabilities, Frame, Hello, Role};
 use aep_engine::protocol::ids::{source_uri, ulid, Identity};
-use aep_engine::protocol::validate::{self, payload};
+use aep_engine::protocol::validate;
+use aep_engine::store::validate::stream as stream_violations;
 use aep_engine::{Capture, Event, UnixMs};
 use serde_json::{json, Map, Value};
 
@@ -177,10 +178,10 @@ fn assert_valid(log: &[Event]) {
     for e in log {
         let envelope = validate::event(&e.to_value());
         assert!(envelope.is_empty(), "{}: {envelope:?}", e.raw());
-        let payload = payload::check_event(e);
+        let payload = e.check_payload();
         assert!(payload.is_empty(), "{}: {payload:?}", e.raw());
     }
-    let stream = validate::stream::stream(log);
+    let stream = stream_violations(log);
     assert!(stream.is_empty(), "{stream:?}");
 }
 

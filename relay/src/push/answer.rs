@@ -7,6 +7,7 @@ use std::sync::Arc;
 use aep_engine::control::ack::{self, Decision};
 use aep_engine::protocol::frame::Role;
 use aep_engine::protocol::ids::{ulid, Draft, Identity};
+use aep_engine::protocol::vocabulary::CommandVerb;
 use aep_engine::{Capture, Event};
 use serde_json::{json, Value};
 
@@ -72,7 +73,7 @@ pub async fn answer(push: &Push, hub: &Arc<Hub>, answer: Answer) -> Result<Value
     push.capabilities.spend(&grant, now.0 / 1000)?;
 
     let who = Identity::new(format!("aep://relay/agent/{}", principal.name), principal.name.to_string());
-    let command = Draft::new("control.attention.respond")
+    let command = Draft::new(CommandVerb::AttentionRespond.as_str())
         .session(&grant.session)
         .subject(&grant.request)
         .capture(Capture::Metadata)

@@ -165,8 +165,8 @@ impl Push {
     /// Called by the hub for every admitted event, under its locks: only
     /// a type check, an ack hand-over and a non-blocking enqueue.
     fn observe(&self, event: &Event) {
-        let ty = event.ty();
-        if ty == "control.accepted" || ty == "control.rejected" {
+        let kind = event.kind();
+        if kind.is_ack() {
             if let Some(cause) = event.cause() {
                 if let Some(waiter) = lock(&self.acks).remove(cause) {
                     let _ = waiter.send(event.clone());
@@ -174,7 +174,7 @@ impl Push {
             }
             return;
         }
-        if requests::concerns(ty) && self.queue.push(Arc::new(event.clone())) {
+        if requests::concerns(kind) && self.queue.push(Arc::new(event.clone())) {
             let dropped = self.counters.dropped.fetch_add(1, Ordering::Relaxed);
             if dropped % 1000 == 0 {
                 tracing::warn!("the push queue is full: {} attention events dropped so far", dropped + 1);

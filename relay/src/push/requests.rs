@@ -6,6 +6,8 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 
+use aep_engine::protocol::kind::EventKind;
+use aep_engine::protocol::vocabulary::EventType;
 use aep_engine::{Event, Severity, UnixMs};
 use serde_json::Value;
 
@@ -15,12 +17,17 @@ use crate::sync::lock;
 /// longer be answered from a notification, only from the console).
 const MAX_OPEN: usize = 10_000;
 
-const REQUESTED: &str = "attention.requested";
-const CLOSING: [&str; 3] = ["attention.answered", "attention.resolved", "attention.timeout"];
-
-/// Whether the push task wants events of this type.
-pub fn concerns(ty: &str) -> bool {
-    ty == REQUESTED || CLOSING.contains(&ty)
+/// Whether the push task wants events of this kind.
+pub fn concerns(kind: EventKind<'_>) -> bool {
+    matches!(
+        kind.core(),
+        Some(
+            EventType::AttentionRequested
+                | EventType::AttentionAnswered
+                | EventType::AttentionResolved
+                | EventType::AttentionTimeout
+        )
+    )
 }
 
 /// An open request, as a notification shows it.
@@ -92,7 +99,7 @@ impl Requests {
     pub fn apply(&self, event: &Event) -> Change {
         let mut guard = lock(&self.open);
         let (open, order) = &mut *guard;
-        if event.ty() == REQUESTED {
+        if event.kind() == EventKind::Core(EventType::AttentionRequested) {
             let Some(request) = Request::from_event(event) else { return Change::Nothing };
             if open.contains_key(&request.id) {
                 return Change::Nothing;

@@ -19,7 +19,8 @@ use crate::protocol::event::Event;
 use crate::protocol::form::{self, Choice, FieldSpec, FieldSpecError, FormError};
 use crate::time::UnixMs;
 
-use crate::protocol::attention::REQUESTED as ATTENTION_REQUESTED;
+use crate::protocol::kind::EventKind;
+use crate::protocol::vocabulary::EventType;
 
 pub use crate::protocol::attention::AttentionKind;
 use crate::protocol::attention::Channel;
@@ -54,7 +55,7 @@ impl RespondVia {
 /// Why an event cannot be registered as an open request.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum RequestError {
-    #[error("`{ty}` is not {ATTENTION_REQUESTED}")]
+    #[error("`{ty}` is not attention.requested")]
     NotARequest {
         ty: String,
     },
@@ -90,7 +91,7 @@ pub struct OpenRequest {
 
 impl OpenRequest {
     pub fn from_event(event: &Event) -> Result<OpenRequest, RequestError> {
-        if event.ty() != ATTENTION_REQUESTED {
+        if event.kind() != EventKind::Core(EventType::AttentionRequested) {
             return Err(RequestError::NotARequest { ty: event.ty().to_owned() });
         }
         let empty = Map::new();

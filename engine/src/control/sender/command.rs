@@ -5,12 +5,15 @@
 use serde_json::{json, Map, Value};
 
 use crate::control::answer::{Answer, AnswerError};
-use crate::protocol::event::{is_vendor_command_type, Capture, Event};
+use crate::protocol::event::{Capture, Event};
 use crate::protocol::ids::{BuildError, Draft, Identity};
+use crate::protocol::kind::{is_vendor_command_type, EventKind};
 use crate::protocol::validate::check_type_name;
-use crate::protocol::vocabulary::types;
+use crate::protocol::vocabulary::{types, CommandVerb, EventType};
 use crate::time::UnixMs;
 
+/// The core commands' names, for lists of them (a target's `accepts`);
+/// deciding by type matches [`EventKind`] instead.
 pub const RESPOND: &str = types::CONTROL_ATTENTION_RESPOND;
 pub const CANCEL: &str = types::CONTROL_CANCEL;
 pub const PAUSE: &str = types::CONTROL_PAUSE;
@@ -105,10 +108,10 @@ impl Command {
     /// The event type this command travels as.
     pub fn ty(&self) -> String {
         match self {
-            Command::Respond { .. } => RESPOND.into(),
-            Command::Cancel { .. } => CANCEL.into(),
-            Command::Pause => PAUSE.into(),
-            Command::Resume => RESUME.into(),
+            Command::Respond { .. } => CommandVerb::AttentionRespond.as_str().into(),
+            Command::Cancel { .. } => CommandVerb::Cancel.as_str().into(),
+            Command::Pause => CommandVerb::Pause.as_str().into(),
+            Command::Resume => CommandVerb::Resume.as_str().into(),
             Command::Vendor { vendor, verb, .. } => format!("x.{vendor}.control.{verb}"),
         }
     }
@@ -175,14 +178,14 @@ impl Command {
     pub fn from_event(event: &Event) -> Result<Command, CommandError> {
         let empty = Map::new();
         let data = event.data().unwrap_or(&empty);
-        match event.ty() {
-            RESPOND => {
+        match event.kind() {
+            EventKind::Core(EventType::ControlAttentionRespond) => {
                 let request = event.subject().ok_or(CommandError::MissingRequest)?.to_owned();
                 let wire = data.get("answer").ok_or(CommandError::BadAnswer(AnswerError::Empty))?;
                 let answer = Answer::from_value(wire).map_err(CommandError::BadAnswer)?;
                 Ok(Command::Respond { request, answer })
             }
-            CANCEL => {
+            EventKind::Core(EventType::ControlCancel) => {
                 let scope = match data.get("scope") {
                     None => return Err(CommandError::MissingScope),
                     Some(v) => {
@@ -199,9 +202,9 @@ impl Command {
                 };
                 Ok(Command::Cancel { scope, reason })
             }
-            PAUSE => Ok(Command::Pause),
-            RESUME => Ok(Command::Resume),
-            ty if is_vendor_command_type(ty) => {
+            EventKind::Core(EventType::ControlPause) => Ok(Command::Pause),
+            EventKind::Core(EventType::ControlResume) => Ok(Command::Resume),
+            EventKind::Vendor(ty) if is_vendor_command_type(ty) => {
                 let rest = &ty[2..];
                 let (vendor, verb) =
                     rest.split_once(".control.").ok_or_else(|| CommandError::BadVendorType(ty.to_owned()))?;
@@ -212,7 +215,7 @@ impl Command {
                     capture: event.capture(),
                 })
             }
-            ty => Err(CommandError::NotACommand { ty: ty.to_owned() }),
+            other => Err(CommandError::NotACommand { ty: other.as_str().to_owned() }),
         }
     }
 }

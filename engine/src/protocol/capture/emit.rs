@@ -226,7 +226,6 @@ fn es_number(f: f64) -> String {
 mod tests {
     use super::*;
     use crate::protocol::capture::RedactOptions;
-    use crate::protocol::validate::payload::check_event;
     use serde_json::json;
 
     const COMMAND: &str = "curl -H 'Authorization: Bearer abc123.DEF-456' https://api.test && API_KEY=sk_live_abcdef123456 ./deploy.sh /home/op/app";
@@ -255,7 +254,7 @@ mod tests {
     fn emit(event: &Event, ceiling: &CaptureCeiling) -> Event {
         let out = emit_at_ceiling(event, ceiling, &redactor());
         let again = Event::parse(out.raw()).unwrap();
-        assert_eq!(check_event(&again), vec![], "{}", out.raw());
+        assert_eq!(again.check_payload(), vec![], "{}", out.raw());
         out
     }
 

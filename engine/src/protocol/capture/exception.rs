@@ -7,7 +7,7 @@
 use serde_json::{Map, Value};
 
 use crate::protocol::event::Event;
-use crate::protocol::vocabulary::types;
+use crate::protocol::vocabulary::EventType;
 
 /// How a `[metadata*]` field degrades below `redacted`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,18 +24,18 @@ enum Degrade {
 /// One `[metadata*]` field: its type, its path from the payload root
 /// (arrays looked through) and how it degrades.
 struct Exception {
-    ty: &'static str,
+    ty: EventType,
     path: &'static [&'static str],
     degrade: Degrade,
 }
 
 const EXCEPTIONS: [Exception; 6] = [
-    Exception { ty: types::ATTENTION_REQUESTED, path: &["prompt"], degrade: Degrade::SynthesizedPrompt },
-    Exception { ty: types::ATTENTION_REQUESTED, path: &["options", "label"], degrade: Degrade::IdAsLabel },
-    Exception { ty: types::ATTENTION_REQUESTED, path: &["fields", "label"], degrade: Degrade::IdAsLabel },
-    Exception { ty: types::ATTENTION_REQUESTED, path: &["fields", "choices", "label"], degrade: Degrade::IdAsLabel },
-    Exception { ty: types::ATTENTION_ANSWERED, path: &["answer", "values"], degrade: Degrade::StructuralValues },
-    Exception { ty: types::CONTROL_ATTENTION_RESPOND, path: &["answer", "values"], degrade: Degrade::StructuralValues },
+    Exception { ty: EventType::AttentionRequested, path: &["prompt"], degrade: Degrade::SynthesizedPrompt },
+    Exception { ty: EventType::AttentionRequested, path: &["options", "label"], degrade: Degrade::IdAsLabel },
+    Exception { ty: EventType::AttentionRequested, path: &["fields", "label"], degrade: Degrade::IdAsLabel },
+    Exception { ty: EventType::AttentionRequested, path: &["fields", "choices", "label"], degrade: Degrade::IdAsLabel },
+    Exception { ty: EventType::AttentionAnswered, path: &["answer", "values"], degrade: Degrade::StructuralValues },
+    Exception { ty: EventType::ControlAttentionRespond, path: &["answer", "values"], degrade: Degrade::StructuralValues },
 ];
 
 /// The prompt an `attention.requested` carries at `metadata`:
@@ -53,14 +53,16 @@ pub fn synthesized_prompt(agent: &str, kind: &str, subject: Option<&str>) -> Str
 /// redaction pipeline like any `redacted` field.
 #[cfg(feature = "redact")]
 pub(super) fn is_exception(ty: &str, path: &[&str]) -> bool {
-    EXCEPTIONS.iter().any(|x| x.ty == ty && x.path == path)
+    let ty = EventType::parse(ty);
+    EXCEPTIONS.iter().any(|x| Some(x.ty) == ty && x.path == path)
 }
 
 /// Degrades every `[metadata*]` field of `data` (the payload of `event`).
 pub(super) fn degrade(event: &Event, data: &mut Map<String, Value>) {
     let kind = data.get("kind").and_then(Value::as_str).unwrap_or("attention").to_owned();
     let prompt = synthesized_prompt(event.agent(), &kind, event.subject());
-    for exception in EXCEPTIONS.iter().filter(|x| x.ty == event.ty()) {
+    let ty = event.kind().core();
+    for exception in EXCEPTIONS.iter().filter(|x| Some(x.ty) == ty) {
         let Some((field, parents)) = exception.path.split_last() else { continue };
         for_each_parent(data, parents, &mut |parent| match exception.degrade {
             Degrade::SynthesizedPrompt => {
@@ -120,7 +122,7 @@ mod tests {
     #[test]
     fn every_exception_is_a_metadata_field_of_its_schema() {
         for x in &EXCEPTIONS {
-            assert_eq!(field_level(x.ty, x.path), Some(Capture::Metadata), "{} {:?}", x.ty, x.path);
+            assert_eq!(field_level(x.ty.as_str(), x.path), Some(Capture::Metadata), "{} {:?}", x.ty, x.path);
         }
     }
 

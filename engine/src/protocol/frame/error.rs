@@ -1,8 +1,11 @@
-//! The `error` frame and its closed set of codes.
+//! The `error` frame and its closed set of codes, and [`FrameError`]: why
+//! text could not be read as a frame (a request that cannot be read is
+//! answered with an `error` frame).
 
 use serde_json::{Map, Value};
 
-use super::{malformed, opt_string, string_list, strings, FrameError};
+use super::members::{opt_string, string_list, strings};
+use crate::protocol::event::EventError;
 
 /// Error codes used in `error` frames, from the hand-kept list beside the
 /// generated vocabulary.
@@ -71,4 +74,56 @@ impl ErrorFrame {
             m.insert("versions".into(), strings(v));
         }
     }
+}
+
+/// Why text could not be read as a frame.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum FrameError {
+    #[error("frame is not JSON: {0}")]
+    NotJson(String),
+    #[error("frame is not a JSON object")]
+    NotAnObject,
+    /// An object whose `type` is absent or not a string.
+    #[error("frame has no string `type`")]
+    NoType,
+    /// A dotted `type` whose envelope is invalid.
+    #[error(transparent)]
+    Event(EventError),
+    /// A known frame type with members it cannot be read without.
+    #[error("malformed `{frame_type}` frame: {detail}")]
+    Malformed {
+        frame_type: String,
+        /// The request id, when the frame carried a usable one.
+        id: Option<String>,
+        /// The `error` code that answers it in-band.
+        code: &'static str,
+        detail: String,
+    },
+}
+
+impl FrameError {
+    /// The in-band answer to a request that could not be read: a refused
+    /// `subscribe` is answered `invalid-filter` (with its id when it has
+    /// a usable one), and the connection survives (AEP-0003 §6.5). `None`
+    /// for text that is no request at all (not an object, no `type`).
+    pub fn refusal(&self) -> Option<ErrorFrame> {
+        match self {
+            FrameError::Malformed { id, code, detail, .. } => {
+                Some(ErrorFrame { id: id.clone(), ..ErrorFrame::new(*code, Some(detail.clone())) })
+            }
+            _ => None,
+        }
+    }
+}
+
+pub(super) fn required_id(frame_type: &str, obj: &Map<String, Value>) -> Result<String, FrameError> {
+    match obj.get("id") {
+        Some(Value::String(s)) if !s.is_empty() => Ok(s.clone()),
+        _ => Err(malformed(frame_type, None, "needs a non-empty string `id`")),
+    }
+}
+
+pub(super) fn malformed(frame_type: &str, id: Option<String>, detail: &str) -> FrameError {
+    let code = if frame_type == "subscribe" { codes::INVALID_FILTER } else { codes::INVALID_FRAME };
+    FrameError::Malformed { frame_type: frame_type.into(), id, code, detail: detail.into() }
 }

@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{extend_missing, opt_string, string_list, strings, take};
+use super::members::{extend_missing, opt_string, string_list, strings, take};
 
 /// A command's ack window when the target declared none (AEP-0004 §3).
 pub const DEFAULT_ACK_WINDOW_MS: u64 = 10_000;

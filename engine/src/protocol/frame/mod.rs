@@ -10,6 +10,7 @@
 
 mod error;
 mod hello;
+mod members;
 mod roster;
 mod subscribe;
 
@@ -18,7 +19,9 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-pub use error::{codes, ErrorFrame};
+pub use error::{codes, ErrorFrame, FrameError};
+use error::{malformed, required_id};
+use members::opt_string;
 pub use hello::{
     check_declarations, Capabilities, ControlCapability, DeclarationError, Hello, HelloIdentity, ReplayCapability, Role,
     DEFAULT_ACK_WINDOW_MS,
@@ -26,7 +29,7 @@ pub use hello::{
 pub use roster::RosterEntry;
 pub use subscribe::{Closing, Delivered, ReplayExhausted, ResumeFrom, SessionPosition, Subscribe};
 
-use super::event::{Event, EventError};
+use super::event::Event;
 
 /// Whether a text frame's `type` makes it an event rather than a frame:
 /// event types are dotted, frame types never are (AEP-0003 §2). The one
@@ -75,46 +78,6 @@ pub enum Frame {
         ty: String,
         value: Map<String, Value>,
     },
-}
-
-/// Why text could not be read as a frame.
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
-pub enum FrameError {
-    #[error("frame is not JSON: {0}")]
-    NotJson(String),
-    #[error("frame is not a JSON object")]
-    NotAnObject,
-    /// An object whose `type` is absent or not a string.
-    #[error("frame has no string `type`")]
-    NoType,
-    /// A dotted `type` whose envelope is invalid.
-    #[error(transparent)]
-    Event(EventError),
-    /// A known frame type with members it cannot be read without.
-    #[error("malformed `{frame_type}` frame: {detail}")]
-    Malformed {
-        frame_type: String,
-        /// The request id, when the frame carried a usable one.
-        id: Option<String>,
-        /// The `error` code that answers it in-band.
-        code: &'static str,
-        detail: String,
-    },
-}
-
-impl FrameError {
-    /// The in-band answer to a request that could not be read: a refused
-    /// `subscribe` is answered `invalid-filter` (with its id when it has
-    /// a usable one), and the connection survives (AEP-0003 §6.5). `None`
-    /// for text that is no request at all (not an object, no `type`).
-    pub fn refusal(&self) -> Option<ErrorFrame> {
-        match self {
-            FrameError::Malformed { id, code, detail, .. } => {
-                Some(ErrorFrame { id: id.clone(), ..ErrorFrame::new(*code, Some(detail.clone())) })
-            }
-            _ => None,
-        }
-    }
 }
 
 impl Frame {
@@ -269,46 +232,6 @@ fn decode_replay_exhausted(obj: &Map<String, Value>) -> Result<ReplayExhausted, 
 
 fn decode_delivered(v: &Value) -> Option<Delivered> {
     Some(Delivered { sub: v.get("sub")?.as_str()?.to_owned(), position: SessionPosition::decode(v)? })
-}
-
-fn required_id(frame_type: &str, obj: &Map<String, Value>) -> Result<String, FrameError> {
-    match obj.get("id") {
-        Some(Value::String(s)) if !s.is_empty() => Ok(s.clone()),
-        _ => Err(malformed(frame_type, None, "needs a non-empty string `id`")),
-    }
-}
-
-fn malformed(frame_type: &str, id: Option<String>, detail: &str) -> FrameError {
-    let code = if frame_type == "subscribe" { codes::INVALID_FILTER } else { codes::INVALID_FRAME };
-    FrameError::Malformed { frame_type: frame_type.into(), id, code, detail: detail.into() }
-}
-
-/// Removes `key` from `map` when `parse` accepts it; otherwise leaves it
-/// there, so a wrong-shaped declaration is carried rather than trusted.
-fn take<T>(map: &mut Map<String, Value>, key: &str, parse: impl Fn(&Value) -> Option<T>) -> Option<T> {
-    let parsed = parse(map.get(key)?)?;
-    map.remove(key);
-    Some(parsed)
-}
-
-fn string_list(v: &Value) -> Option<Vec<String>> {
-    v.as_array()?.iter().map(|s| s.as_str().map(str::to_owned)).collect()
-}
-
-fn strings(v: &[String]) -> Value {
-    Value::Array(v.iter().map(|s| Value::String(s.clone())).collect())
-}
-
-fn opt_string(obj: &Map<String, Value>, key: &str) -> Option<String> {
-    obj.get(key).and_then(Value::as_str).map(str::to_owned)
-}
-
-fn extend_missing(m: &mut Map<String, Value>, other: &Map<String, Value>) {
-    for (k, v) in other {
-        if !m.contains_key(k) {
-            m.insert(k.clone(), v.clone());
-        }
-    }
 }
 
 #[cfg(test)]

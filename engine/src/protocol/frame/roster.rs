@@ -2,7 +2,8 @@
 
 use serde_json::{Map, Value};
 
-use super::{opt_string, string_list, strings, ControlCapability};
+use super::hello::ControlCapability;
+use super::members::{opt_string, string_list, strings};
 
 /// One live (connection, claimed session) pair in a roster (§4.1 rule 4).
 #[derive(Clone, Debug, PartialEq)]

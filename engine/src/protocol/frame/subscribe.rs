@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{codes, required_id, FrameError};
+use super::error::{codes, required_id, FrameError};
 use crate::protocol::event::Capture;
 use crate::protocol::filter::{Filter, FilterError};
 

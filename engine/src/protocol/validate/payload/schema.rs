@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-use crate::protocol::event::Capture;
+use crate::protocol::vocabulary::Capture;
 
 /// One JSON value kind, as named by the `type` keyword.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -2,16 +2,16 @@
 //! monotonicity, terminal exclusivity, closing attention before the
 //! session ends, one ack per command, the AEP-0006 `values` rule.
 //!
-//! The rules live in one place, the store's fold ([`crate::store`]);
-//! this validator folds the events through a [`Store`] configured for an
-//! emitter's log ([`StoreConfig::validator`]: events are taken in emission
-//! order) and reports what it flags. Rule ids are [`Rule::id`].
+//! The rules live in one place, the store's fold; this validator folds
+//! the events through a [`Store`] configured for an emitter's log
+//! ([`StoreConfig::validator`]: events are taken in emission order) and
+//! reports what it flags. Rule ids are [`Rule::id`].
 //!
-//! [`Rule::id`]: crate::store::Rule::id
+//! [`Rule::id`]: super::Rule::id
 
-use super::Violation;
+use super::{Change, Store, StoreConfig};
 use crate::protocol::event::Event;
-use crate::store::{Change, Store, StoreConfig};
+use crate::protocol::violation::Violation;
 use crate::time::UnixMs;
 
 /// Checks `events`, in emission order, against the stream rules.
