@@ -13,7 +13,7 @@ use std::rc::{Rc, Weak};
 
 use aep_engine::client::agent::{Agent, AgentChange};
 use aep_engine::client::hub::{Endpoint, Hub, HubChange, RelayId};
-use aep_engine::client::SocketAction;
+use aep_engine::client::{SocketAction, CLOSE_ABNORMAL, CLOSE_NORMAL};
 use aep_engine::time::UnixMs;
 use gloo_timers::callback::Timeout;
 
@@ -167,8 +167,8 @@ impl<H: Handler> Driver<H> {
         let now = clock::now();
         for relay in 0..self.sockets.len() {
             if let Some(socket) = self.sockets[relay].socket.take() {
-                socket.close(1000, reason);
-                self.hub.handle_closed(relay, now, 1006, reason);
+                socket.close(CLOSE_NORMAL, reason);
+                self.hub.handle_closed(relay, now, CLOSE_ABNORMAL, reason);
             }
         }
     }
@@ -203,7 +203,7 @@ impl<H: Handler> Driver<H> {
         match action {
             SocketAction::Open => {
                 if let Some(old) = slot.socket.take() {
-                    old.close(1000, "reconnecting");
+                    old.close(CLOSE_NORMAL, "reconnecting");
                 }
                 slot.generation += 1;
                 let generation = slot.generation;
@@ -211,7 +211,7 @@ impl<H: Handler> Driver<H> {
                 let report = Rc::new(move |event: SocketEvent| on_socket(&me, relay, generation, event));
                 match Socket::open(&slot.endpoint.socket, self.ctor.as_ref(), report) {
                     Ok(socket) => slot.socket = Some(socket),
-                    Err(why) => self.hub.handle_closed(relay, clock::now(), 1006, why),
+                    Err(why) => self.hub.handle_closed(relay, clock::now(), CLOSE_ABNORMAL, why),
                 }
             }
             SocketAction::Close { code, reason } => {

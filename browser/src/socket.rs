@@ -8,6 +8,7 @@
 
 use std::rc::Rc;
 
+use aep_engine::client::{CLOSE_ABNORMAL, CLOSE_NORMAL};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{BinaryType, CloseEvent, MessageEvent, WebSocket};
@@ -71,7 +72,7 @@ impl Socket {
         // that does follow is then ignored as stale.
         let r = report;
         let on_error = Closure::<dyn FnMut(JsValue)>::new(move |_| {
-            r(SocketEvent::Closed { code: 1006, reason: "connection error".into() })
+            r(SocketEvent::Closed { code: CLOSE_ABNORMAL, reason: "connection error".into() })
         });
         ws.set_onopen(Some(on_open.as_ref().unchecked_ref()));
         ws.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
@@ -89,7 +90,7 @@ impl Socket {
     /// applications; others become 1000) and a reason cut to the 123
     /// bytes a close frame holds.
     pub fn close(self, code: u16, reason: &str) {
-        let code = if code == 1000 || (3000..=4999).contains(&code) { code } else { 1000 };
+        let code = if code == CLOSE_NORMAL || (3000..=4999).contains(&code) { code } else { CLOSE_NORMAL };
         let mut cut = reason.len().min(123);
         while !reason.is_char_boundary(cut) {
             cut -= 1;

@@ -11,7 +11,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use std::convert::Infallible;
 
-use aep_engine::client::{Endpoint, SocketAction, State};
+use aep_engine::client::{Endpoint, SocketAction, State, CLOSE_ABNORMAL, CLOSE_UPGRADE_UNAUTHORIZED};
 use aep_engine::UnixMs;
 use futures_util::{SinkExt, StreamExt};
 use tokio::net::TcpStream;
@@ -24,11 +24,6 @@ use tokio_tungstenite::{connect_async, MaybeTlsStream, WebSocketStream};
 
 type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
-/// Close code reported for a socket that failed without a close frame.
-const ABNORMAL: u16 = 1006;
-/// Reported for an upgrade refused with 401/403, which the engine treats
-/// as a refusal rather than something to retry.
-const UPGRADE_UNAUTHORIZED: u16 = 4401;
 /// Longest wait for a TCP connect plus upgrade, or for a close handshake.
 const SOCKET_DEADLINE: Duration = Duration::from_secs(10);
 
@@ -159,7 +154,7 @@ impl<E: Endpoint> Link<E> {
                 let Some(socket) = self.socket.as_mut() else { continue };
                 if let Err(e) = socket.send(Message::text(text)).await {
                     self.socket = None;
-                    self.conn.handle_closed(now(), ABNORMAL, &e.to_string());
+                    self.conn.handle_closed(now(), CLOSE_ABNORMAL, &e.to_string());
                 }
             }
             if !busy {
@@ -176,10 +171,10 @@ impl<E: Endpoint> Link<E> {
                 self.conn.handle_open(now());
             }
             Ok(Err(WsError::Http(response))) if matches!(response.status().as_u16(), 401 | 403) => {
-                self.conn.handle_closed(now(), UPGRADE_UNAUTHORIZED, "unauthorized: the relay refused the token");
+                self.conn.handle_closed(now(), CLOSE_UPGRADE_UNAUTHORIZED, "unauthorized: the relay refused the token");
             }
-            Ok(Err(e)) => self.conn.handle_closed(now(), ABNORMAL, &e.to_string()),
-            Err(_) => self.conn.handle_closed(now(), ABNORMAL, "connect timed out"),
+            Ok(Err(e)) => self.conn.handle_closed(now(), CLOSE_ABNORMAL, &e.to_string()),
+            Err(_) => self.conn.handle_closed(now(), CLOSE_ABNORMAL, "connect timed out"),
         }
     }
 
@@ -204,11 +199,11 @@ impl<E: Endpoint> Link<E> {
             }
             Some(Err(e)) => {
                 self.socket = None;
-                self.conn.handle_closed(at, ABNORMAL, &e.to_string());
+                self.conn.handle_closed(at, CLOSE_ABNORMAL, &e.to_string());
             }
             None => {
                 self.socket = None;
-                self.conn.handle_closed(at, ABNORMAL, "connection lost");
+                self.conn.handle_closed(at, CLOSE_ABNORMAL, "connection lost");
             }
         }
     }

@@ -589,7 +589,9 @@ pub const CORE_COMMANDS: [&str; CommandVerb::ALL.len()] = {
 
 /// Whether `ty` names a command (see [`EventKind::is_command`]).
 pub fn is_command_type(ty: &str) -> bool {
-    EventKind::of(ty).is_command()
+    // Asked of every frame a relay reads: most types rule themselves out
+    // by their first byte, before any registry lookup.
+    matches!(ty.as_bytes().first(), Some(b'c' | b'x')) && EventKind::of(ty).is_command()
 }
 
 /// Whether `ty` names a foreign-emitter type (see [`EventKind::is_foreign_emitter`]).

@@ -13,6 +13,15 @@
 //! assert_eq!(EventKind::of("control.pause"), EventKind::Core(EventType::ControlPause));
 //! assert_eq!(EventKind::of("x.acme.control.deploy"), EventKind::Vendor("x.acme.control.deploy"));
 //! assert_eq!(EventKind::of("agent.rebooted"), EventKind::Unregistered("agent.rebooted"));
+//!
+//! fn label<'a>(kind: EventKind<'a>) -> &'a str {
+//!     match kind {
+//!         EventKind::Core(t) => t.as_str(),
+//!         EventKind::Vendor(ty) => ty,
+//!         EventKind::Unregistered(ty) => ty,
+//!     }
+//! }
+//! assert_eq!(label(EventKind::of("x.acme.ping")), "x.acme.ping");
 //! ```
 //!
 //! A misspelt type is no variant, so it does not compile:
@@ -21,6 +30,19 @@
 //! use aep_engine::protocol::kind::EventKind;
 //! use aep_engine::protocol::vocabulary::EventType;
 //! let paused = matches!(EventKind::of("control.pause"), EventKind::Core(EventType::ControlPaus));
+//! ```
+//!
+//! Nor does a decision that forgets a sort of type (here, the types
+//! registered after this engine was built):
+//!
+//! ```compile_fail
+//! use aep_engine::protocol::kind::EventKind;
+//! fn label<'a>(kind: EventKind<'a>) -> &'a str {
+//!     match kind {
+//!         EventKind::Core(t) => t.as_str(),
+//!         EventKind::Vendor(ty) => ty,
+//!     }
+//! }
 //! ```
 
 use super::vocabulary::{EventType, TypeScope};

@@ -20,11 +20,12 @@ use aep_engine::client::agent::{Agent, AgentChange, AgentConfig};
 use aep_engine::client::{Backoff, Config as ConnectionConfig, State};
 use aep_engine::control::ack::NackReason;
 use aep_engine::control::answer::Answer;
-use aep_engine::control::sender::command::{CancelScope, RESPOND};
+use aep_engine::control::sender::command::CancelScope;
 use aep_engine::control::target::outcome::{PHASE_PAUSED, PHASE_RESUMED};
 use aep_engine::control::target::{Action, Received, Verdict};
 use aep_engine::protocol::ids::{source_uri, BuildError, Draft, Identity};
-use aep_engine::protocol::vocabulary::types;
+use aep_engine::protocol::kind::EventKind;
+use aep_engine::protocol::vocabulary::{types, EventType};
 use aep_engine::{Capture, Event, UnixMs};
 use serde_json::{json, Map, Value};
 
@@ -359,7 +360,9 @@ impl DemoAgent {
     fn on_command(&mut self, command: &Event, received: Received, now: UnixMs) {
         match received {
             Received::Fresh { action, .. } => self.act(command, action, now),
-            Received::Nacked { reason: NackReason::Refused, .. } if command.ty() == RESPOND => {
+            Received::Nacked { reason: NackReason::Refused, .. }
+                if command.kind() == EventKind::Core(EventType::ControlAttentionRespond) =>
+            {
                 if let Some(request) = command.subject().filter(|id| self.is_open(id)).map(str::to_owned) {
                     let delay = self.rng.between(3_000, 6_000);
                     self.arm(now, delay, Timer::Withdraw { request, command: command.id().to_owned() });
