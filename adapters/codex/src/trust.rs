@@ -32,7 +32,8 @@ pub struct Listed {
 pub fn adapter_hooks(codex: &Path, config: &Path) -> Result<Vec<Listed>, String> {
     let home = config.parent().ok_or_else(|| format!("{} has no directory", config.display()))?;
     let mut child = Command::new(codex)
-        .arg("app-server")
+        // Only asked for its hooks: no usage reports on the way.
+        .args(["-c", "analytics.enabled=false", "app-server"])
         .env("CODEX_HOME", home)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
