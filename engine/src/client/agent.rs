@@ -12,7 +12,9 @@
 
 use std::collections::VecDeque;
 
-use super::{ClientError, ClientEvent, Config, ConfigError, Connection, SocketAction, State};
+use super::config::{Config, ConfigError};
+use super::connection::Connection;
+use super::output::{ClientError, ClientEvent, SocketAction, State};
 use crate::control::target::{
     Action, ControlTarget, Received, SeqCounter, Sequencer, TargetError, Verdict,
 };

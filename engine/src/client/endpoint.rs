@@ -5,7 +5,8 @@
 //! runtime then serves every endpoint the engine has.
 
 use super::agent::{Agent, AgentChange};
-use super::{ClientEvent, Connection, SocketAction, State};
+use super::connection::Connection;
+use super::output::{ClientEvent, SocketAction, State};
 use crate::time::UnixMs;
 
 pub trait Endpoint {

@@ -25,7 +25,9 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
-use super::{ClientError, ClientEvent, Config, ConfigError, Connection, SocketAction, State};
+use super::config::{Config, ConfigError};
+use super::connection::Connection;
+use super::output::{ClientError, ClientEvent, SocketAction, State};
 use crate::control::answer::request::check_shape;
 use crate::control::answer::{Answer, Mismatch};
 use crate::control::sender::{Address, CancelScope, Command, CommandError, CommandUpdate, ControlSender, RetryError};
@@ -44,15 +46,12 @@ mod route;
 mod url;
 
 pub use outcomes::WATCHED_COMMANDS;
-pub use route::MAX_ROUTED_SESSIONS;
+pub use route::{RelayId, MAX_ROUTED_SESSIONS};
 pub use url::{check_url, relay_label, socket_url, Endpoint, UrlError, DEFAULT_SOCKET_PATH, TOKEN_PARAM};
 
 use crate::protocol::vocabulary::{codes, EventType};
 use outcomes::OutcomeWatch;
 use route::RouteTable;
-
-/// Index of a relay, in the order given to [`Hub::new`].
-pub type RelayId = usize;
 
 /// Changes queued for [`Hub::poll_change`]; beyond this the oldest are
 /// dropped and counted ([`Hub::dropped_changes`]): re-read the state then.

@@ -14,7 +14,7 @@ use super::changes::{CardRef, Change, Outbox};
 use super::hash::FastMap;
 use super::rules::{Rule, StreamViolation};
 use super::timeline::{Delivery, Position};
-use super::SessionKey;
+use super::key::SessionKey;
 use crate::protocol::event::{Capture, Event, Severity};
 use crate::protocol::form::{self, Choice, FieldSpec, FieldSpecError, FieldType, Problem};
 use crate::protocol::kind::EventKind;

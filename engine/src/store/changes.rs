@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use super::config::ChangeFeed;
 use super::rules::StreamViolation;
-use super::SessionKey;
+use super::key::SessionKey;
 
 /// One attention card: its session and the `attention.requested` id.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

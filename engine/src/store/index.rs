@@ -10,7 +10,7 @@ use std::hash::{BuildHasher, Hash, Hasher};
 use hashbrown::hash_table::{Entry, HashTable};
 
 use super::recency::SessionId;
-use super::session::SessionKey;
+use super::key::SessionKey;
 use crate::text::same;
 
 #[derive(Default)]

@@ -38,6 +38,7 @@ pub mod config;
 pub mod evictions;
 mod hash;
 mod index;
+mod key;
 mod lane;
 mod recency;
 pub mod rules;
@@ -57,7 +58,8 @@ pub use config::{Arrival, ChangeFeed, StoreConfig};
 pub use evictions::Evictions;
 pub use rules::{Rule, StreamViolation};
 pub use run::{Run, RunEnd, RunEnding, RunStatus};
-pub use session::{Session, SessionEnd, SessionKey, SessionStart, SessionState};
+pub use key::SessionKey;
+pub use session::{Session, SessionEnd, SessionStart, SessionState};
 pub use timeline::{Delivery, Entry, Position, Timeline};
 
 use agent::Agents;

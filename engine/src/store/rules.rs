@@ -5,7 +5,7 @@
 
 use std::fmt;
 
-use super::SessionKey;
+use super::key::SessionKey;
 use crate::protocol::violation::Violation;
 
 /// One cross-event rule of AEP 0.1.

@@ -9,7 +9,7 @@ use std::collections::VecDeque;
 
 use serde_json::json;
 
-use crate::client::Connection;
+use crate::client::connection::Connection;
 use crate::protocol::filter::Filter;
 
 /// Commands per relay whose acks and outcomes are watched; older ones are

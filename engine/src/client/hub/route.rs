@@ -7,7 +7,8 @@
 
 use std::collections::HashMap;
 
-use super::RelayId;
+/// Index of a relay, in the order given to [`Hub::new`](super::Hub::new).
+pub type RelayId = usize;
 
 /// Session names remembered for routing.
 pub const MAX_ROUTED_SESSIONS: usize = 4096;

@@ -14,7 +14,7 @@ use std::fmt;
 use serde_json::{Map, Value};
 
 use super::text::{match_text, TextMatch};
-use super::Answer;
+use super::object::Answer;
 use crate::protocol::event::Event;
 use crate::protocol::form::{self, Choice, FieldSpec, FieldSpecError, FormError};
 use crate::time::UnixMs;
