@@ -3,6 +3,9 @@
 //! the engine randomises: the random part of event ids, reconnect jitter,
 //! and the shuffles of its own tests and benchmarks.
 
+use crate::protocol::ids::ulid;
+use crate::time::UnixMs;
+
 /// A small deterministic generator (SplitMix64): the same seed gives the
 /// same draws, so a test or a replayed run is reproducible. Not for
 /// secrets.
@@ -25,6 +28,18 @@ impl Seeded {
     /// 128 bits, e.g. the random part of an event id.
     pub fn next_u128(&mut self) -> u128 {
         (u128::from(self.next_u64()) << 64) | u128::from(self.next_u64())
+    }
+
+    /// A fresh event id made at `now`: every id the engine makes comes
+    /// from here, so nothing asks its caller for entropy per event.
+    pub fn event_id(&mut self, now: UnixMs) -> String {
+        ulid(now, self.next_u128())
+    }
+
+    /// An independent generator seeded from this one, for a part that
+    /// makes ids of its own.
+    pub fn split(&mut self) -> Seeded {
+        Seeded::new(self.next_u64())
     }
 }
 

@@ -2,6 +2,7 @@
 //! refusals, local timeouts, retries and outcomes.
 
 
+use aep_engine::rng::Seeded;
 use aep_engine::control::ack::NackReason;
 use aep_engine::control::answer::Answer;
 use aep_engine::control::sender::{
@@ -59,7 +60,7 @@ fn updates(s: &mut ControlSender) -> Vec<CommandChange> {
 
 /// Sends `allow` and drains its frame and `Sent` update.
 fn sent(s: &mut ControlSender, window: Option<u64>) -> String {
-    let id = s.send(&to(), &allow(), window, 7, T0).unwrap();
+    let id = s.send(&to(), &allow(), window, T0).unwrap();
     assert!(s.poll_transmit().is_some());
     assert_eq!(updates(s), vec![CommandChange::Sent]);
     id
@@ -176,8 +177,8 @@ fn refuses_commands_that_cannot_be_honest() {
     };
     assert!(matches!(bad_vendor.build(&s, &to(), "C", T0), Err(CommandError::BadVendorType(_))));
 
-    let mut sender = ControlSender::new(console());
-    let id = sender.send(&to(), &Command::Pause, None, 1, T0).unwrap();
+    let mut sender = ControlSender::new(console(), Seeded::new(1));
+    let id = sender.send(&to(), &Command::Pause, None, T0).unwrap();
     let again = sender.get(&id).unwrap().command().clone();
     assert_eq!(sender.submit(again, None, T0), Err(SendError::DuplicateId(id)));
     let not_command = agent_event(Draft::new("run.started"), "E1", 0, T0);
@@ -186,8 +187,8 @@ fn refuses_commands_that_cannot_be_honest() {
 
 #[test]
 fn accepted_then_outcome() {
-    let mut s = ControlSender::new(console());
-    let id = s.send(&to(), &allow(), None, 42, T0).unwrap();
+    let mut s = ControlSender::new(console(), Seeded::new(1));
+    let id = s.send(&to(), &allow(), None, T0).unwrap();
     let frame = s.poll_transmit().unwrap();
     assert_eq!(&*frame, s.get(&id).unwrap().command().raw());
     assert_eq!(s.poll_transmit(), None);
@@ -236,7 +237,7 @@ fn rejected_with_each_registered_reason() {
         NackReason::Refused,
         NackReason::Invalid,
     ] {
-        let mut s = ControlSender::new(console());
+        let mut s = ControlSender::new(console(), Seeded::new(1));
         let id = sent(&mut s, None);
         assert!(s.handle_event(&rejected(&id, reason.as_str(), Some("because"), T0 + 10), T0 + 10));
         match s.get(&id).unwrap().state() {
@@ -254,7 +255,7 @@ fn rejected_with_each_registered_reason() {
         }
         assert_eq!(updates(&mut s), vec![CommandChange::Rejected]);
     }
-    let mut s = ControlSender::new(console());
+    let mut s = ControlSender::new(console(), Seeded::new(1));
     let id = sent(&mut s, None);
     s.handle_event(&rejected(&id, "not-today", None, T0 + 10), T0 + 10);
     assert!(matches!(s.get(&id).unwrap().state(), CommandState::Rejected { reason: None, raw_reason: Some(r), .. } if r == "not-today"));
@@ -270,7 +271,7 @@ fn relay_error_frames_refuse_with_their_code() {
         ("rate-limited", RelayCode::Other("rate-limited".into())),
     ];
     for (code, expected) in cases {
-        let mut s = ControlSender::new(console());
+        let mut s = ControlSender::new(console(), Seeded::new(1));
         let id = sent(&mut s, None);
         assert!(!s.handle_relay_error("SOMEONE-ELSES", code, None, T0 + 5), "not our command");
         assert!(s.handle_relay_error(&id, code, Some("two claimants"), T0 + 5));
@@ -290,7 +291,7 @@ fn relay_error_frames_refuse_with_their_code() {
 
 #[test]
 fn timeout_fires_exactly_at_the_window_and_is_never_sent() {
-    let mut s = ControlSender::new(console());
+    let mut s = ControlSender::new(console(), Seeded::new(1));
     let id = sent(&mut s, Some(2_500));
     assert_eq!(s.poll_timeout(), Some(T0 + 2_500));
     s.handle_timeout(T0 + 2_499);
@@ -304,7 +305,7 @@ fn timeout_fires_exactly_at_the_window_and_is_never_sent() {
     s.handle_timeout(T0 + 9_999);
     assert_eq!(s.poll_update(), None, "times out once");
 
-    let mut s = ControlSender::new(console());
+    let mut s = ControlSender::new(console(), Seeded::new(1));
     let id = sent(&mut s, None);
     assert_eq!(s.get(&id).unwrap().window_ms(), DEFAULT_ACK_WINDOW_MS);
     assert_eq!(s.poll_timeout(), Some(T0 + 10_000));
@@ -315,7 +316,7 @@ fn timeout_fires_exactly_at_the_window_and_is_never_sent() {
 
 #[test]
 fn a_late_ack_after_timeout_still_records_the_decision() {
-    let mut s = ControlSender::new(console());
+    let mut s = ControlSender::new(console(), Seeded::new(1));
     let id = sent(&mut s, Some(1_000));
     s.handle_timeout(T0 + 1_000);
     assert!(s.handle_event(&accepted(&id, "ACK-LATE", T0 + 1_400), T0 + 1_400));
@@ -325,8 +326,8 @@ fn a_late_ack_after_timeout_still_records_the_decision() {
 
 #[test]
 fn retry_sends_identical_bytes_and_restarts_the_window() {
-    let mut s = ControlSender::new(console());
-    let id = s.send(&to(), &allow(), Some(1_000), 9, T0).unwrap();
+    let mut s = ControlSender::new(console(), Seeded::new(1));
+    let id = s.send(&to(), &allow(), Some(1_000), T0).unwrap();
     let first = s.poll_transmit().unwrap();
     s.handle_timeout(T0 + 1_000);
     s.retry(&id, T0 + 3_000).unwrap();
@@ -363,7 +364,7 @@ fn retry_sends_identical_bytes_and_restarts_the_window() {
 
 #[test]
 fn a_byte_identical_reack_collapses_silently() {
-    let mut s = ControlSender::new(console());
+    let mut s = ControlSender::new(console(), Seeded::new(1));
     let id = sent(&mut s, None);
     let ack = accepted(&id, "ACK1", T0 + 10);
     assert!(s.handle_event(&ack, T0 + 10));
@@ -375,7 +376,7 @@ fn a_byte_identical_reack_collapses_silently() {
 
 #[test]
 fn a_second_distinct_ack_is_a_violation_and_changes_nothing() {
-    let mut s = ControlSender::new(console());
+    let mut s = ControlSender::new(console(), Seeded::new(1));
     let id = sent(&mut s, None);
     s.handle_event(&accepted(&id, "ACK1", T0 + 10), T0 + 10);
     assert!(s.handle_event(&rejected(&id, "refused", None, T0 + 20), T0 + 20));
@@ -401,7 +402,7 @@ fn a_second_distinct_ack_is_a_violation_and_changes_nothing() {
 
 #[test]
 fn an_ack_from_another_session_does_not_settle() {
-    let mut s = ControlSender::new(console());
+    let mut s = ControlSender::new(console(), Seeded::new(1));
     let id = sent(&mut s, None);
     let stray = Draft::new("control.accepted")
         .cause(id.clone())
@@ -416,7 +417,7 @@ fn an_ack_from_another_session_does_not_settle() {
 
 #[test]
 fn the_outcome_may_cite_the_ack() {
-    let mut s = ControlSender::new(console());
+    let mut s = ControlSender::new(console(), Seeded::new(1));
     let id = s
         .send(
             &to().with_run("r_1"),
@@ -425,7 +426,6 @@ fn the_outcome_may_cite_the_ack() {
                 reason: None,
             },
             None,
-            3,
             T0,
         )
         .unwrap();
@@ -444,7 +444,7 @@ fn the_outcome_may_cite_the_ack() {
 
 #[test]
 fn commands_and_acks_are_never_outcomes() {
-    let mut s = ControlSender::new(console());
+    let mut s = ControlSender::new(console(), Seeded::new(1));
     let id = sent(&mut s, None);
     let echoed = Event::parse(s.get(&id).unwrap().command().raw()).unwrap();
     assert!(!s.handle_event(&echoed, T0 + 1), "our own command echoed back");
@@ -459,12 +459,12 @@ fn commands_and_acks_are_never_outcomes() {
 
 #[test]
 fn decided_commands_are_bounded_and_pending_ones_kept() {
-    let mut s = ControlSender::new(console());
-    let keep = s.send(&to(), &Command::Pause, Some(MAX_ACK_WINDOW_MS), 0, T0).unwrap();
+    let mut s = ControlSender::new(console(), Seeded::new(1));
+    let keep = s.send(&to(), &Command::Pause, Some(MAX_ACK_WINDOW_MS), T0).unwrap();
     let extra = 5;
     let mut ids = Vec::new();
-    for i in 0..SETTLED_CAPACITY + extra {
-        ids.push(s.send(&to(), &Command::Resume, Some(100), i as u128 + 1, T0).unwrap());
+    for _ in 0..SETTLED_CAPACITY + extra {
+        ids.push(s.send(&to(), &Command::Resume, Some(100), T0).unwrap());
     }
     s.handle_timeout(T0 + 100);
     assert_eq!(s.len(), SETTLED_CAPACITY + 1);
@@ -478,7 +478,7 @@ fn decided_commands_are_bounded_and_pending_ones_kept() {
 
 #[test]
 fn the_update_queue_is_bounded() {
-    let mut s = ControlSender::new(console());
+    let mut s = ControlSender::new(console(), Seeded::new(1));
     let id = sent(&mut s, None);
     s.handle_event(&accepted(&id, "ACK0", T0 + 1), T0 + 1);
     for i in 0..UPDATE_QUEUE_CAPACITY + 10 {

@@ -2,6 +2,7 @@
 //! the unsupported/invalid gates, AEP-0008 text answers, AEP-0006 forms,
 //! outcome events, and a full round trip with the sender.
 
+use aep_engine::rng::Seeded;
 use aep_engine::control::ack::{self, Decision, NackReason};
 use aep_engine::control::answer::{Answer, AppliedRule};
 use aep_engine::control::sender::{Address, CancelScope, Command, CommandState, ControlSender};
@@ -27,7 +28,7 @@ fn console() -> Identity {
 /// A target that keeps people's text in what it emits (most tests read it
 /// back); the default ceiling has its own test.
 fn target(accepts: &[&str]) -> ControlTarget {
-    ControlTarget::new(agent(), accepts.iter().copied()).unwrap().with_ceiling(Capture::Full)
+    ControlTarget::new(agent(), accepts.iter().copied(), Seeded::new(2)).unwrap().with_ceiling(Capture::Full)
 }
 
 fn command(c: &Command, id: &str) -> Event {
@@ -90,7 +91,7 @@ fn a_redelivered_command_gets_the_recorded_ack_byte_for_byte() {
     let mut t = target(&ALL_CORE);
     let mut seqs = SeqCounter::new();
     let pause = command(&Command::Pause, "CMD1");
-    let first = t.handle_command(&pause, T0, 1, &mut seqs).unwrap();
+    let first = t.handle_command(&pause, T0, &mut seqs).unwrap();
     let ack = match &first {
         Received::Fresh {
             action: Action::Pause,
@@ -108,7 +109,7 @@ fn a_redelivered_command_gets_the_recorded_ack_byte_for_byte() {
     assert_eq!(ack.seq(), Some(0));
     assert_eq!(ack.agent(), "demo-agent");
 
-    let again = t.handle_command(&pause, T0 + 5_000, 2, &mut seqs).unwrap();
+    let again = t.handle_command(&pause, T0 + 5_000, &mut seqs).unwrap();
     assert_eq!(
         again,
         Received::Duplicate {
@@ -120,8 +121,8 @@ fn a_redelivered_command_gets_the_recorded_ack_byte_for_byte() {
 
     let resume = command(&Command::Resume, "CMD2");
     let mut narrow = target(&["control.pause"]);
-    let nacked = narrow.handle_command(&resume, T0, 3, &mut seqs).unwrap();
-    let redelivered = narrow.handle_command(&resume, T0 + 1, 4, &mut seqs).unwrap();
+    let nacked = narrow.handle_command(&resume, T0, &mut seqs).unwrap();
+    let redelivered = narrow.handle_command(&resume, T0 + 1, &mut seqs).unwrap();
     assert_eq!(redelivered.ack_bytes(), nacked.ack_bytes(), "nacks are recorded too");
     assert!(matches!(redelivered, Received::Duplicate { .. }));
 }
@@ -131,11 +132,11 @@ fn dedupe_is_keyed_by_source_and_id() {
     let mut t = target(&ALL_CORE);
     let mut seqs = SeqCounter::new();
     let mine = command(&Command::Pause, "CMD1");
-    t.handle_command(&mine, T0, 1, &mut seqs).unwrap();
+    t.handle_command(&mine, T0, &mut seqs).unwrap();
     let other_sender = Identity::new(source_uri("phone", "approval-console", None), "approval-console");
     let theirs = Command::Pause.build(&other_sender, &Address::session(SESSION), "CMD1", T0).unwrap();
     assert!(matches!(
-        t.handle_command(&theirs, T0, 2, &mut seqs).unwrap(),
+        t.handle_command(&theirs, T0, &mut seqs).unwrap(),
         Received::Fresh { .. }
     ));
 }
@@ -145,23 +146,23 @@ fn dedupe_memory_is_bounded_and_forgotten_commands_count_as_new() {
     let mut t = target(&ALL_CORE);
     let mut seqs = SeqCounter::new();
     let first = command(&Command::Pause, "CMD-0");
-    let first_ack = t.handle_command(&first, T0, 0, &mut seqs).unwrap();
+    let first_ack = t.handle_command(&first, T0, &mut seqs).unwrap();
     for i in 1..=DEDUPE_CAPACITY {
-        t.handle_command(&command(&Command::Pause, &format!("CMD-{i}")), T0, i as u128, &mut seqs)
+        t.handle_command(&command(&Command::Pause, &format!("CMD-{i}")), T0, &mut seqs)
             .unwrap();
     }
     assert_eq!(t.remembered(), DEDUPE_CAPACITY);
     let newest = command(&Command::Pause, &format!("CMD-{DEDUPE_CAPACITY}"));
     assert!(matches!(
-        t.handle_command(&newest, T0, 0, &mut seqs).unwrap(),
+        t.handle_command(&newest, T0, &mut seqs).unwrap(),
         Received::Duplicate { .. }
     ));
     let second = command(&Command::Pause, "CMD-1");
     assert!(matches!(
-        t.handle_command(&second, T0, 0, &mut seqs).unwrap(),
+        t.handle_command(&second, T0, &mut seqs).unwrap(),
         Received::Duplicate { .. }
     ));
-    let forgotten = t.handle_command(&first, T0 + 1, 99, &mut seqs).unwrap();
+    let forgotten = t.handle_command(&first, T0 + 1, &mut seqs).unwrap();
     assert!(matches!(forgotten, Received::Fresh { .. }), "evicted: treated as a new command");
     assert_ne!(forgotten.ack_bytes(), first_ack.ack_bytes());
     assert_eq!(t.remembered(), DEDUPE_CAPACITY);
@@ -171,7 +172,7 @@ fn dedupe_memory_is_bounded_and_forgotten_commands_count_as_new() {
 fn undeclared_types_are_unsupported_declared_but_unactionable_are_invalid() {
     let mut t = target(&["control.attention.respond", "control.cancel", "control.pause"]);
     let mut seqs = SeqCounter::new();
-    let mut nack = |t: &mut ControlTarget, ev: Event| nack_reason(&t.handle_command(&ev, T0, 0, &mut seqs).unwrap());
+    let mut nack = |t: &mut ControlTarget, ev: Event| nack_reason(&t.handle_command(&ev, T0, &mut seqs).unwrap());
 
     assert_eq!(
         nack(&mut t, command(&Command::Resume, "C1")).map(|n| n.0),
@@ -214,11 +215,11 @@ fn undeclared_types_are_unsupported_declared_but_unactionable_are_invalid() {
     assert_eq!(nack(&mut t, bad_answer).map(|n| n.0), Some(NackReason::Invalid));
 
     assert!(matches!(
-        t.handle_command(&Event::parse(&accepted_json()).unwrap(), T0, 0, &mut SeqCounter::new()),
+        t.handle_command(&Event::parse(&accepted_json()).unwrap(), T0, &mut SeqCounter::new()),
         Err(TargetError::NotACommand { .. })
     ));
     assert!(matches!(
-        ControlTarget::new(agent(), ["control.accepted"]),
+        ControlTarget::new(agent(), ["control.accepted"], Seeded::new(2)),
         Err(TargetError::NotACommandType(_))
     ));
 }
@@ -235,26 +236,26 @@ fn answered_closed_foreign_and_oob_requests_are_invalid() {
     let mut seqs = SeqCounter::new();
     t.register_request(&requested("R1", permission(), &mut seqs), Some("deny")).unwrap();
     let ok = t
-        .handle_command(&respond("R1", Answer::option("allow"), "C1"), T0, 1, &mut seqs)
+        .handle_command(&respond("R1", Answer::option("allow"), "C1"), T0, &mut seqs)
         .unwrap();
     assert!(matches!(ok, Received::Fresh { .. }));
     assert_eq!(t.request("R1").unwrap().1, &RequestState::Answered { command: "C1".into() });
     let twice = t
-        .handle_command(&respond("R1", Answer::option("deny"), "C2"), T0, 2, &mut seqs)
+        .handle_command(&respond("R1", Answer::option("deny"), "C2"), T0, &mut seqs)
         .unwrap();
     assert!(nack_reason(&twice).unwrap().1.unwrap().contains("already answered"));
 
     t.register_request(&requested("R2", permission(), &mut seqs), None).unwrap();
     assert!(t.close_request("R2"));
     let closed = t
-        .handle_command(&respond("R2", Answer::option("allow"), "C3"), T0, 3, &mut seqs)
+        .handle_command(&respond("R2", Answer::option("allow"), "C3"), T0, &mut seqs)
         .unwrap();
     assert_eq!(nack_reason(&closed).map(|n| n.0), Some(NackReason::Invalid));
 
     let oob = json!({"kind": "permission", "prompt": "p", "options": [{"id": "ok", "label": "OK"}], "respond_via": ["oob"]});
     t.register_request(&requested("R3", oob, &mut seqs), None).unwrap();
     let r = t
-        .handle_command(&respond("R3", Answer::option("ok"), "C4"), T0, 4, &mut seqs)
+        .handle_command(&respond("R3", Answer::option("ok"), "C4"), T0, &mut seqs)
         .unwrap();
     assert_eq!(nack_reason(&r).map(|n| n.0), Some(NackReason::Invalid));
 
@@ -265,7 +266,7 @@ fn answered_closed_foreign_and_oob_requests_are_invalid() {
     }
     .build(&console(), &Address::session("s_other"), "C5", T0)
     .unwrap();
-    let r = t.handle_command(&elsewhere, T0, 5, &mut seqs).unwrap();
+    let r = t.handle_command(&elsewhere, T0, &mut seqs).unwrap();
     assert!(nack_reason(&r).unwrap().1.unwrap().contains("another session"));
     assert_eq!(t.request("R4").unwrap().1, &RequestState::Open);
 }
@@ -287,7 +288,7 @@ fn text_naming_an_option_by_id_or_label_is_that_option() {
         let req = format!("R{i}");
         t.register_request(&requested(&req, permission(), &mut seqs), Some("deny")).unwrap();
         let r = t
-            .handle_command(&respond(&req, Answer::text(text), &format!("C{i}")), T0, i as u128, &mut seqs)
+            .handle_command(&respond(&req, Answer::text(text), &format!("C{i}")), T0, &mut seqs)
             .unwrap();
         assert_eq!(applied(&r), (Answer::option(expected), AppliedRule::TextNamedOption), "{text:?}");
     }
@@ -302,7 +303,7 @@ fn unmatched_or_ambiguous_text_on_a_permission_request_is_never_permissive() {
         let req = format!("R{i}");
         t.register_request(&requested(&req, permission(), &mut seqs), Some("deny")).unwrap();
         let r = t
-            .handle_command(&respond(&req, Answer::text(text), &format!("C{i}")), T0, i as u128, &mut seqs)
+            .handle_command(&respond(&req, Answer::text(text), &format!("C{i}")), T0, &mut seqs)
             .unwrap();
         let (answer, rule) = applied(&r);
         if text == "allow" {
@@ -322,7 +323,7 @@ fn unmatched_or_ambiguous_text_on_a_permission_request_is_never_permissive() {
 
     t.register_request(&requested("RX", permission(), &mut seqs), None).unwrap();
     let r = t
-        .handle_command(&respond("RX", Answer::text("go on then"), "CX"), T0, 1, &mut seqs)
+        .handle_command(&respond("RX", Answer::text("go on then"), "CX"), T0, &mut seqs)
         .unwrap();
     let (reason, detail) = nack_reason(&r).expect("no refusing option declared: nacked, not applied");
     assert_eq!(reason, NackReason::Invalid);
@@ -336,7 +337,7 @@ fn unmatched_or_ambiguous_text_on_a_permission_request_is_never_permissive() {
     let input = json!({"kind": "input", "prompt": "Which DB?", "options": [{"id": "a", "label": "Same"}, {"id": "b", "label": "same"}]});
     t.register_request(&requested("RI", input, &mut seqs), None).unwrap();
     let r = t
-        .handle_command(&respond("RI", Answer::text("SAME"), "CI"), T0, 1, &mut seqs)
+        .handle_command(&respond("RI", Answer::text("SAME"), "CI"), T0, &mut seqs)
         .unwrap();
     assert_eq!(
         applied(&r),
@@ -351,7 +352,7 @@ fn option_answers_must_name_an_offered_option() {
     let mut seqs = SeqCounter::new();
     t.register_request(&requested("R1", permission(), &mut seqs), Some("deny")).unwrap();
     let r = t
-        .handle_command(&respond("R1", Answer::option("ALLOW"), "C1"), T0, 1, &mut seqs)
+        .handle_command(&respond("R1", Answer::option("ALLOW"), "C1"), T0, &mut seqs)
         .unwrap();
     assert_eq!(
         nack_reason(&r).map(|n| n.0),
@@ -363,7 +364,7 @@ fn option_answers_must_name_an_offered_option() {
         text: Some("use staging".into()),
     };
     let r = t
-        .handle_command(&respond("R1", with_reason.clone(), "C2"), T0, 2, &mut seqs)
+        .handle_command(&respond("R1", with_reason.clone(), "C2"), T0, &mut seqs)
         .unwrap();
     assert_eq!(applied(&r), (with_reason, AppliedRule::AsSent));
 }
@@ -401,7 +402,7 @@ fn form_answers_are_checked_field_by_field() {
     ];
     for (i, (v, mentions)) in cases.into_iter().enumerate() {
         let r = t
-            .handle_command(&respond("F1", values(v.clone()), &format!("BAD{i}")), T0, i as u128, &mut seqs)
+            .handle_command(&respond("F1", values(v.clone()), &format!("BAD{i}")), T0, &mut seqs)
             .unwrap();
         let (reason, detail) = nack_reason(&r).unwrap_or_else(|| panic!("{v} was accepted"));
         assert_eq!(reason, NackReason::Invalid);
@@ -409,7 +410,7 @@ fn form_answers_are_checked_field_by_field() {
         assert!(detail.contains(mentions), "{v}: {detail}");
     }
     let r = t
-        .handle_command(&respond("F1", Answer::text("api"), "TEXT"), T0, 50, &mut seqs)
+        .handle_command(&respond("F1", Answer::text("api"), "TEXT"), T0, &mut seqs)
         .unwrap();
     assert_eq!(
         nack_reason(&r).map(|n| n.0),
@@ -418,7 +419,7 @@ fn form_answers_are_checked_field_by_field() {
     );
 
     let good = values(json!({"name": "api", "replicas": 9, "staged": false, "regions": ["1", "2"], "db": "MariaDB", "tier": "free"}));
-    let r = t.handle_command(&respond("F1", good.clone(), "GOOD"), T0, 99, &mut seqs).unwrap();
+    let r = t.handle_command(&respond("F1", good.clone(), "GOOD"), T0, &mut seqs).unwrap();
     assert_eq!(
         applied(&r),
         (good, AppliedRule::AsSent),
@@ -432,7 +433,7 @@ fn values_on_a_non_form_request_are_invalid() {
     let mut seqs = SeqCounter::new();
     t.register_request(&requested("R1", permission(), &mut seqs), Some("deny")).unwrap();
     let r = t
-        .handle_command(&respond("R1", values(json!({"x": "allow"})), "C1"), T0, 1, &mut seqs)
+        .handle_command(&respond("R1", values(json!({"x": "allow"})), "C1"), T0, &mut seqs)
         .unwrap();
     assert_eq!(nack_reason(&r).map(|n| n.0), Some(NackReason::Invalid));
 }
@@ -445,7 +446,7 @@ fn the_agent_stays_sovereign() {
     let cmd = respond("R1", Answer::option("allow"), "C1");
     let mut asked = 0;
     let r = t
-        .handle_command_with(&cmd, T0, 1, &mut seqs, |action| {
+        .handle_command_with(&cmd, T0, &mut seqs, |action| {
             asked += 1;
             assert!(matches!(action, Action::Respond { .. }));
             Verdict::Reject {
@@ -456,13 +457,13 @@ fn the_agent_stays_sovereign() {
         .unwrap();
     assert_eq!(nack_reason(&r), Some((NackReason::Refused, Some("too fast".into()))));
     let again = t
-        .handle_command_with(&cmd, T0, 2, &mut seqs, |_| panic!("a duplicate is never re-decided"))
+        .handle_command_with(&cmd, T0, &mut seqs, |_| panic!("a duplicate is never re-decided"))
         .unwrap();
     assert!(matches!(again, Received::Duplicate { .. }));
     assert_eq!(asked, 1);
     assert_eq!(t.request("R1").unwrap().1, &RequestState::Open);
     let resumed = t
-        .handle_command_with(&command(&Command::Resume, "C2"), T0, 3, &mut seqs, |_| Verdict::Accept)
+        .handle_command_with(&command(&Command::Resume, "C2"), T0, &mut seqs, |_| Verdict::Accept)
         .unwrap();
     assert!(matches!(resumed, Received::Fresh { .. }), "declared types reach the verdict");
 }
@@ -473,7 +474,7 @@ fn outcome_events_are_correlated_and_sequenced() {
     let mut seqs = SeqCounter::with_epoch(2);
     t.register_request(&requested("R1", permission(), &mut seqs), Some("deny")).unwrap();
     let cmd = respond("R1", Answer::text("not on main"), "C1");
-    let r = t.handle_command(&cmd, T0 + 4_000, 1, &mut seqs).unwrap();
+    let r = t.handle_command(&cmd, T0 + 4_000, &mut seqs).unwrap();
     let (ack, request, applied) = match r {
         Received::Fresh {
             ack,
@@ -484,7 +485,7 @@ fn outcome_events_are_correlated_and_sequenced() {
     };
     assert_eq!(ack.position(), Some((2, 1)));
     let [answered, resolved] = t
-        .answer_outcomes(&cmd, &request, &applied.answer, T0 + 4_250, 10, &mut seqs)
+        .answer_outcomes(&cmd, &request, &applied.answer, T0 + 4_250, &mut seqs)
         .unwrap();
     for ev in [&answered, &resolved] {
         Event::parse(ev.raw()).unwrap();
@@ -513,14 +514,14 @@ fn outcome_events_are_correlated_and_sequenced() {
         },
         "C2",
     );
-    let cancelled = t.run_cancelled(&cancel, Some("stuck"), T0, 11, &mut seqs).unwrap();
+    let cancelled = t.run_cancelled(&cancel, Some("stuck"), T0, &mut seqs).unwrap();
     assert_eq!(
         (cancelled.ty(), cancelled.cause(), cancelled.run()),
         ("run.cancelled", Some("C2"), Some("r_1"))
     );
     assert_eq!(cancelled.data_field("by"), Some(&json!("control")));
     let pause = command(&Command::Pause, "C3");
-    let status = t.progress_status(&pause, PHASE_PAUSED, None, T0, 12, &mut seqs).unwrap();
+    let status = t.progress_status(&pause, PHASE_PAUSED, None, T0, &mut seqs).unwrap();
     assert_eq!((status.ty(), status.cause()), ("progress.status", Some("C3")));
     assert_eq!(status.data_field("phase"), Some(&json!("paused")));
     assert_eq!(status.position(), Some((2, 5)));
@@ -534,7 +535,7 @@ fn round_trip_between_sender_and_target() {
         last += 1;
         last
     };
-    let mut s = ControlSender::new(console());
+    let mut s = ControlSender::new(console(), Seeded::new(1));
     let mut agent_seqs = SeqCounter::new();
     let req = requested("R1", permission(), &mut agent_seqs);
     t.register_request(&req, Some("deny")).unwrap();
@@ -547,12 +548,11 @@ fn round_trip_between_sender_and_target() {
                 answer: Answer::text("Deny"),
             },
             None,
-            5,
             T0,
         )
         .unwrap();
     let wire = Event::parse(&s.poll_transmit().unwrap()).unwrap();
-    let received = t.handle_command(&wire, T0 + 100, 6, &mut seqs).unwrap();
+    let received = t.handle_command(&wire, T0 + 100, &mut seqs).unwrap();
     assert!(received.ack_bytes().contains("\"seq\":41"), "the closure hands out the seq");
     let Received::Fresh {
         ack,
@@ -566,12 +566,12 @@ fn round_trip_between_sender_and_target() {
     s.handle_event(&Event::parse(ack.raw()).unwrap(), T0 + 120);
     assert!(matches!(s.get(&id).unwrap().state(), CommandState::Accepted { .. }));
 
-    let [answered, _] = t.answer_outcomes(&wire, &request, &applied.answer, T0 + 130, 7, &mut seqs).unwrap();
+    let [answered, _] = t.answer_outcomes(&wire, &request, &applied.answer, T0 + 130, &mut seqs).unwrap();
     s.handle_event(&answered, T0 + 140);
     assert_eq!(s.get(&id).unwrap().outcome().map(Event::id), Some(answered.id()));
 
     s.retry(&id, T0 + 200).unwrap_err();
-    let redelivered = t.handle_command(&wire, T0 + 300, 8, &mut seqs).unwrap();
+    let redelivered = t.handle_command(&wire, T0 + 300, &mut seqs).unwrap();
     assert_eq!(&*redelivered.ack_bytes(), ack.raw());
 }
 
@@ -580,22 +580,22 @@ fn round_trip_between_sender_and_target() {
 /// everything it emits (AEP-0003 §9.1).
 #[test]
 fn peoples_text_is_full_and_stays_under_the_default_ceiling() {
-    let mut t = ControlTarget::new(agent(), ALL_CORE.iter().copied()).unwrap();
+    let mut t = ControlTarget::new(agent(), ALL_CORE.iter().copied(), Seeded::new(2)).unwrap();
     assert_eq!(t.ceiling(), Capture::Metadata);
     let mut seqs = SeqCounter::new();
     t.register_request(&requested("R1", permission(), &mut seqs), Some("deny")).unwrap();
     let cmd = respond("R1", Answer::text("no, the password is hunter2"), "C1");
     assert_eq!(cmd.capture(), Capture::Full, "the command carries the text as typed");
     let Received::Fresh { action: Action::Respond { request, applied }, .. } =
-        t.handle_command(&cmd, T0, 1, &mut seqs).unwrap()
+        t.handle_command(&cmd, T0, &mut seqs).unwrap()
     else {
         panic!("a fresh respond")
     };
-    let [answered, _] = t.answer_outcomes(&cmd, &request, &applied.answer, T0, 2, &mut seqs).unwrap();
+    let [answered, _] = t.answer_outcomes(&cmd, &request, &applied.answer, T0, &mut seqs).unwrap();
     assert!(!answered.raw().contains("hunter2"), "{}", answered.raw());
     assert!(answered.capture() <= Capture::Metadata, "{}", answered.raw());
 
-    let nack = t.handle_command(&respond("R-unknown", Answer::text("hunter2 again"), "C2"), T0, 3, &mut seqs).unwrap();
+    let nack = t.handle_command(&respond("R-unknown", Answer::text("hunter2 again"), "C2"), T0, &mut seqs).unwrap();
     assert!(!nack.ack_bytes().contains("hunter2"));
 
     let full = target(&ALL_CORE);
@@ -604,11 +604,11 @@ fn peoples_text_is_full_and_stays_under_the_default_ceiling() {
     let mut full = full;
     full.register_request(&requested("R1", permission(), &mut seqs), Some("deny")).unwrap();
     let Received::Fresh { action: Action::Respond { request, applied }, .. } =
-        full.handle_command(&cmd, T0, 1, &mut seqs).unwrap()
+        full.handle_command(&cmd, T0, &mut seqs).unwrap()
     else {
         panic!("a fresh respond")
     };
-    let [answered, _] = full.answer_outcomes(&cmd, &request, &applied.answer, T0, 2, &mut seqs).unwrap();
+    let [answered, _] = full.answer_outcomes(&cmd, &request, &applied.answer, T0, &mut seqs).unwrap();
     assert_eq!(answered.capture(), Capture::Full);
     assert!(answered.raw().contains("hunter2"), "kept in full at a full ceiling");
 }
@@ -634,17 +634,17 @@ fn form_answers_keep_their_choices_under_the_default_ceiling() {
         (Capture::Redacted, json!({"env": "staging", "n": 2}), Capture::Metadata),
         (Capture::Full, answer.clone(), Capture::Full),
     ] {
-        let mut t = ControlTarget::new(agent(), ALL_CORE.iter().copied()).unwrap().with_ceiling(ceiling);
+        let mut t = ControlTarget::new(agent(), ALL_CORE.iter().copied(), Seeded::new(2)).unwrap().with_ceiling(ceiling);
         let mut seqs = SeqCounter::new();
         let request = requested("F1", form.clone(), &mut seqs);
         t.register_request(&request, None).unwrap();
         let cmd = respond("F1", values(answer.clone()), "C1");
         let Received::Fresh { action: Action::Respond { request: open, applied }, ack, .. } =
-            t.handle_command(&cmd, T0, 1, &mut seqs).unwrap()
+            t.handle_command(&cmd, T0, &mut seqs).unwrap()
         else {
             panic!("a fresh respond")
         };
-        let [answered, resolved] = t.answer_outcomes(&cmd, &open, &applied.answer, T0, 2, &mut seqs).unwrap();
+        let [answered, resolved] = t.answer_outcomes(&cmd, &open, &applied.answer, T0, &mut seqs).unwrap();
         assert_eq!(answered.data().unwrap()["answer"], json!({"values": expected}), "{ceiling:?}: {}", answered.raw());
         assert_eq!(answered.capture(), capture, "{ceiling:?}");
 

@@ -163,7 +163,6 @@ async fn a_python_sdk_agent_answers_once_and_reacks_a_retry_byte_for_byte() {
             &Address::session(SESSION),
             &Command::Respond { request: request_id.clone(), answer: Answer::option("allow") },
             Some(10_000),
-            0x5eed,
             now(),
         )
         .unwrap();

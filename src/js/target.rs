@@ -7,7 +7,8 @@ use aep_engine::control::answer::{Answer, AppliedRule};
 use aep_engine::control::target::{Action, ControlTarget, Received, SeqCounter, Sequencer, Verdict, DEFAULT_CEILING};
 use aep_engine::protocol::capture::downlevel;
 use aep_engine::protocol::event::{Capture, Event, Severity};
-use aep_engine::protocol::ids::{source_uri, ulid, Draft, Identity};
+use aep_engine::protocol::ids::{source_uri, Draft, Identity};
+use aep_engine::rng::Seeded;
 use serde_json::{json, Value};
 use wasm_bindgen::prelude::*;
 
@@ -178,8 +179,8 @@ impl TargetOps<'_> {
     pub fn event(&mut self, draft_: &JsValue) -> Result<Event, JsValue> {
         let now = convert::now();
         let d = draft(draft_, self.seqs)?;
-        let e =
-            d.build(self.target.identity(), ulid(now, convert::random()), now).map_err(|e| invalid(e.to_string()))?;
+        let id = self.target.event_id(now);
+        let e = d.build(self.target.identity(), id, now).map_err(|e| invalid(e.to_string()))?;
         Ok(downlevel(&e, self.target.ceiling()))
     }
 
@@ -200,7 +201,7 @@ impl TargetOps<'_> {
             .map(|(r, _)| r.clone())
             .ok_or_else(|| invalid(format!("no registered request `{request}`")))?;
         self.target
-            .answer_outcomes(&e, &open, &answer, convert::now(), convert::random(), self.seqs)
+            .answer_outcomes(&e, &open, &answer, convert::now(), self.seqs)
             .map_err(|e| invalid(e.to_string()))
     }
 
@@ -209,20 +210,20 @@ impl TargetOps<'_> {
         // Session, seq and cause are the command's and the agent's, not the draft's.
         let d = draft(draft_, &mut SeqCounter::new())?;
         let now = convert::now();
-        self.target.outcome(&e, d, now, convert::random(), self.seqs).map_err(|e| invalid(e.to_string()))
+        self.target.outcome(&e, d, now, self.seqs).map_err(|e| invalid(e.to_string()))
     }
 
     pub fn run_cancelled(&mut self, command: &JsValue, reason: Option<&str>) -> Result<Event, JsValue> {
         let e = event_from(command, "command")?;
         self.target
-            .run_cancelled(&e, reason, convert::now(), convert::random(), self.seqs)
+            .run_cancelled(&e, reason, convert::now(), self.seqs)
             .map_err(|e| invalid(e.to_string()))
     }
 
     pub fn progress_status(&mut self, command: &JsValue, phase: &str, message: Option<&str>) -> Result<Event, JsValue> {
         let e = event_from(command, "command")?;
         self.target
-            .progress_status(&e, phase, message, convert::now(), convert::random(), self.seqs)
+            .progress_status(&e, phase, message, convert::now(), self.seqs)
             .map_err(|e| invalid(e.to_string()))
     }
 }
@@ -274,7 +275,7 @@ impl JsControlTarget {
     pub fn new(options: JsValue) -> Result<JsControlTarget, JsValue> {
         let o = TargetOptions::parse(&options)?;
         let target =
-            ControlTarget::new(o.identity, o.accepts).map_err(|e| invalid(e.to_string()))?.with_ceiling(o.ceiling);
+            ControlTarget::new(o.identity, o.accepts, Seeded::new(convert::random() as u64)).map_err(|e| invalid(e.to_string()))?.with_ceiling(o.ceiling);
         Ok(JsControlTarget { target, seqs: SeqCounter::with_epoch(o.epoch) })
     }
 
@@ -326,7 +327,7 @@ impl JsControlTarget {
         let e = event_from(&command, "command")?;
         let received = self
             .target
-            .handle_command_with(&e, convert::now(), convert::random(), &mut self.seqs, |action| match &decide {
+            .handle_command_with(&e, convert::now(), &mut self.seqs, |action| match &decide {
                 None => Verdict::Accept,
                 Some(f) => ask_decider(f, action),
             })

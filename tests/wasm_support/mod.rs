@@ -8,6 +8,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use aep_engine::rng::Seeded;
 use aep_engine::control::target::{ControlTarget, Received, SeqCounter};
 use aep_engine::protocol::ids::{ulid, Draft, Identity};
 use aep_client::js::convert as js;
@@ -80,7 +81,7 @@ impl Agent {
         let identity = Identity::new(format!("aep://agents.test/agent/{agent}"), agent);
         let accepts = ["control.attention.respond", "control.cancel", "control.pause", "control.resume"];
         let state = Rc::new(RefCell::new(AgentState {
-            target: ControlTarget::new(identity, accepts).unwrap().with_ceiling(Capture::Full),
+            target: ControlTarget::new(identity, accepts, Seeded::new(2)).unwrap().with_ceiling(Capture::Full),
             seqs: SeqCounter::new(),
             received: Vec::new(),
             hello: false,
@@ -102,14 +103,14 @@ impl Agent {
             }
             let st = &mut *st;
             let now = js::now();
-            let r = st.target.handle_command(&e, now, js::random(), &mut st.seqs).unwrap();
+            let r = st.target.handle_command(&e, now, &mut st.seqs).unwrap();
             sock.send_with_str(&r.ack_bytes()).unwrap();
             if let Received::Fresh {
                 action: aep_engine::control::target::Action::Respond { request, applied }, ..
             } = &r
             {
                 let pair =
-                    st.target.answer_outcomes(&e, request, &applied.answer, now, js::random(), &mut st.seqs).unwrap();
+                    st.target.answer_outcomes(&e, request, &applied.answer, now, &mut st.seqs).unwrap();
                 for out in pair {
                     sock.send_with_str(out.raw()).unwrap();
                 }

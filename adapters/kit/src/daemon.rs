@@ -177,9 +177,8 @@ impl<M: Mapping> Daemon<M> {
     /// An accepted answer: recorded on the stream, then handed to the
     /// waiting hook.
     fn answered(&mut self, agent: &mut Agent, command: &Event, request: &OpenRequest, answer: &Answer, at: UnixMs) {
-        let random = rand::random();
         let (target, seqs) = agent.target();
-        match target.answer_outcomes(command, request, answer, at, random, seqs) {
+        match target.answer_outcomes(command, request, answer, at, seqs) {
             Ok(events) => {
                 for event in &events {
                     if let Err(e) = agent.send(event) {

@@ -1,6 +1,7 @@
 //! The view models over a real hub, driven natively: one scripted relay,
 //! frames encoded by the engine's own frame module, a fake clock.
 
+use aep_engine::rng::Seeded;
 use aep_engine::client::hub::{Hub, HubConfig, RelaySpec};
 use aep_engine::client::Config;
 use aep_engine::control::answer::Answer;
@@ -1158,22 +1159,16 @@ fn a_session_says_whose_connection_is_missing_when_it_takes_no_commands() {
 struct DemoSide {
     target: aep_engine::control::target::ControlTarget,
     seqs: aep_engine::control::target::SeqCounter,
-    random: u128,
 }
 
 impl DemoSide {
     fn new() -> DemoSide {
         let identity = Identity::new("aep://h/agent/demo", "demo");
         let accepts = [types::CONTROL_ATTENTION_RESPOND, types::CONTROL_CANCEL, types::CONTROL_PAUSE, types::CONTROL_RESUME];
-        let target = aep_engine::control::target::ControlTarget::new(identity, accepts).unwrap();
+        let target = aep_engine::control::target::ControlTarget::new(identity, accepts, Seeded::new(2)).unwrap();
         let mut seqs = aep_engine::control::target::SeqCounter::new();
         seqs.set_next("s1", 3);
-        DemoSide { target, seqs, random: 1 << 64 }
-    }
-
-    fn random(&mut self) -> u128 {
-        self.random += 1;
-        self.random
+        DemoSide { target, seqs }
     }
 
     /// Takes the console's command, acks it and reports `phase`, as a demo
@@ -1187,19 +1182,18 @@ impl DemoSide {
                 _ => None,
             })
             .unwrap();
-        let (now, random) = (r.now, self.random());
-        let received = self.target.handle_command(&command, now, random, &mut self.seqs).unwrap();
+        let now = r.now;
+        let received = self.target.handle_command(&command, now, &mut self.seqs).unwrap();
         let aep_engine::control::target::Received::Fresh { ack, .. } = received else { panic!("{received:?}") };
         r.send(Frame::Event(ack));
-        let random = self.random();
-        let status = self.target.progress_status(&command, phase, Some(message), now, random, &mut self.seqs).unwrap();
+        let status = self.target.progress_status(&command, phase, Some(message), now, &mut self.seqs).unwrap();
         r.send(Frame::Event(status));
     }
 
     /// One of the agent's own session events, as `Agent::emit` builds it.
     fn emit(&mut self, r: &mut Relay, draft: aep_engine::protocol::ids::Draft) -> Event {
         let seq = self.seqs.take("s1", None).unwrap();
-        let id = aep_engine::protocol::ids::ulid(r.now, self.random());
+        let id = self.target.event_id(r.now);
         let event = draft.session("s1").seq(seq).build(self.target.identity(), id, r.now).unwrap();
         r.send(Frame::Event(event.clone()));
         event

@@ -21,7 +21,7 @@ use crate::control::target::{
 use crate::protocol::capture::downlevel;
 use crate::protocol::event::{Capture, Event};
 use crate::protocol::frame::{ControlCapability, ErrorFrame, HelloIdentity, Role};
-use crate::protocol::ids::{ulid, BuildError, Draft, Identity};
+use crate::protocol::ids::{BuildError, Draft, Identity};
 use crate::rng::Seeded;
 use crate::time::UnixMs;
 
@@ -103,7 +103,8 @@ impl std::fmt::Debug for Agent {
 
 impl Agent {
     pub fn new(config: AgentConfig) -> Result<Agent, AgentSetupError> {
-        let target = ControlTarget::new(config.identity.clone(), config.accepts.iter().cloned())
+        let mut ids = Seeded::new(config.seed ^ 0x9e37_79b9_7f4a_7c15);
+        let target = ControlTarget::new(config.identity.clone(), config.accepts.iter().cloned(), ids.split())
             .map_err(AgentSetupError::Target)?
             .with_ceiling(config.ceiling);
         let hello = HelloIdentity { agent: Some(config.identity.agent.clone()), ..HelloIdentity::default() };
@@ -117,7 +118,7 @@ impl Agent {
             conn: Connection::new(connection).map_err(AgentSetupError::Config)?,
             target,
             seqs: SeqCounter::with_epoch(config.epoch),
-            ids: Seeded::new(config.seed ^ 0x9e37_79b9_7f4a_7c15),
+            ids,
             decide: None,
             gate: None,
             changes: VecDeque::new(),
@@ -243,7 +244,7 @@ impl Agent {
 
     /// A fresh event id.
     pub fn next_id(&mut self, now: UnixMs) -> String {
-        ulid(now, self.ids.next_u128())
+        self.ids.event_id(now)
     }
 
     pub fn state(&self) -> &State {
@@ -279,9 +280,8 @@ impl Agent {
     }
 
     fn receive(&mut self, command: Event, now: UnixMs) -> AgentChange {
-        let random = self.ids.next_u128();
         let decide = &mut self.decide;
-        let received = self.target.handle_command_with(&command, now, random, &mut self.seqs, |action| match decide {
+        let received = self.target.handle_command_with(&command, now, &mut self.seqs, |action| match decide {
             Some(f) => f(action),
             None => Verdict::Accept,
         });

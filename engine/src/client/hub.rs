@@ -34,7 +34,7 @@ use crate::control::sender::{Address, CancelScope, Command, CommandError, Comman
 use crate::protocol::event::{Capture, Event};
 use crate::protocol::filter::Filter;
 use crate::protocol::frame::{ErrorFrame, ReplayExhausted, RosterEntry, SessionPosition};
-use crate::protocol::ids::{ulid, BuildError, Draft, Identity};
+use crate::protocol::ids::{BuildError, Draft, Identity};
 use crate::protocol::kind::{is_vendor_command_type, EventKind};
 use crate::rng::Seeded;
 use crate::protocol::validate::check_type_name;
@@ -307,16 +307,17 @@ impl Hub {
             let outcomes = (config.filter != Filter::match_all()).then(OutcomeWatch::default);
             out.push(Relay { label: spec.label, conn, roster: Roster::default(), outcomes });
         }
+        let mut ids = Seeded::new(config.seed ^ 0x6a09_e667_f3bc_c908);
         Ok(Hub {
             relays: out,
             store: Store::new(config.store),
-            sender: ControlSender::new(config.identity),
+            sender: ControlSender::new(config.identity, ids.split()),
             ack_window_ms: config.ack_window_ms,
             routes: RouteTable::new(MAX_ROUTED_SESSIONS),
             command_relays: HashMap::new(),
             changes: VecDeque::new(),
             dropped: 0,
-            ids: Seeded::new(config.seed ^ 0x6a09_e667_f3bc_c908),
+            ids,
         })
     }
 
@@ -506,7 +507,7 @@ impl Hub {
 
     /// A fresh command id.
     fn next_id(&mut self, now: UnixMs) -> String {
-        ulid(now, self.ids.next_u128())
+        self.ids.event_id(now)
     }
 
     /// Who a command sent on `relay` comes from: the hub's identity, or,

@@ -15,8 +15,9 @@ use std::sync::Arc;
 use crate::control::ack::{self, Decision};
 use crate::protocol::event::Event;
 use crate::text::quote;
-use crate::protocol::ids::{ulid, Identity};
+use crate::protocol::ids::Identity;
 use crate::protocol::validate::Violation;
+use crate::rng::Seeded;
 use crate::time::UnixMs;
 
 pub mod command;
@@ -75,6 +76,7 @@ pub enum RetryError {
 #[derive(Debug)]
 pub struct ControlSender {
     identity: Identity,
+    ids: Seeded,
     settled_capacity: usize,
     commands: HashMap<String, TrackedCommand>,
     /// Command ids in send order (iteration and eviction order).
@@ -87,13 +89,16 @@ pub struct ControlSender {
 }
 
 impl ControlSender {
-    pub fn new(identity: Identity) -> ControlSender {
-        ControlSender::with_settled_capacity(identity, SETTLED_CAPACITY)
+    /// `ids` makes the ids of the commands [`ControlSender::send`] builds
+    /// (seed it with real randomness).
+    pub fn new(identity: Identity, ids: Seeded) -> ControlSender {
+        ControlSender::with_settled_capacity(identity, SETTLED_CAPACITY, ids)
     }
 
-    pub fn with_settled_capacity(identity: Identity, settled_capacity: usize) -> ControlSender {
+    pub fn with_settled_capacity(identity: Identity, settled_capacity: usize, ids: Seeded) -> ControlSender {
         ControlSender {
             identity,
+            ids,
             settled_capacity,
             commands: HashMap::new(),
             order: VecDeque::new(),
@@ -116,11 +121,11 @@ impl ControlSender {
         to: &Address,
         command: &Command,
         declared_window_ms: Option<u64>,
-        random: u128,
         now: UnixMs,
     ) -> Result<String, SendError> {
+        let id = self.ids.event_id(now);
         let event = command
-            .build(&self.identity, to, ulid(now, random), now)
+            .build(&self.identity, to, id, now)
             .map_err(SendError::Command)?;
         let id = event.id().to_owned();
         self.submit(event, declared_window_ms, now)?;

@@ -23,8 +23,9 @@ use crate::control::answer::{Applied, OpenRequest, RequestError};
 use crate::control::sender::command::{CancelScope, Command};
 use crate::protocol::capture::downlevel;
 use crate::protocol::event::{is_command_type, Capture, Event};
-use crate::protocol::ids::{ulid, BuildError, Draft, Identity};
+use crate::protocol::ids::{BuildError, Draft, Identity};
 use crate::protocol::vocabulary::types;
+use crate::rng::Seeded;
 use crate::time::UnixMs;
 
 mod dedupe;
@@ -117,12 +118,20 @@ pub struct ControlTarget {
     ceiling: Capture,
     dedupe: dedupe::Dedupe,
     requests: requests::Requests,
+    /// Makes the ids of acks and outcome events.
+    ids: Seeded,
 }
 
 impl ControlTarget {
-    /// `accepts` is what the agent declares at hello (`control.accepts`).
-    pub fn new<S: Into<String>>(identity: Identity, accepts: impl IntoIterator<Item = S>) -> Result<ControlTarget, TargetError> {
-        ControlTarget::with_capacities(identity, accepts, DEDUPE_CAPACITY, REQUEST_CAPACITY)
+    /// `accepts` is what the agent declares at hello (`control.accepts`);
+    /// `ids` makes the ids of its acks and outcomes (seed it with real
+    /// randomness: two targets seeded alike make the same ids).
+    pub fn new<S: Into<String>>(
+        identity: Identity,
+        accepts: impl IntoIterator<Item = S>,
+        ids: Seeded,
+    ) -> Result<ControlTarget, TargetError> {
+        ControlTarget::with_capacities(identity, accepts, DEDUPE_CAPACITY, REQUEST_CAPACITY, ids)
     }
 
     pub fn with_capacities<S: Into<String>>(
@@ -130,6 +139,7 @@ impl ControlTarget {
         accepts: impl IntoIterator<Item = S>,
         dedupe_capacity: usize,
         request_capacity: usize,
+        ids: Seeded,
     ) -> Result<ControlTarget, TargetError> {
         let accepts: Vec<String> = accepts.into_iter().map(Into::into).collect();
         if let Some(bad) = accepts.iter().find(|t| !is_command_type(t)) {
@@ -141,6 +151,7 @@ impl ControlTarget {
             ceiling: DEFAULT_CEILING,
             dedupe: dedupe::Dedupe::new(dedupe_capacity),
             requests: requests::Requests::new(request_capacity),
+            ids,
         })
     }
 
@@ -158,6 +169,12 @@ impl ControlTarget {
 
     pub fn identity(&self) -> &Identity {
         &self.identity
+    }
+
+    /// An id for an event the agent emits of its own accord, from the
+    /// same generator as its acks and outcomes.
+    pub fn event_id(&mut self, now: UnixMs) -> String {
+        self.ids.event_id(now)
     }
 
     /// The declared command types, for `hello.capabilities.control.accepts`.
@@ -206,10 +223,9 @@ impl ControlTarget {
         &mut self,
         command: &Event,
         now: UnixMs,
-        random: u128,
         seqs: &mut dyn Sequencer,
     ) -> Result<Received, TargetError> {
-        self.handle_command_with(command, now, random, seqs, |_| Verdict::Accept)
+        self.handle_command_with(command, now, seqs, |_| Verdict::Accept)
     }
 
     /// Receives a command; `decide` is asked only for a first delivery that
@@ -218,7 +234,6 @@ impl ControlTarget {
         &mut self,
         command: &Event,
         now: UnixMs,
-        random: u128,
         seqs: &mut dyn Sequencer,
         decide: impl FnOnce(&Action) -> Verdict,
     ) -> Result<Received, TargetError> {
@@ -242,7 +257,7 @@ impl ControlTarget {
             Verdict::Accept => Ok(action),
             Verdict::Reject { reason, detail } => Err((reason, detail)),
         });
-        let ack_id = ulid(now, random);
+        let ack_id = self.ids.event_id(now);
         let received = match verdict {
             Ok(action) => {
                 let ack = self.build_ack(command, Draft::new(types::CONTROL_ACCEPTED), ack_id, now, seqs)?;

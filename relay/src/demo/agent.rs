@@ -375,9 +375,8 @@ impl DemoAgent {
     fn act(&mut self, command: &Event, action: Action, now: UnixMs) {
         match action {
             Action::Respond { request, applied } => {
-                let random = self.rng.id_bits();
                 let (target, seqs) = self.agent.target();
-                match target.answer_outcomes(command, &request, &applied.answer, now, random, seqs) {
+                match target.answer_outcomes(command, &request, &applied.answer, now, seqs) {
                     Ok(events) => events.iter().for_each(|e| self.send(e)),
                     Err(e) => self.built_nothing("answer outcomes", &e),
                 }
@@ -390,9 +389,8 @@ impl DemoAgent {
                 self.arm(now, delay, Timer::Raise);
             }
             Action::Cancel { scope: CancelScope::Run, reason } => {
-                let random = self.rng.id_bits();
                 let (target, seqs) = self.agent.target();
-                let cancelled = target.run_cancelled(command, reason.as_deref(), now, random, seqs);
+                let cancelled = target.run_cancelled(command, reason.as_deref(), now, seqs);
                 self.send_built(types::RUN_CANCELLED, cancelled);
                 self.dismiss_open(command.id(), now);
                 if let Session::Live(s) = &mut self.session {
@@ -430,9 +428,8 @@ impl DemoAgent {
                 data["reason"] = r.into();
                 draft = draft.capture(Capture::Redacted);
             }
-            let random = self.rng.id_bits();
             let (target, seqs) = self.agent.target();
-            let cancelled = target.outcome(command, draft.data(data), now, random, seqs);
+            let cancelled = target.outcome(command, draft.data(data), now, seqs);
             self.send_built(types::RUN_CANCELLED, cancelled);
         }
         // A session never ends with a request still pending (AEP-0002 §7).
@@ -440,9 +437,8 @@ impl DemoAgent {
         let ended = Draft::new(types::SESSION_ENDED).data(json!({
             "reason": "killed", "duration_ms": now.since(began), "runs": runs,
         }));
-        let random = self.rng.id_bits();
         let (target, seqs) = self.agent.target();
-        let ended = target.outcome(command, ended, now, random, seqs);
+        let ended = target.outcome(command, ended, now, seqs);
         self.send_built(types::SESSION_ENDED, ended);
         self.session = Session::Ended;
         self.work = Work::Working;
@@ -732,9 +728,8 @@ impl DemoAgent {
 
     /// A `progress.status` outcome of `command` (pause, resume, instruct).
     fn progress(&mut self, command: &Event, phase: &str, message: &str, now: UnixMs) {
-        let random = self.rng.id_bits();
         let (target, seqs) = self.agent.target();
-        let status = target.progress_status(command, phase, Some(message), now, random, seqs);
+        let status = target.progress_status(command, phase, Some(message), now, seqs);
         self.send_built(types::PROGRESS_STATUS, status);
     }
 

@@ -22,11 +22,6 @@ impl Rng {
         self.0.next_u64()
     }
 
-    /// Randomness for an event id (the engine takes 80 bits of it).
-    pub fn id_bits(&mut self) -> u128 {
-        self.0.random()
-    }
-
     /// Uniform in `lo..=hi` (`lo` when the range is empty).
     pub fn between(&mut self, lo: u64, hi: u64) -> u64 {
         if hi <= lo {

@@ -2,6 +2,7 @@
 //! `ControlSender` driven by the demo's socket driver, watching everything
 //! and sending commands.
 
+use aep_engine::rng::Seeded;
 use aep_engine::client::hub::socket_url;
 use aep_engine::client::{ClientEvent, Config as ConnectionConfig, Connection};
 use aep_engine::control::sender::{Address, Command, CommandState, ControlSender};
@@ -41,7 +42,7 @@ impl Console {
         let identity = Identity::new(source_uri("test-host", "test-console", None), "test-console");
         let mut console = Console {
             link: Link::new(conn, url),
-            sender: ControlSender::new(identity),
+            sender: ControlSender::new(identity, Seeded::new(1)),
             seen: Vec::new(),
             errors: Vec::new(),
             rosters: Vec::new(),
@@ -103,7 +104,7 @@ impl Console {
 
     pub fn send(&mut self, to: Address, command: Command) -> String {
         self.ids += 1;
-        let id = self.sender.send(&to, &command, Some(ACK_WINDOW_MS), self.ids, now()).expect("command builds");
+        let id = self.sender.send(&to, &command, Some(ACK_WINDOW_MS), now()).expect("command builds");
         while let Some(bytes) = self.sender.poll_transmit() {
             let event = Event::parse(&bytes).unwrap();
             self.link.conn().send_event(&event).expect("console is live");

@@ -8,7 +8,7 @@ use super::{ControlTarget, Sequencer};
 use crate::control::answer::{Answer, OpenRequest};
 use crate::protocol::capture::{gate_form_values, has_free_text, landing_level};
 use crate::protocol::event::{Capture, Event};
-use crate::protocol::ids::{ulid, BuildError, Draft};
+use crate::protocol::ids::{BuildError, Draft};
 use crate::protocol::vocabulary::types;
 use crate::time::UnixMs;
 
@@ -22,14 +22,14 @@ impl ControlTarget {
     /// the next `seq` on `draft` (type, payload and the rest are the
     /// caller's).
     pub fn outcome(
-        &self,
+        &mut self,
         command: &Event,
         draft: Draft,
         now: UnixMs,
-        random: u128,
         seqs: &mut dyn Sequencer,
     ) -> Result<Event, BuildError> {
-        self.seal(command, draft, ulid(now, random), now, seqs)
+        let id = self.ids.event_id(now);
+        self.seal(command, draft, id, now, seqs)
     }
 
     /// `attention.answered` then `attention.resolved` for an accepted
@@ -37,12 +37,11 @@ impl ControlTarget {
     /// command id; `applied` is what was actually applied (see
     /// `OpenRequest::apply`).
     pub fn answer_outcomes(
-        &self,
+        &mut self,
         command: &Event,
         request: &OpenRequest,
         applied: &Answer,
         now: UnixMs,
-        random: u128,
         seqs: &mut dyn Sequencer,
     ) -> Result<[Event; 2], BuildError> {
         let (applied, capture) = self.answer_as_emitted(request, applied);
@@ -55,7 +54,7 @@ impl ControlTarget {
             .maybe_run(request.run.clone())
             .capture(capture)
             .data(Value::Object(answered));
-        let answered = self.outcome(command, answered, now, random, seqs)?;
+        let answered = self.outcome(command, answered, now, seqs)?;
 
         let mut resolved = json!({ "resolution": "answered" });
         if let Some(at) = request.requested_at {
@@ -65,7 +64,7 @@ impl ControlTarget {
             .subject(request.id.clone())
             .maybe_run(request.run.clone())
             .data(resolved);
-        let resolved = self.outcome(command, resolved, now, random.wrapping_add(1), seqs)?;
+        let resolved = self.outcome(command, resolved, now, seqs)?;
         Ok([answered, resolved])
     }
 
@@ -90,11 +89,10 @@ impl ControlTarget {
     /// `run.cancelled` (by `control`) for an accepted cancel of the
     /// command's run.
     pub fn run_cancelled(
-        &self,
+        &mut self,
         command: &Event,
         reason: Option<&str>,
         now: UnixMs,
-        random: u128,
         seqs: &mut dyn Sequencer,
     ) -> Result<Event, BuildError> {
         let mut data = json!({ "by": "control" });
@@ -103,18 +101,17 @@ impl ControlTarget {
             data["reason"] = r.into();
             draft = draft.capture(Capture::Full);
         }
-        self.outcome(command, draft.data(data), now, random, seqs)
+        self.outcome(command, draft.data(data), now, seqs)
     }
 
     /// `progress.status` with `phase` (e.g. [`PHASE_PAUSED`],
     /// [`PHASE_RESUMED`]) for an honoured pause or resume.
     pub fn progress_status(
-        &self,
+        &mut self,
         command: &Event,
         phase: &str,
         message: Option<&str>,
         now: UnixMs,
-        random: u128,
         seqs: &mut dyn Sequencer,
     ) -> Result<Event, BuildError> {
         let mut data = json!({ "phase": phase });
@@ -123,6 +120,6 @@ impl ControlTarget {
             data["message"] = m.into();
             draft = draft.capture(Capture::Full);
         }
-        self.outcome(command, draft.data(data), now, random, seqs)
+        self.outcome(command, draft.data(data), now, seqs)
     }
 }
