@@ -19,6 +19,7 @@ pub mod setup;
 pub mod status;
 pub mod steady;
 pub mod timeline;
+pub mod touched;
 pub mod words;
 
 #[cfg(test)]

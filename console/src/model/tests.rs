@@ -16,6 +16,7 @@ use aep_engine::{Event, UnixMs};
 use serde_json::{json, Map, Value};
 
 use super::card::{self, Answering, Tone};
+use super::touched::Touched;
 use super::command::Phase;
 use super::{notice, session, timeline};
 
@@ -25,8 +26,9 @@ struct Relay {
     hub: Hub,
     now: UnixMs,
     sent: Vec<Frame>,
-    /// Relay notices the hub's changes called for.
-    notices: Vec<notice::Said>,
+    /// What the hub's changes touched (and the relay notices they called
+    /// for), as the console's flush reads it.
+    touched: Touched,
 }
 
 impl Relay {
@@ -49,7 +51,7 @@ impl Relay {
             hub: Hub::new(config, vec![spec]).unwrap(),
             now: T0,
             sent: Vec::new(),
-            notices: Vec::new(),
+            touched: Touched::default(),
         };
         r.hub.connect(r.now);
         r.drain();
@@ -93,16 +95,9 @@ impl Relay {
             self.sent.push(Frame::decode(&text).unwrap());
         }
         while self.hub.poll_action().is_some() {}
-        let mut changes = Vec::new();
         while let Some(c) = self.hub.poll_change() {
-            changes.push(c);
+            self.touched.note(&self.hub, c);
         }
-        let hub = &self.hub;
-        self.notices.extend(
-            changes
-                .iter()
-                .filter_map(|c| notice::of(c, |r| hub.label(r).unwrap_or("?").to_owned())),
-        );
     }
 
     fn send(&mut self, f: Frame) {
@@ -705,7 +700,7 @@ fn a_relay_error_becomes_one_notice_naming_the_relay() {
         cause: None,
         versions: None,
     }));
-    let said = r.notices.last().expect("a notice");
+    let said = r.touched.notices.last().expect("a notice");
     assert_eq!(said.kind, notice::NoticeKind::Error);
     assert_eq!(said.relay, "relay-a");
     assert_eq!(said.text, "Relay relay-a reported an error (rate-limited): slow down");
@@ -1260,4 +1255,50 @@ fn pause_resume_and_a_tool_call_read_right_as_the_demo_agents_emit_them() {
     assert!(started.generic, "{started:?}");
     let rows = timeline::rows(&items, timeline::Filter::All);
     assert!(rows.iter().any(|row| matches!(row, timeline::Row::Event(i) if i.id == "T2")), "not folded into T1");
+}
+
+#[test]
+fn a_flush_redraws_only_the_sessions_on_screen_its_changes_touched() {
+    use aep_engine::store::SessionKey;
+    let mut r = with_session();
+    r.event(json!({ "id": "F0", "type": "session.started", "seq": 0, "session": "s2", "data": {} }));
+    let on_screen = [SessionKey::new("aep://h/agent/demo", "s1"), SessionKey::new("aep://h/agent/demo", "s2")];
+    // What the next flush would redraw, from a fresh tally of what `step` caused.
+    let redrawn = |r: &mut Relay, step: &dyn Fn(&mut Relay)| -> Vec<String> {
+        r.touched = Touched::default();
+        step(r);
+        on_screen.iter().filter(|k| r.touched.redraws(k, false)).map(|k| k.name.to_string()).collect()
+    };
+
+    let s2_event = |r: &mut Relay| {
+        r.event(json!({ "id": "F1", "type": "run.started", "seq": 1, "session": "s2", "run": "r9", "data": {} }))
+    };
+    assert_eq!(redrawn(&mut r, &s2_event), ["s2"], "an event of s2 leaves s1's view alone");
+    let s1_request = |r: &mut Relay| ask(r, "Q2", 3, "info", json!({}));
+    assert_eq!(redrawn(&mut r, &s1_request), ["s1"], "a request in s1 leaves s2's view alone");
+
+    // This console's own command, from sent to acknowledged, then one that
+    // times out with nothing in the stream to say so.
+    let answer = |r: &mut Relay| {
+        let cmd = r.respond("REQ1", Answer::option("allow"));
+        r.event(json!({ "id": "A1", "type": "control.accepted", "seq": 4, "cause": cmd, "data": {} }));
+    };
+    assert_eq!(redrawn(&mut r, &answer), ["s1"]);
+    let id = r.respond("Q2", Answer::option("deny"));
+    let silence = |r: &mut Relay| {
+        r.now = r.now + 2_001;
+        r.hub.handle_timeout(r.now);
+        r.drain();
+    };
+    assert_eq!(redrawn(&mut r, &silence), ["s1"], "the command timed out: {:?}", r.touched.commands);
+    assert!(r.touched.commands.iter().any(|c| **c == *id));
+
+    // A roster may change what every agent takes: every view is redrawn.
+    let roster = |r: &mut Relay| {
+        r.hub.request_roster(0).unwrap();
+        r.drain();
+        r.roster(&["control.attention.respond"]);
+    };
+    assert_eq!(redrawn(&mut r, &roster), ["s1", "s2"]);
+    assert!(on_screen.iter().all(|k| Touched::default().redraws(k, true)), "a full redraw reads every session again");
 }

@@ -46,16 +46,18 @@ enum Confirm {
     CancelSession,
 }
 
+/// `revision`: the session's ([`Console::revision`]), which moves when a
+/// command sent here moves on.
 #[component]
-fn Controls(lane: Signal<Option<Lane>>) -> impl IntoView {
+fn Controls(lane: Signal<Option<Lane>>, revision: Signal<u64>) -> impl IntoView {
     let console = expect_context::<Console>();
     let confirm = RwSignal::new(None::<Confirm>);
     let reason = RwSignal::new(String::new());
     let last = RwSignal::new(None::<String>);
     let error = RwSignal::new(None::<String>);
     let last_view = Memo::new(move |_| {
-        console.tick.get();
-        console.now.get();
+        revision.track();
+        console.now.track();
         last.get().and_then(|id| console.command(&id))
     });
     let done = move |r: Result<String, String>| match r {
@@ -205,15 +207,15 @@ fn CancelQuestion(
 }
 
 #[component]
-fn VendorForm(lane: Signal<Option<Lane>>, ty: String) -> impl IntoView {
+fn VendorForm(lane: Signal<Option<Lane>>, revision: Signal<u64>, ty: String) -> impl IntoView {
     let console = expect_context::<Console>();
     let mode = RwSignal::new("text".to_owned());
     let body = RwSignal::new(String::new());
     let error = RwSignal::new(None::<String>);
     let last = RwSignal::new(None::<String>);
     let last_view = Memo::new(move |_| {
-        console.tick.get();
-        console.now.get();
+        revision.track();
+        console.now.track();
         last.get().and_then(|id| console.command(&id))
     });
     let slug: String = ty
@@ -392,9 +394,10 @@ pub fn SessionView(key: SessionKey) -> impl IntoView {
     // How many of the newest events are shown: "Show earlier" pages in more.
     let limit = RwSignal::new(timeline::MAX_ITEMS as u64);
     let all_runs = RwSignal::new(false);
+    // Read again only when this session moved on, not on every change.
+    let revision = console.revision(&key);
     let detail: Memo<Option<SessionDetail>> = Memo::new(move |_| {
-        console.tick.get();
-        console.lanes.track();
+        revision.track();
         console.session(&k, limit.get() as usize)
     });
     let lane = Signal::derive(move || detail.with(|d| d.as_ref().map(|d| d.lane.clone())));
@@ -466,9 +469,9 @@ pub fn SessionView(key: SessionKey) -> impl IntoView {
                         </ul>
                     </header>
                 })}
-                <Controls lane=lane />
+                <Controls lane=lane revision=revision />
                 <For each=vendor key=|t| t.clone() let:t>
-                    <VendorForm lane=lane ty=t />
+                    <VendorForm lane=lane revision=revision ty=t />
                 </For>
                 <div hidden=move || pending.with(Vec::is_empty)>
                     <h2>"Waiting for you"</h2>

@@ -10,11 +10,11 @@ use aep_browser::driver;
 use aep_engine::UnixMs;
 use leptos::prelude::*;
 
-use super::feed::Touched;
-use super::{set_if_changed, Bridge, Console, Inner, Notice, MAX_FLUSH_GAP_MS, ROSTER_REFRESH_MS};
+use super::{move_on, set_if_changed, Bridge, Console, Inner, Notice, MAX_FLUSH_GAP_MS, ROSTER_REFRESH_MS};
 use crate::model::announce::News;
 use crate::model::card::{self, CardView};
 use crate::model::notice::NoticeKind;
+use crate::model::touched::Touched;
 use crate::model::{inbox, session, status};
 use crate::web::notify;
 use crate::web::platform::{after, hidden, now, perf_now};
@@ -90,6 +90,11 @@ impl Console {
         asks: &mut Vec<usize>,
     ) {
         let at = now();
+        // The hub dropped changes nobody drained: redraw everything.
+        let full = !inner.flushed || hub.dropped_changes() != inner.dropped;
+        inner.dropped = hub.dropped_changes();
+        // The sessions on screen these changes touched.
+        let sessions = state.revisions(|key| t.redraws(key, full));
         let live: Vec<usize> = (0..hub.relay_count())
             .filter(|r| hub.state(*r) == Some(&RelayState::Live))
             .collect();
@@ -145,9 +150,6 @@ impl Console {
             });
         }
 
-        // The hub dropped changes nobody drained: redraw everything.
-        let full = !inner.flushed || hub.dropped_changes() != inner.dropped;
-        inner.dropped = hub.dropped_changes();
         let mut cards = t.cards;
         for id in &t.commands {
             let subject = hub
@@ -164,8 +166,8 @@ impl Console {
         if full || reach || !cards.is_empty() || inner.list.rows_expire(at) {
             self.refresh_cards(state, inner, hub, &cards, full || reach, at);
         }
-        if full || t.store || !t.commands.is_empty() {
-            state.later(move || self.tick.update(|x| *x += 1));
+        if !sessions.is_empty() {
+            state.later(move || sessions.iter().for_each(move_on));
         }
         if full || t.store || t.status || t.rosters {
             let lanes = session::lanes(hub);

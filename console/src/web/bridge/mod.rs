@@ -33,7 +33,7 @@ mod flush;
 mod intents;
 mod listen;
 
-use feed::{Feed, Touched};
+use feed::Feed;
 use super::platform::{now, random};
 use crate::model::card::{self, CardView};
 use crate::model::command::{self, CommandView};
@@ -44,6 +44,7 @@ use crate::model::session::{self, Lane};
 use crate::model::setup::{self, RelayInput, Setup};
 use crate::model::status::{self, RelayView};
 use crate::model::timeline::{self, Item};
+use crate::model::touched::Touched;
 
 /// Rosters are refreshed this often while live, so a departed agent's
 /// controls disappear even without a session event.
@@ -67,6 +68,15 @@ struct Bridge {
     /// Answers held on this device (see [`crate::model::hold`]), by hold.
     held: RefCell<Vec<(u64, HeldAnswer)>>,
     hold_seq: Cell<u64>,
+    /// The sessions on screen, by key: the revision their views track.
+    on_screen: RefCell<HashMap<SessionKey, OnScreen>>,
+}
+
+/// A session on screen: its views re-read it when `revision` moves.
+struct OnScreen {
+    revision: ArcRwSignal<u64>,
+    /// Views watching it; it is forgotten when the last one goes.
+    views: usize,
 }
 
 /// What a held answer sends, and where a refusal to send is said.
@@ -87,6 +97,7 @@ impl Default for Bridge {
             later: RefCell::new(Vec::new()),
             held: RefCell::new(Vec::new()),
             hold_seq: Cell::new(0),
+            on_screen: RefCell::new(HashMap::new()),
         }
     }
 }
@@ -103,6 +114,16 @@ impl Bridge {
 
     fn with_inner<R>(&self, f: impl FnOnce(&mut Inner) -> R) -> Option<R> {
         self.inner.try_borrow_mut().ok()?.as_mut().map(f)
+    }
+
+    /// The revisions of the sessions on screen that `redraws` picks.
+    fn revisions(&self, redraws: impl Fn(&SessionKey) -> bool) -> Vec<ArcRwSignal<u64>> {
+        self.on_screen
+            .borrow()
+            .iter()
+            .filter(|(key, _)| redraws(key))
+            .map(|(_, shown)| shown.revision.clone())
+            .collect()
     }
 
     fn shared(&self) -> Option<Shared> {
@@ -178,8 +199,6 @@ pub struct Console {
     pub history: RwSignal<Vec<CardView>>,
     pub lanes: RwSignal<Vec<Lane>>,
     pub notices: RwSignal<Vec<Notice>>,
-    /// Bumped by every flush that changed the store.
-    pub tick: RwSignal<u64>,
     /// This browser's clock, once a second.
     pub now: RwSignal<UnixMs>,
     pub online: RwSignal<bool>,
@@ -195,6 +214,11 @@ pub struct Console {
     /// The bridge's state, owned by the reactive owner that made the
     /// console (the app's root), and gone with it.
     state: StoredValue<Rc<Bridge>, LocalStorage>,
+}
+
+/// Tells the views tracking `revision` that their session moved on.
+fn move_on(revision: &ArcRwSignal<u64>) {
+    revision.update(|x| *x += 1);
 }
 
 fn set_if_changed<T: PartialEq + Send + Sync + 'static>(signal: RwSignal<T>, value: T) {
@@ -215,7 +239,6 @@ impl Console {
             history: RwSignal::new(Vec::new()),
             lanes: RwSignal::new(Vec::new()),
             notices: RwSignal::new(Vec::new()),
-            tick: RwSignal::new(0),
             now: RwSignal::new(now()),
             online: RwSignal::new(super::platform::online()),
             notify: RwSignal::new(false),
@@ -292,6 +315,8 @@ impl Console {
         self.lanes.set(Vec::new());
         self.notices.set(Vec::new());
         self.announced.set(String::new());
+        // Every session on screen is read again: there is nothing to show.
+        self.state().revisions(|_| true).iter().for_each(move_on);
     }
 
     // ----- reads ------------------------------------------------------------
@@ -313,8 +338,38 @@ impl Console {
         })?
     }
 
+    /// How far session `key` has moved on, for as long as the calling view
+    /// lives: a flush moves it only when its changes touched that session
+    /// (its events, cards or commands) or what its agent takes, so a view
+    /// that tracks it re-reads [`Console::session`] when, and only when,
+    /// there is something new to show.
+    pub fn revision(self, key: &SessionKey) -> Signal<u64> {
+        let revision = {
+            let state = self.state();
+            let mut shown = state.on_screen.borrow_mut();
+            let watched = shown.entry(key.clone()).or_insert_with(|| OnScreen {
+                revision: ArcRwSignal::new(0),
+                views: 0,
+            });
+            watched.views += 1;
+            watched.revision.clone()
+        };
+        let key = key.clone();
+        on_cleanup(move || {
+            let Some(state) = self.state.try_get_value() else { return };
+            let Ok(mut shown) = state.on_screen.try_borrow_mut() else { return };
+            if let Some(watched) = shown.get_mut(&key) {
+                watched.views -= 1;
+                if watched.views == 0 {
+                    shown.remove(&key);
+                }
+            }
+        });
+        revision.into()
+    }
+
     /// One session in full (timeline, commands); call inside a memo that
-    /// tracks [`Console::tick`].
+    /// tracks its [`Console::revision`].
     pub fn session(self, key: &SessionKey, limit: usize) -> Option<SessionDetail> {
         let d = self.shared()?;
         let d = d.try_borrow().ok()?;
