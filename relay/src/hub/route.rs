@@ -25,12 +25,15 @@
 
 use std::sync::Arc;
 
-use aep_engine::protocol::frame::{codes, ErrorFrame};
+use aep_engine::protocol::frame::{codes, ErrorFrame, Frame};
 use aep_engine::Event;
 
 use super::routing::{RemoteClaim, Routing};
-use super::{ConnId, State};
+use super::storage::{Batch, Kind};
+use super::{ConnId, Fanout, Hub, Origin, State};
+use crate::held::Held;
 use crate::outbox::{Outgoing, Pushed};
+use crate::sync::lock;
 
 /// The one claimant of a command's session.
 pub(super) enum Target {
@@ -109,5 +112,108 @@ pub(super) fn deliver(state: &State, target: ConnId, command: &Arc<Event>) -> Re
         Pushed::Overflowed | Pushed::Closed | Pushed::Dropped => {
             Err(refuse(codes::NO_ROUTE, format!("the target of session `{session}` is disconnecting")))
         }
+    }
+}
+
+/// Where a routed command went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Routed {
+    /// To a connection of this process.
+    Here(ConnId),
+    /// To another member of the tier, which delivers it.
+    Forwarded,
+}
+
+impl Hub {
+    /// Routes a command from `sender` to the one claimant of its session,
+    /// or says why not (see [the gates](self)). A forwarded command
+    /// joins its session's history (AEP-0004 §4.4) and subscribers other
+    /// than the target see it (the audit trail); a refused one does neither.
+    /// A claimant on another member of a tier gets it through that member;
+    /// a refusal from there reaches the sender as an `error` later.
+    pub fn route(&self, sender: ConnId, command: Event) -> Result<Routed, ErrorFrame> {
+        let command = Arc::new(command);
+        let mut fanout = lock(&self.fanout);
+        let mut state = lock(&self.state);
+        let routed = target(&state, &*self.routing, sender, &command).and_then(|target| match target {
+            Target::Here(conn) => deliver(&state, conn, &command).map(|()| Target::Here(conn)),
+            elsewhere => Ok(elsewhere),
+        });
+        let target = match routed {
+            Ok(target) => target,
+            Err(refusal) => {
+                state.counters.commands_refused += 1;
+                // Refusals of credentialed senders only: anyone else could
+                // fill the trail and push real decisions out of it.
+                let sender = state.conns.get(&sender).map(|c| &c.access).filter(|a| a.is_authenticated());
+                if let (Some(audit), Some(access)) = (&self.audit, sender) {
+                    audit.refused(&command, &access.principal().name, &Frame::Error(refusal.clone()).encode());
+                }
+                return Err(refusal);
+            }
+        };
+        state.counters.commands_routed += 1;
+        let principal = state.conns.get(&sender).map(|c| c.access.principal().name.clone()).unwrap_or_default();
+        match target {
+            Target::Here(conn) => {
+                drop(state);
+                self.keep_command(&mut fanout, command, principal, conn);
+                Ok(Routed::Here(conn))
+            }
+            Target::Elsewhere(claim) => {
+                let outbox = state.conns.get(&sender).map(|c| c.outbox.clone());
+                drop(state);
+                drop(fanout);
+                let refused = Box::new(move |refusal: ErrorFrame| {
+                    if let Some(outbox) = outbox {
+                        outbox.push(Outgoing::Frame(Frame::Error(refusal).encode()));
+                    }
+                });
+                self.routing.forward(claim, command, principal, refused);
+                Ok(Routed::Forwarded)
+            }
+        }
+    }
+
+    /// Delivers a command another member of the tier routed here to its
+    /// target, a connection of this process (steps 4 and 5 of
+    /// [`route`](self::route)), and keeps it in history.
+    pub(crate) fn deliver_forwarded(
+        &self,
+        target: ConnId,
+        command: Event,
+        principal: Arc<str>,
+    ) -> Result<(), ErrorFrame> {
+        let command = Arc::new(command);
+        let mut fanout = lock(&self.fanout);
+        deliver(&lock(&self.state), target, &command)?;
+        self.keep_command(&mut fanout, command, principal, target);
+        Ok(())
+    }
+
+    /// A delivered command joins history; everyone but its target sees it.
+    fn keep_command(&self, fanout: &mut Fanout, command: Arc<Event>, principal: Arc<str>, target: ConnId) {
+        let held = Arc::new(Held::new(&command));
+        let event = Arc::unwrap_or_clone(command);
+        let batch = Batch {
+            origin: Origin::Http,
+            principal,
+            events: vec![(event, held)],
+            kind: Kind::Command { target: Some(target) },
+        };
+        let receipt = self.storage.append(batch, &mut |batch| self.admit(fanout, batch));
+        if !receipt.is_ready() {
+            tokio::spawn(async move {
+                if receipt.await.unsaved {
+                    tracing::error!("a forwarded command was delivered but is not kept in history");
+                }
+            });
+        }
+    }
+
+    /// Counts a command refused before it reached routing (for example an
+    /// unauthenticated sender whose command was also malformed).
+    pub fn count_refused_command(&self) {
+        lock(&self.state).counters.commands_refused += 1;
     }
 }
