@@ -11,7 +11,7 @@
 //! processes sharing history and claims through NATS JetStream (`tier`).
 //!
 //! Every protocol rule (envelope, filters, frames, capture down-level) is
-//! the `aep-client` engine's; this crate is IO, buffering and routing.
+//! the engine's (`aep-engine`); this crate is IO, buffering and routing.
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {

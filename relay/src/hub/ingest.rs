@@ -12,7 +12,7 @@ use super::storage::{Admitted, Batch, Kind, Receipt};
 use super::{ConnId, Fanout, Hub, Origin, State};
 use crate::auth::Principal;
 use crate::buffer::{Admission, SessionStore};
-use crate::held::Held;
+use crate::held::HeldEvent;
 use crate::outbox::CloseReason;
 use crate::sync::lock;
 
@@ -60,7 +60,7 @@ impl Hub {
     /// the socket is closed so its emitter reconnects (in a tier, to
     /// another member) and resends.
     pub fn ingest(&self, origin: Origin, who: &Principal, events: Vec<Event>) -> Result<Receipt, Refusal> {
-        let held: Vec<Arc<Held>> = events.iter().map(|e| Arc::new(Held::new(e))).collect();
+        let held: Vec<Arc<HeldEvent>> = events.iter().map(|e| Arc::new(HeldEvent::new(e))).collect();
         let mut fanout = lock(&self.fanout);
         {
             let mut state = lock(&self.state);
@@ -190,8 +190,13 @@ impl Hub {
 }
 
 /// Whether `who` may emit every event of a batch (see [`Hub::ingest`]).
-fn check_batch(store: &SessionStore, who: &Principal, events: &[Event], held: &[Arc<Held>]) -> Result<(), Refusal> {
-    let mut positions: HashMap<(&str, crate::buffer::Position), &Arc<Held>> = HashMap::new();
+fn check_batch(
+    store: &SessionStore,
+    who: &Principal,
+    events: &[Event],
+    held: &[Arc<HeldEvent>],
+) -> Result<(), Refusal> {
+    let mut positions: HashMap<(&str, crate::buffer::Position), &Arc<HeldEvent>> = HashMap::new();
     for (index, (event, held)) in events.iter().zip(held).enumerate() {
         let refuse = |code: &'static str, detail: String| Refusal { index, id: event.id().to_owned(), code, detail };
         who.check_emitter(event.agent(), event.source()).map_err(|detail| refuse(codes::UNAUTHORIZED, detail))?;

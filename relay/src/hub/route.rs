@@ -31,12 +31,13 @@ use aep_engine::Event;
 use super::routing::{RemoteClaim, Routing};
 use super::storage::{Batch, Kind};
 use super::{ConnId, Fanout, Hub, Origin, State};
-use crate::held::Held;
+use crate::held::HeldEvent;
 use crate::outbox::{Outgoing, Pushed};
 use crate::sync::lock;
 
-/// The one claimant of a command's session.
-pub(super) enum Target {
+/// The one claimant of a command's session: a connection of this process,
+/// or one on another member of the tier.
+pub(super) enum Claimant {
     Here(ConnId),
     Elsewhere(RemoteClaim),
 }
@@ -46,12 +47,12 @@ fn refusal(command: &Event, code: &str, detail: String) -> ErrorFrame {
 }
 
 /// Steps 1 and 3: who may command, and who claims the session.
-pub(super) fn target(
+pub(super) fn claimant(
     state: &State,
     routing: &dyn Routing,
     sender: ConnId,
     command: &Event,
-) -> Result<Target, ErrorFrame> {
+) -> Result<Claimant, ErrorFrame> {
     let refuse = |code: &str, detail: String| refusal(command, code, detail);
     let Some(access) = state.conns.get(&sender).map(|c| &c.access).filter(|a| a.is_authenticated()) else {
         return Err(refuse(
@@ -82,8 +83,8 @@ pub(super) fn target(
     let mut elsewhere = routing.remote_claimants(session);
     match (here, elsewhere.len()) {
         ([], 0) => Err(refuse(codes::NO_ROUTE, format!("no connected emitter claims session `{session}`"))),
-        ([one], 0) => Ok(Target::Here(*one)),
-        ([], 1) => Ok(Target::Elsewhere(elsewhere.remove(0))),
+        ([one], 0) => Ok(Claimant::Here(*one)),
+        ([], 1) => Ok(Claimant::Elsewhere(elsewhere.remove(0))),
         (here, remote) => Err(refuse(
             codes::AMBIGUOUS,
             format!("{} live connections claim session `{session}`; refusing to pick one", here.len() + remote),
@@ -135,12 +136,12 @@ impl Hub {
         let command = Arc::new(command);
         let mut fanout = lock(&self.fanout);
         let mut state = lock(&self.state);
-        let routed = target(&state, &*self.routing, sender, &command).and_then(|target| match target {
-            Target::Here(conn) => deliver(&state, conn, &command).map(|()| Target::Here(conn)),
+        let routed = claimant(&state, &*self.routing, sender, &command).and_then(|claimant| match claimant {
+            Claimant::Here(conn) => deliver(&state, conn, &command).map(|()| Claimant::Here(conn)),
             elsewhere => Ok(elsewhere),
         });
-        let target = match routed {
-            Ok(target) => target,
+        let claimant = match routed {
+            Ok(claimant) => claimant,
             Err(refusal) => {
                 state.counters.commands_refused += 1;
                 // Refusals of credentialed senders only: anyone else could
@@ -154,13 +155,13 @@ impl Hub {
         };
         state.counters.commands_routed += 1;
         let principal = state.conns.get(&sender).map(|c| c.access.principal().name.clone()).unwrap_or_default();
-        match target {
-            Target::Here(conn) => {
+        match claimant {
+            Claimant::Here(conn) => {
                 drop(state);
                 self.keep_command(&mut fanout, command, principal, conn);
                 Ok(Routed::Here(conn))
             }
-            Target::Elsewhere(claim) => {
+            Claimant::Elsewhere(claim) => {
                 let outbox = state.conns.get(&sender).map(|c| c.outbox.clone());
                 drop(state);
                 drop(fanout);
@@ -193,7 +194,7 @@ impl Hub {
 
     /// A delivered command joins history; everyone but its target sees it.
     fn keep_command(&self, fanout: &mut Fanout, command: Arc<Event>, principal: Arc<str>, target: ConnId) {
-        let held = Arc::new(Held::new(&command));
+        let held = Arc::new(HeldEvent::new(&command));
         let event = Arc::unwrap_or_clone(command);
         let batch = Batch {
             origin: Origin::Http,
