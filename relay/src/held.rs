@@ -11,7 +11,7 @@ use aep_engine::{Capture, Event, Severity};
 
 use crate::buffer::Position;
 
-pub struct Held {
+pub struct HeldEvent {
     raw: Arc<str>,
     ty: Box<str>,
     source: Box<str>,
@@ -23,10 +23,10 @@ pub struct Held {
     agent_scoped: bool,
 }
 
-impl Held {
+impl HeldEvent {
     /// Keeps what delivery needs of `event`; the bytes are shared, not copied.
-    pub fn new(event: &Event) -> Held {
-        Held {
+    pub fn new(event: &Event) -> HeldEvent {
+        HeldEvent {
             raw: event.raw_arc(),
             ty: event.ty().into(),
             source: event.source().into(),
@@ -48,7 +48,7 @@ impl Held {
 
     /// Memory this event holds: its bytes, its keys and the record itself.
     pub fn size(&self) -> usize {
-        std::mem::size_of::<Held>()
+        std::mem::size_of::<HeldEvent>()
             + self.raw.len()
             + self.ty.len()
             + self.source.len()
@@ -104,7 +104,7 @@ mod tests {
     #[test]
     fn keeps_the_bytes_and_the_facts() {
         let e = Event::parse(r#"{"aep":"0.1","id":"a","type":"tool.completed","time":"2026-07-03T10:00:00Z","source":"aep://h/agent/a","agent":"a","session":"s","seq":4,"epoch":2,"severity":"warning","data":{"x":1}}"#).unwrap();
-        let h = Held::new(&e);
+        let h = HeldEvent::new(&e);
         assert!(Arc::ptr_eq(h.raw_arc(), &e.raw_arc()));
         assert_eq!((h.ty(), h.session(), h.position(), h.severity()), ("tool.completed", Some("s"), Some((2, 4)), Severity::Warning));
         assert_eq!(h.parse().unwrap(), e);

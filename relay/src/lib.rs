@@ -11,7 +11,7 @@
 //! processes sharing history and claims through NATS JetStream (`tier`).
 //!
 //! Every protocol rule (envelope, filters, frames, capture down-level) is
-//! the `aep-client` engine's; this crate is IO, buffering and routing.
+//! the engine's (`aep-engine`); this crate is IO, buffering and routing.
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
@@ -28,7 +28,6 @@ pub mod buffer;
 pub mod cli;
 pub mod config;
 pub mod credentials;
-pub mod demo;
 pub mod discovery;
 mod file_watch;
 pub mod held;
@@ -50,7 +49,7 @@ mod tier;
 pub mod tls;
 mod wire;
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -137,7 +136,18 @@ impl Relay {
     /// `http://host:port` (`https://` with TLS), the base every endpoint
     /// path is relative to.
     pub fn base_url(&self) -> String {
-        format!("{}://{}", if self.secure { "https" } else { "http" }, self.addr)
+        format!("{}://{}", self.scheme(), self.addr)
+    }
+
+    /// The base URL a process on this host reaches the relay at (the
+    /// demonstration agents): [`base_url`](Relay::base_url), with a listener
+    /// on the unspecified address reached on loopback.
+    pub fn local_url(&self) -> String {
+        format!("{}://{}", self.scheme(), reachable(self.addr))
+    }
+
+    fn scheme(&self) -> &'static str {
+        if self.secure { "https" } else { "http" }
     }
 
     /// What the relay holds and has done so far.
@@ -175,6 +185,15 @@ impl Relay {
                 ShutdownOutcome::TimedOut
             }
         }
+    }
+}
+
+/// A listener on the unspecified address is reached on loopback.
+fn reachable(addr: SocketAddr) -> SocketAddr {
+    match addr.ip() {
+        IpAddr::V4(ip) if ip.is_unspecified() => SocketAddr::new(Ipv4Addr::LOCALHOST.into(), addr.port()),
+        IpAddr::V6(ip) if ip.is_unspecified() => SocketAddr::new(Ipv6Addr::LOCALHOST.into(), addr.port()),
+        _ => addr,
     }
 }
 
@@ -244,4 +263,19 @@ fn transport(config: &Config, addr: SocketAddr) -> (&'static str, String) {
         "no TLS: plain HTTP off-host, events cross the network in clear (serve HTTPS with --tls-cert and --tls-key)"
     };
     ("http", said.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A relay listening on every address is reached on loopback by the
+    /// processes beside it; one on a named address, there.
+    #[test]
+    fn an_unspecified_listener_is_reached_on_loopback() {
+        let at = |s: &str| reachable(s.parse().unwrap()).to_string();
+        assert_eq!(at("0.0.0.0:8787"), "127.0.0.1:8787");
+        assert_eq!(at("[::]:8787"), "[::1]:8787");
+        assert_eq!(at("192.0.2.7:8787"), "192.0.2.7:8787");
+    }
 }

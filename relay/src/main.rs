@@ -3,9 +3,9 @@
 
 use std::process::ExitCode;
 
-use aep_relay::auth::{Agents, Principal, Roles, Token};
+use aep_demo::DemoOptions;
+use aep_relay::auth::{fresh_token, Agents, Principal, Roles, Token};
 use aep_relay::cli::Cli;
-use aep_relay::demo::{self, DemoOptions};
 use aep_relay::pairing;
 use aep_relay::Config;
 use aep_relay::{boot_line, serve, ShutdownOutcome};
@@ -59,7 +59,7 @@ async fn main() -> ExitCode {
     println!("{}", boot_line(&config, relay.local_addr()));
     let demo = if cli.demo {
         let options = DemoOptions { seed: cli.demo_seed, token: demo_token, ..DemoOptions::default() };
-        match demo::launch(&relay, &options) {
+        match aep_demo::start(&relay.local_url(), &options) {
             Ok(demo) => Some(demo),
             Err(why) => {
                 tracing::warn!("--demo: {why}");
@@ -93,7 +93,7 @@ fn demo_token(cli: &Cli, config: &mut Config) -> Option<String> {
     if !config.control_enabled() {
         return None;
     }
-    let secret = demo::fresh_token();
+    let secret = fresh_token();
     let token = Token::new(secret.clone())?;
     config.principals.push((
         token,

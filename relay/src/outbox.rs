@@ -22,7 +22,7 @@ use aep_engine::{Capture, Severity};
 use tokio::sync::Notify;
 
 use crate::buffer::{Position, Replay};
-use crate::held::Held;
+use crate::held::HeldEvent;
 
 /// Why a connection is being closed by the relay.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -66,7 +66,7 @@ impl CloseReason {
 /// A live event for one connection: the subscriptions it matched (for the
 /// delivered positions of `closing`) and the capture ceiling to apply.
 pub struct Delivery {
-    pub event: Arc<Held>,
+    pub event: Arc<HeldEvent>,
     /// The event's compressed form, made once for every compressed
     /// socket it goes to as stored.
     pub shared: Arc<crate::socket::Shared>,
@@ -93,7 +93,7 @@ pub enum ReplayPiece {
         session: Arc<str>,
         earliest: Position,
     },
-    Event(Arc<Held>),
+    Event(Arc<HeldEvent>),
 }
 
 impl ReplayBatch {
@@ -145,7 +145,7 @@ impl Outgoing {
                 Outgoing::Verbatim(bytes) => bytes.len(),
                 Outgoing::Live(d) => d.event.raw().len() + d.subs.len() * std::mem::size_of::<Arc<str>>(),
                 Outgoing::Replay(batch) => {
-                    batch.sessions.iter().map(|r| r.events.len() * std::mem::size_of::<Arc<Held>>()).sum::<usize>()
+                    batch.sessions.iter().map(|r| r.events.len() * std::mem::size_of::<Arc<HeldEvent>>()).sum::<usize>()
                 }
             }
     }
@@ -342,7 +342,7 @@ mod tests {
         ))
         .unwrap();
         Outgoing::Live(Delivery {
-            event: Arc::new(Held::new(&e)),
+            event: Arc::new(HeldEvent::new(&e)),
             shared: crate::socket::Shared::new(),
             ceiling: None,
             subs: Arc::from([]),

@@ -256,12 +256,12 @@ pub async fn serve(
             drop(waiting);
             match (slots.admit(peer.ip()), permits.try_acquire_owned()) {
                 (Some((slot, proof, evict)), Ok(permit)) => {
-                    let held = Held { _permit: permit, _slot: slot };
+                    let occupancy = Occupancy { _permit: permit, _slot: slot };
                     // The handshake and the first request head share one deadline.
                     let deadline = Instant::now() + limits.first_request_timeout;
                     let activity = Arc::new(Activity::new());
                     let tcp = Arc::new(tcp);
-                    let raw = Tracked { inner: tcp.clone(), activity: activity.clone(), _held: held };
+                    let raw = Tracked { inner: tcp.clone(), activity: activity.clone(), _occupancy: occupancy };
                     let ends = Ends { proof, evict, activity, deadline, limits, stop };
                     match tls {
                         None => connection(raw, Some(tcp), ends, app).await,
@@ -330,8 +330,8 @@ async fn refuse_plain(mut tcp: TcpStream) {
     .await;
 }
 
-/// What a connection holds while it lives: its permit and its slot.
-struct Held {
+/// What a connection occupies while it lives: its permit and its slot.
+struct Occupancy {
     _permit: OwnedSemaphorePermit,
     _slot: SlotGuard,
 }
@@ -448,7 +448,7 @@ struct Tracked {
     /// Shared so a `408` can still be written once hyper gave up on it.
     inner: Arc<TcpStream>,
     activity: Arc<Activity>,
-    _held: Held,
+    _occupancy: Occupancy,
 }
 
 impl AsyncRead for Tracked {

@@ -2,7 +2,7 @@
 //! line per event, so any conforming parser reads it the same way.
 
 use crate::buffer::Position;
-use crate::held::Held;
+use crate::held::HeldEvent;
 use crate::ingest::without_whitespace;
 
 /// A heartbeat comment (§3.3.4).
@@ -15,7 +15,7 @@ pub const TOO_SLOW: &str = ": disconnected: consumer too slow, resume from the l
 
 /// Appends one event message: `event:` type, `data:` the bytes on one line,
 /// and `id:` `session:epoch:seq` for positioned session events.
-pub fn push_event(out: &mut String, event: &Held, bytes: &str) {
+pub fn push_event(out: &mut String, event: &HeldEvent, bytes: &str) {
     out.push_str("event: ");
     out.push_str(event.ty());
     out.push_str("\ndata: ");
@@ -67,7 +67,7 @@ mod tests {
     #[test]
     fn frames_an_event_exactly() {
         let raw = r#"{"aep":"0.1","id":"a","type":"tool.completed","time":"2026-07-03T10:00:00Z","source":"aep://h/agent/a","agent":"a","session":"s:1","seq":4,"epoch":2}"#;
-        let e = Held::new(&Event::parse(raw).unwrap());
+        let e = HeldEvent::new(&Event::parse(raw).unwrap());
         let mut out = String::new();
         push_event(&mut out, &e, e.raw());
         assert_eq!(out, format!("event: tool.completed\ndata: {raw}\nid: s:1:2:4\n\n"));
@@ -77,7 +77,7 @@ mod tests {
 
     #[test]
     fn agent_events_have_no_id() {
-        let e = Held::new(&Event::parse(r#"{"aep":"0.1","id":"h","type":"agent.heartbeat","time":"2026-07-03T10:00:00Z","source":"aep://h/agent/a","agent":"a"}"#).unwrap());
+        let e = HeldEvent::new(&Event::parse(r#"{"aep":"0.1","id":"h","type":"agent.heartbeat","time":"2026-07-03T10:00:00Z","source":"aep://h/agent/a","agent":"a"}"#).unwrap());
         let mut out = String::new();
         push_event(&mut out, &e, e.raw());
         assert!(!out.contains("\nid:"));

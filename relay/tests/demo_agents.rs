@@ -9,15 +9,16 @@ mod support;
 
 use support::console::{Console, PATIENCE_MS};
 
+use aep_demo::agent::ACK_WINDOW_MS;
+use aep_demo::cast::INSTRUCT;
+use aep_demo::{Demo, DemoOptions, Pace, CAST};
+use aep_driver_tokio::now;
 use aep_engine::control::ack::NackReason;
 use aep_engine::control::answer::Answer;
 use aep_engine::control::sender::{Address, CancelScope, Command, CommandState, RelayCode};
 use aep_engine::protocol::validate;
 use aep_engine::{Capture, Event, UnixMs};
 use aep_relay::auth::Token;
-use aep_relay::demo::agent::ACK_WINDOW_MS;
-use aep_relay::demo::cast::INSTRUCT;
-use aep_relay::demo::{self, now, Demo, DemoOptions, Pace, CAST};
 use aep_relay::{serve, Config, Relay};
 use serde_json::{json, Map, Value};
 use tokio::net::TcpListener;
@@ -34,7 +35,7 @@ async fn relay_on(listener: TcpListener) -> Relay {
 async fn relay_and_demo(seed: u64) -> (Relay, Demo) {
     let relay = relay_on(TcpListener::bind("127.0.0.1:0").await.unwrap()).await;
     let options = DemoOptions { seed: Some(seed), token: Some(TOKEN.into()), pace: Pace::scaled(PACE) };
-    let demo = demo::launch(&relay, &options).expect("demo starts");
+    let demo = aep_demo::start(&relay.local_url(), &options).expect("demo starts");
     (relay, demo)
 }
 

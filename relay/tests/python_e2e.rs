@@ -16,13 +16,13 @@ mod support;
 
 use support::console::{Console, PATIENCE_MS};
 
+use aep_driver_tokio::now;
 use aep_engine::control::answer::Answer;
 use aep_engine::control::sender::{Address, Command, CommandState};
 use aep_engine::protocol::validate;
 use aep_engine::store::validate::stream as stream_violations;
 use aep_engine::Event;
 use aep_relay::auth::Token;
-use aep_relay::demo::now;
 use aep_relay::{serve, Config, Relay};
 use serde_json::{json, Value};
 use tokio::net::TcpListener;

@@ -21,7 +21,7 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use super::Position;
-use crate::held::Held;
+use crate::held::HeldEvent;
 
 /// What happened to an event offered to the buffer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,7 +41,7 @@ pub enum Admission {
 /// An event keyed by its identity `(source, id)`, so the dedupe set shares
 /// the buffered event instead of copying its strings.
 #[derive(Clone)]
-struct ByIdentity(Arc<Held>);
+struct ByIdentity(Arc<HeldEvent>);
 
 impl PartialEq for ByIdentity {
     fn eq(&self, other: &Self) -> bool {
@@ -69,7 +69,7 @@ fn resume_slot(position: Position) -> Slot {
 /// A kept event and its place in the replay order.
 struct Entry {
     slot: Slot,
-    event: Arc<Held>,
+    event: Arc<HeldEvent>,
 }
 
 /// A bounded, ordered, deduplicated buffer of one session's events.
@@ -79,7 +79,7 @@ pub struct SessionBuffer {
     /// The highest slot ever evicted; resumes before it lost events.
     last_evicted: Option<Slot>,
     depth: usize,
-    /// What the held events cost ([`Held::size`]) and the most they may.
+    /// What the held events cost ([`HeldEvent::size`]) and the most they may.
     bytes: usize,
     max_bytes: usize,
     /// Entries added and evicted since the store last looked, so durable
@@ -89,8 +89,8 @@ pub struct SessionBuffer {
 
 /// One change to the held entries.
 pub enum Change {
-    Added(Slot, Arc<Held>),
-    Evicted(Slot, Arc<Held>),
+    Added(Slot, Arc<HeldEvent>),
+    Evicted(Slot, Arc<HeldEvent>),
 }
 
 impl SessionBuffer {
@@ -116,7 +116,7 @@ impl SessionBuffer {
         depth: usize,
         max_bytes: usize,
         last_evicted: Option<Slot>,
-        entries: Vec<(Slot, Arc<Held>)>,
+        entries: Vec<(Slot, Arc<HeldEvent>)>,
     ) -> SessionBuffer {
         let mut buffer = SessionBuffer::new(depth, max_bytes, None);
         buffer.last_evicted = last_evicted;
@@ -142,7 +142,7 @@ impl SessionBuffer {
     }
 
     /// Offers a positioned event (one with `seq`); returns what was done.
-    pub fn admit(&mut self, event: Arc<Held>) -> Admission {
+    pub fn admit(&mut self, event: Arc<HeldEvent>) -> Admission {
         let Some(position) = event.position() else {
             // Callers only offer positioned events here; refusing keeps the
             // ordering invariant if one ever slips through.
@@ -171,7 +171,7 @@ impl SessionBuffer {
     /// Keeps an event without a position of its own (a forwarded command,
     /// an `attention.routed` hop) right after the newest event held or
     /// evicted, after any kept there before it.
-    pub fn admit_unpositioned(&mut self, event: Arc<Held>) -> Admission {
+    pub fn admit_unpositioned(&mut self, event: Arc<HeldEvent>) -> Admission {
         if self.held.contains(&ByIdentity(event.clone())) {
             return Admission::Duplicate;
         }
@@ -193,7 +193,7 @@ impl SessionBuffer {
     }
 
     /// Whether an event with this identity is held.
-    pub fn holds(&self, event: &Arc<Held>) -> bool {
+    pub fn holds(&self, event: &Arc<HeldEvent>) -> bool {
         self.held.contains(&ByIdentity(event.clone()))
     }
 
@@ -225,14 +225,14 @@ impl SessionBuffer {
 
     /// Held events after the event at `after` (unpositioned ones that
     /// arrived after it included), in order.
-    pub fn after(&self, after: Position) -> impl Iterator<Item = &Arc<Held>> {
+    pub fn after(&self, after: Position) -> impl Iterator<Item = &Arc<HeldEvent>> {
         let slot = resume_slot(after);
         let start = self.events.partition_point(|e| e.slot <= slot);
         self.events.range(start..).map(|e| &e.event)
     }
 
     /// Every held event, in order.
-    pub fn all(&self) -> impl Iterator<Item = &Arc<Held>> {
+    pub fn all(&self) -> impl Iterator<Item = &Arc<HeldEvent>> {
         self.events.iter().map(|e| &e.event)
     }
 
@@ -289,8 +289,8 @@ mod tests {
 
     use aep_engine::Event;
 
-    fn ev(id: &str, epoch: u64, seq: u64) -> Arc<Held> {
-        Arc::new(Held::new(
+    fn ev(id: &str, epoch: u64, seq: u64) -> Arc<HeldEvent> {
+        Arc::new(HeldEvent::new(
             &Event::parse(&format!(
                 r#"{{"aep":"0.1","id":"{id}","type":"progress.status","time":"2026-07-03T10:00:00Z","source":"aep://h/agent/a/session/s","agent":"a","session":"s","seq":{seq},"epoch":{epoch}}}"#
             ))
@@ -298,8 +298,8 @@ mod tests {
         ))
     }
 
-    fn command(id: &str) -> Arc<Held> {
-        Arc::new(Held::new(
+    fn command(id: &str) -> Arc<HeldEvent> {
+        Arc::new(HeldEvent::new(
             &Event::parse(&format!(
                 r#"{{"aep":"0.1","id":"{id}","type":"control.pause","time":"2026-07-03T10:00:00Z","source":"aep://h/agent/c","agent":"c","session":"s"}}"#
             ))
@@ -307,7 +307,7 @@ mod tests {
         ))
     }
 
-    fn ids<'a>(it: impl Iterator<Item = &'a Arc<Held>>) -> Vec<String> {
+    fn ids<'a>(it: impl Iterator<Item = &'a Arc<HeldEvent>>) -> Vec<String> {
         it.map(|e| e.id().to_owned()).collect()
     }
 
@@ -341,7 +341,7 @@ mod tests {
         assert_eq!(b.earliest(), Some((0, 1)));
     }
 
-    fn seqs<'a>(it: impl Iterator<Item = &'a Arc<Held>>) -> Vec<u64> {
+    fn seqs<'a>(it: impl Iterator<Item = &'a Arc<HeldEvent>>) -> Vec<u64> {
         it.map(|e| e.position().unwrap().1).collect()
     }
 

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use super::disk::{DiskError, Loaded, Op};
 use super::session::{Admission, Change, SessionBuffer};
 use super::Position;
-use crate::held::Held;
+use crate::held::HeldEvent;
 use crate::recency::Recency;
 
 /// What one session contributes to a replay: an optional exhaustion notice
@@ -20,7 +20,7 @@ use crate::recency::Recency;
 pub struct Replay {
     pub session: Arc<str>,
     pub exhausted_from: Option<Position>,
-    pub events: Vec<Arc<Held>>,
+    pub events: Vec<Arc<HeldEvent>>,
 }
 
 pub struct SessionStore {
@@ -57,7 +57,7 @@ pub struct StoreLimits {
     /// Events per session.
     pub depth: usize,
     pub max_sessions: usize,
-    /// Bytes per session ([`Held::size`]).
+    /// Bytes per session ([`HeldEvent::size`]).
     pub session_bytes: usize,
     /// Bytes across all sessions.
     pub total_bytes: usize,
@@ -106,7 +106,7 @@ impl SessionStore {
             for (slot, raw) in loaded.entries {
                 let event = aep_engine::Event::parse(&raw)
                     .map_err(|e| DiskError(format!("a stored event of `{}` no longer parses: {e}", loaded.session)))?;
-                entries.push((slot, Arc::new(Held::new(&event))));
+                entries.push((slot, Arc::new(HeldEvent::new(&event))));
             }
             let key = store.create(&loaded.session);
             let buffer = SessionBuffer::restore(store.depth, store.session_bytes, loaded.last_evicted, entries);
@@ -179,20 +179,20 @@ impl SessionStore {
 
     /// Whether a different event than `event` holds its position in
     /// `session` (one position names one event).
-    pub fn position_taken(&self, session: &str, event: &Arc<Held>) -> bool {
+    pub fn position_taken(&self, session: &str, event: &Arc<HeldEvent>) -> bool {
         let (Some(buffer), Some(position)) = (self.sessions.get(session), event.position()) else { return false };
         !buffer.holds(event) && buffer.holds_position(position)
     }
 
     /// Offers a positioned session event to its session's buffer.
-    pub fn admit(&mut self, session: &str, event: Arc<Held>) -> Admission {
+    pub fn admit(&mut self, session: &str, event: Arc<HeldEvent>) -> Admission {
         self.admit_with(session, |buffer| buffer.admit(event))
     }
 
     /// Keeps an event without a position (a forwarded command, an
     /// `attention.routed` hop) in its session's history, after the newest
     /// event there ([`SessionBuffer::admit_unpositioned`]).
-    pub fn admit_unpositioned(&mut self, session: &str, event: Arc<Held>) -> Admission {
+    pub fn admit_unpositioned(&mut self, session: &str, event: Arc<HeldEvent>) -> Admission {
         self.admit_with(session, |buffer| buffer.admit_unpositioned(event))
     }
 
@@ -344,7 +344,7 @@ impl SessionStore {
         self.buffered
     }
 
-    /// Bytes held across all sessions ([`Held::size`]).
+    /// Bytes held across all sessions ([`HeldEvent::size`]).
     pub fn buffered_bytes(&self) -> usize {
         self.bytes
     }
@@ -370,8 +370,8 @@ mod tests {
         SessionStore::new(StoreLimits { depth, max_sessions, session_bytes: usize::MAX, total_bytes: usize::MAX })
     }
 
-    fn ev(session: &str, seq: u64) -> Arc<Held> {
-        Arc::new(Held::new(
+    fn ev(session: &str, seq: u64) -> Arc<HeldEvent> {
+        Arc::new(HeldEvent::new(
             &Event::parse(&format!(
                 r#"{{"aep":"0.1","id":"{session}-{seq}","type":"progress.status","time":"2026-07-03T10:00:00Z","source":"aep://h/agent/a/session/{session}","agent":"a","session":"{session}","seq":{seq}}}"#
             ))
@@ -491,8 +491,8 @@ mod tests {
         assert!(s.tombstone_count() <= 2);
     }
 
-    fn command(session: &str, id: &str) -> Arc<Held> {
-        Arc::new(Held::new(
+    fn command(session: &str, id: &str) -> Arc<HeldEvent> {
+        Arc::new(HeldEvent::new(
             &Event::parse(&format!(
                 r#"{{"aep":"0.1","id":"{id}","type":"control.pause","time":"2026-07-03T10:00:00Z","source":"aep://h/agent/c","agent":"c","session":"{session}"}}"#
             ))

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use aep_engine::protocol::capture::landing_level;
 use aep_engine::{Capture, Event};
 
-use crate::held::Held;
+use crate::held::HeldEvent;
 
 use super::{ConnId, Listener};
 use crate::outbox::{Delivery, Outgoing, Pushed};
@@ -39,7 +39,7 @@ pub(super) struct Tally {
 pub(super) fn fan_out(
     listeners: &HashMap<ConnId, Listener>,
     event: &Event,
-    held: &Arc<Held>,
+    held: &Arc<HeldEvent>,
     skip: Option<ConnId>,
     tally: &mut Tally,
 ) {

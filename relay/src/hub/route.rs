@@ -25,15 +25,19 @@
 
 use std::sync::Arc;
 
-use aep_engine::protocol::frame::{codes, ErrorFrame};
+use aep_engine::protocol::frame::{codes, ErrorFrame, Frame};
 use aep_engine::Event;
 
 use super::routing::{RemoteClaim, Routing};
-use super::{ConnId, State};
+use super::storage::{Batch, Kind};
+use super::{ConnId, Fanout, Hub, Origin, State};
+use crate::held::HeldEvent;
 use crate::outbox::{Outgoing, Pushed};
+use crate::sync::lock;
 
-/// The one claimant of a command's session.
-pub(super) enum Target {
+/// The one claimant of a command's session: a connection of this process,
+/// or one on another member of the tier.
+pub(super) enum Claimant {
     Here(ConnId),
     Elsewhere(RemoteClaim),
 }
@@ -43,12 +47,12 @@ fn refusal(command: &Event, code: &str, detail: String) -> ErrorFrame {
 }
 
 /// Steps 1 and 3: who may command, and who claims the session.
-pub(super) fn target(
+pub(super) fn claimant(
     state: &State,
     routing: &dyn Routing,
     sender: ConnId,
     command: &Event,
-) -> Result<Target, ErrorFrame> {
+) -> Result<Claimant, ErrorFrame> {
     let refuse = |code: &str, detail: String| refusal(command, code, detail);
     let Some(access) = state.conns.get(&sender).map(|c| &c.access).filter(|a| a.is_authenticated()) else {
         return Err(refuse(
@@ -79,8 +83,8 @@ pub(super) fn target(
     let mut elsewhere = routing.remote_claimants(session);
     match (here, elsewhere.len()) {
         ([], 0) => Err(refuse(codes::NO_ROUTE, format!("no connected emitter claims session `{session}`"))),
-        ([one], 0) => Ok(Target::Here(*one)),
-        ([], 1) => Ok(Target::Elsewhere(elsewhere.remove(0))),
+        ([one], 0) => Ok(Claimant::Here(*one)),
+        ([], 1) => Ok(Claimant::Elsewhere(elsewhere.remove(0))),
         (here, remote) => Err(refuse(
             codes::AMBIGUOUS,
             format!("{} live connections claim session `{session}`; refusing to pick one", here.len() + remote),
@@ -109,5 +113,108 @@ pub(super) fn deliver(state: &State, target: ConnId, command: &Arc<Event>) -> Re
         Pushed::Overflowed | Pushed::Closed | Pushed::Dropped => {
             Err(refuse(codes::NO_ROUTE, format!("the target of session `{session}` is disconnecting")))
         }
+    }
+}
+
+/// Where a routed command went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Routed {
+    /// To a connection of this process.
+    Here(ConnId),
+    /// To another member of the tier, which delivers it.
+    Forwarded,
+}
+
+impl Hub {
+    /// Routes a command from `sender` to the one claimant of its session,
+    /// or says why not (see [the gates](self)). A forwarded command
+    /// joins its session's history (AEP-0004 §4.4) and subscribers other
+    /// than the target see it (the audit trail); a refused one does neither.
+    /// A claimant on another member of a tier gets it through that member;
+    /// a refusal from there reaches the sender as an `error` later.
+    pub fn route(&self, sender: ConnId, command: Event) -> Result<Routed, ErrorFrame> {
+        let command = Arc::new(command);
+        let mut fanout = lock(&self.fanout);
+        let mut state = lock(&self.state);
+        let routed = claimant(&state, &*self.routing, sender, &command).and_then(|claimant| match claimant {
+            Claimant::Here(conn) => deliver(&state, conn, &command).map(|()| Claimant::Here(conn)),
+            elsewhere => Ok(elsewhere),
+        });
+        let claimant = match routed {
+            Ok(claimant) => claimant,
+            Err(refusal) => {
+                state.counters.commands_refused += 1;
+                // Refusals of credentialed senders only: anyone else could
+                // fill the trail and push real decisions out of it.
+                let sender = state.conns.get(&sender).map(|c| &c.access).filter(|a| a.is_authenticated());
+                if let (Some(audit), Some(access)) = (&self.audit, sender) {
+                    audit.refused(&command, &access.principal().name, &Frame::Error(refusal.clone()).encode());
+                }
+                return Err(refusal);
+            }
+        };
+        state.counters.commands_routed += 1;
+        let principal = state.conns.get(&sender).map(|c| c.access.principal().name.clone()).unwrap_or_default();
+        match claimant {
+            Claimant::Here(conn) => {
+                drop(state);
+                self.keep_command(&mut fanout, command, principal, conn);
+                Ok(Routed::Here(conn))
+            }
+            Claimant::Elsewhere(claim) => {
+                let outbox = state.conns.get(&sender).map(|c| c.outbox.clone());
+                drop(state);
+                drop(fanout);
+                let refused = Box::new(move |refusal: ErrorFrame| {
+                    if let Some(outbox) = outbox {
+                        outbox.push(Outgoing::Frame(Frame::Error(refusal).encode()));
+                    }
+                });
+                self.routing.forward(claim, command, principal, refused);
+                Ok(Routed::Forwarded)
+            }
+        }
+    }
+
+    /// Delivers a command another member of the tier routed here to its
+    /// target, a connection of this process (steps 4 and 5 of
+    /// [`route`](self::route)), and keeps it in history.
+    pub(crate) fn deliver_forwarded(
+        &self,
+        target: ConnId,
+        command: Event,
+        principal: Arc<str>,
+    ) -> Result<(), ErrorFrame> {
+        let command = Arc::new(command);
+        let mut fanout = lock(&self.fanout);
+        deliver(&lock(&self.state), target, &command)?;
+        self.keep_command(&mut fanout, command, principal, target);
+        Ok(())
+    }
+
+    /// A delivered command joins history; everyone but its target sees it.
+    fn keep_command(&self, fanout: &mut Fanout, command: Arc<Event>, principal: Arc<str>, target: ConnId) {
+        let held = Arc::new(HeldEvent::new(&command));
+        let event = Arc::unwrap_or_clone(command);
+        let batch = Batch {
+            origin: Origin::Http,
+            principal,
+            events: vec![(event, held)],
+            kind: Kind::Command { target: Some(target) },
+        };
+        let receipt = self.storage.append(batch, &mut |batch| self.admit(fanout, batch));
+        if !receipt.is_ready() {
+            tokio::spawn(async move {
+                if receipt.await.unsaved {
+                    tracing::error!("a forwarded command was delivered but is not kept in history");
+                }
+            });
+        }
+    }
+
+    /// Counts a command refused before it reached routing (for example an
+    /// unauthenticated sender whose command was also malformed).
+    pub fn count_refused_command(&self) {
+        lock(&self.state).counters.commands_refused += 1;
     }
 }

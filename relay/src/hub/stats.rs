@@ -1,7 +1,12 @@
 //! Introspection: what the relay holds right now and what it has done.
 //! Read by `/healthz` (when authorized), tests and operators.
 
+use std::sync::atomic::Ordering;
+
 use serde::Serialize;
+
+use super::{Binding, Hub};
+use crate::sync::lock;
 
 /// A snapshot of the relay's state and counters.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -45,4 +50,27 @@ pub struct Counters {
     pub dropped_for_backpressure: u64,
     /// Consumers disconnected because they fell behind on `notice`+.
     pub disconnected_for_backpressure: u64,
+}
+
+impl Hub {
+    pub fn stats(&self) -> Stats {
+        let state = lock(&self.state);
+        let count = |b: Binding| state.conns.values().filter(|c| c.binding == b).count();
+        Stats {
+            sessions: state.store.session_count(),
+            buffered_events: state.store.buffered(),
+            buffered_bytes: state.store.buffered_bytes(),
+            tombstones: state.store.tombstone_count(),
+            streams: count(Binding::Stream),
+            sockets: count(Binding::Socket),
+            subscriptions: self.subscriptions.load(Ordering::Relaxed),
+            claims: state.claims.len(),
+            counters: state.counters.clone(),
+        }
+    }
+
+    /// Events held for one session.
+    pub fn session_len(&self, session: &str) -> usize {
+        lock(&self.state).store.session_len(session)
+    }
 }

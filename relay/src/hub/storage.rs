@@ -21,14 +21,14 @@ use tokio::sync::oneshot;
 
 use super::{ConnId, IngestReport, Origin};
 use crate::buffer::{Committed, Committer, Op};
-use crate::held::Held;
+use crate::held::HeldEvent;
 
 /// A checked batch on its way into history.
 pub struct Batch {
     pub origin: Origin,
     /// Who sent it: a session's first positioned event makes them its owner.
     pub principal: Arc<str>,
-    pub events: Vec<(Event, Arc<Held>)>,
+    pub events: Vec<(Event, Arc<HeldEvent>)>,
     pub kind: Kind,
 }
 

@@ -20,7 +20,7 @@ use tokio::time::{interval_at, Instant, MissedTickBehavior};
 use super::delivered::DeliveredPositions;
 use super::{Outbound, Wire};
 use crate::outbox::{CloseReason, Next, Outbox, Outgoing, ReplayPiece};
-use crate::held::Held;
+use crate::held::HeldEvent;
 use crate::wire::event_bytes;
 
 /// Items written between two flushes.
@@ -144,7 +144,7 @@ async fn write(sink: &mut Sink, out: Outgoing, delivered: &mut DeliveredPosition
 /// Records a position once its event is handed to the socket: from then
 /// on it is written before anything sent after it, `closing` included. A
 /// send abandoned by a cut never got that far and is not recorded.
-fn note(delivered: &mut DeliveredPositions, sub: &Arc<str>, event: &Held) {
+fn note(delivered: &mut DeliveredPositions, sub: &Arc<str>, event: &HeldEvent) {
     if let (Some(session), Some(position)) = (event.session(), event.position()) {
         delivered.record(sub, session, position);
     }

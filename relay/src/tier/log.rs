@@ -26,7 +26,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 use super::{session_token, STREAM};
 use crate::config::{Config, ConfigError};
-use crate::held::Held;
+use crate::held::HeldEvent;
 use crate::hub::storage::{Admitted, Batch, Kind, Receipt, Storage};
 use crate::hub::{ConnId, Hub, IngestReport, Origin};
 use crate::sync::lock;
@@ -232,7 +232,7 @@ async fn publish(log: Arc<Log>, mut queue: mpsc::UnboundedReceiver<Job>) {
 /// Largest message a batch is cut into (one event may exceed it alone).
 const MESSAGE_BYTES: usize = 256 * 1024;
 
-type Parsed = Vec<(Event, Arc<Held>)>;
+type Parsed = Vec<(Event, Arc<HeldEvent>)>;
 
 /// A batch cut into messages: runs of consecutive events with one subject.
 fn messages(events: Parsed) -> Vec<(String, Parsed)> {
@@ -376,7 +376,7 @@ fn decode(log: &Log, message: &jetstream::Message) -> Option<(bool, Batch)> {
             let mut events = Vec::new();
             for raw in message.payload.split(|b| *b == 0) {
                 let event = Event::parse(std::str::from_utf8(raw).ok()?).ok()?;
-                let held = Arc::new(Held::new(&event));
+                let held = Arc::new(HeldEvent::new(&event));
                 events.push((event, held));
             }
             events
@@ -417,7 +417,7 @@ fn subject(event: &Event) -> String {
 
 /// The stream's dedupe key: a digest of the message's `(source, id)`s, so
 /// the same events resent (to any member) are one message.
-fn message_id(events: &[(Event, Arc<Held>)]) -> String {
+fn message_id(events: &[(Event, Arc<HeldEvent>)]) -> String {
     let mut digest = Sha256::new();
     for (event, _) in events {
         digest.update(event.source().as_bytes());

@@ -1,17 +1,17 @@
 //! A test console over a real WebSocket: the engine's `Connection` and
-//! `ControlSender` driven by the demo's socket driver, watching everything
+//! `ControlSender` driven by the tokio driver, watching everything
 //! and sending commands.
 
-use aep_engine::rng::Seeded;
+use aep_demo::agent::ACK_WINDOW_MS;
+use aep_driver_tokio::{now, Link, Step};
 use aep_engine::client::hub::socket_url;
 use aep_engine::client::{ClientEvent, Config as ConnectionConfig, Connection};
 use aep_engine::control::sender::{Address, Command, CommandState, ControlSender};
+use aep_engine::rng::Seeded;
 use aep_engine::protocol::filter::Filter;
 use aep_engine::protocol::frame::{ErrorFrame, RosterEntry};
 use aep_engine::protocol::ids::{source_uri, Identity};
 use aep_engine::{Event, UnixMs};
-use aep_relay::demo::agent::ACK_WINDOW_MS;
-use aep_relay::demo::{now, Link, Step};
 use aep_relay::Relay;
 use serde_json::json;
 

@@ -1,7 +1,7 @@
-//! Demonstration agents for `--demo`: simulated, control-capable agents
-//! that live in the relay process but reach it the way any agent does,
-//! over a real WebSocket to `/socket`, as `emitter`s declaring
-//! `control.accepts`. Each is the engine's [`Agent`] (hello, pings,
+//! Demonstration agents for the relay's `--demo`: simulated,
+//! control-capable agents that live in the relay process but reach it the
+//! way any agent does, over a real WebSocket to `/socket`, as `emitter`s
+//! declaring `control.accepts`. Each is the engine's [`Agent`] (hello, pings,
 //! reconnects, positions, dedupe, recorded acks, answer checks) driven by
 //! the engine's tokio driver, [`Link`], so a console sees exactly what a
 //! real agent sends.
@@ -20,20 +20,18 @@ mod rng;
 #[cfg(test)]
 mod tests;
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::time::Duration;
 
 use aep_engine::client::agent::AgentChange;
 use aep_engine::client::hub::socket_url;
 use aep_engine::client::{Endpoint, State};
+use aep_driver_tokio::{now, Link, Step};
 use tokio::sync::{oneshot, watch};
 use tokio::task::LocalSet;
 
-pub use aep_driver_tokio::{now, Link, Step};
 pub use agent::{DemoAgent, Pace};
 pub use cast::{Persona, CAST};
 
-use crate::Relay;
 use rng::Rng;
 
 /// Options for the demonstration agents.
@@ -64,17 +62,12 @@ impl std::error::Error for DemoUnavailable {}
 /// How long [`Demo::stop`] waits for an agent to say goodbye.
 const STOP_GRACE: Duration = Duration::from_secs(5);
 
-/// Starts the demonstration agents against `relay`.
-pub fn launch(relay: &Relay, options: &DemoOptions) -> Result<Demo, DemoUnavailable> {
-    if relay.base_url().starts_with("https://") {
-        return Err(DemoUnavailable("the demonstration agents speak plain WebSocket only and this relay serves HTTPS"));
-    }
-    start(&format!("http://{}", reachable(relay.local_addr())), options)
-}
-
 /// Starts the demonstration agents against the relay at `base_url`
 /// (`http://host:port`), on a thread of their own.
 pub fn start(base_url: &str, options: &DemoOptions) -> Result<Demo, DemoUnavailable> {
+    if base_url.starts_with("https://") {
+        return Err(DemoUnavailable("the demonstration agents speak plain WebSocket only and this relay serves HTTPS"));
+    }
     if options.token.is_none() {
         tracing::warn!("demo: no token, so the relay refuses every command; the demo requests cannot be answered");
     }
@@ -178,15 +171,3 @@ async fn drive(mut link: Link<DemoAgent>, mut stop: watch::Receiver<bool>) {
     }
     link.close().await;
 }
-
-/// A listener on the unspecified address is reached on loopback.
-fn reachable(addr: SocketAddr) -> SocketAddr {
-    match addr.ip() {
-        IpAddr::V4(ip) if ip.is_unspecified() => SocketAddr::new(Ipv4Addr::LOCALHOST.into(), addr.port()),
-        IpAddr::V6(ip) if ip.is_unspecified() => SocketAddr::new(Ipv6Addr::LOCALHOST.into(), addr.port()),
-        _ => addr,
-    }
-}
-
-/// The demonstration agents' own credential is made like any other.
-pub use crate::auth::fresh_token;

@@ -388,3 +388,12 @@ fn a_reconnect_redelivers_the_session_run_and_open_requests_unchanged() {
     let redelivered: Vec<&str> = again[2..].iter().map(Event::id).collect();
     assert_eq!(redelivered, open);
 }
+
+/// The agents' WebSocket is plain: against an HTTPS relay they say so
+/// rather than start and fail to connect forever.
+#[test]
+fn an_https_relay_gets_no_demonstration_agents() {
+    let options = super::DemoOptions { token: Some("t".into()), ..super::DemoOptions::default() };
+    let refused = super::start("https://127.0.0.1:8787", &options).err().expect("refused");
+    assert!(refused.0.contains("plain WebSocket only"), "{refused}");
+}

@@ -1,0 +1,51 @@
+//! Orderly shutdown: every connection told to close after what is queued,
+//! and the connection tasks counted so shutdown can wait for them.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use tokio::sync::watch;
+
+use super::Hub;
+use crate::outbox::CloseReason;
+use crate::sync::lock;
+
+impl Hub {
+    /// Starts an orderly shutdown: every connection is told to close after
+    /// what is already queued.
+    pub fn shutdown(&self) {
+        self.shutdown.send_replace(true);
+        for conn in lock(&self.state).conns.values() {
+            conn.outbox.close(CloseReason::Shutdown);
+        }
+    }
+
+    /// Resolves when shutdown has begun.
+    pub fn shutdown_signal(&self) -> watch::Receiver<bool> {
+        self.shutdown.subscribe()
+    }
+
+    pub fn is_shutting_down(&self) -> bool {
+        *self.shutdown.borrow()
+    }
+
+    /// Marks a connection task as running until the guard drops.
+    pub fn task_guard(self: &Arc<Self>) -> TaskGuard {
+        self.tasks.fetch_add(1, Ordering::SeqCst);
+        TaskGuard(self.clone())
+    }
+
+    /// Connection tasks still running.
+    pub fn running_tasks(&self) -> usize {
+        self.tasks.load(Ordering::SeqCst)
+    }
+}
+
+/// Keeps [`Hub::running_tasks`] counting a connection task until dropped.
+pub struct TaskGuard(Arc<Hub>);
+
+impl Drop for TaskGuard {
+    fn drop(&mut self) {
+        self.0.tasks.fetch_sub(1, Ordering::SeqCst);
+    }
+}
