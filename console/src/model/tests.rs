@@ -1148,7 +1148,7 @@ fn a_session_says_whose_connection_is_missing_when_it_takes_no_commands() {
 }
 
 /// The demo agents' side of a session, built with the engine calls they
-/// make (`relay/src/demo/agent.rs`): the target acks a command and reports
+/// make (`adapters/demo/src/agent.rs`): the target acks a command and reports
 /// a pause or resume as `progress.status` with its phase; a tool call is
 /// `tool.requested` then `tool.completed`, tied by `tool.call_id`.
 struct DemoSide {
