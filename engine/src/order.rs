@@ -130,7 +130,7 @@ mod tests {
         let mut ours: Vec<String> = words.iter().map(|w| w.to_string()).collect();
         let mut std = ours.clone();
         sort_by(&mut ours, |a, b| a.len().cmp(&b.len()));
-        std.sort_by(|a, b| a.len().cmp(&b.len()));
+        std.sort_by_key(String::len);
         assert_eq!(ours, std);
         assert_eq!(ours, ["", "fig", "fig", "pear", "kiwi", "plum", "date", "lime", "apple"]);
     }

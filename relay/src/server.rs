@@ -181,10 +181,11 @@ impl Slots {
         if unproven(&open, Some(ip)) >= self.limits.per_address {
             evict_oldest(&mut open, Some(ip));
         }
-        if open.len() >= self.limits.max_connections || unproven(&open, None) >= unproven_cap {
-            if !evict_oldest(&mut open, None) && open.len() >= self.limits.max_connections {
-                return None;
-            }
+        if (open.len() >= self.limits.max_connections || unproven(&open, None) >= unproven_cap)
+            && !evict_oldest(&mut open, None)
+            && open.len() >= self.limits.max_connections
+        {
+            return None;
         }
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let proof = Arc::new(Proof::default());

@@ -126,7 +126,7 @@ async fn an_event_under_another_agents_name_is_refused_on_both_bindings_and_noth
 
     settle().await;
     assert_eq!(t.relay.session_len(&s), 0, "nothing of it was stored");
-    let body = t.get(&format!("/stream?live=0&from=all")).send().await.unwrap().text().await.unwrap();
+    let body = t.get("/stream?live=0&from=all").send().await.unwrap().text().await.unwrap();
     assert!(!body.contains(&s), "nothing was fanned out or kept: {body}");
 }
 
@@ -157,7 +157,7 @@ async fn nobody_else_can_claim_an_agents_session() {
     settle().await;
     let opening = target.frames();
     assert!(opening.is_empty());
-    let replayed = t.get(&format!("/stream?live=0&from=all")).send().await.unwrap().text().await.unwrap();
+    let replayed = t.get("/stream?live=0&from=all").send().await.unwrap().text().await.unwrap();
     let started = replayed
         .lines()
         .filter_map(|l| l.strip_prefix("data: "))

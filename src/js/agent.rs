@@ -57,7 +57,7 @@ impl Handler for AgentFeed {
             AgentChange::State(state) => {
                 let status = self.status(agent);
                 let listeners = self.statuses.clone();
-                self.call_all(&listeners, &[status.clone()]);
+                self.call_all(&listeners, std::slice::from_ref(&status));
                 if matches!(state, State::Live | State::Refused { .. }) {
                     let waiting = std::mem::take(&mut self.connected);
                     self.call_all(&waiting, &[status]);

@@ -42,8 +42,7 @@ fn permission(command: &str) -> Value {
 
 #[tokio::test(flavor = "current_thread")]
 async fn two_requests_held_at_once_are_answered_each_on_its_own() {
-    let mut config = Config::default();
-    config.token = Token::new(TOKEN);
+    let config = Config { token: Token::new(TOKEN), ..Config::default() };
     tokio::task::LocalSet::new().run_until(scenario(config, TOKEN, TOKEN)).await;
 }
 

@@ -91,8 +91,14 @@ fn main() -> ExitCode {
         Command::Serve(s) => kit::serve(s.common, s.listen, Mapper::new(), HOOK_PATH),
         Command::Install(i) => install(i),
         Command::Uninstall(p) => place(&p).and_then(|path| match config::remove(&path).map_err(|e| e.to_string())? {
-            Outcome::Changed => Ok(println!("{}: disconnected", path.display())),
-            Outcome::Unchanged => Ok(println!("{}: not connected, nothing to do", path.display())),
+            Outcome::Changed => {
+                println!("{}: disconnected", path.display());
+                Ok(())
+            }
+            Outcome::Unchanged => {
+                println!("{}: not connected, nothing to do", path.display());
+                Ok(())
+            }
         }),
         Command::Hook(_) => unreachable!("run above"),
     };

@@ -154,6 +154,29 @@ pub fn refused_banner(r: &RelayView) -> String {
     }
 }
 
+/// Each relay's principal, kept from when it was last live (`known`, by
+/// relay), so the person stays named while a relay is away.
+pub fn remember(relays: &mut [RelayView], known: &mut Vec<Option<String>>) {
+    known.resize(relays.len().max(known.len()), None);
+    for r in relays.iter_mut() {
+        match &r.principal {
+            Some(p) => known[r.id] = Some(p.clone()),
+            None => r.principal = known[r.id].clone(),
+        }
+    }
+}
+
+/// The names this console is connected as: each relay's principal; with
+/// a relay that named none, the console's own agent name, which its
+/// commands there carry.
+pub fn me(relays: &[RelayView]) -> Vec<String> {
+    let mut names: Vec<String> = relays.iter().filter_map(|r| r.principal.clone()).collect();
+    if names.is_empty() || relays.iter().any(|r| r.principal.is_none()) {
+        names.push(super::setup::AGENT.to_owned());
+    }
+    names
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -201,27 +224,4 @@ mod tests {
         // With another relay still trying, the console does wait.
         assert!(matches!(reach(&[r, relay(Link::Reconnecting)], true), Reach::NoneLive { .. }));
     }
-}
-
-/// Each relay's principal, kept from when it was last live (`known`, by
-/// relay), so the person stays named while a relay is away.
-pub fn remember(relays: &mut [RelayView], known: &mut Vec<Option<String>>) {
-    known.resize(relays.len().max(known.len()), None);
-    for r in relays.iter_mut() {
-        match &r.principal {
-            Some(p) => known[r.id] = Some(p.clone()),
-            None => r.principal = known[r.id].clone(),
-        }
-    }
-}
-
-/// The names this console is connected as: each relay's principal; with
-/// a relay that named none, the console's own agent name, which its
-/// commands there carry.
-pub fn me(relays: &[RelayView]) -> Vec<String> {
-    let mut names: Vec<String> = relays.iter().filter_map(|r| r.principal.clone()).collect();
-    if names.is_empty() || relays.iter().any(|r| r.principal.is_none()) {
-        names.push(super::setup::AGENT.to_owned());
-    }
-    names
 }

@@ -153,50 +153,6 @@ pub fn page_title(waiting: usize) -> String {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use aep_engine::UnixMs;
-
-    #[test]
-    fn counts_agree_with_their_nouns() {
-        assert_eq!(runs_summary(1, 1, 0, 0), "1 run: 1 finished, 0 failed, 0 cancelled");
-        assert_eq!(runs_summary(2, 1, 1, 0), "2 runs: 1 finished, 1 failed, 0 cancelled");
-        assert_eq!(count(0, "event", "events"), "0 events");
-        assert_eq!(count(1, "event", "events"), "1 event");
-    }
-
-    #[test]
-    fn the_title_leads_with_what_waits() {
-        assert_eq!(page_title(0), "AEP console");
-        assert_eq!(page_title(7), "(7) AEP console");
-    }
-
-    #[test]
-    fn every_outcome_has_words() {
-        assert_eq!(verb("x.demo.control.instruct"), "instruct (demo)");
-        assert_eq!(verb("control.cancel"), "Cancel");
-        assert!(rejected(Some("refused")).1.contains("not an error"));
-        assert!(relay_refused("no-route", "r").0.contains("not connected"));
-        assert!(relay_refused("ambiguous", "r").0.contains("two agents"));
-        assert!(relay_refused("unauthorized", "r").1.contains("token"));
-        assert!(relay_refused("teapot", "r").0.contains("teapot"));
-        assert!(timed_out(10_000).1.contains("same id"));
-        assert_eq!(
-            state(&State::Reconnecting {
-                attempt: 3,
-                at: UnixMs(0)
-            })
-            .0,
-            "reconnecting (attempt 3)"
-        );
-        let r = State::Refused {
-            reason: Refusal::Unauthorized { detail: None },
-        };
-        assert_eq!(state(&r).0, "refused: wrong token");
-    }
-}
-
 /// The one rule naming the person behind a command or an answer: the
 /// principal name the relay binds to it, marked `you (…)` when it is one
 /// of the names this console is connected as (`me`).
@@ -384,3 +340,46 @@ pub fn event<'a>(e: &Event, request: impl Fn(&str) -> Option<&'a Request>) -> Op
     }))
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use aep_engine::UnixMs;
+
+    #[test]
+    fn counts_agree_with_their_nouns() {
+        assert_eq!(runs_summary(1, 1, 0, 0), "1 run: 1 finished, 0 failed, 0 cancelled");
+        assert_eq!(runs_summary(2, 1, 1, 0), "2 runs: 1 finished, 1 failed, 0 cancelled");
+        assert_eq!(count(0, "event", "events"), "0 events");
+        assert_eq!(count(1, "event", "events"), "1 event");
+    }
+
+    #[test]
+    fn the_title_leads_with_what_waits() {
+        assert_eq!(page_title(0), "AEP console");
+        assert_eq!(page_title(7), "(7) AEP console");
+    }
+
+    #[test]
+    fn every_outcome_has_words() {
+        assert_eq!(verb("x.demo.control.instruct"), "instruct (demo)");
+        assert_eq!(verb("control.cancel"), "Cancel");
+        assert!(rejected(Some("refused")).1.contains("not an error"));
+        assert!(relay_refused("no-route", "r").0.contains("not connected"));
+        assert!(relay_refused("ambiguous", "r").0.contains("two agents"));
+        assert!(relay_refused("unauthorized", "r").1.contains("token"));
+        assert!(relay_refused("teapot", "r").0.contains("teapot"));
+        assert!(timed_out(10_000).1.contains("same id"));
+        assert_eq!(
+            state(&State::Reconnecting {
+                attempt: 3,
+                at: UnixMs(0)
+            })
+            .0,
+            "reconnecting (attempt 3)"
+        );
+        let r = State::Refused {
+            reason: Refusal::Unauthorized { detail: None },
+        };
+        assert_eq!(state(&r).0, "refused: wrong token");
+    }
+}

@@ -114,9 +114,7 @@ mod tests {
         let mut next = move |n: u64| rng.next_u64() % n;
         let mut index = Recency::default();
         let mut marks: BTreeMap<SessionId, Mark> = BTreeMap::new();
-        let mut clock = 0;
-        for step in 0..20_000 {
-            clock += 1;
+        for (step, clock) in (0..20_000).zip(1..) {
             let id = next(40);
             match (next(10), marks.get(&id).copied()) {
                 (0, _) => {

@@ -126,6 +126,10 @@ impl Audit {
     pub fn len(&self) -> u64 {
         self.store.len().unwrap_or(0)
     }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
 }
 
 impl Drop for Audit {

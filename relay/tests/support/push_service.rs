@@ -32,17 +32,21 @@ pub struct Received {
 
 /// A push service on loopback over HTTPS: records every request and
 /// answers each path from its script (then 201).
+/// Per endpoint path, the answers still to give: a status and an optional
+/// `Retry-After` in seconds.
+pub type Script = Arc<Mutex<HashMap<String, VecDeque<(u16, Option<u64>)>>>>;
+
 pub struct PushService {
     pub addr: SocketAddr,
     pub ca_file: PathBuf,
     pub received: Arc<Mutex<Vec<Received>>>,
-    pub script: Arc<Mutex<HashMap<String, VecDeque<(u16, Option<u64>)>>>>,
+    pub script: Script,
 }
 
 #[derive(Clone)]
 struct ServiceState {
     pub received: Arc<Mutex<Vec<Received>>>,
-    pub script: Arc<Mutex<HashMap<String, VecDeque<(u16, Option<u64>)>>>>,
+    pub script: Script,
 }
 
 async fn record(State(s): State<ServiceState>, uri: Uri, headers: HeaderMap, body: Bytes) -> axum::response::Response {
