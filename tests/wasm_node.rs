@@ -159,7 +159,7 @@ fn project_state_holds_every_session_unless_limited_and_reports_evictions() {
     assert_eq!(some["evicted"]["sessions"], n - 20);
 
     let unknown = js_value(&json!({"limits": {"maxSesions": 10}}));
-    assert!(project_state(JsValue::from_str("").into(), unknown).is_err(), "a misspelt bound is refused");
+    assert!(project_state(JsValue::from_str(""), unknown).is_err(), "a misspelt bound is refused");
 }
 
 #[wasm_bindgen_test]

@@ -166,7 +166,7 @@ fn is_decimal(s: &str) -> bool {
     let digits = |t: &str| t.bytes().all(|b| b.is_ascii_digit());
     let mantissa_ok =
         digits(whole) && digits(fraction) && !(whole.is_empty() && fraction.is_empty());
-    let exponent_ok = exponent.map_or(true, |e| {
+    let exponent_ok = exponent.is_none_or(|e| {
         let e = e.strip_prefix(['+', '-']).unwrap_or(e);
         !e.is_empty() && digits(e)
     });

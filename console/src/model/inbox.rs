@@ -165,12 +165,12 @@ impl Filter {
     }
 
     pub fn admits(&self, row: &Row) -> bool {
-        self.agent.as_deref().map_or(true, |a| a == row.agent())
+        self.agent.as_deref().is_none_or(|a| a == row.agent())
             && self
                 .session
                 .as_deref()
-                .map_or(true, |s| s == session_token(row.session()))
-            && self.kind.as_deref().map_or(true, |k| k == row.kind())
+                .is_none_or(|s| s == session_token(row.session()))
+            && self.kind.as_deref().is_none_or(|k| k == row.kind())
     }
 }
 
@@ -504,7 +504,7 @@ impl Arrivals {
             let admit = match row {
                 // A settled row only where its card was shown.
                 Row::Settled(_) => shown(row),
-                Row::Waiting(_) => shown(row) || last_shown.map_or(true, |l| i > l),
+                Row::Waiting(_) => shown(row) || last_shown.is_none_or(|l| i > l),
             };
             if admit {
                 now_shown.insert(row.key().clone());

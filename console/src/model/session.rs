@@ -192,7 +192,7 @@ pub fn verbs(hub: &Hub, s: &Session) -> Verbs {
         let claims = hub.claims(relay, s.name()).count();
         let entry = hub
             .claims(relay, s.name())
-            .find(|e| e.agent.as_deref().map_or(true, |a| a == s.agent()));
+            .find(|e| e.agent.as_deref().is_none_or(|a| a == s.agent()));
         let Some(entry) = entry else { continue };
         if claims > 1 {
             return Verbs { listed: true, relay: hub.label(relay).map(str::to_owned), claims, ..Verbs::default() };

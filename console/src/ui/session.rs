@@ -511,7 +511,7 @@ pub fn SessionView(key: SessionKey) -> impl IntoView {
                         on:click=move |_| limit.update(|l| *l += timeline::MAX_ITEMS as u64)>
                         {move || format!("Show {}", words::count(earlier().min(timeline::MAX_ITEMS), "earlier event", "earlier events"))}
                     </button>
-                    <p class="hint dropped" hidden=move || earlier() > 0 || dropped() == 0>
+                    <p class="hint dropped" hidden=move || { earlier() > 0 || dropped() == 0 }>
                         {move || format!("{} no longer kept on this device.", words::count(dropped(), "earlier event is", "earlier events are"))}
                     </p>
                 </section>
@@ -552,7 +552,7 @@ const CONTROLS: &str = "button[data-verb=\"resume\"]:enabled, button[data-verb=\
 /// the first of `selector` once there is one, for `tries` × 200 ms.
 fn refocus(selector: &'static str, tries: u32) {
     crate::web::platform::after(200, move || {
-        let lost = document().active_element().map_or(true, |a| a.tag_name() == "BODY");
+        let lost = document().active_element().is_none_or(|a| a.tag_name() == "BODY");
         if (lost && focus_selector(selector)) || !lost && tries < 25 {
             return;
         }

@@ -254,7 +254,7 @@ fn focus_follows_view(route: RwSignal<Route>) {
             return;
         }
         request_animation_frame(|| {
-            let lost = document().active_element().map_or(true, |a| a.tag_name() == "BODY");
+            let lost = document().active_element().is_none_or(|a| a.tag_name() == "BODY");
             let title = document()
                 .query_selector("main h1")
                 .ok()

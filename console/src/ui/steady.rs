@@ -174,7 +174,7 @@ impl Watcher {
                     wake = Some(wake.map_or(left, |x| x.min(left)));
                 }
             }
-            let wake = wake.filter(|left| c.timer_at.map_or(true, |at| at > now + left));
+            let wake = wake.filter(|left| c.timer_at.is_none_or(|at| at > now + left));
             if let Some(left) = wake {
                 c.timer_at = Some(now + left);
             }

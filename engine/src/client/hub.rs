@@ -711,7 +711,7 @@ impl Hub {
                 roster.current && !roster.entries.iter().any(|e| e.session == s)
             });
         let reask = unlisted
-            && self.relays[relay].roster.reasked_at.map_or(true, |at| now.since(at) >= ROSTER_REASK_MS);
+            && self.relays[relay].roster.reasked_at.is_none_or(|at| now.since(at) >= ROSTER_REASK_MS);
         if reask {
             self.relays[relay].roster.reasked_at = Some(now);
         }

@@ -167,7 +167,7 @@ impl CommandChain {
     fn offer_outcome(&mut self, candidate: Outcome) -> bool {
         let earlier = match (&self.outcome, candidate.position) {
             (None, _) => true,
-            (Some(held), Some(p)) => held.position.map_or(true, |h| h > p),
+            (Some(held), Some(p)) => held.position.is_none_or(|h| h > p),
             (Some(_), None) => false,
         };
         if earlier {

@@ -56,7 +56,7 @@ impl<T> Lane<T> {
     }
 
     pub(crate) fn push_back(&mut self, item: T) {
-        let full = self.chunks.back().map_or(true, |c| c.len() >= self.chunk);
+        let full = self.chunks.back().is_none_or(|c| c.len() >= self.chunk);
         if full {
             // The first chunk grows as a small lane needs; later ones are
             // allocated whole, once.

@@ -404,7 +404,7 @@ impl Session {
         }
         let newer = match (self.pause, outcome.position) {
             (None, _) => true,
-            (Some(mark), Some(p)) => mark.position.map_or(true, |m| m < p),
+            (Some(mark), Some(p)) => mark.position.is_none_or(|m| m < p),
             (Some(_), None) => false,
         };
         if newer {

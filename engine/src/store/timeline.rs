@@ -206,7 +206,7 @@ impl Timeline {
     /// reported by the caller, never hidden by reordering).
     pub(crate) fn insert_at(&mut self, position: Position, entry: Entry) {
         let mut key = LaneKey { anchor: Some(position), tie: 0 };
-        let beyond_last = self.last.map_or(true, |last| last < key);
+        let beyond_last = self.last.is_none_or(|last| last < key);
         if !beyond_last && self.at(position).is_some() {
             key.tie = entry.arrival.max(1);
         }

@@ -176,7 +176,7 @@ impl Push {
         }
         if requests::concerns(kind) && self.queue.push(Arc::new(event.clone())) {
             let dropped = self.counters.dropped.fetch_add(1, Ordering::Relaxed);
-            if dropped % 1000 == 0 {
+            if dropped.is_multiple_of(1000) {
                 tracing::warn!("the push queue is full: {} attention events dropped so far", dropped + 1);
             }
         }

@@ -245,7 +245,7 @@ impl Console {
         let settled_changed = full
             || changed
                 .iter()
-                .any(|r| store.card(r).map_or(true, |c| !c.needs_answer()));
+                .any(|r| store.card(r).is_none_or(|c| !c.needs_answer()));
         if settled_changed {
             let history = inbox::history(hub);
             state.later(move || set_if_changed(self.history, history));

@@ -313,7 +313,7 @@ fn replace_home(text: &str, home: &str) -> String {
     let mut rest = text;
     while let Some(i) = rest.find(home) {
         let after = &rest[i + home.len()..];
-        let boundary = after.chars().next().map_or(true, |c| !(c.is_alphanumeric() || "_.-".contains(c)));
+        let boundary = after.chars().next().is_none_or(|c| !(c.is_alphanumeric() || "_.-".contains(c)));
         out.push_str(&rest[..i]);
         out.push_str(if boundary { "~" } else { home });
         rest = after;
