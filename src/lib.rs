@@ -5,7 +5,7 @@
 //! * [`view`]: the plain JSON views of engine state handed to JavaScript.
 //! * [`input`]: the arguments JavaScript hands the client's commands.
 
+pub mod input;
 #[cfg(all(target_arch = "wasm32", feature = "js-api"))]
 pub mod js;
-pub mod input;
 pub mod view;

@@ -12,8 +12,8 @@ use aep_engine::order;
 use aep_engine::protocol::form::{Choice, FieldSpec};
 use aep_engine::protocol::frame::{ControlCapability, RosterEntry as Claim};
 use aep_engine::store::{
-    self, AttentionKind, Closure, CommandStatus, OutcomeLink, Resolution, RunEnding, RunStatus,
-    SessionKey as Key, Store, StreamViolation,
+    self, AttentionKind, Closure, CommandStatus, OutcomeLink, Resolution, RunEnding, RunStatus, SessionKey as Key,
+    Store, StreamViolation,
 };
 use aep_engine::time::UnixMs;
 use serde::Serialize;

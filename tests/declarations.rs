@@ -9,12 +9,12 @@
 use std::fs;
 use std::path::Path;
 
+use aep_client::input::{self, CancelArgs, VendorArgs};
+use aep_client::view::*;
 use aep_engine::client::State;
 use aep_engine::control::sender::CommandState;
 use aep_engine::protocol::vocabulary::{Capture, CommandVerb, NackReason, Severity};
 use aep_engine::store::{CardStatus, SessionState};
-use aep_client::input::{self, CancelArgs, VendorArgs};
-use aep_client::view::*;
 use strum::VariantNames;
 use tsify::Tsify;
 

@@ -2,6 +2,7 @@
 //! every frame the hub writes is decoded per relay, every frame a relay
 //! "sends" is encoded by the same frame module a relay uses.
 
+use aep_client::view;
 use aep_engine::client::hub::{Hub, HubChange, HubConfig, HubError, RelaySpec, Target, MAX_CHANGES};
 use aep_engine::client::{Config, SocketAction, State};
 use aep_engine::control::answer::Answer;
@@ -11,7 +12,6 @@ use aep_engine::protocol::frame::{
 };
 use aep_engine::protocol::ids::Identity;
 use aep_engine::store;
-use aep_client::view;
 use aep_engine::{Capture, Event, UnixMs};
 use serde_json::{json, Map, Value};
 
@@ -371,7 +371,11 @@ fn a_command_refused_no_route_asks_for_a_fresh_roster() {
     h.relay(A, Frame::Error(ErrorFrame::for_command(id, "no-route", None)));
     let ask = roster_request(&h.take_sent(A)).expect("the refusal says the roster is out of date");
     h.relay(A, Frame::Roster { id: ask, entries: vec![] });
-    assert_eq!(h.hub.reach("s1"), Reach::Unlisted, "the other cards of that agent are unreachable before anyone taps them");
+    assert_eq!(
+        h.hub.reach("s1"),
+        Reach::Unlisted,
+        "the other cards of that agent are unreachable before anyone taps them"
+    );
 }
 
 #[test]
@@ -662,7 +666,8 @@ fn a_session_is_unreachable_only_when_every_live_relay_has_answered_without_it()
         h.hub.handle_open(relay, h.now);
         h.relay(relay, relay_hello());
     }
-    let asked: Vec<String> = [A, B].iter().map(|r| roster_request(&h.take_sent(*r)).expect("asked once live")).collect();
+    let asked: Vec<String> =
+        [A, B].iter().map(|r| roster_request(&h.take_sent(*r)).expect("asked once live")).collect();
     h.relay(A, Frame::Roster { id: asked[0].clone(), entries: vec![] });
     assert_eq!(h.hub.reach("far"), Reach::Unknown, "b, which may carry it, has not answered yet");
     h.relay(B, Frame::Roster { id: asked[1].clone(), entries: vec![entry("far", None)] });

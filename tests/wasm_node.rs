@@ -8,8 +8,8 @@
 mod support;
 
 use aep_client::js::client::AepClient;
-use aep_client::js::helpers::{matches, project_state, validate_event, validate_filter};
 use aep_client::js::convert as js;
+use aep_client::js::helpers::{matches, project_state, validate_event, validate_filter};
 use aep_client::js::target::JsControlTarget;
 use serde_json::json;
 use support::{js_value, json};

@@ -82,11 +82,19 @@ impl<E: Endpoint> Link<E> {
     /// As [`Link::next`], and also returns what arrives in `inbox`
     /// meanwhile. Waiting is only ever cut short between socket
     /// operations, so no frame is half written.
-    pub async fn next_or<R>(&mut self, until: Option<UnixMs>, inbox: &mut UnboundedReceiver<R>) -> Step<E::Notice, Option<R>> {
+    pub async fn next_or<R>(
+        &mut self,
+        until: Option<UnixMs>,
+        inbox: &mut UnboundedReceiver<R>,
+    ) -> Step<E::Notice, Option<R>> {
         self.wait(until, Some(inbox)).await
     }
 
-    async fn wait<R>(&mut self, until: Option<UnixMs>, mut inbox: Option<&mut UnboundedReceiver<R>>) -> Step<E::Notice, Option<R>> {
+    async fn wait<R>(
+        &mut self,
+        until: Option<UnixMs>,
+        mut inbox: Option<&mut UnboundedReceiver<R>>,
+    ) -> Step<E::Notice, Option<R>> {
         loop {
             self.pump().await;
             if let Some(notice) = self.conn.poll_notice() {

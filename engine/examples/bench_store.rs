@@ -187,7 +187,8 @@ impl Script<'_> {
         }
         if self.rng.chance(80) {
             let console = format!("console-{}", self.rng.below(3));
-            let answer = if form { json!({"values": {"name": "svc", "db": "MariaDB"}}) } else { json!({"option": "allow"}) };
+            let answer =
+                if form { json!({"values": {"name": "svc", "db": "MariaDB"}}) } else { json!({"option": "allow"}) };
             let cmd = self.foreign(
                 "control.attention.respond",
                 &console,

@@ -87,7 +87,8 @@ mod tests {
 
     #[test]
     fn same_agrees_with_equality() {
-        let texts = ["", "a", "aep://h", "aep://host-a/agent/a", "aep://host-a/agent/b", "aep://host-a/agent/ab", "grüße"];
+        let texts =
+            ["", "a", "aep://h", "aep://host-a/agent/a", "aep://host-a/agent/b", "aep://host-a/agent/ab", "grüße"];
         for a in texts {
             for b in texts {
                 assert_eq!(same(a, b), a == b, "{a:?} {b:?}");

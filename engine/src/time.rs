@@ -4,7 +4,6 @@
 use std::fmt;
 use std::ops::{Add, Sub};
 
-
 /// Milliseconds since the Unix epoch (the unit of `Date.now()`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct UnixMs(pub u64);
@@ -16,8 +15,7 @@ impl UnixMs {
     /// for one fixed layout.
     pub fn to_rfc3339(self) -> String {
         let nanos = i128::from(self.0) * 1_000_000;
-        let t = ::time::OffsetDateTime::from_unix_timestamp_nanos(nanos)
-            .unwrap_or(::time::OffsetDateTime::UNIX_EPOCH);
+        let t = ::time::OffsetDateTime::from_unix_timestamp_nanos(nanos).unwrap_or(::time::OffsetDateTime::UNIX_EPOCH);
         let d = t.date();
         let tm = t.time();
         format!(

@@ -87,7 +87,9 @@ fn what_the_agent_says_while_cut_off_goes_out_after_the_reconnect() {
     live(&mut a);
     a.handle_closed(T0 + 10, 1006, "gone");
     assert!(matches!(a.state(), State::Reconnecting { .. }));
-    let queued = a.emit(Draft::new("progress.status").data(serde_json::json!({"phase": "x"})), Some("s"), None, T0 + 20).unwrap();
+    let queued = a
+        .emit(Draft::new("progress.status").data(serde_json::json!({"phase": "x"})), Some("s"), None, T0 + 20)
+        .unwrap();
     assert!(written(&mut a).is_empty(), "nothing written without a socket");
     assert_eq!(a.connection().queued_events(), 1);
 
@@ -96,7 +98,12 @@ fn what_the_agent_says_while_cut_off_goes_out_after_the_reconnect() {
     assert_eq!(a.poll_action(), Some(SocketAction::Open));
     a.handle_open(at);
     assert!(matches!(written(&mut a).as_slice(), [Frame::Hello(_)]), "only hello before the relay's");
-    let relay = Hello { versions: vec!["0.1".into()], role: Some(Role::Both), identity: None, capabilities: Capabilities::default() };
+    let relay = Hello {
+        versions: vec!["0.1".into()],
+        role: Some(Role::Both),
+        identity: None,
+        capabilities: Capabilities::default(),
+    };
     a.handle_text(&Frame::Hello(relay).encode(), at);
     assert_eq!(events(written(&mut a)), vec![queued]);
     assert_eq!(a.connection().queued_events(), 0);
@@ -106,6 +113,13 @@ fn what_the_agent_says_while_cut_off_goes_out_after_the_reconnect() {
 fn a_seq_is_never_used_twice() {
     let mut a = agent();
     assert_eq!(a.emit(Draft::new("session.started"), Some("s"), Some(4), T0).unwrap().seq(), Some(4));
-    assert_eq!(a.emit(Draft::new("progress.status").data(serde_json::json!({"phase": "x"})), Some("s"), None, T0).unwrap().seq(), Some(5));
-    assert!(a.emit(Draft::new("progress.status").data(serde_json::json!({"phase": "x"})), Some("s"), Some(5), T0).is_err());
+    assert_eq!(
+        a.emit(Draft::new("progress.status").data(serde_json::json!({"phase": "x"})), Some("s"), None, T0)
+            .unwrap()
+            .seq(),
+        Some(5)
+    );
+    assert!(a
+        .emit(Draft::new("progress.status").data(serde_json::json!({"phase": "x"})), Some("s"), Some(5), T0)
+        .is_err());
 }

@@ -8,8 +8,8 @@ use aep_engine::client::{
 };
 use aep_engine::protocol::filter::Filter;
 use aep_engine::protocol::frame::{
-    codes, Capabilities, Closing, ControlCapability, Delivered, ErrorFrame, Frame, Hello, HelloIdentity, ReplayCapability,
-    ReplayExhausted, ResumeFrom, Role, RosterEntry, SessionPosition,
+    codes, Capabilities, Closing, ControlCapability, Delivered, ErrorFrame, Frame, Hello, HelloIdentity,
+    ReplayCapability, ReplayExhausted, ResumeFrom, Role, RosterEntry, SessionPosition,
 };
 use aep_engine::{Capture, Event, UnixMs};
 use serde_json::{json, Map};

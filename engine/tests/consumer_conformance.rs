@@ -15,8 +15,8 @@ use std::fs;
 use aep_engine::control::ack::Decision;
 use aep_engine::store::validate;
 use aep_engine::store::{
-    AttentionKind, CardStatus, Closure, CommandStatus, Folded, OutcomeLink, Resolution, RunEnding, RunStatus, SessionState,
-    Store,
+    AttentionKind, CardStatus, Closure, CommandStatus, Folded, OutcomeLink, Resolution, RunEnding, RunStatus,
+    SessionState, Store,
 };
 use aep_engine::{Event, UnixMs};
 use serde_json::{json, Value};
@@ -60,10 +60,14 @@ fn snapshot(store: &Store) -> String {
     for s in store.sessions() {
         let lane: Vec<&str> = s.timeline().iter().map(|e| e.id()).collect();
         let runs: BTreeMap<&str, String> = s.runs().map(|r| (r.name(), format!("{:?}", r.status()))).collect();
-        let cards: BTreeMap<&str, String> = s.cards().map(|c| (c.id(), format!("{:?} {:?}", c.status(), c.answer()))).collect();
+        let cards: BTreeMap<&str, String> =
+            s.cards().map(|c| (c.id(), format!("{:?} {:?}", c.status(), c.answer()))).collect();
         let chains: BTreeMap<&str, String> =
             s.commands().map(|c| (c.id(), format!("{:?} {:?}", c.status(), c.outcome()))).collect();
-        lanes.insert(format!("{} {}", s.source(), s.name()), format!("{lane:?} {runs:?} {cards:?} {chains:?} {:?}", s.state()));
+        lanes.insert(
+            format!("{} {}", s.source(), s.name()),
+            format!("{lane:?} {runs:?} {cards:?} {chains:?} {:?}", s.state()),
+        );
     }
     let agents: Vec<String> =
         store.agents().map(|a| format!("{} {:?} {}", a.source(), a.presence(), a.recent().count())).collect();
@@ -93,7 +97,11 @@ fn obligation_1_every_event_applies_and_is_kept() {
     let vendor = main.timeline().iter().find(|k| k.ty() == "x.claude-code.session.config_change");
     assert!(vendor.is_some(), "unknown vendor type kept in its session");
     let started = main.timeline().iter().next().unwrap();
-    assert_eq!(started.event().unwrap().extensions().get("acmeregion"), Some(&json!("eu-1")), "extension attribute carried");
+    assert_eq!(
+        started.event().unwrap().extensions().get("acmeregion"),
+        Some(&json!("eu-1")),
+        "extension attribute carried"
+    );
     let agent = store.agent("aep://host-a/agent/claude-code").expect("sessionless agent-scoped events kept");
     assert_eq!(agent.presence(), Some("online"));
     assert_eq!(agent.health(), Some("degraded"));
@@ -222,8 +230,9 @@ fn obligation_4_backfill_lands_by_position_and_seqless_stay_put() {
     for e in late {
         assert_eq!(store.apply(e, Some("relay-b"), UnixMs(50_000)), Folded::New);
     }
-    let lane =
-        |s: &Store| -> Vec<String> { s.session(MAIN, "s_8f2c").unwrap().timeline().iter().map(|k| k.id().to_owned()).collect() };
+    let lane = |s: &Store| -> Vec<String> {
+        s.session(MAIN, "s_8f2c").unwrap().timeline().iter().map(|k| k.id().to_owned()).collect()
+    };
     assert_eq!(lane(&store), lane(&in_order));
     let violations: Vec<_> = store.violations().collect();
     assert!(violations.is_empty(), "backfill is not a fault: {violations:?}");
@@ -277,8 +286,11 @@ fn golden_corpus_has_no_violations() {
 #[test]
 fn resume_positions_follow_the_high_water_mark() {
     let store = fold(&golden());
-    let pos: BTreeMap<(String, String), (u64, u64)> =
-        store.resume_positions().into_iter().map(|p| ((p.session.to_string(), p.source.to_string()), (p.epoch, p.seq))).collect();
+    let pos: BTreeMap<(String, String), (u64, u64)> = store
+        .resume_positions()
+        .into_iter()
+        .map(|p| ((p.session.to_string(), p.source.to_string()), (p.epoch, p.seq)))
+        .collect();
     assert_eq!(pos[&("s_8f2c".into(), MAIN.into())], (0, 20));
     assert_eq!(pos[&("s_epoch".into(), "aep://host-a/agent/claude-code/session/s_epoch".into())], (1, 0));
     assert_eq!(pos[&("s_opt".into(), "aep://host-a/agent/claude-code/session/s_opt".into())], (0, 15));

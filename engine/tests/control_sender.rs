@@ -1,16 +1,15 @@
 //! The control sender driven with a fake clock: commands, acks, relay
 //! refusals, local timeouts, retries and outcomes.
 
-
-use aep_engine::rng::Seeded;
 use aep_engine::control::ack::NackReason;
 use aep_engine::control::answer::Answer;
 use aep_engine::control::sender::{
-    ack_window, Address, CancelScope, CommandChange, Command, CommandError, CommandState, ControlSender, RelayCode, RetryError, SendError,
-    DEFAULT_ACK_WINDOW_MS, MAX_ACK_WINDOW_MS, SETTLED_CAPACITY, UPDATE_QUEUE_CAPACITY,
+    ack_window, Address, CancelScope, Command, CommandChange, CommandError, CommandState, ControlSender, RelayCode,
+    RetryError, SendError, DEFAULT_ACK_WINDOW_MS, MAX_ACK_WINDOW_MS, SETTLED_CAPACITY, UPDATE_QUEUE_CAPACITY,
 };
 use aep_engine::protocol::event::Capture;
 use aep_engine::protocol::ids::{source_uri, Draft, Identity};
+use aep_engine::rng::Seeded;
 use aep_engine::{Event, UnixMs};
 use serde_json::{json, Map, Value};
 
@@ -31,10 +30,7 @@ fn to() -> Address {
 }
 
 fn allow() -> Command {
-    Command::Respond {
-        request: REQUEST.into(),
-        answer: Answer::option("allow"),
-    }
+    Command::Respond { request: REQUEST.into(), answer: Answer::option("allow") }
 }
 
 /// An event the agent emits in its session.
@@ -71,10 +67,7 @@ fn built_commands_parse_carry_no_seq_and_name_sender_and_target() {
     let commands = [
         (allow(), json!({"answer": {"option": "allow"}}), Capture::Metadata),
         (
-            Command::Respond {
-                request: REQUEST.into(),
-                answer: Answer::text("use the staging registry"),
-            },
+            Command::Respond { request: REQUEST.into(), answer: Answer::text("use the staging registry") },
             json!({"answer": {"text": "use the staging registry"}}),
             Capture::Full,
         ),
@@ -87,21 +80,11 @@ fn built_commands_parse_carry_no_seq_and_name_sender_and_target() {
             Capture::Metadata,
         ),
         (
-            Command::Cancel {
-                scope: CancelScope::Run,
-                reason: Some("stuck".into()),
-            },
+            Command::Cancel { scope: CancelScope::Run, reason: Some("stuck".into()) },
             json!({"scope": "run", "reason": "stuck"}),
             Capture::Full,
         ),
-        (
-            Command::Cancel {
-                scope: CancelScope::Session,
-                reason: None,
-            },
-            json!({"scope": "session"}),
-            Capture::Metadata,
-        ),
+        (Command::Cancel { scope: CancelScope::Session, reason: None }, json!({"scope": "session"}), Capture::Metadata),
         (Command::Pause, json!({}), Capture::Metadata),
         (Command::Resume, json!({}), Capture::Metadata),
         (
@@ -126,12 +109,7 @@ fn built_commands_parse_carry_no_seq_and_name_sender_and_target() {
         assert_eq!(reparsed.source(), console().source);
         assert_eq!(reparsed.session(), Some(SESSION));
         assert_eq!(reparsed.run(), Some("r_0042"));
-        assert_eq!(
-            reparsed.data().cloned().map(Value::Object).unwrap_or(json!({})),
-            data,
-            "{}",
-            ev.ty()
-        );
+        assert_eq!(reparsed.data().cloned().map(Value::Object).unwrap_or(json!({})), data, "{}", ev.ty());
         assert_eq!(reparsed.capture(), capture, "{}", ev.ty());
         assert_eq!(Command::from_event(&reparsed).unwrap(), command, "reads back");
         if let Command::Respond { .. } = command {
@@ -159,22 +137,12 @@ fn check_against_published_schema(ev: &Event) {
 #[test]
 fn refuses_commands_that_cannot_be_honest() {
     let s = console();
-    let cancel_run = Command::Cancel {
-        scope: CancelScope::Run,
-        reason: None,
-    };
+    let cancel_run = Command::Cancel { scope: CancelScope::Run, reason: None };
     assert_eq!(cancel_run.build(&s, &to(), "C", T0), Err(CommandError::RunScopeWithoutRun));
-    let respond_nothing = Command::Respond {
-        request: String::new(),
-        answer: Answer::option("allow"),
-    };
+    let respond_nothing = Command::Respond { request: String::new(), answer: Answer::option("allow") };
     assert_eq!(respond_nothing.build(&s, &to(), "C", T0), Err(CommandError::MissingRequest));
-    let bad_vendor = Command::Vendor {
-        vendor: "Demo Co".into(),
-        verb: "go".into(),
-        data: Map::new(),
-        capture: Capture::Metadata,
-    };
+    let bad_vendor =
+        Command::Vendor { vendor: "Demo Co".into(), verb: "go".into(), data: Map::new(), capture: Capture::Metadata };
     assert!(matches!(bad_vendor.build(&s, &to(), "C", T0), Err(CommandError::BadVendorType(_))));
 
     let mut sender = ControlSender::new(console(), Seeded::new(1));
@@ -211,10 +179,7 @@ fn accepted_then_outcome() {
         t_out,
     );
     let resolved = agent_event(
-        Draft::new("attention.resolved")
-            .subject(REQUEST)
-            .cause(id.clone())
-            .data(json!({"resolution": "answered"})),
+        Draft::new("attention.resolved").subject(REQUEST).cause(id.clone()).data(json!({"resolution": "answered"})),
         "RES1",
         7,
         t_out,
@@ -230,23 +195,14 @@ fn accepted_then_outcome() {
 
 #[test]
 fn rejected_with_each_registered_reason() {
-    for reason in [
-        NackReason::Unsupported,
-        NackReason::Unauthorized,
-        NackReason::Busy,
-        NackReason::Refused,
-        NackReason::Invalid,
-    ] {
+    for reason in
+        [NackReason::Unsupported, NackReason::Unauthorized, NackReason::Busy, NackReason::Refused, NackReason::Invalid]
+    {
         let mut s = ControlSender::new(console(), Seeded::new(1));
         let id = sent(&mut s, None);
         assert!(s.handle_event(&rejected(&id, reason.as_str(), Some("because"), T0 + 10), T0 + 10));
         match s.get(&id).unwrap().state() {
-            CommandState::Rejected {
-                reason: got,
-                raw_reason,
-                detail,
-                ..
-            } => {
+            CommandState::Rejected { reason: got, raw_reason, detail, .. } => {
                 assert_eq!(*got, Some(reason));
                 assert_eq!(raw_reason.as_deref(), Some(reason.as_str()));
                 assert_eq!(detail.as_deref(), Some("because"));
@@ -258,7 +214,9 @@ fn rejected_with_each_registered_reason() {
     let mut s = ControlSender::new(console(), Seeded::new(1));
     let id = sent(&mut s, None);
     s.handle_event(&rejected(&id, "not-today", None, T0 + 10), T0 + 10);
-    assert!(matches!(s.get(&id).unwrap().state(), CommandState::Rejected { reason: None, raw_reason: Some(r), .. } if r == "not-today"));
+    assert!(
+        matches!(s.get(&id).unwrap().state(), CommandState::Rejected { reason: None, raw_reason: Some(r), .. } if r == "not-today")
+    );
 }
 
 #[test]
@@ -396,7 +354,9 @@ fn a_second_distinct_ack_is_a_violation_and_changes_nothing() {
     );
 
     assert!(s.handle_relay_error(&id, "no-route", None, T0 + 40));
-    assert!(matches!(updates(&mut s).as_slice(), [CommandChange::Violation(v)] if v.rule == "control.relay-error.after-ack"));
+    assert!(
+        matches!(updates(&mut s).as_slice(), [CommandChange::Violation(v)] if v.rule == "control.relay-error.after-ack")
+    );
     assert!(matches!(s.get(&id).unwrap().state(), CommandState::Accepted { .. }));
 }
 
@@ -412,23 +372,16 @@ fn an_ack_from_another_session_does_not_settle() {
         .unwrap();
     assert!(s.handle_event(&stray, T0 + 5));
     assert!(s.get(&id).unwrap().state().is_pending());
-    assert!(matches!(updates(&mut s).as_slice(), [CommandChange::Violation(v)] if v.rule == "control.ack.wrong-session"));
+    assert!(
+        matches!(updates(&mut s).as_slice(), [CommandChange::Violation(v)] if v.rule == "control.ack.wrong-session")
+    );
 }
 
 #[test]
 fn the_outcome_may_cite_the_ack() {
     let mut s = ControlSender::new(console(), Seeded::new(1));
-    let id = s
-        .send(
-            &to().with_run("r_1"),
-            &Command::Cancel {
-                scope: CancelScope::Run,
-                reason: None,
-            },
-            None,
-            T0,
-        )
-        .unwrap();
+    let id =
+        s.send(&to().with_run("r_1"), &Command::Cancel { scope: CancelScope::Run, reason: None }, None, T0).unwrap();
     s.handle_event(&accepted(&id, "ACK-C", T0 + 10), T0 + 10);
     let unrelated = agent_event(Draft::new("run.cancelled").cause("SOMETHING-ELSE"), "RC0", 6, T0 + 20);
     assert!(!s.handle_event(&unrelated, T0 + 20));
@@ -448,11 +401,8 @@ fn commands_and_acks_are_never_outcomes() {
     let id = sent(&mut s, None);
     let echoed = Event::parse(s.get(&id).unwrap().command().raw()).unwrap();
     assert!(!s.handle_event(&echoed, T0 + 1), "our own command echoed back");
-    let follow_up = Draft::new("control.pause")
-        .session(SESSION)
-        .cause(id.clone())
-        .build(&console(), "CMD2", T0 + 2)
-        .unwrap();
+    let follow_up =
+        Draft::new("control.pause").session(SESSION).cause(id.clone()).build(&console(), "CMD2", T0 + 2).unwrap();
     assert!(!s.handle_event(&follow_up, T0 + 2), "a command citing ours is not its outcome");
     assert!(s.get(&id).unwrap().outcome().is_none());
 }
@@ -486,8 +436,5 @@ fn the_update_queue_is_bounded() {
     }
     let all = updates(&mut s);
     assert_eq!(all.len(), UPDATE_QUEUE_CAPACITY);
-    assert!(
-        all.iter().all(|c| matches!(c, CommandChange::Violation(_))),
-        "the oldest (Accepted) was dropped"
-    );
+    assert!(all.iter().all(|c| matches!(c, CommandChange::Violation(_))), "the oldest (Accepted) was dropped");
 }

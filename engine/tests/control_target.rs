@@ -2,13 +2,15 @@
 //! the unsupported/invalid gates, AEP-0008 text answers, AEP-0006 forms,
 //! outcome events, and a full round trip with the sender.
 
-use aep_engine::rng::Seeded;
 use aep_engine::control::ack::{self, Decision, NackReason};
 use aep_engine::control::answer::{Answer, AppliedRule};
 use aep_engine::control::sender::{Address, CancelScope, Command, CommandState, ControlSender};
 use aep_engine::control::target::outcome::PHASE_PAUSED;
-use aep_engine::control::target::{Action, ControlTarget, Received, RequestState, SeqCounter, TargetError, Verdict, DEDUPE_CAPACITY};
+use aep_engine::control::target::{
+    Action, ControlTarget, Received, RequestState, SeqCounter, TargetError, Verdict, DEDUPE_CAPACITY,
+};
 use aep_engine::protocol::ids::{source_uri, Draft, Identity};
+use aep_engine::rng::Seeded;
 use aep_engine::{Capture, Event, UnixMs};
 use serde_json::{json, Map, Value};
 
@@ -36,13 +38,7 @@ fn command(c: &Command, id: &str) -> Event {
 }
 
 fn respond(request: &str, answer: Answer, id: &str) -> Event {
-    command(
-        &Command::Respond {
-            request: request.into(),
-            answer,
-        },
-        id,
-    )
+    command(&Command::Respond { request: request.into(), answer }, id)
 }
 
 /// The agent raises a request; `seqs` hands out its position.
@@ -78,10 +74,7 @@ fn nack_reason(r: &Received) -> Option<(NackReason, Option<String>)> {
 
 fn applied(r: &Received) -> (Answer, AppliedRule) {
     match r {
-        Received::Fresh {
-            action: Action::Respond { applied, .. },
-            ..
-        } => (applied.answer.clone(), applied.rule),
+        Received::Fresh { action: Action::Respond { applied, .. }, .. } => (applied.answer.clone(), applied.rule),
         other => panic!("expected an accepted respond, got {other:?}"),
     }
 }
@@ -93,11 +86,7 @@ fn a_redelivered_command_gets_the_recorded_ack_byte_for_byte() {
     let pause = command(&Command::Pause, "CMD1");
     let first = t.handle_command(&pause, T0, &mut seqs).unwrap();
     let ack = match &first {
-        Received::Fresh {
-            action: Action::Pause,
-            ack,
-            command,
-        } => {
+        Received::Fresh { action: Action::Pause, ack, command } => {
             assert_eq!(command, &pause);
             ack.clone()
         }
@@ -110,12 +99,7 @@ fn a_redelivered_command_gets_the_recorded_ack_byte_for_byte() {
     assert_eq!(ack.agent(), "demo-agent");
 
     let again = t.handle_command(&pause, T0 + 5_000, &mut seqs).unwrap();
-    assert_eq!(
-        again,
-        Received::Duplicate {
-            ack: ack.raw_arc()
-        }
-    );
+    assert_eq!(again, Received::Duplicate { ack: ack.raw_arc() });
     assert_eq!(&*again.ack_bytes(), ack.raw());
     assert_eq!(seqs.peek(SESSION), 1, "a duplicate takes no seq");
 
@@ -135,10 +119,7 @@ fn dedupe_is_keyed_by_source_and_id() {
     t.handle_command(&mine, T0, &mut seqs).unwrap();
     let other_sender = Identity::new(source_uri("phone", "approval-console", None), "approval-console");
     let theirs = Command::Pause.build(&other_sender, &Address::session(SESSION), "CMD1", T0).unwrap();
-    assert!(matches!(
-        t.handle_command(&theirs, T0, &mut seqs).unwrap(),
-        Received::Fresh { .. }
-    ));
+    assert!(matches!(t.handle_command(&theirs, T0, &mut seqs).unwrap(), Received::Fresh { .. }));
 }
 
 #[test]
@@ -148,20 +129,13 @@ fn dedupe_memory_is_bounded_and_forgotten_commands_count_as_new() {
     let first = command(&Command::Pause, "CMD-0");
     let first_ack = t.handle_command(&first, T0, &mut seqs).unwrap();
     for i in 1..=DEDUPE_CAPACITY {
-        t.handle_command(&command(&Command::Pause, &format!("CMD-{i}")), T0, &mut seqs)
-            .unwrap();
+        t.handle_command(&command(&Command::Pause, &format!("CMD-{i}")), T0, &mut seqs).unwrap();
     }
     assert_eq!(t.remembered(), DEDUPE_CAPACITY);
     let newest = command(&Command::Pause, &format!("CMD-{DEDUPE_CAPACITY}"));
-    assert!(matches!(
-        t.handle_command(&newest, T0, &mut seqs).unwrap(),
-        Received::Duplicate { .. }
-    ));
+    assert!(matches!(t.handle_command(&newest, T0, &mut seqs).unwrap(), Received::Duplicate { .. }));
     let second = command(&Command::Pause, "CMD-1");
-    assert!(matches!(
-        t.handle_command(&second, T0, &mut seqs).unwrap(),
-        Received::Duplicate { .. }
-    ));
+    assert!(matches!(t.handle_command(&second, T0, &mut seqs).unwrap(), Received::Duplicate { .. }));
     let forgotten = t.handle_command(&first, T0 + 1, &mut seqs).unwrap();
     assert!(matches!(forgotten, Received::Fresh { .. }), "evicted: treated as a new command");
     assert_ne!(forgotten.ack_bytes(), first_ack.ack_bytes());
@@ -174,10 +148,7 @@ fn undeclared_types_are_unsupported_declared_but_unactionable_are_invalid() {
     let mut seqs = SeqCounter::new();
     let mut nack = |t: &mut ControlTarget, ev: Event| nack_reason(&t.handle_command(&ev, T0, &mut seqs).unwrap());
 
-    assert_eq!(
-        nack(&mut t, command(&Command::Resume, "C1")).map(|n| n.0),
-        Some(NackReason::Unsupported)
-    );
+    assert_eq!(nack(&mut t, command(&Command::Resume, "C1")).map(|n| n.0), Some(NackReason::Unsupported));
     let vendor = Command::Vendor {
         vendor: "demo".into(),
         verb: "instruct".into(),
@@ -187,18 +158,10 @@ fn undeclared_types_are_unsupported_declared_but_unactionable_are_invalid() {
     assert_eq!(nack(&mut t, command(&vendor, "C2")).map(|n| n.0), Some(NackReason::Unsupported));
 
     let unknown = nack(&mut t, respond("NO-SUCH-REQUEST", Answer::option("allow"), "C3")).unwrap();
-    assert_eq!(
-        unknown.0,
-        NackReason::Invalid,
-        "declared type with nothing to act on is invalid, never unsupported"
-    );
+    assert_eq!(unknown.0, NackReason::Invalid, "declared type with nothing to act on is invalid, never unsupported");
     assert!(unknown.1.unwrap().contains("NO-SUCH-REQUEST"));
 
-    let no_scope = Draft::new("control.cancel")
-        .session(SESSION)
-        .data(json!({}))
-        .build(&console(), "C4", T0)
-        .unwrap();
+    let no_scope = Draft::new("control.cancel").session(SESSION).data(json!({})).build(&console(), "C4", T0).unwrap();
     assert_eq!(nack(&mut t, no_scope).map(|n| n.0), Some(NackReason::Invalid));
     let run_scope_no_run = Draft::new("control.cancel")
         .session(SESSION)
@@ -235,37 +198,27 @@ fn answered_closed_foreign_and_oob_requests_are_invalid() {
     let mut t = target(&ALL_CORE);
     let mut seqs = SeqCounter::new();
     t.register_request(&requested("R1", permission(), &mut seqs), Some("deny")).unwrap();
-    let ok = t
-        .handle_command(&respond("R1", Answer::option("allow"), "C1"), T0, &mut seqs)
-        .unwrap();
+    let ok = t.handle_command(&respond("R1", Answer::option("allow"), "C1"), T0, &mut seqs).unwrap();
     assert!(matches!(ok, Received::Fresh { .. }));
     assert_eq!(t.request("R1").unwrap().1, &RequestState::Answered { command: "C1".into() });
-    let twice = t
-        .handle_command(&respond("R1", Answer::option("deny"), "C2"), T0, &mut seqs)
-        .unwrap();
+    let twice = t.handle_command(&respond("R1", Answer::option("deny"), "C2"), T0, &mut seqs).unwrap();
     assert!(nack_reason(&twice).unwrap().1.unwrap().contains("already answered"));
 
     t.register_request(&requested("R2", permission(), &mut seqs), None).unwrap();
     assert!(t.close_request("R2"));
-    let closed = t
-        .handle_command(&respond("R2", Answer::option("allow"), "C3"), T0, &mut seqs)
-        .unwrap();
+    let closed = t.handle_command(&respond("R2", Answer::option("allow"), "C3"), T0, &mut seqs).unwrap();
     assert_eq!(nack_reason(&closed).map(|n| n.0), Some(NackReason::Invalid));
 
-    let oob = json!({"kind": "permission", "prompt": "p", "options": [{"id": "ok", "label": "OK"}], "respond_via": ["oob"]});
+    let oob =
+        json!({"kind": "permission", "prompt": "p", "options": [{"id": "ok", "label": "OK"}], "respond_via": ["oob"]});
     t.register_request(&requested("R3", oob, &mut seqs), None).unwrap();
-    let r = t
-        .handle_command(&respond("R3", Answer::option("ok"), "C4"), T0, &mut seqs)
-        .unwrap();
+    let r = t.handle_command(&respond("R3", Answer::option("ok"), "C4"), T0, &mut seqs).unwrap();
     assert_eq!(nack_reason(&r).map(|n| n.0), Some(NackReason::Invalid));
 
     t.register_request(&requested("R4", permission(), &mut seqs), None).unwrap();
-    let elsewhere = Command::Respond {
-        request: "R4".into(),
-        answer: Answer::option("allow"),
-    }
-    .build(&console(), &Address::session("s_other"), "C5", T0)
-    .unwrap();
+    let elsewhere = Command::Respond { request: "R4".into(), answer: Answer::option("allow") }
+        .build(&console(), &Address::session("s_other"), "C5", T0)
+        .unwrap();
     let r = t.handle_command(&elsewhere, T0, &mut seqs).unwrap();
     assert!(nack_reason(&r).unwrap().1.unwrap().contains("another session"));
     assert_eq!(t.request("R4").unwrap().1, &RequestState::Open);
@@ -287,9 +240,7 @@ fn text_naming_an_option_by_id_or_label_is_that_option() {
     {
         let req = format!("R{i}");
         t.register_request(&requested(&req, permission(), &mut seqs), Some("deny")).unwrap();
-        let r = t
-            .handle_command(&respond(&req, Answer::text(text), &format!("C{i}")), T0, &mut seqs)
-            .unwrap();
+        let r = t.handle_command(&respond(&req, Answer::text(text), &format!("C{i}")), T0, &mut seqs).unwrap();
         assert_eq!(applied(&r), (Answer::option(expected), AppliedRule::TextNamedOption), "{text:?}");
     }
 }
@@ -302,43 +253,26 @@ fn unmatched_or_ambiguous_text_on_a_permission_request_is_never_permissive() {
     for (i, text) in texts.into_iter().enumerate() {
         let req = format!("R{i}");
         t.register_request(&requested(&req, permission(), &mut seqs), Some("deny")).unwrap();
-        let r = t
-            .handle_command(&respond(&req, Answer::text(text), &format!("C{i}")), T0, &mut seqs)
-            .unwrap();
+        let r = t.handle_command(&respond(&req, Answer::text(text), &format!("C{i}")), T0, &mut seqs).unwrap();
         let (answer, rule) = applied(&r);
         if text == "allow" {
             assert_eq!(answer, Answer::option("allow"), "the option's own id is a match, not a guess");
             continue;
         }
-        assert_eq!(
-            answer,
-            Answer::Option {
-                id: "deny".into(),
-                text: Some(text.into())
-            },
-            "{text:?}"
-        );
+        assert_eq!(answer, Answer::Option { id: "deny".into(), text: Some(text.into()) }, "{text:?}");
         assert_eq!(rule, AppliedRule::UnmatchedTextRefused);
     }
 
     t.register_request(&requested("RX", permission(), &mut seqs), None).unwrap();
-    let r = t
-        .handle_command(&respond("RX", Answer::text("go on then"), "CX"), T0, &mut seqs)
-        .unwrap();
+    let r = t.handle_command(&respond("RX", Answer::text("go on then"), "CX"), T0, &mut seqs).unwrap();
     let (reason, detail) = nack_reason(&r).expect("no refusing option declared: nacked, not applied");
     assert_eq!(reason, NackReason::Invalid);
     assert!(detail.is_some());
-    assert_eq!(
-        t.request("RX").unwrap().1,
-        &RequestState::Open,
-        "a nacked answer leaves the request open"
-    );
+    assert_eq!(t.request("RX").unwrap().1, &RequestState::Open, "a nacked answer leaves the request open");
 
     let input = json!({"kind": "input", "prompt": "Which DB?", "options": [{"id": "a", "label": "Same"}, {"id": "b", "label": "same"}]});
     t.register_request(&requested("RI", input, &mut seqs), None).unwrap();
-    let r = t
-        .handle_command(&respond("RI", Answer::text("SAME"), "CI"), T0, &mut seqs)
-        .unwrap();
+    let r = t.handle_command(&respond("RI", Answer::text("SAME"), "CI"), T0, &mut seqs).unwrap();
     assert_eq!(
         applied(&r),
         (Answer::text("SAME"), AppliedRule::AsSent),
@@ -351,21 +285,10 @@ fn option_answers_must_name_an_offered_option() {
     let mut t = target(&ALL_CORE);
     let mut seqs = SeqCounter::new();
     t.register_request(&requested("R1", permission(), &mut seqs), Some("deny")).unwrap();
-    let r = t
-        .handle_command(&respond("R1", Answer::option("ALLOW"), "C1"), T0, &mut seqs)
-        .unwrap();
-    assert_eq!(
-        nack_reason(&r).map(|n| n.0),
-        Some(NackReason::Invalid),
-        "option is the exact channel"
-    );
-    let with_reason = Answer::Option {
-        id: "deny".into(),
-        text: Some("use staging".into()),
-    };
-    let r = t
-        .handle_command(&respond("R1", with_reason.clone(), "C2"), T0, &mut seqs)
-        .unwrap();
+    let r = t.handle_command(&respond("R1", Answer::option("ALLOW"), "C1"), T0, &mut seqs).unwrap();
+    assert_eq!(nack_reason(&r).map(|n| n.0), Some(NackReason::Invalid), "option is the exact channel");
+    let with_reason = Answer::Option { id: "deny".into(), text: Some("use staging".into()) };
+    let r = t.handle_command(&respond("R1", with_reason.clone(), "C2"), T0, &mut seqs).unwrap();
     assert_eq!(applied(&r), (with_reason, AppliedRule::AsSent));
 }
 
@@ -401,24 +324,18 @@ fn form_answers_are_checked_field_by_field() {
         (json!({"name": "api", "regions": ["1", "9"]}), "\u{201c}9\u{201d}"),
     ];
     for (i, (v, mentions)) in cases.into_iter().enumerate() {
-        let r = t
-            .handle_command(&respond("F1", values(v.clone()), &format!("BAD{i}")), T0, &mut seqs)
-            .unwrap();
+        let r = t.handle_command(&respond("F1", values(v.clone()), &format!("BAD{i}")), T0, &mut seqs).unwrap();
         let (reason, detail) = nack_reason(&r).unwrap_or_else(|| panic!("{v} was accepted"));
         assert_eq!(reason, NackReason::Invalid);
         let detail = detail.unwrap();
         assert!(detail.contains(mentions), "{v}: {detail}");
     }
-    let r = t
-        .handle_command(&respond("F1", Answer::text("api"), "TEXT"), T0, &mut seqs)
-        .unwrap();
-    assert_eq!(
-        nack_reason(&r).map(|n| n.0),
-        Some(NackReason::Invalid),
-        "a form is answered with values"
-    );
+    let r = t.handle_command(&respond("F1", Answer::text("api"), "TEXT"), T0, &mut seqs).unwrap();
+    assert_eq!(nack_reason(&r).map(|n| n.0), Some(NackReason::Invalid), "a form is answered with values");
 
-    let good = values(json!({"name": "api", "replicas": 9, "staged": false, "regions": ["1", "2"], "db": "MariaDB", "tier": "free"}));
+    let good = values(
+        json!({"name": "api", "replicas": 9, "staged": false, "regions": ["1", "2"], "db": "MariaDB", "tier": "free"}),
+    );
     let r = t.handle_command(&respond("F1", good.clone(), "GOOD"), T0, &mut seqs).unwrap();
     assert_eq!(
         applied(&r),
@@ -432,9 +349,7 @@ fn values_on_a_non_form_request_are_invalid() {
     let mut t = target(&ALL_CORE);
     let mut seqs = SeqCounter::new();
     t.register_request(&requested("R1", permission(), &mut seqs), Some("deny")).unwrap();
-    let r = t
-        .handle_command(&respond("R1", values(json!({"x": "allow"})), "C1"), T0, &mut seqs)
-        .unwrap();
+    let r = t.handle_command(&respond("R1", values(json!({"x": "allow"})), "C1"), T0, &mut seqs).unwrap();
     assert_eq!(nack_reason(&r).map(|n| n.0), Some(NackReason::Invalid));
 }
 
@@ -449,22 +364,15 @@ fn the_agent_stays_sovereign() {
         .handle_command_with(&cmd, T0, &mut seqs, |action| {
             asked += 1;
             assert!(matches!(action, Action::Respond { .. }));
-            Verdict::Reject {
-                reason: NackReason::Refused,
-                detail: Some("too fast".into()),
-            }
+            Verdict::Reject { reason: NackReason::Refused, detail: Some("too fast".into()) }
         })
         .unwrap();
     assert_eq!(nack_reason(&r), Some((NackReason::Refused, Some("too fast".into()))));
-    let again = t
-        .handle_command_with(&cmd, T0, &mut seqs, |_| panic!("a duplicate is never re-decided"))
-        .unwrap();
+    let again = t.handle_command_with(&cmd, T0, &mut seqs, |_| panic!("a duplicate is never re-decided")).unwrap();
     assert!(matches!(again, Received::Duplicate { .. }));
     assert_eq!(asked, 1);
     assert_eq!(t.request("R1").unwrap().1, &RequestState::Open);
-    let resumed = t
-        .handle_command_with(&command(&Command::Resume, "C2"), T0, &mut seqs, |_| Verdict::Accept)
-        .unwrap();
+    let resumed = t.handle_command_with(&command(&Command::Resume, "C2"), T0, &mut seqs, |_| Verdict::Accept).unwrap();
     assert!(matches!(resumed, Received::Fresh { .. }), "declared types reach the verdict");
 }
 
@@ -476,17 +384,11 @@ fn outcome_events_are_correlated_and_sequenced() {
     let cmd = respond("R1", Answer::text("not on main"), "C1");
     let r = t.handle_command(&cmd, T0 + 4_000, &mut seqs).unwrap();
     let (ack, request, applied) = match r {
-        Received::Fresh {
-            ack,
-            action: Action::Respond { request, applied },
-            ..
-        } => (ack, request, applied),
+        Received::Fresh { ack, action: Action::Respond { request, applied }, .. } => (ack, request, applied),
         other => panic!("{other:?}"),
     };
     assert_eq!(ack.position(), Some((2, 1)));
-    let [answered, resolved] = t
-        .answer_outcomes(&cmd, &request, &applied.answer, T0 + 4_250, &mut seqs)
-        .unwrap();
+    let [answered, resolved] = t.answer_outcomes(&cmd, &request, &applied.answer, T0 + 4_250, &mut seqs).unwrap();
     for ev in [&answered, &resolved] {
         Event::parse(ev.raw()).unwrap();
         assert_eq!(ev.subject(), Some("R1"));
@@ -497,28 +399,16 @@ fn outcome_events_are_correlated_and_sequenced() {
     assert_ne!(answered.id(), resolved.id());
     assert_eq!(answered.position(), Some((2, 2)));
     assert_eq!(resolved.position(), Some((2, 3)));
-    assert_eq!(
-        answered.data_field("answer"),
-        Some(&json!({"option": "deny", "text": "not on main"}))
-    );
+    assert_eq!(answered.data_field("answer"), Some(&json!({"option": "deny", "text": "not on main"})));
     assert_eq!(answered.data_field("via"), Some(&json!("control")));
     assert_eq!(answered.data_field("by"), Some(&json!("approval-console")));
     assert_eq!(answered.capture(), Capture::Full, "the reason is text, as typed");
     assert_eq!(resolved.data_field("resolution"), Some(&json!("answered")));
     assert_eq!(resolved.data_field("latency_ms"), Some(&json!(4_250)));
 
-    let cancel = command(
-        &Command::Cancel {
-            scope: CancelScope::Run,
-            reason: Some("stuck".into()),
-        },
-        "C2",
-    );
+    let cancel = command(&Command::Cancel { scope: CancelScope::Run, reason: Some("stuck".into()) }, "C2");
     let cancelled = t.run_cancelled(&cancel, Some("stuck"), T0, &mut seqs).unwrap();
-    assert_eq!(
-        (cancelled.ty(), cancelled.cause(), cancelled.run()),
-        ("run.cancelled", Some("C2"), Some("r_1"))
-    );
+    assert_eq!((cancelled.ty(), cancelled.cause(), cancelled.run()), ("run.cancelled", Some("C2"), Some("r_1")));
     assert_eq!(cancelled.data_field("by"), Some(&json!("control")));
     let pause = command(&Command::Pause, "C3");
     let status = t.progress_status(&pause, PHASE_PAUSED, None, T0, &mut seqs).unwrap();
@@ -543,10 +433,7 @@ fn round_trip_between_sender_and_target() {
     let id = s
         .send(
             &Address::session(SESSION),
-            &Command::Respond {
-                request: "R1".into(),
-                answer: Answer::text("Deny"),
-            },
+            &Command::Respond { request: "R1".into(), answer: Answer::text("Deny") },
             None,
             T0,
         )
@@ -554,14 +441,7 @@ fn round_trip_between_sender_and_target() {
     let wire = Event::parse(&s.poll_transmit().unwrap()).unwrap();
     let received = t.handle_command(&wire, T0 + 100, &mut seqs).unwrap();
     assert!(received.ack_bytes().contains("\"seq\":41"), "the closure hands out the seq");
-    let Received::Fresh {
-        ack,
-        action: Action::Respond { request, applied },
-        ..
-    } = received
-    else {
-        panic!()
-    };
+    let Received::Fresh { ack, action: Action::Respond { request, applied }, .. } = received else { panic!() };
     assert_eq!(applied.answer, Answer::option("deny"));
     s.handle_event(&Event::parse(ack.raw()).unwrap(), T0 + 120);
     assert!(matches!(s.get(&id).unwrap().state(), CommandState::Accepted { .. }));
@@ -634,7 +514,8 @@ fn form_answers_keep_their_choices_under_the_default_ceiling() {
         (Capture::Redacted, json!({"env": "staging", "n": 2}), Capture::Metadata),
         (Capture::Full, answer.clone(), Capture::Full),
     ] {
-        let mut t = ControlTarget::new(agent(), ALL_CORE.iter().copied(), Seeded::new(2)).unwrap().with_ceiling(ceiling);
+        let mut t =
+            ControlTarget::new(agent(), ALL_CORE.iter().copied(), Seeded::new(2)).unwrap().with_ceiling(ceiling);
         let mut seqs = SeqCounter::new();
         let request = requested("F1", form.clone(), &mut seqs);
         t.register_request(&request, None).unwrap();

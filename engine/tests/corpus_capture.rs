@@ -92,8 +92,9 @@ fn walk(schema: &Value, prefix: &str, out: &mut Vec<(String, Capture)>) {
 
 #[test]
 fn compiled_annotations_match_the_schema_files() {
-    let entries = fs::read_dir(SCHEMAS)
-        .unwrap_or_else(|e| panic!("cannot list {SCHEMAS}: {e} (the AEP spec must be checked out at ../../shared/aep)"));
+    let entries = fs::read_dir(SCHEMAS).unwrap_or_else(|e| {
+        panic!("cannot list {SCHEMAS}: {e} (the AEP spec must be checked out at ../../shared/aep)")
+    });
     let mut types = 0;
     for entry in entries {
         let path = entry.unwrap().path();

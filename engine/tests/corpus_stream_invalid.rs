@@ -55,7 +55,9 @@ fn every_stream_case_fails_with_its_rule() {
             .unwrap_or_else(|| panic!("{name}: `events` is not an array"))
             .iter()
             .enumerate()
-            .map(|(i, v)| Event::parse(&v.to_string()).unwrap_or_else(|e| panic!("{name}: event {i} does not parse: {e}")))
+            .map(|(i, v)| {
+                Event::parse(&v.to_string()).unwrap_or_else(|e| panic!("{name}: event {i} does not parse: {e}"))
+            })
             .collect();
         let violations = validate::stream(&events);
         println!("{name}\n    expects {expected} ({text})");

@@ -65,7 +65,10 @@ fn control_errors() {
     says(&CommandError::BadScope("\"all\"".into()), "cancel scope must be \"run\" or \"session\", got \"all\"");
     says(&CommandError::RunScopeWithoutRun, "cancelling a run needs the `run` it cancels");
     says(&CommandError::BadReason, "`reason` must be a string");
-    says(&CommandError::BadVendorType("x.acme.pause".into()), "`x.acme.pause` is not a vendor command type x.{vendor}.control.{verb}");
+    says(
+        &CommandError::BadVendorType("x.acme.pause".into()),
+        "`x.acme.pause` is not a vendor command type x.{vendor}.control.{verb}",
+    );
     says(&CommandError::Build(build_error()), "extension attribute `aep` refused: a core attribute");
 
     says(&SendError::Command(CommandError::BadReason), "`reason` must be a string");
@@ -74,10 +77,7 @@ fn control_errors() {
     says(&RetryError::Unknown("c1".into()), "no command `c1` is being followed");
     says(&RetryError::AlreadyDecided("c1".into()), "command `c1` was already acknowledged");
 
-    says(
-        &SeqRegression { seq: 3, next: 7 },
-        "seq 3 is at or below one already assigned in this epoch (next free: 7)",
-    );
+    says(&SeqRegression { seq: 3, next: 7 }, "seq 3 is at or below one already assigned in this epoch (next free: 7)");
     says(&TargetError::NotACommand { ty: "agent.note".into() }, "`agent.note` is not a command");
     says(&TargetError::NotACommandType("agent.note".into()), "cannot accept `agent.note`: not a command type");
     says(&TargetError::Build(build_error()), "extension attribute `aep` refused: a core attribute");
@@ -110,12 +110,21 @@ fn client_errors() {
     says(&UrlError::BadCharacter, "the relay URL contains spaces or control characters");
 
     says(&AgentError::Build(build_error()), "extension attribute `aep` refused: a core attribute");
-    says(&AgentError::Seq(SeqRegression { seq: 1, next: 2 }), "seq 1 is at or below one already assigned in this epoch (next free: 2)");
+    says(
+        &AgentError::Seq(SeqRegression { seq: 1, next: 2 }),
+        "seq 1 is at or below one already assigned in this epoch (next free: 2)",
+    );
     says(&AgentError::Request(RequestError::MissingKind), "the request has no `kind`");
     says(&AgentError::Send(ClientError::Backpressure), "too many frames waiting to be sent");
     says(&AgentError::Target(TargetError::NotACommandType("a.b".into())), "cannot accept `a.b`: not a command type");
-    says(&AgentSetupError::Target(TargetError::NotACommandType("a.b".into())), "cannot accept `a.b`: not a command type");
-    says(&AgentSetupError::Config(ConfigError::EmitterWithoutAgent), "an emitter must name its agent in hello identity");
+    says(
+        &AgentSetupError::Target(TargetError::NotACommandType("a.b".into())),
+        "cannot accept `a.b`: not a command type",
+    );
+    says(
+        &AgentSetupError::Config(ConfigError::EmitterWithoutAgent),
+        "an emitter must name its agent in hello identity",
+    );
 }
 
 #[test]

@@ -44,9 +44,8 @@ fn use_statements(text: &str) -> Vec<(bool, String)> {
     let mut lines = text.lines();
     while let Some(line) = lines.next() {
         let trimmed = line.trim_start();
-        let body = ["use ", "pub use ", "pub(crate) use ", "pub(super) use "]
-            .iter()
-            .find_map(|p| trimmed.strip_prefix(p));
+        let body =
+            ["use ", "pub use ", "pub(crate) use ", "pub(super) use "].iter().find_map(|p| trimmed.strip_prefix(p));
         let Some(body) = body else { continue };
         let mut statement = body.to_owned();
         while !statement.contains(';') {
@@ -212,11 +211,10 @@ fn no_engine_module_imports_one_that_imports_it() {
 
 #[test]
 fn the_reader_sees_use_lines_as_written() {
-    assert_eq!(expand("crate::{store::{Store, Change}, time::UnixMs}"), [
-        "crate::store::Store",
-        "crate::store::Change",
-        "crate::time::UnixMs"
-    ]);
+    assert_eq!(
+        expand("crate::{store::{Store, Change}, time::UnixMs}"),
+        ["crate::store::Store", "crate::store::Change", "crate::time::UnixMs"]
+    );
     let here = ["protocol".to_owned(), "validate".to_owned()];
     let children = BTreeSet::from(["payload".to_owned()]);
     let path = |p: &[&str]| Some(p.iter().map(|s| s.to_string()).collect::<Vec<_>>());

@@ -194,8 +194,8 @@ fn chaotic_event(rng: &mut Rng, templates: &[Map<String, Value>]) -> Option<Even
         m.remove(key);
     }
     let scoped = !ty.starts_with("agent.");
-    let foreign =
-        ty.starts_with("control.") && !ty.ends_with("accepted") && !ty.ends_with("rejected") || ty == "attention.routed";
+    let foreign = ty.starts_with("control.") && !ty.ends_with("accepted") && !ty.ends_with("rejected")
+        || ty == "attention.routed";
     if scoped {
         m.insert("session".into(), json!(rng.pick(&sessions)));
         if !foreign {

@@ -4,8 +4,8 @@
 use aep_engine::control::ack::{Decision, NackReason};
 use aep_engine::protocol::ids::{Draft, Identity};
 use aep_engine::store::{
-    Arrival, CardStatus, Change, ChangeFeed, CommandStatus, Counts, Folded, OutcomeLink, Rule, SessionKey, SessionState, Store,
-    StoreConfig,
+    Arrival, CardStatus, Change, ChangeFeed, CommandStatus, Counts, Folded, OutcomeLink, Rule, SessionKey,
+    SessionState, Store, StoreConfig,
 };
 use aep_engine::{Event, Severity, UnixMs};
 use serde_json::json;
@@ -48,16 +48,17 @@ fn lane(store: &Store, who: &Identity) -> Vec<String> {
 }
 
 fn request(who: &Identity, id: &str, s: u64, t: u64, severity: Severity) -> Event {
-    let d = at("attention.requested", s)
-        .severity(severity)
-        .data(json!({"kind": "permission", "prompt": format!("may I {id}?"), "options": [{"id": "allow", "label": "Allow"}]}));
+    let d = at("attention.requested", s).severity(severity).data(
+        json!({"kind": "permission", "prompt": format!("may I {id}?"), "options": [{"id": "allow", "label": "Allow"}]}),
+    );
     build(d, who, id, t)
 }
 
 #[test]
 fn backfill_is_ordered_in_and_only_a_fault_in_emission_order() {
     let a = owner(1);
-    let events: Vec<Event> = [5, 1, 3].iter().map(|&s| build(at("progress.status", s), &a, &format!("E{s}"), s)).collect();
+    let events: Vec<Event> =
+        [5, 1, 3].iter().map(|&s| build(at("progress.status", s), &a, &format!("E{s}"), s)).collect();
     let mut store = Store::default();
     for e in events.clone() {
         assert_eq!(put(&mut store, e), Folded::New);
@@ -148,7 +149,9 @@ fn an_allowed_request_learns_how_the_tool_it_asked_about_ended() {
     let a = owner(1);
     let mut store = Store::default();
     let ask = |id: &str, seq: u64, call: &str| {
-        let d = at("attention.requested", seq).subject(call).data(json!({"kind": "permission", "prompt": "rm -rf build/?"}));
+        let d = at("attention.requested", seq)
+            .subject(call)
+            .data(json!({"kind": "permission", "prompt": "rm -rf build/?"}));
         build(d, &a, id, seq)
     };
     let tool = |ty: &str, seq: u64, call: &str, data: serde_json::Value| {
@@ -167,7 +170,11 @@ fn an_allowed_request_learns_how_the_tool_it_asked_about_ended() {
     let key = SessionKey::new(&a.source, "s");
     let s = store.session_by_key(&key).unwrap();
     let q1 = s.card("Q1").unwrap().tool().unwrap();
-    assert_eq!((q1.end, q1.tool.as_deref(), q1.event_id.as_str()), (ToolEnd::Completed, Some("Bash"), "T5"), "the first one counts");
+    assert_eq!(
+        (q1.end, q1.tool.as_deref(), q1.event_id.as_str()),
+        (ToolEnd::Completed, Some("Bash"), "T5"),
+        "the first one counts"
+    );
     let q2 = s.card("Q2").unwrap().tool().unwrap();
     assert_eq!((q2.end, q2.error.as_deref()), (ToolEnd::Failed, Some("exit 1")));
     let updated: Vec<String> = std::iter::from_fn(|| store.poll_change())
@@ -331,7 +338,12 @@ fn a_shared_session_name_attaches_by_reference_or_waits_for_the_ack() {
     // run names a run only `b` holds.
     put(
         &mut store,
-        build(Draft::new("control.cancel").session("s").run("rb").data(json!({"scope": "run"})), &console("mc"), "C2", 6),
+        build(
+            Draft::new("control.cancel").session("s").run("rb").data(json!({"scope": "run"})),
+            &console("mc"),
+            "C2",
+            6,
+        ),
     );
     assert!(store.session(&b.source, "s").unwrap().command("C2").is_some());
     // Nothing to go on: it waits, and the ack from its target adopts it.
@@ -463,7 +475,10 @@ fn cards_commands_runs_agents_and_waiting_events_are_bounded() {
     for n in 0..3 {
         let who = Identity::new(format!("aep://h/agent/g{n}"), format!("g{n}"));
         for k in 0..3 {
-            put(&mut store, build(Draft::new("agent.heartbeat").data(json!({"tick": k})), &who, &format!("H{k}"), 40 + k));
+            put(
+                &mut store,
+                build(Draft::new("agent.heartbeat").data(json!({"tick": k})), &who, &format!("H{k}"), 40 + k),
+            );
         }
     }
     assert_eq!(store.agents().count(), 2);
@@ -560,7 +575,10 @@ fn every_bound_counts_what_it_drops() {
     for n in 0..3 {
         for k in 0..3 {
             let d = Draft::new("agent.heartbeat");
-            put(&mut store, build(d, &Identity::new(format!("aep://h/agent/g{n}"), format!("g{n}")), &format!("H{n}{k}"), 50 + k));
+            put(
+                &mut store,
+                build(d, &Identity::new(format!("aep://h/agent/g{n}"), format!("g{n}")), &format!("H{n}{k}"), 50 + k),
+            );
         }
     }
     let e = store.evictions();
@@ -644,7 +662,9 @@ fn a_session_opened_in_an_evicted_ones_place_starts_as_new() {
         let mut text = format!("{:?}", s.session(&b.source, "s").unwrap());
         for counter in ["touched: ", "arrival: "] {
             let parts = text.split(counter).enumerate();
-            text = parts.map(|(i, part)| if i == 0 { part } else { part.trim_start_matches(|c: char| c.is_ascii_digit()) }).collect();
+            text = parts
+                .map(|(i, part)| if i == 0 { part } else { part.trim_start_matches(|c: char| c.is_ascii_digit()) })
+                .collect();
         }
         text
     };

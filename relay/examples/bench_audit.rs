@@ -175,6 +175,9 @@ async fn main() {
     let mean = |v: &[f64]| v[1..].iter().sum::<f64>() / (v.len() - 1) as f64;
     let (with, without) = (mean(&with), mean(&without));
     println!("audit off: {without:>9.0} events/s");
-    println!("audit on:  {with:>9.0} events/s  ({:.1} % of off; first round of each is warm-up)", 100.0 * with / without);
+    println!(
+        "audit on:  {with:>9.0} events/s  ({:.1} % of off; first round of each is warm-up)",
+        100.0 * with / without
+    );
     let _ = (std::fs::remove_dir_all(&on_dir), std::fs::remove_dir_all(&off_dir));
 }

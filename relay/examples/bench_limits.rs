@@ -145,10 +145,11 @@ async fn stalled_consumers(binary: &str) -> (f64, f64, String) {
         tokio::time::sleep(Duration::from_millis(100)).await;
         peak = peak.max(relay.rss_mb());
     }
-    let health = tokio::time::timeout(Duration::from_secs(5), http.get(format!("http://{}/healthz", relay.addr)).send())
-        .await
-        .ok()
-        .and_then(Result::ok);
+    let health =
+        tokio::time::timeout(Duration::from_secs(5), http.get(format!("http://{}/healthz", relay.addr)).send())
+            .await
+            .ok()
+            .and_then(Result::ok);
     let connections = match health {
         Some(r) => r.json::<serde_json::Value>().await.map_or("?".into(), |v| v["connections"].to_string()),
         None => "no answer".into(),
@@ -252,14 +253,8 @@ async fn kill_9_run(binary: &str, data_dir: Option<&std::path::Path>) -> Durabil
     let events_per_s = accepted as f64 / started.elapsed().as_secs_f64();
     drop(relay); // SIGKILL
     let relay = Relay::start_with(binary, &extra);
-    let body = http
-        .get(format!("http://{}/stream?live=0&from=all", relay.addr))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let body =
+        http.get(format!("http://{}/stream?live=0&from=all", relay.addr)).send().await.unwrap().text().await.unwrap();
     let replayed = body.lines().filter(|l| l.starts_with("data: ")).count() as u64;
     Durability { accepted, replayed, events_per_s }
 }

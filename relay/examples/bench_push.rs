@@ -131,7 +131,8 @@ async fn fan_out_rate(addr: SocketAddr, base: &str) -> f64 {
                     let line = if seq % REQUEST_EVERY == 0 {
                         request(&session, seq, &who)
                     } else {
-                        let e = Draft::new("progress.status").session(&session).seq(seq).data(json!({"phase": "working"}));
+                        let e =
+                            Draft::new("progress.status").session(&session).seq(seq).data(json!({"phase": "working"}));
                         e.build(&who, id(seq as u128), now()).unwrap().raw().to_owned()
                     };
                     format!("{line}\n")

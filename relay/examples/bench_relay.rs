@@ -22,7 +22,7 @@ use serde_json::json;
 use tokio_tungstenite::tungstenite::Message;
 
 mod common;
-use common::{acking_target, id, post_ndjson, now, percentile, subscriber, timed_pauses, TOKEN};
+use common::{acking_target, id, now, percentile, post_ndjson, subscriber, timed_pauses, TOKEN};
 
 const EVENTS: u64 = 100_000;
 const BATCH: u64 = 1_000;
@@ -127,7 +127,9 @@ async fn main() {
     for (n, rate) in &rates {
         println!("  {n:>3} subscriber(s): {rate:>9.0} events/s ({:.0} deliveries/s)", rate * *n as f64);
     }
-    println!("command round trip (sender -> relay -> target -> ack -> relay -> sender), {COMMANDS} commands one at a time:");
+    println!(
+        "command round trip (sender -> relay -> target -> ack -> relay -> sender), {COMMANDS} commands one at a time:"
+    );
     let relay = start().await;
     report("idle relay            ", &command_round_trips(relay.local_addr()).await);
     relay.shutdown().await;

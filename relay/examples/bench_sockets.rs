@@ -71,33 +71,19 @@ struct RelayProcess {
 
 impl RelayProcess {
     fn start(binary: &str) -> RelayProcess {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
         let child = Command::new(binary)
             .args(["--listen", &addr.to_string(), "--max-connections", "4096"])
-            .args([
-                "--max-connections-per-address",
-                "4096",
-                "--static-dir",
-                "/nonexistent",
-            ])
+            .args(["--max-connections-per-address", "4096", "--static-dir", "/nonexistent"])
             .env("AEP_TOKEN", TOKEN)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
-            .unwrap_or_else(|e| {
-                panic!("{binary}: {e} (build it with cargo build --release -p aep-relay)")
-            });
+            .unwrap_or_else(|e| panic!("{binary}: {e} (build it with cargo build --release -p aep-relay)"));
         let deadline = Instant::now() + Duration::from_secs(10);
         while std::net::TcpStream::connect(addr).is_err() {
-            assert!(
-                Instant::now() < deadline,
-                "the relay did not start listening"
-            );
+            assert!(Instant::now() < deadline, "the relay did not start listening");
             std::thread::sleep(Duration::from_millis(20));
         }
         RelayProcess { child, addr }
@@ -137,10 +123,7 @@ impl Drop for RelayProcess {
 /// NDJSON bodies of `count` events in `session` from `seq`, 500 a body:
 /// the kinds of event a console receives, with text of realistic length.
 fn bodies(session: &str, from: u64, count: u64) -> Vec<String> {
-    let who = Identity::new(
-        format!("aep://bench/agent/coder/session/{session}"),
-        "coder",
-    );
+    let who = Identity::new(format!("aep://bench/agent/coder/session/{session}"), "coder");
     let events: Vec<String> = (from..from + count)
         .map(|seq| {
             let draft = match seq % 4 {
@@ -165,9 +148,7 @@ async fn console(addr: SocketAddr, binding: Binding, received: Arc<AtomicU64>, w
     let mut tcp = TcpStream::connect(addr).await.unwrap();
     let offer = match binding {
         Binding::Plain => "",
-        Binding::Compressed => {
-            "Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits\r\n"
-        }
+        Binding::Compressed => "Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits\r\n",
     };
     let request = format!(
         "GET /socket?access_token={TOKEN} HTTP/1.1\r\nHost: {addr}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\
@@ -183,19 +164,13 @@ async fn console(addr: SocketAddr, binding: Binding, received: Arc<AtomicU64>, w
     };
     let head = String::from_utf8_lossy(&buf[..head_end]).to_lowercase();
     assert!(head.starts_with("http/1.1 101"), "{head}");
-    assert_eq!(
-        head.contains("permessage-deflate"),
-        binding == Binding::Compressed,
-        "{head}"
-    );
+    assert_eq!(head.contains("permessage-deflate"), binding == Binding::Compressed, "{head}");
     buf.drain(..head_end);
     for frame in [
         json!({"type": "hello", "versions": ["0.1"], "role": "consumer"}),
         json!({"type": "subscribe", "id": "all", "filter": {}, "from": "all"}),
     ] {
-        tcp.write_all(&masked_text(frame.to_string().as_bytes()))
-            .await
-            .unwrap();
+        tcp.write_all(&masked_text(frame.to_string().as_bytes())).await.unwrap();
     }
     loop {
         while let Some(frame) = frame_at(&buf) {
@@ -263,10 +238,7 @@ async fn measure(binary: &str, binding: Binding, consoles: u64) -> Row {
         }
     }
     // Each console's `subscribed` and its replay.
-    assert!(
-        reach(&received, consoles * (HELD + 1)).await,
-        "every replay delivered"
-    );
+    assert!(reach(&received, consoles * (HELD + 1)).await, "every replay delivered");
     let replay_wire = wire.load(Ordering::Relaxed);
     tokio::time::sleep(Duration::from_secs(1)).await;
     let idle = relay.rss();
@@ -306,10 +278,7 @@ async fn measure(binary: &str, binding: Binding, consoles: u64) -> Row {
 #[tokio::main]
 async fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let binary = args
-        .first()
-        .cloned()
-        .unwrap_or_else(|| "target/release/aep-relay".into());
+    let binary = args.first().cloned().unwrap_or_else(|| "target/release/aep-relay".into());
     let counts: Vec<u64> = match args.get(1..) {
         Some(rest) if !rest.is_empty() => rest.iter().map(|c| c.parse().unwrap()).collect(),
         _ => vec![1, 100, 1_000],

@@ -32,7 +32,9 @@ use serde_json::json;
 use tokio_tungstenite::tungstenite::Message;
 
 mod common;
-use common::{acking_target, id, post_ndjson, next_json, now, percentile, sender_identity, subscriber, timed_pauses, TOKEN};
+use common::{
+    acking_target, id, next_json, now, percentile, post_ndjson, sender_identity, subscriber, timed_pauses, TOKEN,
+};
 
 const PUBLISHERS: u64 = 4;
 const EVENTS: u64 = 100_000;

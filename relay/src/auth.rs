@@ -109,7 +109,11 @@ impl Principal {
     /// Whoever reaches a relay with no credentials configured: it may
     /// watch and emit, never command.
     pub fn anonymous() -> Principal {
-        Principal { name: Arc::from(ANONYMOUS), roles: Roles { agent: true, operator: false, viewer: true }, agents: Agents::Any }
+        Principal {
+            name: Arc::from(ANONYMOUS),
+            roles: Roles { agent: true, operator: false, viewer: true },
+            agents: Agents::Any,
+        }
     }
 
     /// Whether this principal may speak as `agent`.
@@ -131,7 +135,10 @@ impl Principal {
             return Err(format!("`{}` may not emit as agent `{agent}`", self.name));
         }
         if matches!(self.agents, Agents::Named(_)) && source_agent(source).is_none_or(|a| a != encode(agent)) {
-            return Err(format!("`{}` may emit only under a source of its own (aep://host/agent/{agent}/…)", self.name));
+            return Err(format!(
+                "`{}` may emit only under a source of its own (aep://host/agent/{agent}/…)",
+                self.name
+            ));
         }
         Ok(())
     }
@@ -402,7 +409,11 @@ mod tests {
 
     #[test]
     fn a_credentials_file_names_principals_by_token_hash() {
-        let text = format!("# who roles hash\nbuild-bot agent {}\nalice operator,viewer sha256:{}\n", token_hash("b"), token_hash("a"));
+        let text = format!(
+            "# who roles hash\nbuild-bot agent {}\nalice operator,viewer sha256:{}\n",
+            token_hash("b"),
+            token_hash("a")
+        );
         let entries = parse_credentials(&text).unwrap();
         let ring = Keyring::default();
         ring.replace(&[], entries);

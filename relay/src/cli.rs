@@ -7,10 +7,10 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::auth::Token;
 use crate::config::{Config, ConfigError};
-use crate::push::PushConfig;
-use crate::tls::TlsFiles;
 use crate::pairing::DeviceRole;
 use crate::public_url::PublicUrl;
+use crate::push::PushConfig;
+use crate::tls::TlsFiles;
 
 /// An AEP relay: HTTP ingest, SSE and WebSocket fan-out with bounded
 /// replay, control routing, and the approval console on the same origin.
@@ -356,8 +356,12 @@ mod tests {
 
     #[test]
     fn public_urls_are_served_and_linked() {
-        let cli = Cli::try_parse_from(["aep-relay", "--public-url", "https://laptop.tailnet.ts.net,https://relay.example:8443"])
-            .unwrap();
+        let cli = Cli::try_parse_from([
+            "aep-relay",
+            "--public-url",
+            "https://laptop.tailnet.ts.net,https://relay.example:8443",
+        ])
+        .unwrap();
         let config = cli.config().unwrap();
         assert_eq!(config.console_url().map(PublicUrl::origin), Some("https://laptop.tailnet.ts.net"));
         assert_eq!(config.allowed_hosts, ["laptop.tailnet.ts.net", "relay.example"]);
@@ -368,8 +372,12 @@ mod tests {
     fn serving_stays_the_default_beside_the_subcommands() {
         let cli = Cli::try_parse_from(["aep-relay", "--token", "t"]).unwrap();
         assert!(cli.command.is_none());
-        let cli = Cli::try_parse_from(["aep-relay", "pair", "--name", "phone", "--credentials", "f", "--role", "viewer"]).unwrap();
-        assert!(matches!(cli.command, Some(Command::Pair(PairArgs { ref name, role: DeviceRole::Viewer, .. })) if name == "phone"));
+        let cli =
+            Cli::try_parse_from(["aep-relay", "pair", "--name", "phone", "--credentials", "f", "--role", "viewer"])
+                .unwrap();
+        assert!(
+            matches!(cli.command, Some(Command::Pair(PairArgs { ref name, role: DeviceRole::Viewer, .. })) if name == "phone")
+        );
         let cli = Cli::try_parse_from(["aep-relay", "unpair", "phone", "--credentials", "f"]).unwrap();
         assert!(matches!(cli.command, Some(Command::Unpair(UnpairArgs { ref name, .. })) if name == "phone"));
     }

@@ -7,9 +7,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::auth::{Keyring, Principal, Token};
+use crate::public_url::PublicUrl;
 use crate::push::PushConfig;
 use crate::tls::TlsFiles;
-use crate::public_url::PublicUrl;
 
 /// How the relay runs. [`Config::default`] is the development posture on
 /// sensible bounds; the binary fills it from the command line.

@@ -112,7 +112,11 @@ mod tests {
         let viewer = Principal::named("ops-viewer", crate::auth::Roles::parse("viewer").unwrap());
         assert_eq!(principal(&viewer), json!({ "name": "ops-viewer", "roles": ["viewer"] }));
         assert_eq!(principal(&Principal::owner()), Value::Null, "the owner may do everything: nothing to say");
-        assert_eq!(principal(&Principal::anonymous()), json!({ "roles": ["agent", "viewer"] }), "watching, never commanding");
+        assert_eq!(
+            principal(&Principal::anonymous()),
+            json!({ "roles": ["agent", "viewer"] }),
+            "watching, never commanding"
+        );
     }
 
     #[test]

@@ -106,7 +106,10 @@ mod tests {
         let e = Event::parse(r#"{"aep":"0.1","id":"a","type":"tool.completed","time":"2026-07-03T10:00:00Z","source":"aep://h/agent/a","agent":"a","session":"s","seq":4,"epoch":2,"severity":"warning","data":{"x":1}}"#).unwrap();
         let h = HeldEvent::new(&e);
         assert!(Arc::ptr_eq(h.raw_arc(), &e.raw_arc()));
-        assert_eq!((h.ty(), h.session(), h.position(), h.severity()), ("tool.completed", Some("s"), Some((2, 4)), Severity::Warning));
+        assert_eq!(
+            (h.ty(), h.session(), h.position(), h.severity()),
+            ("tool.completed", Some("s"), Some((2, 4)), Severity::Warning)
+        );
         assert_eq!(h.parse().unwrap(), e);
         assert!(h.size() > e.raw().len());
     }

@@ -163,13 +163,19 @@ mod tests {
             other => panic!("{other:?}"),
         }
         let blank = format!("{}\n\n{}\n", line("a", 0), line("c", 2));
-        assert!(matches!(parse_body(BodyKind::Ndjson, blank.as_bytes(), limits(10)), Err(BatchError::Invalid { line: 1, .. })));
+        assert!(matches!(
+            parse_body(BodyKind::Ndjson, blank.as_bytes(), limits(10)),
+            Err(BatchError::Invalid { line: 1, .. })
+        ));
     }
 
     #[test]
     fn bounds_the_batch_and_refuses_commands() {
         let body = format!("{}\n{}\n", line("a", 0), line("b", 1));
-        assert_eq!(parse_body(BodyKind::Ndjson, body.as_bytes(), limits(1)), Err(BatchError::TooManyEvents { limit: 1 }));
+        assert_eq!(
+            parse_body(BodyKind::Ndjson, body.as_bytes(), limits(1)),
+            Err(BatchError::TooManyEvents { limit: 1 })
+        );
         let cmd = r#"{"aep":"0.1","id":"c1","type":"control.pause","time":"2026-07-03T10:00:00Z","source":"aep://h/agent/u","agent":"u","session":"s","data":{}}"#;
         assert!(matches!(
             parse_body(BodyKind::Single, cmd.as_bytes(), limits(1)),

@@ -39,8 +39,8 @@ pub mod pairing;
 pub mod public_url;
 pub mod push;
 mod recency;
-pub(crate) mod server;
 pub mod scrub;
+pub(crate) mod server;
 mod socket;
 pub mod sse;
 mod state;
@@ -147,7 +147,11 @@ impl Relay {
     }
 
     fn scheme(&self) -> &'static str {
-        if self.secure { "https" } else { "http" }
+        if self.secure {
+            "https"
+        } else {
+            "http"
+        }
     }
 
     /// What the relay holds and has done so far.
@@ -251,7 +255,8 @@ fn audit_posture(config: &Config) -> String {
 /// with the network.
 fn transport(config: &Config, addr: SocketAddr) -> (&'static str, String) {
     if let Some(files) = &config.tls {
-        let said = format!("TLS ON: traffic encrypted, certificate from {} (reloaded when it changes)", files.cert.display());
+        let said =
+            format!("TLS ON: traffic encrypted, certificate from {} (reloaded when it changes)", files.cert.display());
         return ("https", said);
     }
     let said = if addr.ip().is_loopback() {

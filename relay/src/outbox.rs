@@ -233,8 +233,8 @@ impl Outbox {
             return Pushed::Closed;
         }
         let cost = item.cost();
-        let fits = inner.queue.len() < self.capacity
-            && (inner.queue.is_empty() || inner.bytes + cost <= self.capacity_bytes);
+        let fits =
+            inner.queue.len() < self.capacity && (inner.queue.is_empty() || inner.bytes + cost <= self.capacity_bytes);
         if fits {
             inner.queue.push_back((item, cost));
             inner.bytes += cost;

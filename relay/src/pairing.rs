@@ -159,7 +159,11 @@ fn run_pair(args: &PairArgs) -> Result<(), String> {
 /// name that reads the same in the file, in a shell and in the console.
 fn check_name(name: &str) -> Result<(), String> {
     let safe = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
-    if name.is_empty() || name.len() > MAX_NAME || !name.chars().all(safe) || !name.starts_with(|c: char| c.is_ascii_alphanumeric()) {
+    if name.is_empty()
+        || name.len() > MAX_NAME
+        || !name.chars().all(safe)
+        || !name.starts_with(|c: char| c.is_ascii_alphanumeric())
+    {
         return Err(format!(
             "`{name}` is not a device name: use up to {MAX_NAME} letters, digits, `.`, `_` or `-`, starting with a letter or digit"
         ));

@@ -17,7 +17,8 @@ mod tests {
 
     #[test]
     fn only_the_path_is_kept() {
-        for q in ["/socket?access_token=T0K&x=1", "/socket?x=1;access_token=T0K", "/socket?ACCESS_TOKEN=T0K", "/socket"] {
+        for q in ["/socket?access_token=T0K&x=1", "/socket?x=1;access_token=T0K", "/socket?ACCESS_TOKEN=T0K", "/socket"]
+        {
             let uri: Uri = q.parse().unwrap();
             assert_eq!(uri_for_log(&uri), "/socket");
         }

@@ -45,9 +45,9 @@ use hyper_util::service::TowerToHyperService;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{watch, Notify, OwnedSemaphorePermit, Semaphore};
+use tokio::time::Instant;
 use tokio_rustls::TlsAcceptor;
 use tower::ServiceExt;
-use tokio::time::Instant;
 
 use crate::tls;
 
@@ -166,10 +166,8 @@ impl Slots {
             open.values().filter(|s| !s.proof.is_proven() && from.is_none_or(|ip| s.ip == ip)).count()
         };
         let evict_oldest = |open: &mut BTreeMap<u64, Slot>, from: Option<IpAddr>| -> bool {
-            let oldest = open
-                .iter()
-                .find(|(_, s)| !s.proof.is_proven() && from.is_none_or(|ip| s.ip == ip))
-                .map(|(id, _)| *id);
+            let oldest =
+                open.iter().find(|(_, s)| !s.proof.is_proven() && from.is_none_or(|ip| s.ip == ip)).map(|(id, _)| *id);
             match oldest.and_then(|id| open.remove(&id)) {
                 Some(slot) => {
                     slot.evict.notify_one();
@@ -240,8 +238,7 @@ pub async fn serve(
             tokio::spawn(refuse(tcp));
             continue;
         };
-        let (slots, permits, app, tls, stop) =
-            (slots.clone(), permits.clone(), app.clone(), tls.clone(), stop.clone());
+        let (slots, permits, app, tls, stop) = (slots.clone(), permits.clone(), app.clone(), tls.clone(), stop.clone());
         tokio::spawn(async move {
             // A slot is taken only once the peer has sent something: a
             // silent connection costs a task and a descriptor, never a slot.

@@ -113,15 +113,23 @@ impl Agent {
                 }
                 let mut out = vec![emit(Draft::new("control.accepted").cause(command.id()).data(json!({})))];
                 if command.ty() == "control.cancel" {
-                    out.push(emit(Draft::new("run.cancelled").run("r1").cause(command.id()).data(json!({"by": "control"}))));
+                    out.push(emit(
+                        Draft::new("run.cancelled").run("r1").cause(command.id()).data(json!({"by": "control"})),
+                    ));
                 } else {
                     let subject = command.subject().unwrap_or_default().to_owned();
                     let answer = command.data_field("answer").cloned().unwrap_or_default();
                     out.push(emit(
-                        Draft::new("attention.answered").subject(&subject).cause(command.id()).data(json!({"answer": answer})),
+                        Draft::new("attention.answered")
+                            .subject(&subject)
+                            .cause(command.id())
+                            .data(json!({"answer": answer})),
                     ));
                     out.push(emit(
-                        Draft::new("attention.resolved").subject(&subject).cause(command.id()).data(json!({"how": "answered"})),
+                        Draft::new("attention.resolved")
+                            .subject(&subject)
+                            .cause(command.id())
+                            .data(json!({"how": "answered"})),
                     ));
                 }
                 for e in out {
@@ -209,12 +217,8 @@ impl Operator {
 }
 
 async fn audit(relay: &RelayProcess, token: &str, query: &str) -> (reqwest::StatusCode, String) {
-    let response = reqwest::Client::new()
-        .get(format!("{}/audit?{query}", relay.base()))
-        .bearer_auth(token)
-        .send()
-        .await
-        .unwrap();
+    let response =
+        reqwest::Client::new().get(format!("{}/audit?{query}", relay.base())).bearer_auth(token).send().await.unwrap();
     (response.status(), response.text().await.unwrap())
 }
 
@@ -224,7 +228,9 @@ fn records(jsonl: &str) -> Vec<(String, String, Value)> {
         .lines()
         .map(|l| serde_json::from_str::<Value>(l).unwrap())
         .filter(|v| v.get("event").is_some())
-        .map(|v| (v["kind"].as_str().unwrap().to_owned(), v["command"].as_str().unwrap().to_owned(), v["event"].clone()))
+        .map(|v| {
+            (v["kind"].as_str().unwrap().to_owned(), v["command"].as_str().unwrap().to_owned(), v["event"].clone())
+        })
         .collect()
 }
 
@@ -312,7 +318,10 @@ async fn a_command_its_ack_and_outcome_outlive_the_replay_buffer_and_a_restart()
     let row = &rows[0];
     assert_eq!(rows.as_array().unwrap().len(), 1);
     assert_eq!((row["who"].as_str(), row["answer"].as_str()), (Some("alice"), Some("allow")));
-    assert_eq!((row["prompt"].as_str(), row["result"].as_str()), (Some("Run `rm -rf build/`?"), Some("attention.resolved")));
+    assert_eq!(
+        (row["prompt"].as_str(), row["result"].as_str()),
+        (Some("Run `rm -rf build/`?"), Some("attention.resolved"))
+    );
     assert_eq!(row["command"], command.id());
 
     // An export verifies untouched; one record removed or edited does not.
@@ -383,12 +392,8 @@ async fn filters_return_exactly_the_matching_commands() {
     assert_eq!(query(format!("principal=alice&from={from}")).await, ids(&[&a2]));
 
     // Paged: one at a time, newest first, the cursor in a header.
-    let response = reqwest::Client::new()
-        .get(format!("{}/audit?limit=3", relay.base()))
-        .bearer_auth(ALICE)
-        .send()
-        .await
-        .unwrap();
+    let response =
+        reqwest::Client::new().get(format!("{}/audit?limit=3", relay.base())).bearer_auth(ALICE).send().await.unwrap();
     let next = response.headers()["aep-audit-next"].to_str().unwrap().to_owned();
     assert_eq!(commands(&response.text().await.unwrap()), ids(&[&b2, &a2, &b1]));
     assert_eq!(query(format!("limit=3&before={next}")).await, ids(&[&a1]));

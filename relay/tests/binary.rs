@@ -130,7 +130,10 @@ fn refuses_an_off_host_address_without_tls() {
 async fn an_off_host_address_without_tls_starts_when_told_insecure() {
     // The boot line says what crosses the network in clear.
     let warned = [
-        (&["--token", "off-host-token", "--insecure"][..], "WARNING no TLS: plain HTTP off-host, so tokens and commands cross the network in clear"),
+        (
+            &["--token", "off-host-token", "--insecure"][..],
+            "WARNING no TLS: plain HTTP off-host, so tokens and commands cross the network in clear",
+        ),
         (&["--insecure"][..], "no TLS: plain HTTP off-host, events cross the network in clear"),
     ];
     for (args, warning) in warned {

@@ -54,11 +54,7 @@ impl NodeSocket {
                 }
             }
         });
-        let mut socket = NodeSocket {
-            child,
-            stdin,
-            lines,
-        };
+        let mut socket = NodeSocket { child, stdin, lines };
         let open = socket.next().await;
         assert_eq!(open["event"], "open", "{open}");
         let extensions = open["extensions"].as_str().unwrap_or_default();
@@ -91,15 +87,11 @@ impl NodeSocket {
     async fn closed(mut self) -> (u64, String) {
         let seen = self.next().await;
         assert_eq!(seen["event"], "close", "expected the close, got {seen}");
-        (
-            seen["code"].as_u64().unwrap(),
-            seen["reason"].as_str().unwrap().to_owned(),
-        )
+        (seen["code"].as_u64().unwrap(), seen["reason"].as_str().unwrap().to_owned())
     }
 
     async fn hello(&mut self) -> Value {
-        self.send(&json!({"type": "hello", "versions": ["0.1"], "role": "consumer"}))
-            .await;
+        self.send(&json!({"type": "hello", "versions": ["0.1"], "role": "consumer"})).await;
         let hello = self.message().await;
         assert_eq!(hello["type"], "hello", "{hello}");
         hello
@@ -117,14 +109,9 @@ fn socket_url(addr: impl std::fmt::Display, token: Option<&str>) -> String {
 async fn a_first_frame_other_than_hello_is_refused_in_words() {
     let t = TestRelay::start(Posture::Token).await;
     let mut node = NodeSocket::open(&socket_url(t.relay.local_addr(), Some(TOKEN))).await;
-    node.send(&json!({"type": "subscribe", "id": "early", "filter": {}}))
-        .await;
+    node.send(&json!({"type": "subscribe", "id": "early", "filter": {}})).await;
     let error = node.message().await;
-    assert_eq!(
-        (error["type"].as_str(), error["code"].as_str()),
-        (Some("error"), Some("hello-required")),
-        "{error}"
-    );
+    assert_eq!((error["type"].as_str(), error["code"].as_str()), (Some("error"), Some("hello-required")), "{error}");
     assert_eq!(node.closed().await, (1002, "hello-required".into()));
 }
 
@@ -132,8 +119,7 @@ async fn a_first_frame_other_than_hello_is_refused_in_words() {
 async fn an_unspoken_version_is_refused_with_the_versions_spoken() {
     let t = TestRelay::start(Posture::Token).await;
     let mut node = NodeSocket::open(&socket_url(t.relay.local_addr(), Some(TOKEN))).await;
-    node.send(&json!({"type": "hello", "versions": ["9.9"], "role": "consumer"}))
-        .await;
+    node.send(&json!({"type": "hello", "versions": ["9.9"], "role": "consumer"})).await;
     let error = node.message().await;
     assert_eq!(error["code"], "version-unsupported", "{error}");
     assert_eq!(error["versions"], json!(["0.1"]));
@@ -150,31 +136,17 @@ async fn an_unauthorized_command_is_refused_in_band() {
     let command = Draft::new("control.pause")
         .session(session_name("live"))
         .data(json!({}))
-        .build(
-            &Identity::new("aep://h/agent/console", "console"),
-            fresh_id(),
-            now(),
-        )
+        .build(&Identity::new("aep://h/agent/console", "console"), fresh_id(), now())
         .unwrap();
-    node.send(&serde_json::from_str(command.raw()).unwrap())
-        .await;
+    node.send(&serde_json::from_str(command.raw()).unwrap()).await;
     let refusal = node.message().await;
     assert_eq!(
-        (
-            refusal["type"].as_str(),
-            refusal["cause"].as_str(),
-            refusal["code"].as_str()
-        ),
+        (refusal["type"].as_str(), refusal["cause"].as_str(), refusal["code"].as_str()),
         (Some("error"), Some(command.id()), Some("unauthorized")),
         "{refusal}"
     );
-    node.send(&json!({"type": "subscribe", "id": "after", "filter": {}}))
-        .await;
-    assert_eq!(
-        node.message().await["type"],
-        "subscribed",
-        "the connection survives the refusal"
-    );
+    node.send(&json!({"type": "subscribe", "id": "after", "filter": {}})).await;
+    assert_eq!(node.message().await["type"], "subscribed", "the connection survives the refusal");
 }
 
 #[tokio::test]
@@ -192,11 +164,7 @@ async fn a_revoked_principal_is_closed_with_1008() {
     std::fs::write(&emptied, "# nobody\n").unwrap();
     std::fs::rename(&emptied, &file).unwrap();
     let closing = node.message().await;
-    assert_eq!(
-        (closing["type"].as_str(), closing["reason"].as_str()),
-        (Some("closing"), Some("revoked")),
-        "{closing}"
-    );
+    assert_eq!((closing["type"].as_str(), closing["reason"].as_str()), (Some("closing"), Some("revoked")), "{closing}");
     assert_eq!(node.closed().await, (1008, "revoked".into()));
 }
 
@@ -205,17 +173,10 @@ async fn an_oversized_message_is_closed_with_1009_and_the_limit() {
     let t = TestRelay::start_with(Posture::Token, |c| c.max_body = 1024).await;
     let mut node = NodeSocket::open(&socket_url(t.relay.local_addr(), Some(TOKEN))).await;
     node.hello().await;
-    node.send(&json!({"type": "subscribe", "id": "x".repeat(2048), "filter": {}}))
-        .await;
+    node.send(&json!({"type": "subscribe", "id": "x".repeat(2048), "filter": {}})).await;
     let closing = node.message().await;
-    assert_eq!(
-        (closing["type"].as_str(), closing["reason"].as_str()),
-        (Some("closing"), Some("message-too-big"))
-    );
-    assert_eq!(
-        node.closed().await,
-        (1009, "message larger than 1024 bytes (max-body)".into())
-    );
+    assert_eq!((closing["type"].as_str(), closing["reason"].as_str()), (Some("closing"), Some("message-too-big")));
+    assert_eq!(node.closed().await, (1009, "message larger than 1024 bytes (max-body)".into()));
 }
 
 #[tokio::test]
@@ -223,8 +184,7 @@ async fn shutdown_says_closing_then_1001() {
     let t = TestRelay::start(Posture::Token).await;
     let mut node = NodeSocket::open(&socket_url(t.relay.local_addr(), Some(TOKEN))).await;
     node.hello().await;
-    node.send(&json!({"type": "subscribe", "id": "all", "filter": {}}))
-        .await;
+    node.send(&json!({"type": "subscribe", "id": "all", "filter": {}})).await;
     assert_eq!(node.message().await["type"], "subscribed");
     let outcome = tokio::spawn(t.relay.shutdown());
     let closing = node.message().await;

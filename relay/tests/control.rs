@@ -399,7 +399,11 @@ async fn forwarded_commands_are_kept_in_history_where_they_arrived(binding: Bind
     assert_eq!(all[4], routed.raw());
     assert!(all.iter().all(|d| !d.contains(refused.id())));
 
-    assert_eq!(replay(&t, &s, &after(&s, 1)).await, all[2..].to_vec(), "after run.started: the command, its ack, the hop");
+    assert_eq!(
+        replay(&t, &s, &after(&s, 1)).await,
+        all[2..].to_vec(),
+        "after run.started: the command, its ack, the hop"
+    );
     assert_eq!(replay(&t, &s, &after(&s, 2)).await, all[4..].to_vec(), "after the ack: the command is not sent again");
     assert_eq!(replay(&t, &s, &after(&s, 0)).await, all[1..].to_vec());
     target.stop().await;

@@ -50,7 +50,8 @@ impl Binary {
     async fn replay(&self, session: &str, from: &str) -> (Vec<String>, Vec<String>) {
         let filter = serde_urlencoded::to_string([("filter", json!({ "session": session }).to_string())]).unwrap();
         let from = serde_urlencoded::to_string([("from", from)]).unwrap();
-        let body = reqwest::get(format!("{}/stream?live=0&{filter}&{from}", self.base)).await.unwrap().text().await.unwrap();
+        let body =
+            reqwest::get(format!("{}/stream?live=0&{filter}&{from}", self.base)).await.unwrap().text().await.unwrap();
         let data = body.lines().filter_map(|l| l.strip_prefix("data: ")).map(str::to_owned).collect();
         let comments = body.lines().filter(|l| l.starts_with(": replay-exhausted")).map(str::to_owned).collect();
         (data, comments)

@@ -104,6 +104,4 @@ async fn the_session_cap_evicts_the_least_recently_written_and_remembers_it(bind
     assert!(!body.contains("replay-exhausted"), "{body}");
 }
 
-over_both_bindings!(
-    the_session_cap_evicts_the_least_recently_written_and_remembers_it,
-);
+over_both_bindings!(the_session_cap_evicts_the_least_recently_written_and_remembers_it,);

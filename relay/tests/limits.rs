@@ -17,7 +17,12 @@ async fn an_oversized_ping_is_refused_not_echoed(binding: Binding) {
     let big = "x".repeat(256 * 1024);
     ws.send(&json!({"type": "ping", "t": big})).await;
     let answer = ws.recv_json().await;
-    assert_eq!(answer["type"], "error", "a 256 KiB ping is not answered with a 256 KiB pong: {}", &answer.to_string()[..80]);
+    assert_eq!(
+        answer["type"],
+        "error",
+        "a 256 KiB ping is not answered with a 256 KiB pong: {}",
+        &answer.to_string()[..80]
+    );
     assert_eq!(answer["code"], "limit-exceeded");
     assert!(answer["detail"].as_str().unwrap().contains("ping"), "{answer}");
     // The connection carries on.
@@ -51,9 +56,12 @@ async fn the_queue_toward_a_stalled_consumer_is_bounded_in_bytes() {
     while seq < 600 && t.relay.stats().counters.disconnected_for_backpressure == 0 {
         let lines: Vec<String> = (seq..seq + 10)
             .map(|i| {
-                event_with(Draft::new("progress.status").seq(i).severity(Severity::Notice).data(json!({"note": note})), &s)
-                    .raw()
-                    .to_owned()
+                event_with(
+                    Draft::new("progress.status").seq(i).severity(Severity::Notice).data(json!({"note": note})),
+                    &s,
+                )
+                .raw()
+                .to_owned()
             })
             .collect();
         posted_bytes += lines.iter().map(String::len).sum::<usize>();
@@ -79,7 +87,8 @@ fn many_types(n: usize) -> Vec<String> {
 async fn a_filter_with_too_many_patterns_is_refused_with_limit_exceeded(binding: Binding) {
     let t = TestRelay::start(Posture::Open).await.over(binding);
     let mut ws = t.consumer().await;
-    let refused = ws.subscribe(json!({"type": "subscribe", "id": "huge", "filter": {"type": many_types(100_000)}})).await;
+    let refused =
+        ws.subscribe(json!({"type": "subscribe", "id": "huge", "filter": {"type": many_types(100_000)}})).await;
     assert_eq!(refused["type"], "error", "{}", &refused.to_string()[..60.min(refused.to_string().len())]);
     assert_eq!(refused["code"], "limit-exceeded");
     assert_eq!(refused["id"], "huge");
@@ -116,7 +125,10 @@ async fn a_connection_holds_a_bounded_number_of_filter_patterns(binding: Binding
     assert!(accepted >= 1);
     // Room made by an unsubscribe is usable again.
     assert_eq!(ws.subscribe(json!({"type": "unsubscribe", "id": "s0"})).await["type"], "unsubscribed");
-    assert_eq!(ws.subscribe(json!({"type": "subscribe", "id": "small", "filter": {"type": ["a.b"]}})).await["type"], "subscribed");
+    assert_eq!(
+        ws.subscribe(json!({"type": "subscribe", "id": "small", "filter": {"type": ["a.b"]}})).await["type"],
+        "subscribed"
+    );
 }
 
 /// `/healthz` does not wait behind the filter matching of a large fan-out.
@@ -130,7 +142,8 @@ async fn health_answers_while_a_heavy_fan_out_runs() {
         for i in 0..8 {
             // Patterns that never match, so every one is tried.
             let types: Vec<String> = (0..per_sub).map(|k| format!("zz{c}x{i}y{k}.*")).collect();
-            let reply = ws.subscribe(json!({"type": "subscribe", "id": format!("s{i}"), "filter": {"type": types}})).await;
+            let reply =
+                ws.subscribe(json!({"type": "subscribe", "id": format!("s{i}"), "filter": {"type": types}})).await;
             if reply["type"] != "subscribed" {
                 break;
             }

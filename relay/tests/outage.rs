@@ -5,8 +5,8 @@
 mod support;
 
 use aep_driver_tokio::{now, Link, Step};
-use aep_engine::client::{Config as ConnectionConfig, Connection, State};
 use aep_engine::client::hub::socket_url;
+use aep_engine::client::{Config as ConnectionConfig, Connection, State};
 use aep_engine::protocol::frame::{ControlCapability, HelloIdentity};
 use aep_engine::protocol::ids::Draft;
 use aep_engine::Event;

@@ -59,11 +59,19 @@ fn decode(qr: &str) -> String {
     let width = rows[0].len();
     let light = |x: usize, y: usize| {
         let c = rows[y / 2][x];
-        if y.is_multiple_of(2) { matches!(c, '▀' | '█') } else { matches!(c, '▄' | '█') }
+        if y.is_multiple_of(2) {
+            matches!(c, '▀' | '█')
+        } else {
+            matches!(c, '▄' | '█')
+        }
     };
     const SCALE: usize = 4;
     let mut image = rqrr::PreparedImage::prepare_from_greyscale(width * SCALE, width * SCALE, |x, y| {
-        if light(x / SCALE, y / SCALE) { 255 } else { 0 }
+        if light(x / SCALE, y / SCALE) {
+            255
+        } else {
+            0
+        }
     });
     let grids = image.detect_grids();
     assert_eq!(grids.len(), 1, "one code in:\n{qr}");
@@ -183,8 +191,9 @@ async fn a_public_url_passes_the_host_and_origin_checks_and_other_names_do_not()
 
 #[test]
 fn the_boot_line_links_the_first_public_url() {
-    let cli = Cli::try_parse_from(["aep-relay", "--public-url", "https://laptop.tailnet.ts.net,https://relay.example:8443"])
-        .unwrap();
+    let cli =
+        Cli::try_parse_from(["aep-relay", "--public-url", "https://laptop.tailnet.ts.net,https://relay.example:8443"])
+            .unwrap();
     let line = aep_relay::boot_line(&cli.config().unwrap(), "127.0.0.1:8787".parse().unwrap());
     assert!(line.contains("listening on http://127.0.0.1:8787"), "{line}");
     assert!(line.contains("at https://laptop.tailnet.ts.net/"), "{line}");

@@ -116,7 +116,11 @@ async fn an_event_under_another_agents_name_is_refused_on_both_bindings_and_noth
         assert_eq!(refusal(&mut ws, e.id()).await["code"], "unauthorized");
     }
     // Its own name under someone else's source is no better.
-    let mixed = Draft::new("session.started").session(&s).seq(0).build(&Identity::new(format!("aep://h/agent/{BOT}/session/{s}"), MALLORY), fresh_id(), now()).unwrap();
+    let mixed = Draft::new("session.started")
+        .session(&s)
+        .seq(0)
+        .build(&Identity::new(format!("aep://h/agent/{BOT}/session/{s}"), MALLORY), fresh_id(), now())
+        .unwrap();
     ws.send_text(mixed.raw()).await;
     assert_eq!(refusal(&mut ws, mixed.id()).await["code"], "unauthorized");
     // An operator or a viewer emits nothing, whatever name it uses.
@@ -336,7 +340,4 @@ async fn the_relays_hello_names_a_named_principal() {
     assert!(owner["capabilities"].get("experimental").is_none(), "{owner}");
 }
 
-over_both_bindings!(
-    a_consumer_connection_emits_commands_only,
-    a_position_already_held_is_refused,
-);
+over_both_bindings!(a_consumer_connection_emits_commands_only, a_position_already_held_is_refused,);

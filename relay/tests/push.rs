@@ -5,9 +5,9 @@
 //! `.venv` by `bash scripts/setup`), never by the relay's own code.
 //! Agents are real WebSocket peers; answers go through `POST /push/answer`.
 
-mod support;
 #[path = "support/push_service.rs"]
 mod push_service;
+mod support;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -206,10 +206,13 @@ async fn a_request_buzzes_each_operator_device_and_is_answered_from_the_notifica
     assert_eq!(payload["request"], target.attention.as_str());
     assert_eq!(payload["session"], s.as_str());
     assert_eq!(payload["prompt"], "Allow `rm -rf build/`?");
-    assert_eq!(payload["options"], json!([
+    assert_eq!(
+        payload["options"],
+        json!([
             {"id": "allow", "label": "Allow", "meaning": "grants"},
             {"id": "deny", "label": "Deny", "meaning": "refuses"}
-        ]));
+        ])
+    );
     assert!(payload["url"].as_str().unwrap().contains(&target.attention));
     let text = payload.to_string();
     assert!(!text.contains(TOKEN) && !text.contains(ALICE), "never a token");
@@ -449,7 +452,11 @@ async fn a_gone_subscription_is_removed_and_a_throttled_push_is_retried() {
     // An operator reads what the push task did on /healthz.
     let health: Value = t.get("/healthz").send().await.unwrap().json().await.unwrap();
     let push = &health["push"];
-    assert_eq!((push["sent"].as_u64(), push["retried"].as_u64(), push["removed"].as_u64()), (Some(2), Some(2), Some(1)), "{health}");
+    assert_eq!(
+        (push["sent"].as_u64(), push["retried"].as_u64(), push["removed"].as_u64()),
+        (Some(2), Some(2), Some(1)),
+        "{health}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -13,7 +13,8 @@ fn enc(v: &Value) -> String {
 
 async fn ws_replay(t: &TestRelay, session: &str, from: Value) -> Vec<Value> {
     let mut ws = t.consumer().await;
-    let reply = ws.subscribe(json!({"type": "subscribe", "id": "r", "filter": {"session": session}, "from": from})).await;
+    let reply =
+        ws.subscribe(json!({"type": "subscribe", "id": "r", "filter": {"session": session}, "from": from})).await;
     assert_eq!(reply["type"], "subscribed");
     ws.collect(std::time::Duration::from_millis(400)).await
 }

@@ -32,6 +32,4 @@ async fn shutdown_ends_streams_and_closes_sockets_in_order(binding: Binding) {
     }
 }
 
-over_both_bindings!(
-    shutdown_ends_streams_and_closes_sockets_in_order,
-);
+over_both_bindings!(shutdown_ends_streams_and_closes_sockets_in_order,);

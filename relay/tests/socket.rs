@@ -197,7 +197,11 @@ async fn replay_all_over_the_socket(binding: Binding) {
 /// A run opening at capture `full` whose prompt is `prompt`.
 fn full_run(s: &str, prompt: &str) -> Event {
     event_with(
-        Draft::new("run.started").run("r").seq(0).capture(Capture::Full).data(json!({"trigger": "user", "prompt": prompt})),
+        Draft::new("run.started")
+            .run("r")
+            .seq(0)
+            .capture(Capture::Full)
+            .data(json!({"trigger": "user", "prompt": prompt})),
         s,
     )
 }

@@ -132,7 +132,7 @@ async fn secure_consumer(ca: &Authority, addr: SocketAddr, session: &str) -> Ws 
     let mut ws = Ws::secure(ws);
     ws.send(&json!({"type": "hello", "versions": ["0.1"], "role": "consumer",
         "identity": {"agent": AGENT, "instance": "tls"}, "capabilities": {}}))
-    .await;
+        .await;
     assert_eq!(ws.recv_json().await["type"], "hello");
     let subscribed = ws.subscribe(json!({"type": "subscribe", "id": "s", "filter": {"session": session}})).await;
     assert_eq!(subscribed["type"], "subscribed", "{subscribed}");
@@ -163,7 +163,8 @@ async fn console_stream_and_socket_are_served_over_tls() {
     assert_eq!(t.relay.base_url(), format!("https://{addr}"));
 
     // The console page, by each name the certificate holds.
-    for base in [format!("https://relay.test:{}", addr.port()), format!("https://localhost:{}", addr.port()), t.url("")] {
+    for base in [format!("https://relay.test:{}", addr.port()), format!("https://localhost:{}", addr.port()), t.url("")]
+    {
         let page = t.http.get(format!("{base}/")).send().await.unwrap();
         assert_eq!(page.status(), 200, "{base}");
         assert_eq!(page.headers()["strict-transport-security"], "max-age=31536000", "{base}");
@@ -266,8 +267,7 @@ async fn plain_http_to_the_tls_port_is_told_to_use_https() {
 #[tokio::test]
 async fn a_handshake_that_stalls_is_closed_by_the_first_request_deadline() {
     let ca = Authority::new("AEP test CA");
-    let (t, _files) =
-        tls_relay(&ca, &ca.leaf("relay"), |c| c.first_request_timeout = Duration::from_millis(400)).await;
+    let (t, _files) = tls_relay(&ca, &ca.leaf("relay"), |c| c.first_request_timeout = Duration::from_millis(400)).await;
     let mut tcp = TcpStream::connect(t.relay.local_addr()).await.unwrap();
     // The first byte of a handshake record, and nothing more.
     tcp.write_all(&[0x16]).await.unwrap();

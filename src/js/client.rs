@@ -334,10 +334,7 @@ impl AepClient {
         convert::to_js(&all)
     }
 
-    fn send(
-        &self,
-        f: impl FnOnce(&mut Hub, aep_engine::time::UnixMs) -> Result<String, HubError>,
-    ) -> js_sys::Promise {
+    fn send(&self, f: impl FnOnce(&mut Hub, aep_engine::time::UnixMs) -> Result<String, HubError>) -> js_sys::Promise {
         with(&self.driver, |d| match f(&mut d.hub, convert::now()) {
             Ok(id) => d.handler.track(&d.hub, &id),
             Err(e) => reject(hub_error(e)),

@@ -143,7 +143,11 @@ pub fn project_state(events: JsValue, options: JsValue) -> Result<JsValue, JsVal
 
 /// Folds JSONL given as bytes: as text when it is all UTF-8, else line by
 /// line, rejecting only the lines that are not.
-fn fold_jsonl_bytes(bytes: Vec<u8>, fold: &mut impl FnMut(usize, Result<Event, String>, &mut Store), store: &mut Store) {
+fn fold_jsonl_bytes(
+    bytes: Vec<u8>,
+    fold: &mut impl FnMut(usize, Result<Event, String>, &mut Store),
+    store: &mut Store,
+) {
     let bytes = match String::from_utf8(bytes) {
         Ok(jsonl) => return fold_jsonl(&Arc::from(jsonl.as_str()), fold, store),
         Err(e) => e.into_bytes(),

@@ -200,9 +200,7 @@ impl TargetOps<'_> {
             .request(&request)
             .map(|(r, _)| r.clone())
             .ok_or_else(|| invalid(format!("no registered request `{request}`")))?;
-        self.target
-            .answer_outcomes(&e, &open, &answer, convert::now(), self.seqs)
-            .map_err(|e| invalid(e.to_string()))
+        self.target.answer_outcomes(&e, &open, &answer, convert::now(), self.seqs).map_err(|e| invalid(e.to_string()))
     }
 
     pub fn outcome(&mut self, command: &JsValue, draft_: &JsValue) -> Result<Event, JsValue> {
@@ -215,16 +213,12 @@ impl TargetOps<'_> {
 
     pub fn run_cancelled(&mut self, command: &JsValue, reason: Option<&str>) -> Result<Event, JsValue> {
         let e = event_from(command, "command")?;
-        self.target
-            .run_cancelled(&e, reason, convert::now(), self.seqs)
-            .map_err(|e| invalid(e.to_string()))
+        self.target.run_cancelled(&e, reason, convert::now(), self.seqs).map_err(|e| invalid(e.to_string()))
     }
 
     pub fn progress_status(&mut self, command: &JsValue, phase: &str, message: Option<&str>) -> Result<Event, JsValue> {
         let e = event_from(command, "command")?;
-        self.target
-            .progress_status(&e, phase, message, convert::now(), self.seqs)
-            .map_err(|e| invalid(e.to_string()))
+        self.target.progress_status(&e, phase, message, convert::now(), self.seqs).map_err(|e| invalid(e.to_string()))
     }
 }
 
@@ -274,8 +268,9 @@ impl JsControlTarget {
     #[wasm_bindgen(constructor)]
     pub fn new(options: JsValue) -> Result<JsControlTarget, JsValue> {
         let o = TargetOptions::parse(&options)?;
-        let target =
-            ControlTarget::new(o.identity, o.accepts, Seeded::new(convert::random() as u64)).map_err(|e| invalid(e.to_string()))?.with_ceiling(o.ceiling);
+        let target = ControlTarget::new(o.identity, o.accepts, Seeded::new(convert::random() as u64))
+            .map_err(|e| invalid(e.to_string()))?
+            .with_ceiling(o.ceiling);
         Ok(JsControlTarget { target, seqs: SeqCounter::with_epoch(o.epoch) })
     }
 

@@ -8,10 +8,10 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use aep_engine::rng::Seeded;
+use aep_client::js::convert as js;
 use aep_engine::control::target::{ControlTarget, Received, SeqCounter};
 use aep_engine::protocol::ids::{ulid, Draft, Identity};
-use aep_client::js::convert as js;
+use aep_engine::rng::Seeded;
 use aep_engine::{Capture, Event};
 use serde_json::{json, Value};
 use wasm_bindgen::prelude::*;
@@ -109,8 +109,7 @@ impl Agent {
                 action: aep_engine::control::target::Action::Respond { request, applied }, ..
             } = &r
             {
-                let pair =
-                    st.target.answer_outcomes(&e, request, &applied.answer, now, &mut st.seqs).unwrap();
+                let pair = st.target.answer_outcomes(&e, request, &applied.answer, now, &mut st.seqs).unwrap();
                 for out in pair {
                     sock.send_with_str(out.raw()).unwrap();
                 }

@@ -49,7 +49,8 @@ pub fn elicitation_data(message: &str, schema: &ElicitationSchema) -> Value {
                         .enumerate()
                         .map(|(i, v)| {
                             let id = v.as_str().map_or_else(|| v.to_string(), str::to_owned);
-                            let label = p.choice_names.as_ref().and_then(|n| n.get(i)).cloned().unwrap_or_else(|| id.clone());
+                            let label =
+                                p.choice_names.as_ref().and_then(|n| n.get(i)).cloned().unwrap_or_else(|| id.clone());
                             json!({ "id": id, "label": label })
                         })
                         .collect();
@@ -79,7 +80,9 @@ pub fn elicitation_request(hook: &HookInput) -> Result<Value, String> {
 /// The hook's answer for accepted form values.
 pub fn elicitation_output(values: Option<&Map<String, Value>>) -> Value {
     match values {
-        Some(values) => json!({ "hookSpecificOutput": { "hookEventName": "Elicitation", "action": "accept", "content": values } }),
+        Some(values) => {
+            json!({ "hookSpecificOutput": { "hookEventName": "Elicitation", "action": "accept", "content": values } })
+        }
         None => json!({}),
     }
 }

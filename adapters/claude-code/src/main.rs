@@ -70,7 +70,9 @@ fn main() -> ExitCode {
             let hooks = Hooks { origin: t.adapter, held_timeout_s: t.hook_timeout };
             report(&path, settings::install(&path, &hooks), "connected to the adapter", "already connected")
         }),
-        Command::Uninstall(w) => place(&w).and_then(|path| report(&path, settings::remove(&path), "disconnected", "not connected")),
+        Command::Uninstall(w) => {
+            place(&w).and_then(|path| report(&path, settings::remove(&path), "disconnected", "not connected"))
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -91,7 +93,12 @@ fn place(w: &Where) -> Result<PathBuf, String> {
     settings::settings_path(project.as_deref(), home.as_deref()).ok_or_else(|| "HOME is not set".to_owned())
 }
 
-fn report(path: &std::path::Path, result: Result<Outcome, settings::SettingsError>, changed: &str, unchanged: &str) -> Result<(), String> {
+fn report(
+    path: &std::path::Path,
+    result: Result<Outcome, settings::SettingsError>,
+    changed: &str,
+    unchanged: &str,
+) -> Result<(), String> {
     match result.map_err(|e| e.to_string())? {
         Outcome::Changed => println!("{}: {changed}", path.display()),
         Outcome::Unchanged => println!("{}: {unchanged}, nothing to do", path.display()),

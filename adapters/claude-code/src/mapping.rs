@@ -33,8 +33,8 @@ use aep_adapter_kit::mapping::{add_project, as_object, cut, run_started, session
 use aep_engine::control::answer::Answer;
 use aep_engine::protocol::event::Event;
 use aep_engine::protocol::ids::Draft;
-use aep_engine::Severity;
 use aep_engine::protocol::vocabulary::types;
+use aep_engine::Severity;
 use serde_json::{json, Map, Value};
 
 use crate::hook::HookInput;
@@ -106,9 +106,7 @@ impl Mapper {
         let in_run = |draft: Draft| draft.maybe_run(run.clone());
         let draft = match name {
             "SessionStart" => Draft::new(types::SESSION_STARTED).data(session_started(hook)),
-            "SessionEnd" => {
-                session_ended(self.sessions.remove(&session).map_or(0, |s| s.runs))
-            }
+            "SessionEnd" => session_ended(self.sessions.remove(&session).map_or(0, |s| s.runs)),
             "UserPromptSubmit" => {
                 let id = hook.prompt_id.clone().filter(|p| !p.is_empty()).unwrap_or_else(|| self.mint_run());
                 let memory = self.sessions.entry(&session);
@@ -242,14 +240,14 @@ impl Mapper {
             return Some(id);
         }
         let (name, input, call) = self.sessions.get(session)?.asking.as_ref()?;
-        (Some(name.as_str()) == hook.tool_name.as_deref() && input.as_ref() == hook.tool_input.as_ref()).then(|| call.clone())
+        (Some(name.as_str()) == hook.tool_name.as_deref() && input.as_ref() == hook.tool_input.as_ref())
+            .then(|| call.clone())
     }
 
     fn mint_run(&mut self) -> String {
         self.minted += 1;
         format!("run-{}", self.minted)
     }
-
 }
 
 impl Mapping for Mapper {
@@ -308,7 +306,11 @@ fn tool_of(hook: &HookInput) -> Value {
 /// Why approving the hook's tool use cannot be undone, if it cannot
 /// ([`crate::grade`]).
 fn destructive_because(hook: &HookInput) -> Option<&'static str> {
-    aep_adapter_kit::grade::destructive(hook.tool_name.as_deref().unwrap_or_default(), hook.tool_input.as_ref(), hook.cwd.as_deref())
+    aep_adapter_kit::grade::destructive(
+        hook.tool_name.as_deref().unwrap_or_default(),
+        hook.tool_input.as_ref(),
+        hook.cwd.as_deref(),
+    )
 }
 
 /// A permission request: the tool and exactly what it would do, so a
@@ -377,11 +379,19 @@ mod tests {
                 "tool_name": "Bash", "tool_input": input}));
             let Plan::Ask { request, .. } = m.plan(&h) else { panic!() };
             let who = aep_engine::protocol::ids::Identity::new("aep://h/agent/claude-code", AGENT);
-            let e = request.session("s1").seq(9).build(&who, "01J0000000000000000000000A", aep_engine::UnixMs(0)).unwrap();
-            (e.severity(), e.data_field("destructive").cloned(), e.data_field("context").and_then(|c| c.get("destructive_because")).cloned())
+            let e =
+                request.session("s1").seq(9).build(&who, "01J0000000000000000000000A", aep_engine::UnixMs(0)).unwrap();
+            (
+                e.severity(),
+                e.data_field("destructive").cloned(),
+                e.data_field("context").and_then(|c| c.get("destructive_because")).cloned(),
+            )
         };
         let (severity, destructive, why) = ask(&mut m, json!({ "command": "rm -rf build/" }));
-        assert_eq!((severity, destructive, why), (Severity::Warning, Some(json!(true)), Some(json!("removes recursively"))));
+        assert_eq!(
+            (severity, destructive, why),
+            (Severity::Warning, Some(json!(true)), Some(json!("removes recursively")))
+        );
         let (severity, destructive, _) = ask(&mut m, json!({ "command": "ls -la" }));
         assert_eq!((severity, destructive), (Severity::Info, None));
     }
@@ -390,13 +400,18 @@ mod tests {
     fn a_permission_names_the_tool_call_it_is_about() {
         let mut m = Mapper::new();
         let input = json!({ "command": "rm -rf build/" });
-        let pre = hook(json!({"hook_event_name": "PreToolUse", "session_id": "s1", "tool_name": "Bash", "tool_input": input, "tool_use_id": "toolu_1"}));
+        let pre = hook(
+            json!({"hook_event_name": "PreToolUse", "session_id": "s1", "tool_name": "Bash", "tool_input": input, "tool_use_id": "toolu_1"}),
+        );
         assert!(matches!(m.plan(&pre), Plan::Observe(_)));
         let ask = |m: &mut Mapper, input: Value| {
-            let h = hook(json!({"hook_event_name": "PermissionRequest", "session_id": "s1", "tool_name": "Bash", "tool_input": input}));
+            let h = hook(
+                json!({"hook_event_name": "PermissionRequest", "session_id": "s1", "tool_name": "Bash", "tool_input": input}),
+            );
             let Plan::Ask { request, .. } = m.plan(&h) else { panic!() };
             let who = aep_engine::protocol::ids::Identity::new("aep://h/agent/claude-code", AGENT);
-            let e = request.session("s1").seq(9).build(&who, "01J0000000000000000000000A", aep_engine::UnixMs(0)).unwrap();
+            let e =
+                request.session("s1").seq(9).build(&who, "01J0000000000000000000000A", aep_engine::UnixMs(0)).unwrap();
             e.subject().map(str::to_owned)
         };
         assert_eq!(ask(&mut m, input.clone()).as_deref(), Some("toolu_1"));
@@ -413,7 +428,9 @@ mod tests {
         let Plan::Ask { request, session, .. } = m.plan(&hook(json!({"hook_event_name": "PermissionRequest", "session_id": "s1", "tool_name": "Bash", "tool_input": {"command": "ls"}}))) else { panic!() };
         assert_eq!(session, "s1");
         assert_eq!(request.ty(), "attention.requested");
-        let Plan::Observe(stop) = m.plan(&hook(json!({"hook_event_name": "Stop", "session_id": "s1"}))) else { panic!() };
+        let Plan::Observe(stop) = m.plan(&hook(json!({"hook_event_name": "Stop", "session_id": "s1"}))) else {
+            panic!()
+        };
         assert_eq!(stop[0].draft.ty(), "run.finished");
         assert_eq!(m.run_of("s1"), None);
     }

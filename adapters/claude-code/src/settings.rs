@@ -163,7 +163,9 @@ fn read(path: &Path) -> Result<Option<(Members, bool)>, SettingsError> {
 fn hook_table(path: &Path, members: &Members) -> Result<HookTable, SettingsError> {
     match members.get("hooks") {
         None => Ok(HookTable::new()),
-        Some(raw) => serde_json::from_str(raw.get()).map_err(|source| SettingsError::BadHooks { path: shown(path), source }),
+        Some(raw) => {
+            serde_json::from_str(raw.get()).map_err(|source| SettingsError::BadHooks { path: shown(path), source })
+        }
     }
 }
 
@@ -194,7 +196,8 @@ fn write(path: &Path, members: &Members, table: Option<&HookTable>, newline: boo
 /// reads the same whether printed alone or inside its parent.
 fn pretty(value: &impl Serialize, depth: usize) -> String {
     let mut out = Vec::new();
-    let mut ser = serde_json::Serializer::with_formatter(&mut out, serde_json::ser::PrettyFormatter::with_indent(b"  "));
+    let mut ser =
+        serde_json::Serializer::with_formatter(&mut out, serde_json::ser::PrettyFormatter::with_indent(b"  "));
     value.serialize(&mut ser).expect("JSON values serialize");
     let text = String::from_utf8(out).expect("serde_json writes UTF-8");
     let pad = "  ".repeat(depth);

@@ -107,7 +107,10 @@ async fn scenario(config: Config, adapter_token: &str, phone_token: &str) {
     .await
     .expect("both requests reach the phone");
     let id_of = |command: &str| {
-        let e = asked.iter().find(|e| e["data"]["prompt"] == format!("Bash: {command}")).unwrap_or_else(|| panic!("{asked:?}"));
+        let e = asked
+            .iter()
+            .find(|e| e["data"]["prompt"] == format!("Bash: {command}"))
+            .unwrap_or_else(|| panic!("{asked:?}"));
         assert_eq!(e["data"]["kind"], "permission");
         assert_eq!(e["run"], "turn-1");
         e["id"].as_str().unwrap().to_owned()
@@ -125,8 +128,13 @@ async fn scenario(config: Config, adapter_token: &str, phone_token: &str) {
     phone.send(respond(1, &clean, json!({"text": "keep the vendored files"}))).await.unwrap();
     phone.send(respond(2, &rm, json!({"option": "allow"}))).await.unwrap();
 
-    let (first, second) = tokio::time::timeout(PROMPT, async { (first.await.unwrap(), second.await.unwrap()) }).await.expect("both hooks answered");
-    assert_eq!(first, json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow"}}}));
+    let (first, second) = tokio::time::timeout(PROMPT, async { (first.await.unwrap(), second.await.unwrap()) })
+        .await
+        .expect("both hooks answered");
+    assert_eq!(
+        first,
+        json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow"}}})
+    );
     assert_eq!(
         second,
         json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "deny", "message": "keep the vendored files"}}})

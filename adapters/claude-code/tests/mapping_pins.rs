@@ -13,7 +13,8 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-const PINS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/aep/conformance/fixtures/mappings/claude-code.json");
+const PINS: &str =
+    concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/aep/conformance/fixtures/mappings/claude-code.json");
 
 #[derive(Deserialize)]
 struct Pins {

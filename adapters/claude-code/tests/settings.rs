@@ -47,7 +47,9 @@ const EXISTING: &str = r#"{
 fn ours(settings: &Value, event: &str) -> usize {
     settings["hooks"][event]
         .as_array()
-        .map(|groups| groups.iter().filter(|g| g["hooks"][0]["url"] == "http://127.0.0.1:8789/aep-claude-code/hook").count())
+        .map(|groups| {
+            groups.iter().filter(|g| g["hooks"][0]["url"] == "http://127.0.0.1:8789/aep-claude-code/hook").count()
+        })
         .unwrap_or(0)
 }
 
@@ -71,7 +73,10 @@ fn install_merges_with_existing_hooks_and_removal_restores_the_file_byte_for_byt
     assert_eq!(settings["hooks"]["SessionStart"][0]["hooks"][0]["command"], "echo started");
     assert_eq!(settings["model"], "sonnet");
     assert!(installed.starts_with("{\n  \"permissions\": {\n    \"allow\": [\n      \"Bash(npm run lint)\"\n"));
-    assert!(installed.find("\"permissions\"") < installed.find("\"hooks\"") && installed.find("\"hooks\"") < installed.find("\"model\""));
+    assert!(
+        installed.find("\"permissions\"") < installed.find("\"hooks\"")
+            && installed.find("\"hooks\"") < installed.find("\"model\"")
+    );
 
     // Again: nothing changes, not a byte.
     assert_eq!(install(&path, &hooks()).unwrap(), Outcome::Unchanged);

@@ -56,7 +56,8 @@ impl Hooks {
     }
 
     fn group(&self, event: &str) -> Table {
-        let timeout = if event == HELD { i64::try_from(self.held_timeout_s).unwrap_or(i64::MAX) } else { OBSERVE_TIMEOUT_S };
+        let timeout =
+            if event == HELD { i64::try_from(self.held_timeout_s).unwrap_or(i64::MAX) } else { OBSERVE_TIMEOUT_S };
         let mut hook = Table::new();
         hook.insert("type", value("command"));
         hook.insert("command", value(self.command()));
@@ -100,7 +101,9 @@ pub fn install(path: &Path, hooks: &Hooks) -> Result<Outcome, ConfigError> {
                 table.insert(event, Item::ArrayOfTables(ArrayOfTables::new()));
                 table.get_mut(event).and_then(Item::as_array_of_tables_mut).expect("just inserted")
             }
-            Some(item) => item.as_array_of_tables_mut().ok_or_else(|| unexpected(path, event, "[[hooks.<event>]] tables"))?,
+            Some(item) => {
+                item.as_array_of_tables_mut().ok_or_else(|| unexpected(path, event, "[[hooks.<event>]] tables"))?
+            }
         };
         if groups.iter().any(is_ours) {
             continue;
@@ -179,7 +182,10 @@ pub fn record_trust(path: &Path, trusted: &[(String, String)]) -> Result<Outcome
         state.set_implicit(true);
         table.insert("state", Item::Table(state));
     }
-    let state = table.get_mut("state").and_then(Item::as_table_mut).ok_or_else(|| unexpected(path, "hooks.state", "a table"))?;
+    let state = table
+        .get_mut("state")
+        .and_then(Item::as_table_mut)
+        .ok_or_else(|| unexpected(path, "hooks.state", "a table"))?;
     let mut changed = false;
     for (key, hash) in trusted {
         let current = state.get(key).and_then(|t| t.get("trusted_hash")).and_then(Item::as_str);

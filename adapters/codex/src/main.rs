@@ -116,7 +116,12 @@ fn install(i: Install) -> Result<(), String> {
     let program = std::env::current_exe().map_err(|e| format!("the adapter's own path: {e}"))?;
     let hooks = Hooks { program, origin: i.adapter, held_timeout_s: i.hook_timeout };
     match config::install(&path, &hooks).map_err(|e| e.to_string())? {
-        Outcome::Changed => println!("{}: connected to the adapter ({} hooks run `{}`)", path.display(), config::HOOKED.len(), hooks.command()),
+        Outcome::Changed => println!(
+            "{}: connected to the adapter ({} hooks run `{}`)",
+            path.display(),
+            config::HOOKED.len(),
+            hooks.command()
+        ),
         Outcome::Unchanged => println!("{}: already connected, nothing to do", path.display()),
     }
     if !i.trust {
@@ -129,7 +134,11 @@ fn install(i: Install) -> Result<(), String> {
     }
     let listed = trust::adapter_hooks(&i.codex, &path)?;
     if listed.is_empty() {
-        return Err(format!("{} lists none of the adapter's hooks in {}: nothing trusted", i.codex.display(), path.display()));
+        return Err(format!(
+            "{} lists none of the adapter's hooks in {}: nothing trusted",
+            i.codex.display(),
+            path.display()
+        ));
     }
     let wanted: Vec<(String, String)> = listed.iter().map(|l| (l.key.clone(), l.current_hash.clone())).collect();
     config::record_trust(&path, &wanted).map_err(|e| e.to_string())?;

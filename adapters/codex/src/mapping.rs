@@ -25,7 +25,9 @@
 //! CLI has it, on some paths only): mapped as for Claude Code.
 
 use aep_adapter_kit::decision::Decision;
-use aep_adapter_kit::mapping::{add_project, as_object, cut, run_started, session_ended, snake_case, Emission, Mapping, Sessions};
+use aep_adapter_kit::mapping::{
+    add_project, as_object, cut, run_started, session_ended, snake_case, Emission, Mapping, Sessions,
+};
 use aep_engine::control::answer::Answer;
 use aep_engine::protocol::ids::Draft;
 use aep_engine::protocol::vocabulary::types;
@@ -87,9 +89,7 @@ impl Mapper {
         let tool = || hook.tool_name.clone().unwrap_or_else(|| "unknown".into());
         let draft = match name {
             "SessionStart" => Draft::new(types::SESSION_STARTED).data(session_started(hook)),
-            "SessionEnd" => {
-                session_ended(self.threads.remove(&session).map_or(0, |t| t.runs))
-            }
+            "SessionEnd" => session_ended(self.threads.remove(&session).map_or(0, |t| t.runs)),
             "UserPromptSubmit" => {
                 let id = hook.turn_id.clone().filter(|t| !t.is_empty()).unwrap_or_else(|| self.mint_run());
                 let thread = self.threads.entry(&session);
@@ -122,7 +122,9 @@ impl Mapper {
             }
             "PermissionRequest" => {
                 let because = destructive_because(hook);
-                let mut request = in_run(Draft::new(types::ATTENTION_REQUESTED)).subject(tool()).data(permission_request(hook, because));
+                let mut request = in_run(Draft::new(types::ATTENTION_REQUESTED))
+                    .subject(tool())
+                    .data(permission_request(hook, because));
                 if because.is_some() {
                     request = request.severity(Severity::Warning);
                 }
@@ -216,7 +218,11 @@ fn tool_of(hook: &HookInput) -> Value {
 
 /// Why approving the hook's tool use cannot be undone, if it cannot.
 fn destructive_because(hook: &HookInput) -> Option<&'static str> {
-    aep_adapter_kit::grade::destructive(hook.tool_name.as_deref().unwrap_or_default(), hook.tool_input.as_ref(), hook.cwd.as_deref())
+    aep_adapter_kit::grade::destructive(
+        hook.tool_name.as_deref().unwrap_or_default(),
+        hook.tool_input.as_ref(),
+        hook.cwd.as_deref(),
+    )
 }
 
 /// A permission request: the tool and exactly what it would do, so a
@@ -274,15 +280,25 @@ mod tests {
     #[test]
     fn a_turn_is_a_run_and_a_permission_in_it_is_held() {
         let mut m = Mapper::new();
-        let Plan::Observe(first) = m.plan(&hook(json!({"hook_event_name": "UserPromptSubmit", "session_id": "t1", "turn_id": "u1", "prompt": "hi"}))) else { panic!() };
+        let Plan::Observe(first) = m.plan(&hook(
+            json!({"hook_event_name": "UserPromptSubmit", "session_id": "t1", "turn_id": "u1", "prompt": "hi"}),
+        )) else {
+            panic!()
+        };
         let types: Vec<_> = first.iter().map(|e| e.draft.ty().to_owned()).collect();
         assert_eq!(types, ["session.started", "run.started"]);
         assert_eq!(m.run_of("t1"), Some("u1"));
-        let asked = hook(json!({"hook_event_name": "PermissionRequest", "session_id": "t1", "turn_id": "u1", "tool_name": "Bash",
-            "tool_input": {"command": "touch x", "description": "make x"}}));
+        let asked = hook(
+            json!({"hook_event_name": "PermissionRequest", "session_id": "t1", "turn_id": "u1", "tool_name": "Bash",
+            "tool_input": {"command": "touch x", "description": "make x"}}),
+        );
         let Plan::Ask { request, session, .. } = m.plan(&asked) else { panic!() };
         assert_eq!((session.as_str(), request.ty()), ("t1", "attention.requested"));
-        let Plan::Observe(stop) = m.plan(&hook(json!({"hook_event_name": "Stop", "session_id": "t1", "turn_id": "u1"}))) else { panic!() };
+        let Plan::Observe(stop) =
+            m.plan(&hook(json!({"hook_event_name": "Stop", "session_id": "t1", "turn_id": "u1"})))
+        else {
+            panic!()
+        };
         assert_eq!(stop[0].draft.ty(), "run.finished");
         assert_eq!(m.run_of("t1"), None);
     }
@@ -290,11 +306,14 @@ mod tests {
     #[test]
     fn a_recursive_removal_is_a_warning_marked_destructive_and_a_plain_command_is_not() {
         let ask = |command: &str| {
-            let h = hook(json!({"hook_event_name": "PermissionRequest", "session_id": "t1", "turn_id": "u1", "cwd": "/work/app",
-                "tool_name": "Bash", "tool_input": {"command": command}}));
+            let h = hook(
+                json!({"hook_event_name": "PermissionRequest", "session_id": "t1", "turn_id": "u1", "cwd": "/work/app",
+                "tool_name": "Bash", "tool_input": {"command": command}}),
+            );
             let Plan::Ask { request, .. } = Mapper::new().plan(&h) else { panic!() };
             let who = aep_engine::protocol::ids::Identity::new("aep://h/agent/codex", AGENT);
-            let e = request.session("t1").seq(9).build(&who, "01J0000000000000000000000A", aep_engine::UnixMs(0)).unwrap();
+            let e =
+                request.session("t1").seq(9).build(&who, "01J0000000000000000000000A", aep_engine::UnixMs(0)).unwrap();
             (e.severity(), e.data_field("destructive").cloned())
         };
         assert_eq!(ask("rm -rf build/"), (Severity::Warning, Some(json!(true))));

@@ -66,7 +66,9 @@ pub fn adapter_hooks(codex: &Path, config: &Path) -> Result<Vec<Listed>, String>
                     break Ok(message);
                 }
             }
-            Err(_) => break Err(format!("codex app-server did not list its hooks within {} s", ANSWER_WITHIN.as_secs())),
+            Err(_) => {
+                break Err(format!("codex app-server did not list its hooks within {} s", ANSWER_WITHIN.as_secs()))
+            }
         }
     };
     drop(stdin);

@@ -8,7 +8,11 @@ use aep_codex::config::{install, ours, record_trust, remove, Hooks, Outcome, HOO
 use toml_edit::DocumentMut;
 
 fn hooks() -> Hooks {
-    Hooks { program: PathBuf::from("/opt/aep/bin/aep-codex"), origin: "http://127.0.0.1:8790".into(), held_timeout_s: 300 }
+    Hooks {
+        program: PathBuf::from("/opt/aep/bin/aep-codex"),
+        origin: "http://127.0.0.1:8790".into(),
+        held_timeout_s: 300,
+    }
 }
 
 /// A user's configuration, with comments, a provider, and a hook of
@@ -61,12 +65,18 @@ fn install_merges_with_the_users_config_and_removal_restores_it_byte_for_byte() 
     }
     assert_eq!(d["hooks"]["PermissionRequest"][0]["hooks"][0]["timeout"].as_integer(), Some(300));
     assert_eq!(d["hooks"]["PreToolUse"][1]["hooks"][0]["timeout"].as_integer(), Some(10));
-    assert_eq!(d["hooks"]["PermissionRequest"][0]["hooks"][0]["command"].as_str(), Some("/opt/aep/bin/aep-codex hook --adapter http://127.0.0.1:8790"));
+    assert_eq!(
+        d["hooks"]["PermissionRequest"][0]["hooks"][0]["command"].as_str(),
+        Some("/opt/aep/bin/aep-codex hook --adapter http://127.0.0.1:8790")
+    );
     // The user's own hook, keys and comments stay as written.
     assert_eq!(d["hooks"]["PreToolUse"][0]["hooks"][0]["command"].as_str(), Some("./scripts/check-command.sh"));
     assert_eq!(d["model"].as_str(), Some("gpt-5.2-codex"));
     assert!(installed.starts_with("# my Codex setup\nmodel = \"gpt-5.2-codex\"  # the default\n"), "{installed}");
-    assert!(installed.contains("# lint before any shell command\n[[hooks.PreToolUse]]\nmatcher = \"Bash\"\n"), "{installed}");
+    assert!(
+        installed.contains("# lint before any shell command\n[[hooks.PreToolUse]]\nmatcher = \"Bash\"\n"),
+        "{installed}"
+    );
 
     // Again: nothing changes, not a byte.
     assert_eq!(install(&path, &hooks()).unwrap(), Outcome::Unchanged);
@@ -81,8 +91,14 @@ fn install_merges_with_the_users_config_and_removal_restores_it_byte_for_byte() 
     assert_eq!(record_trust(&path, &trusted).unwrap(), Outcome::Changed);
     assert_eq!(record_trust(&path, &trusted).unwrap(), Outcome::Unchanged);
     let d = doc(&path);
-    assert_eq!(d["hooks"]["state"][pre.0.as_str()]["trusted_hash"].as_str(), Some(format!("sha256:{}", pre.0).as_str()));
-    assert_eq!(d["hooks"]["state"]["/home/me/.codex/config.toml:pre_tool_use:0:0"]["trusted_hash"].as_str(), Some("sha256:0000"));
+    assert_eq!(
+        d["hooks"]["state"][pre.0.as_str()]["trusted_hash"].as_str(),
+        Some(format!("sha256:{}", pre.0).as_str())
+    );
+    assert_eq!(
+        d["hooks"]["state"]["/home/me/.codex/config.toml:pre_tool_use:0:0"]["trusted_hash"].as_str(),
+        Some("sha256:0000")
+    );
 
     assert_eq!(remove(&path).unwrap(), Outcome::Changed);
     assert_eq!(std::fs::read_to_string(&path).unwrap(), EXISTING);
@@ -96,7 +112,8 @@ fn a_config_install_created_goes_with_uninstall() {
     let path = dir.path().join(".codex/config.toml");
     assert_eq!(install(&path, &hooks()).unwrap(), Outcome::Changed);
     assert_eq!(adapter_groups(&doc(&path), "PermissionRequest"), 1);
-    let trusted: Vec<(String, String)> = ours(&path, &doc(&path)).into_iter().map(|(k, _)| (k, "sha256:1".into())).collect();
+    let trusted: Vec<(String, String)> =
+        ours(&path, &doc(&path)).into_iter().map(|(k, _)| (k, "sha256:1".into())).collect();
     record_trust(&path, &trusted).unwrap();
     assert_eq!(remove(&path).unwrap(), Outcome::Changed);
     assert!(!path.exists());

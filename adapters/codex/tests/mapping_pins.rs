@@ -42,7 +42,12 @@ fn mapped(input: &Value) -> Option<aep_engine::Event> {
         Plan::Unreadable(why) => panic!("{why}"),
     };
     let who = Identity::new("aep://host/agent/codex", "codex");
-    let event = draft.session(session).seq(1).capture(Capture::Full).build(&who, "01J00000000000000000000000", UnixMs(1_700_000_000_000)).unwrap();
+    let event = draft
+        .session(session)
+        .seq(1)
+        .capture(Capture::Full)
+        .build(&who, "01J00000000000000000000000", UnixMs(1_700_000_000_000))
+        .unwrap();
     Some(emit_at_ceiling(&event, &CaptureCeiling::default(), &Redactor::default()))
 }
 

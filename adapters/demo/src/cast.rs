@@ -70,7 +70,16 @@ impl Ask {
     const fn form(prompt: &'static str, fields: fn() -> Value, then: &'static str) -> Ask {
         let lifetime = Lifetime::UntilAnswered;
         let severity = Severity::Info;
-        Ask { kind: AttentionKind::Form, prompt, options: &[], refusing: None, form: Some(fields), lifetime, severity, then }
+        Ask {
+            kind: AttentionKind::Form,
+            prompt,
+            options: &[],
+            refusing: None,
+            form: Some(fields),
+            lifetime,
+            severity,
+            then,
+        }
     }
 
     const fn lasting(mut self, lifetime: Lifetime) -> Ask {
@@ -218,8 +227,10 @@ pub const DEPLOY_AGENT: Persona = Persona {
         )
         .graded(Severity::Notice),
         Ask::input("Paste the change ticket for this release (e.g. CHG-1234).", "Linking the change ticket"),
-        Ask::form("Export settings for the finance data request", export_form, "Starting the export").graded(Severity::Notice),
-        Ask::permission("Roll staging back to v2.13.2 while the migration is reviewed?", "Rolling staging back").graded(Severity::Warning),
+        Ask::form("Export settings for the finance data request", export_form, "Starting the export")
+            .graded(Severity::Notice),
+        Ask::permission("Roll staging back to v2.13.2 while the migration is reviewed?", "Rolling staging back")
+            .graded(Severity::Warning),
     ],
     tools: &[
         Tool { name: "kubectl", args: "rollout status deploy/payments-api -n staging" },

@@ -7,6 +7,7 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
+use aep_driver_tokio::{now, Link, Step};
 use aep_engine::client::agent::{Agent, AgentChange, AgentConfig};
 use aep_engine::client::{Backoff, Config as ConnectionConfig, State};
 use aep_engine::control::answer::{Answer, OpenRequest};
@@ -16,7 +17,6 @@ use aep_engine::protocol::event::{Capture, Event};
 use aep_engine::protocol::ids::{source_uri, Draft, Identity};
 use aep_engine::protocol::vocabulary::types;
 use aep_engine::UnixMs;
-use aep_driver_tokio::{now, Link, Step};
 use serde_json::{json, Value};
 use tokio::sync::{mpsc, oneshot};
 
@@ -80,7 +80,11 @@ pub async fn run<M: Mapping>(
     let identity = Identity::new(source_uri(&options.host, M::AGENT, None), M::AGENT);
     let mut connection = ConnectionConfig::consumer();
     connection.backoff = BACKOFF;
-    connection.emits = Some(["session", "run", "tool", "progress", "attention", "delegation", "agent", "control", "x"].map(String::from).to_vec());
+    connection.emits = Some(
+        ["session", "run", "tool", "progress", "attention", "delegation", "agent", "control", "x"]
+            .map(String::from)
+            .to_vec(),
+    );
     let config = AgentConfig {
         identity,
         accepts: vec![ACCEPTS.to_owned()],
@@ -160,9 +164,10 @@ impl<M: Mapping> Daemon<M> {
 
     fn on_change(&mut self, agent: &mut Agent, change: AgentChange, at: UnixMs) {
         match change {
-            AgentChange::Command { command, received: Received::Fresh { action: Action::Respond { request, applied }, .. } } => {
-                self.answered(agent, &command, &request, &applied.answer, at)
-            }
+            AgentChange::Command {
+                command,
+                received: Received::Fresh { action: Action::Respond { request, applied }, .. },
+            } => self.answered(agent, &command, &request, &applied.answer, at),
             AgentChange::State(State::Live) => self.reclaim(agent, at),
             AgentChange::State(State::Refused { reason }) => tracing::error!("the relay refused the adapter: {reason}"),
             AgentChange::State(s) => tracing::debug!("relay connection: {s:?}"),
@@ -197,11 +202,14 @@ impl<M: Mapping> Daemon<M> {
     /// session still waiting on a person says so again, so its answer can
     /// reach the adapter after a reconnect or a relay restart.
     fn reclaim(&mut self, agent: &mut Agent, at: UnixMs) {
-        let mut waiting: Vec<(&str, Option<&str>)> = self.held.values().map(|h| (h.session.as_str(), h.run.as_deref())).collect();
+        let mut waiting: Vec<(&str, Option<&str>)> =
+            self.held.values().map(|h| (h.session.as_str(), h.run.as_deref())).collect();
         waiting.sort_unstable();
         waiting.dedup_by_key(|(session, _)| *session);
         for (session, run) in waiting {
-            let draft = Draft::new(types::PROGRESS_STATUS).maybe_run(run).data(json!({ "phase": "waiting", "message": "waiting for a person's answer" }));
+            let draft = Draft::new(types::PROGRESS_STATUS)
+                .maybe_run(run)
+                .data(json!({ "phase": "waiting", "message": "waiting for a person's answer" }));
             if let Err(e) = agent.emit(prepare(draft), Some(session), None, at) {
                 tracing::warn!("session {session} not reclaimed: {e}");
             }

@@ -9,7 +9,9 @@ use serde_json::{json, Value};
 pub enum Decision {
     Allow,
     /// Not run; the model reads `message` as the tool's result.
-    Deny { message: String },
+    Deny {
+        message: String,
+    },
     /// No decision: the agent falls back to its own way of deciding.
     Undecided,
 }

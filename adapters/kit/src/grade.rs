@@ -67,9 +67,9 @@ fn destructive_words(words: Vec<&str>) -> Option<&'static str> {
     let program = |w: &str| w.rsplit('/').next().unwrap_or(w).to_owned();
     // `rm` anywhere in it: after `sudo`, `xargs`, `find … -exec`, `env`.
     if let Some(at) = words.iter().position(|w| program(w) == "rm") {
-        let recursive = words[at + 1..].iter().any(|w| {
-            *w == "--recursive" || (w.starts_with('-') && !w.starts_with("--") && w.contains(['r', 'R']))
-        });
+        let recursive = words[at + 1..]
+            .iter()
+            .any(|w| *w == "--recursive" || (w.starts_with('-') && !w.starts_with("--") && w.contains(['r', 'R'])));
         if recursive {
             return Some("removes recursively");
         }
@@ -93,7 +93,10 @@ fn destructive_words(words: Vec<&str>) -> Option<&'static str> {
         match verb.map(|v| (rest[v], &rest[v + 1..])) {
             Some(("push", args)) => {
                 let forced = args.iter().any(|w| {
-                    *w == "--force" || *w == "-f" || w.starts_with("--force-with-lease") || w.starts_with('+')
+                    *w == "--force"
+                        || *w == "-f"
+                        || w.starts_with("--force-with-lease")
+                        || w.starts_with('+')
                         || (w.starts_with('-') && !w.starts_with("--") && w.contains('f'))
                 });
                 if forced {
@@ -178,7 +181,13 @@ mod tests {
 
     #[test]
     fn force_pushes_and_hard_resets_are_destructive() {
-        for c in ["git push --force", "git push -f origin main", "git push --force-with-lease", "git push origin +main", "git -C repo push -fu origin x"] {
+        for c in [
+            "git push --force",
+            "git push -f origin main",
+            "git push --force-with-lease",
+            "git push origin +main",
+            "git -C repo push -fu origin x",
+        ] {
             assert_eq!(bash(c), Some("force-pushes"), "{c}");
         }
         assert_eq!(bash("git reset --hard HEAD~3"), Some("discards work (git reset --hard)"));
@@ -198,7 +207,8 @@ mod tests {
 
     #[test]
     fn writes_outside_the_project_are_destructive() {
-        let write = |path: &str| destructive("Write", Some(&json!({ "file_path": path, "content": "x" })), Some("/work/app"));
+        let write =
+            |path: &str| destructive("Write", Some(&json!({ "file_path": path, "content": "x" })), Some("/work/app"));
         assert_eq!(write("/etc/hosts"), Some("writes outside the project"));
         assert_eq!(write("/work/app/../other/x"), Some("writes outside the project"));
         assert_eq!(write("../secrets.env"), Some("writes outside the project"));

@@ -73,7 +73,9 @@ pub fn init_logging() {
 /// `mapper` reading hooks posted to `hook_path`, until Ctrl-C.
 pub fn serve<M: Mapping>(s: ServeArgs, listen: SocketAddr, mapper: M, hook_path: &str) -> Result<(), String> {
     let token = match (&s.token_file, std::env::var("AEP_TOKEN")) {
-        (Some(file), _) => Some(std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?.trim().to_owned()),
+        (Some(file), _) => {
+            Some(std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?.trim().to_owned())
+        }
         (None, Ok(t)) if !t.is_empty() => Some(t),
         _ => None,
     };
@@ -95,7 +97,11 @@ pub fn serve<M: Mapping>(s: ServeArgs, listen: SocketAddr, mapper: M, hook_path:
         let (calls, inbox) = mpsc::unbounded_channel();
         let (status, watching) = watch::channel(Status::default());
         let agent = tokio::task::spawn_local(daemon::run(options, mapper, inbox, status));
-        tracing::info!("hooks: http://{}{hook_path}; relay: {}", listener.local_addr().map_err(|e| e.to_string())?, s.relay);
+        tracing::info!(
+            "hooks: http://{}{hook_path}; relay: {}",
+            listener.local_addr().map_err(|e| e.to_string())?,
+            s.relay
+        );
         let app = server::router(hook_path, calls, watching);
         let stop = async {
             let _ = tokio::signal::ctrl_c().await;

@@ -55,7 +55,10 @@ pub fn router<I: DeserializeOwned + Send + 'static>(
         .with_state(Shared { calls, status })
 }
 
-async fn hook<I: DeserializeOwned + Send + 'static>(State(shared): State<Shared<I>>, body: Bytes) -> (StatusCode, Json<Value>) {
+async fn hook<I: DeserializeOwned + Send + 'static>(
+    State(shared): State<Shared<I>>,
+    body: Bytes,
+) -> (StatusCode, Json<Value>) {
     let input = match serde_json::from_slice(&body) {
         Ok(i) => i,
         Err(e) => {

@@ -37,7 +37,9 @@ impl Filter {
     /// The query string for `/audit` in `format` (`json`, `csv`, `jsonl`).
     pub fn query(&self, format: &str) -> String {
         let mut pairs: Vec<(&str, String)> = vec![("format", format.to_owned())];
-        for (name, value) in [("principal", &self.who), ("agent", &self.agent), ("verb", &self.verb), ("outcome", &self.outcome)] {
+        for (name, value) in
+            [("principal", &self.who), ("agent", &self.agent), ("verb", &self.verb), ("outcome", &self.outcome)]
+        {
             let value = value.trim();
             if !value.is_empty() {
                 pairs.push((name, value.to_owned()));
@@ -52,7 +54,9 @@ impl Filter {
         pairs.push(("limit", "200".to_owned()));
         pairs
             .iter()
-            .map(|(k, v)| format!("{k}={}", percent_encoding::utf8_percent_encode(v, percent_encoding::NON_ALPHANUMERIC)))
+            .map(|(k, v)| {
+                format!("{k}={}", percent_encoding::utf8_percent_encode(v, percent_encoding::NON_ALPHANUMERIC))
+            })
             .collect::<Vec<_>>()
             .join("&")
     }

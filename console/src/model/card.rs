@@ -3,8 +3,8 @@
 //! what has happened to it since.
 
 use aep_engine::client::hub::{Hub, Reach};
-use aep_engine::protocol::form::{Choice, FieldSpec};
 use aep_engine::protocol::attention::OptionMeaning;
+use aep_engine::protocol::form::{Choice, FieldSpec};
 use aep_engine::protocol::vocabulary::{types, NackReason};
 use aep_engine::store::{self, Card, CardRef, CardStatus, Closure, Resolution, ToolEnd, ToolOutcome};
 use aep_engine::{Capture, Severity, UnixMs};
@@ -186,11 +186,7 @@ impl CardView {
 
     /// When it left the inbox, for ordering the history.
     pub fn settled_at(&self) -> UnixMs {
-        self.close
-            .as_ref()
-            .and_then(|c| c.at)
-            .or(self.answer.as_ref().and_then(|a| a.at))
-            .unwrap_or(self.raised_at)
+        self.close.as_ref().and_then(|c| c.at).or(self.answer.as_ref().and_then(|a| a.at)).unwrap_or(self.raised_at)
     }
 
     /// Which project asks, in the words a person knows it by: the
@@ -218,7 +214,9 @@ impl CardView {
             Some(o) if is_permissive(o) => (Decision::Allowed, "Allowed".to_owned()),
             Some(o) if is_refusing(o) => (Decision::Denied, "Denied".to_owned()),
             Some(_) => (Decision::Chose, format!("\u{201c}{}\u{201d}", a.label)),
-            None if !a.values.is_empty() || a.summary.starts_with("form") => (Decision::Chose, "Answered the form".to_owned()),
+            None if !a.values.is_empty() || a.summary.starts_with("form") => {
+                (Decision::Chose, "Answered the form".to_owned())
+            }
             None => (Decision::Chose, format!("Answered {}", a.summary)),
         }
     }
@@ -227,10 +225,7 @@ impl CardView {
     /// why, and how it reads at a glance ([`Tone`]): only what went ahead
     /// as asked reads as success.
     pub fn verdict(&self) -> (String, Tone) {
-        let refused = self
-            .commands
-            .iter()
-            .any(|c| c.mine && matches!(c.phase, command::Phase::Rejected { .. }));
+        let refused = self.commands.iter().any(|c| c.mine && matches!(c.phase, command::Phase::Rejected { .. }));
         if let Some(a) = &self.answer {
             let (decision, _) = self.decision(a);
             return match (decision, &self.tool) {
@@ -272,7 +267,9 @@ impl CardView {
             Some(t) => format!(" until it expires at {}", super::clock::wall(t, now, zone)),
             None => String::new(),
         };
-        Some(format!("A form can only be answered by filling it in. To decline, leave it waiting{until}: the agent decides."))
+        Some(format!(
+            "A form can only be answered by filling it in. To decline, leave it waiting{until}: the agent decides."
+        ))
     }
 
     /// The outcome in one line: the decision, who made it, and what came
@@ -281,12 +278,7 @@ impl CardView {
     pub fn outcome_words(&self, me: &[String]) -> String {
         let mut parts = Vec::new();
         if let (Some(a), false) = (&self.answer, self.overruled.is_empty()) {
-            let refused = self
-                .overruled
-                .iter()
-                .map(|w| format!("\u{201c}{w}\u{201d}"))
-                .collect::<Vec<_>>()
-                .join(", ");
+            let refused = self.overruled.iter().map(|w| format!("\u{201c}{w}\u{201d}")).collect::<Vec<_>>().join(", ");
             let (one, verb) = if self.overruled.len() == 1 { ("answer", "was") } else { ("answers", "were") };
             parts.push(format!(
                 "Your later {one} {refused} {verb} refused: the agent applied \u{201c}{}\u{201d}",
@@ -386,40 +378,23 @@ fn value_words(v: &Value) -> String {
 /// else (numbers, booleans, an `other` answer's free text) as it is.
 fn labelled(field: Option<&FieldSpec>, v: &Value) -> Value {
     let Some(f) = field.filter(|f| !f.choices.is_empty()) else { return v.clone() };
-    let label = |id: &str| {
-        f.choices
-            .iter()
-            .find(|c| c.id == id)
-            .map_or_else(|| id.to_owned(), |c| c.label.clone())
-    };
+    let label = |id: &str| f.choices.iter().find(|c| c.id == id).map_or_else(|| id.to_owned(), |c| c.label.clone());
     match v {
         Value::String(id) => Value::String(label(id)),
         Value::Array(items) => Value::Array(
-            items
-                .iter()
-                .map(|i| i.as_str().map_or_else(|| i.clone(), |id| Value::String(label(id))))
-                .collect(),
+            items.iter().map(|i| i.as_str().map_or_else(|| i.clone(), |id| Value::String(label(id)))).collect(),
         ),
         other => other.clone(),
     }
 }
 
 fn answer_view(a: &store::CardAnswer, options: &[Choice], fields: &[FieldSpec]) -> AnswerView {
-    let label = |id: &str| {
-        options
-            .iter()
-            .find(|o| o.id == id)
-            .map_or_else(|| id.to_owned(), |o| o.label.clone())
-    };
+    let label = |id: &str| options.iter().find(|o| o.id == id).map_or_else(|| id.to_owned(), |o| o.label.clone());
     let summary = match (&a.option, &a.text, &a.values) {
         (Some(o), Some(t), _) => format!("{} \u{2014} \u{201c}{t}\u{201d}", label(o)),
         (Some(o), None, _) => label(o),
         (None, Some(t), _) => format!("\u{201c}{t}\u{201d}"),
-        (None, None, Some(v)) => format!(
-            "form with {} value{}",
-            v.len(),
-            if v.len() == 1 { "" } else { "s" }
-        ),
+        (None, None, Some(v)) => format!("form with {} value{}", v.len(), if v.len() == 1 { "" } else { "s" }),
         (None, None, None) => "(no answer content at this capture level)".into(),
     };
     let values = a
@@ -451,10 +426,7 @@ fn answer_view(a: &store::CardAnswer, options: &[Choice], fields: &[FieldSpec]) 
 fn close_view(c: &Card) -> Option<CloseView> {
     if let Some(cl) = c.close() {
         let (token, words) = match &cl.how {
-            Closure::Resolved {
-                resolution,
-                latency_ms,
-            } => {
+            Closure::Resolved { resolution, latency_ms } => {
                 let how = match resolution {
                     Some(Resolution::Answered) => "answered".to_owned(),
                     Some(Resolution::Auto) => "automatically".to_owned(),
@@ -462,30 +434,15 @@ fn close_view(c: &Card) -> Option<CloseView> {
                     Some(Resolution::Unrecognized(s)) => s.clone(),
                     None => "closed".to_owned(),
                 };
-                let after = latency_ms
-                    .or_else(|| c.latency_ms())
-                    .map(|ms| format!(" after {}", clock::latency(ms)));
-                (
-                    Closed::Resolved,
-                    format!("Resolved ({how}){}", after.unwrap_or_default()),
-                )
+                let after = latency_ms.or_else(|| c.latency_ms()).map(|ms| format!(" after {}", clock::latency(ms)));
+                (Closed::Resolved, format!("Resolved ({how}){}", after.unwrap_or_default()))
             }
             Closure::TimedOut { after_ms } => {
-                let after = after_ms
-                    .or_else(|| c.latency_ms())
-                    .map(|ms| format!(" after {}", clock::latency(ms)));
-                (
-                    Closed::TimedOut,
-                    format!("Timed out{}", after.unwrap_or_default()),
-                )
+                let after = after_ms.or_else(|| c.latency_ms()).map(|ms| format!(" after {}", clock::latency(ms)));
+                (Closed::TimedOut, format!("Timed out{}", after.unwrap_or_default()))
             }
         };
-        return Some(CloseView {
-            how: token,
-            words,
-            at: cl.at,
-            event_id: Some(cl.event_id.clone()),
-        });
+        return Some(CloseView { how: token, words, at: cl.at, event_id: Some(cl.event_id.clone()) });
     }
     (c.status() == CardStatus::Abandoned).then(|| CloseView {
         how: Closed::Abandoned,
@@ -502,23 +459,16 @@ pub fn view(hub: &Hub, c: &Card) -> CardView {
     let r = c.request();
     let choices: Vec<Choice> = r.map(|r| r.options.clone()).unwrap_or_default();
     let fields: Vec<FieldSpec> = r.map(|r| r.fields.clone()).unwrap_or_default();
-    let kind = r
-        .and_then(|r| r.kind.as_ref())
-        .map(|k| k.as_str().to_owned())
-        .unwrap_or_default();
+    let kind = r.and_then(|r| r.kind.as_ref()).map(|k| k.as_str().to_owned()).unwrap_or_default();
     let claims = session.map_or(0, |s| super::session::verbs(hub, s).claims);
     let answering = match r {
         None => Answering::Unknown,
         Some(r) if r.accepts_control() && hub.may_answer(c.id()) == Some(false) => Answering::ReadOnly,
         Some(r) if r.accepts_control() && hub.reach(&c.session().name) == Reach::Unlisted => Answering::Unreachable,
         Some(r) if claims > 1 && r.accepts_control() => Answering::Ambiguous { claims },
-        Some(r) if !r.accepts_control() => Answering::Elsewhere(
-            r.respond_via
-                .iter()
-                .flatten()
-                .map(|ch| ch.as_str().to_owned())
-                .collect(),
-        ),
+        Some(r) if !r.accepts_control() => {
+            Answering::Elsewhere(r.respond_via.iter().flatten().map(|ch| ch.as_str().to_owned()).collect())
+        }
         Some(r) if !r.fields.is_empty() => Answering::Form,
         Some(r) if !r.options.is_empty() => Answering::Options,
         Some(_) => Answering::Text,
@@ -532,11 +482,8 @@ pub fn view(hub: &Hub, c: &Card) -> CardView {
             permissive: is_permissive(&o.id),
         })
         .collect();
-    let commands: Vec<CommandView> = c
-        .commands()
-        .iter()
-        .filter_map(|id| command::view(hub, id, session, &choices))
-        .collect();
+    let commands: Vec<CommandView> =
+        c.commands().iter().filter_map(|id| command::view(hub, id, session, &choices)).collect();
     let overruled = overruled(c.answer(), &commands);
     CardView {
         overruled,
@@ -549,24 +496,17 @@ pub fn view(hub: &Hub, c: &Card) -> CardView {
         synthesized: r.is_some_and(|r| matches!(r.capture, Capture::Metadata | Capture::None)),
         capture: r.map_or(Capture::Metadata, |r| r.capture),
         options,
-        fields_error: r
-            .and_then(|r| r.fields_error.as_ref())
-            .map(|e| e.to_string()),
+        fields_error: r.and_then(|r| r.fields_error.as_ref()).map(|e| e.to_string()),
         answer: c.answer().map(|a| answer_view(a, &choices, &fields)),
         choices,
         fields,
         answering,
         expires_at: r.and_then(|r| r.expires_at),
         destructive: r.is_some_and(|r| r.destructive),
-        agent: r.map_or_else(
-            || session.map(|s| s.agent().to_owned()).unwrap_or_default(),
-            |r| r.agent.clone(),
-        ),
+        agent: r.map_or_else(|| session.map(|s| s.agent().to_owned()).unwrap_or_default(), |r| r.agent.clone()),
         source: c.session().source.to_string(),
         session: c.session().name.to_string(),
-        session_label: session
-            .and_then(|s| s.started())
-            .and_then(|s| s.label.clone()),
+        session_label: session.and_then(|s| s.started()).and_then(|s| s.label.clone()),
         cwd: session.and_then(|s| s.started()).and_then(|s| s.cwd.clone()),
         run: r.and_then(|r| r.run.clone()),
         subject: r.and_then(|r| r.subject.clone()),

@@ -167,18 +167,9 @@ mod tests {
 
     #[test]
     fn countdowns_end() {
-        assert_eq!(
-            countdown(UnixMs(0), UnixMs(43_000)).as_deref(),
-            Some("0:43")
-        );
-        assert_eq!(
-            countdown(UnixMs(0), UnixMs(42_001)).as_deref(),
-            Some("0:43")
-        );
-        assert_eq!(
-            countdown(UnixMs(0), UnixMs(3_700_000)).as_deref(),
-            Some("1 h 1 min")
-        );
+        assert_eq!(countdown(UnixMs(0), UnixMs(43_000)).as_deref(), Some("0:43"));
+        assert_eq!(countdown(UnixMs(0), UnixMs(42_001)).as_deref(), Some("0:43"));
+        assert_eq!(countdown(UnixMs(0), UnixMs(3_700_000)).as_deref(), Some("1 h 1 min"));
         assert_eq!(countdown(UnixMs(5), UnixMs(5)), None);
     }
 

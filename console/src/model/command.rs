@@ -25,15 +25,9 @@ pub enum Phase {
     /// The agent acted: the outcome event's type.
     Done(String),
     /// The agent said no (`control.rejected`).
-    Rejected {
-        reason: Option<String>,
-        detail: Option<String>,
-    },
+    Rejected { reason: Option<String>, detail: Option<String> },
     /// A relay refused it for the agent; the agent never saw it.
-    RelayRefused {
-        code: String,
-        detail: Option<String>,
-    },
+    RelayRefused { code: String, detail: Option<String> },
     /// No acknowledgement within the window (known only here).
     TimedOut,
 }
@@ -123,12 +117,7 @@ impl CommandView {
 /// What a command asked for, in words; option ids become their labels
 /// when `options` names them.
 pub fn describe(event: &aep_engine::Event, options: &[Choice]) -> String {
-    let label = |id: &str| {
-        options
-            .iter()
-            .find(|o| o.id == id)
-            .map_or_else(|| id.to_owned(), |o| o.label.clone())
-    };
+    let label = |id: &str| options.iter().find(|o| o.id == id).map_or_else(|| id.to_owned(), |o| o.label.clone());
     match Command::from_event(event) {
         Ok(Command::Respond { answer, .. }) => match answer {
             Answer::Option { id, text: None } => label(&id),
@@ -136,11 +125,7 @@ pub fn describe(event: &aep_engine::Event, options: &[Choice]) -> String {
                 format!("{} \u{2014} \u{201c}{t}\u{201d}", label(&id))
             }
             Answer::Text { text } => format!("\u{201c}{text}\u{201d}"),
-            Answer::Values { map } => format!(
-                "form with {} value{}",
-                map.len(),
-                if map.len() == 1 { "" } else { "s" }
-            ),
+            Answer::Values { map } => format!("form with {} value{}", map.len(), if map.len() == 1 { "" } else { "s" }),
         },
         Ok(Command::Cancel { scope, reason }) => {
             let what = match (scope.as_str(), event.run()) {
@@ -163,54 +148,29 @@ pub fn describe(event: &aep_engine::Event, options: &[Choice]) -> String {
 
 /// One of this console's commands, as its sender follows it.
 pub fn mine(hub: &Hub, c: &TrackedCommand, options: &[Choice]) -> CommandView {
-    let relay = hub
-        .command_relay(c.id())
-        .and_then(|r| hub.label(r))
-        .map(str::to_owned);
+    let relay = hub.command_relay(c.id()).and_then(|r| hub.label(r)).map(str::to_owned);
     let relay_name = relay.clone().unwrap_or_else(|| "?".into());
     let outcome = c.outcome();
     let (phase, headline, explanation) = match c.state() {
-        CommandState::Pending { .. } => (
-            Phase::Sending,
-            "Sent \u{2014} waiting for the agent to acknowledge".to_owned(),
-            None,
-        ),
+        CommandState::Pending { .. } => {
+            (Phase::Sending, "Sent \u{2014} waiting for the agent to acknowledge".to_owned(), None)
+        }
         CommandState::Accepted { .. } => match outcome {
             Some(o) => (Phase::Done(o.ty().to_owned()), done_words(o.ty(), phase(o).as_deref()), None),
-            None => (
-                Phase::Accepted,
-                "Accepted \u{2014} waiting for the agent to act".to_owned(),
-                None,
-            ),
+            None => (Phase::Accepted, "Accepted \u{2014} waiting for the agent to act".to_owned(), None),
         },
-        CommandState::Rejected {
-            raw_reason, detail, ..
-        } => {
+        CommandState::Rejected { raw_reason, detail, .. } => {
             let (h, e) = words::rejected(raw_reason.as_deref());
             // A reason this console has no words for is shown as sent.
             let headline = match raw_reason.as_deref() {
                 Some(r) if NackReason::parse(r).is_none() => format!("{h} ({r})"),
                 _ => h.to_owned(),
             };
-            (
-                Phase::Rejected {
-                    reason: raw_reason.clone(),
-                    detail: detail.clone(),
-                },
-                headline,
-                Some(e.to_owned()),
-            )
+            (Phase::Rejected { reason: raw_reason.clone(), detail: detail.clone() }, headline, Some(e.to_owned()))
         }
         CommandState::RelayRefused { code, detail } => {
             let (h, e) = words::relay_refused(code.as_str(), &relay_name);
-            (
-                Phase::RelayRefused {
-                    code: code.as_str().to_owned(),
-                    detail: detail.clone(),
-                },
-                h,
-                Some(e),
-            )
+            (Phase::RelayRefused { code: code.as_str().to_owned(), detail: detail.clone() }, h, Some(e))
         }
         CommandState::TimedOut => {
             let (h, e) = words::timed_out(c.window_ms());
@@ -245,12 +205,7 @@ pub fn mine(hub: &Hub, c: &TrackedCommand, options: &[Choice]) -> CommandView {
 ///
 /// `me` is this console's source: a command sent as it (by an earlier
 /// page, before a reload) is the person's own.
-pub fn chain(
-    c: &store::CommandChain,
-    session: Option<&store::Session>,
-    options: &[Choice],
-    me: &str,
-) -> CommandView {
+pub fn chain(c: &store::CommandChain, session: Option<&store::Session>, options: &[Choice], me: &str) -> CommandView {
     let issued = c.issued();
     let ty = c.ty().unwrap_or_default().to_owned();
     let what = session
@@ -267,43 +222,21 @@ pub fn chain(
                 .and_then(|e| phase(&e));
             (Phase::Done(o.ty.clone()), done_words(&o.ty, said.as_deref()), None)
         }
-        (None, Some(Decision::Accepted)) => (
-            Phase::Accepted,
-            "Accepted \u{2014} waiting for the agent to act".to_owned(),
-            None,
-        ),
-        (
-            followed,
-            Some(Decision::Rejected {
-                raw_reason, detail, ..
-            }),
-        ) => {
+        (None, Some(Decision::Accepted)) => {
+            (Phase::Accepted, "Accepted \u{2014} waiting for the agent to act".to_owned(), None)
+        }
+        (followed, Some(Decision::Rejected { raw_reason, detail, .. })) => {
             let (h, e) = words::rejected(raw_reason.as_deref());
             let explanation = match followed {
                 Some(o) => format!("{e} Then the agent sent {}.", o.ty),
                 None => e.to_owned(),
             };
-            (
-                Phase::Rejected {
-                    reason: raw_reason.clone(),
-                    detail: detail.clone(),
-                },
-                h.to_owned(),
-                Some(explanation),
-            )
+            (Phase::Rejected { reason: raw_reason.clone(), detail: detail.clone() }, h.to_owned(), Some(explanation))
         }
-        (None, None) => (
-            Phase::Sending,
-            "Sent \u{2014} no acknowledgement seen".to_owned(),
-            None,
-        ),
+        (None, None) => (Phase::Sending, "Sent \u{2014} no acknowledgement seen".to_owned(), None),
     };
     // Known only by what answered it: say so, and when that was.
-    let verb = if ty.is_empty() {
-        "a command seen only by its acknowledgement".to_owned()
-    } else {
-        words::verb(&ty)
-    };
+    let verb = if ty.is_empty() { "a command seen only by its acknowledgement".to_owned() } else { words::verb(&ty) };
     let sent_at = match issued {
         Some(i) => i.at.or(Some(i.received_at)),
         None => c
@@ -337,12 +270,7 @@ pub fn chain(
 
 /// A command's view: the sender's record when it is ours (it knows about
 /// timeouts and relay refusals), else the stream's chain.
-pub fn view(
-    hub: &Hub,
-    id: &str,
-    session: Option<&store::Session>,
-    options: &[Choice],
-) -> Option<CommandView> {
+pub fn view(hub: &Hub, id: &str, session: Option<&store::Session>, options: &[Choice]) -> Option<CommandView> {
     let mut v = match hub.sender().get(id) {
         Some(t) => mine(hub, t, options),
         None => chain(session?.command(id)?, session, options, &hub.sender().identity().source),

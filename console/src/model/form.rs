@@ -53,10 +53,7 @@ impl Draft {
             };
             inputs.insert(f.id.clone(), input);
         }
-        Draft {
-            inputs,
-            other: SortedMap::new(),
-        }
+        Draft { inputs, other: SortedMap::new() }
     }
 
     /// The `values` to send, or what to fix first. Empty inputs are left
@@ -77,9 +74,9 @@ impl Draft {
                     Some(n) => {
                         values.insert(f.id.clone(), Value::Number(n));
                     }
-                    None => errors
-                        .or_default(f.id.clone())
-                        .push(format!("\u{201c}{}\u{201d} must be a number", f.label)),
+                    None => {
+                        errors.or_default(f.id.clone()).push(format!("\u{201c}{}\u{201d} must be a number", f.label))
+                    }
                 },
                 Input::Bool(b) => {
                     values.insert(f.id.clone(), Value::Bool(*b));
@@ -129,9 +126,7 @@ fn parse_number(s: &str) -> Option<Number> {
     if let Ok(i) = s.parse::<i64>() {
         return Some(Number::from(i));
     }
-    decimal(s)
-        .filter(|f| f.is_finite())
-        .and_then(Number::from_f64)
+    decimal(s).filter(|f| f.is_finite()).and_then(Number::from_f64)
 }
 
 /// `s` as the nearest `f64` when it is a decimal number in the grammar
@@ -164,8 +159,7 @@ fn is_decimal(s: &str) -> bool {
     };
     let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
     let digits = |t: &str| t.bytes().all(|b| b.is_ascii_digit());
-    let mantissa_ok =
-        digits(whole) && digits(fraction) && !(whole.is_empty() && fraction.is_empty());
+    let mantissa_ok = digits(whole) && digits(fraction) && !(whole.is_empty() && fraction.is_empty());
     let exponent_ok = exponent.is_none_or(|e| {
         let e = e.strip_prefix(['+', '-']).unwrap_or(e);
         !e.is_empty() && digits(e)
@@ -198,10 +192,7 @@ mod tests {
     fn an_empty_form_reports_every_required_field_in_the_agents_words() {
         let fields = release();
         let errors = Draft::new(&fields).values(&fields).unwrap_err();
-        assert_eq!(
-            errors.keys().collect::<Vec<_>>(),
-            ["environment", "replicas", "version"]
-        );
+        assert_eq!(errors.keys().collect::<Vec<_>>(), ["environment", "replicas", "version"]);
         assert!(errors["version"][0].contains("Release tag"), "{errors:?}");
     }
 
@@ -209,18 +200,11 @@ mod tests {
     fn a_filled_form_gives_the_values_the_agent_checks() {
         let fields = release();
         let mut d = Draft::new(&fields);
-        d.inputs
-            .insert("version".into(), Input::Text("v2.14.0".into()));
-        d.inputs
-            .insert("environment".into(), Input::Choice(Some("staging".into())));
-        d.inputs.insert(
-            "regions".into(),
-            Input::Multi(vec!["eu".into(), "us".into()]),
-        );
-        d.inputs
-            .insert("replicas".into(), Input::Number("3".into()));
-        d.inputs
-            .insert("notify".into(), Input::Choice(Some(OTHER.into())));
+        d.inputs.insert("version".into(), Input::Text("v2.14.0".into()));
+        d.inputs.insert("environment".into(), Input::Choice(Some("staging".into())));
+        d.inputs.insert("regions".into(), Input::Multi(vec!["eu".into(), "us".into()]));
+        d.inputs.insert("replicas".into(), Input::Number("3".into()));
+        d.inputs.insert("notify".into(), Input::Choice(Some(OTHER.into())));
         d.other.insert("notify".into(), "#payments".into());
         let v = d.values(&fields).unwrap();
         assert_eq!(
@@ -234,12 +218,10 @@ mod tests {
     fn out_of_range_and_unparseable_numbers_are_caught() {
         let fields = release();
         let mut d = Draft::new(&fields);
-        d.inputs
-            .insert("replicas".into(), Input::Number("40".into()));
+        d.inputs.insert("replicas".into(), Input::Number("40".into()));
         let e = d.values(&fields).unwrap_err();
         assert!(e["replicas"][0].contains("at most 20"), "{e:?}");
-        d.inputs
-            .insert("replicas".into(), Input::Number("three".into()));
+        d.inputs.insert("replicas".into(), Input::Number("three".into()));
         let e = d.values(&fields).unwrap_err();
         assert!(e["replicas"][0].contains("must be a number"), "{e:?}");
     }
@@ -247,10 +229,10 @@ mod tests {
     #[test]
     fn numbers_read_as_rust_reads_them() {
         let short = [
-            "0", "7", "-7", "1.5", "-2.25", ".5", "-.5", "+.5", "2.", "1.e5", "+3e-4", "1E5",
-            "1e+5", "0.1", "1e308", "1e309", "-1e400", "1e-400", "-0.0", "4.9e-324", "007.50", "",
-            ".", "e5", "1e", "1e+", "1e-", "1.2.3", "--1", "+-1", "1_000", "0x10", "1,5", "1 5",
-            "inf", "-inf", "infinity", "NaN", "nan", "1e5.5", "five", "\u{661}",
+            "0", "7", "-7", "1.5", "-2.25", ".5", "-.5", "+.5", "2.", "1.e5", "+3e-4", "1E5", "1e+5", "0.1", "1e308",
+            "1e309", "-1e400", "1e-400", "-0.0", "4.9e-324", "007.50", "", ".", "e5", "1e", "1e+", "1e-", "1.2.3",
+            "--1", "+-1", "1_000", "0x10", "1,5", "1 5", "inf", "-inf", "infinity", "NaN", "nan", "1e5.5", "five",
+            "\u{661}",
         ];
         let long = [
             "6.02214076e23",

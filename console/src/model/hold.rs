@@ -60,10 +60,7 @@ pub fn what(answer: &aep_engine::control::answer::Answer, options: &[super::card
     match answer {
         Answer::Option { id, .. } => format!(
             "\u{201c}{}\u{201d}",
-            options
-                .iter()
-                .find(|o| &o.id == id && !o.label_is_id)
-                .map_or(id.as_str(), |o| o.label.as_str())
+            options.iter().find(|o| &o.id == id && !o.label_is_id).map_or(id.as_str(), |o| o.label.as_str())
         ),
         Answer::Text { text } => format!("\u{201c}{text}\u{201d}"),
         Answer::Values { map } => super::words::count(map.len(), "form value", "form values"),

@@ -99,11 +99,7 @@ pub fn waiting(hub: &Hub, c: &Card) -> Waiting {
         key: c.key().clone(),
         agent: session.map_or_else(String::new, |s| s.agent().to_owned()),
         session_title,
-        kind: c
-            .request()
-            .and_then(|r| r.kind.as_ref())
-            .map(|k| k.as_str().to_owned())
-            .unwrap_or_default(),
+        kind: c.request().and_then(|r| r.kind.as_ref()).map(|k| k.as_str().to_owned()).unwrap_or_default(),
         answerable: answerable(c),
         unreachable: unreachable(hub, c) && !answered_here(hub, c),
         prompt: c.request().and_then(|r| r.prompt.clone()),
@@ -166,10 +162,7 @@ impl Filter {
 
     pub fn admits(&self, row: &Row) -> bool {
         self.agent.as_deref().is_none_or(|a| a == row.agent())
-            && self
-                .session
-                .as_deref()
-                .is_none_or(|s| s == session_token(row.session()))
+            && self.session.as_deref().is_none_or(|s| s == session_token(row.session()))
             && self.kind.as_deref().is_none_or(|k| k == row.kind())
     }
 }
@@ -197,10 +190,7 @@ impl Grouping {
     }
 
     pub fn from_token(t: &str) -> Grouping {
-        Grouping::ALL
-            .into_iter()
-            .find(|g| g.token() == t)
-            .unwrap_or_default()
+        Grouping::ALL.into_iter().find(|g| g.token() == t).unwrap_or_default()
     }
 
     pub fn words(self) -> &'static str {
@@ -286,19 +276,11 @@ pub fn arrange(rows: &[Row], filter: &Filter, grouping: Grouping) -> Vec<Group> 
         };
         match groups.iter_mut().find(|g| g.key == key) {
             Some(g) => g.rows.push(row.clone()),
-            None => groups.push(Group {
-                key,
-                title,
-                rows: vec![row.clone()],
-            }),
+            None => groups.push(Group { key, title, rows: vec![row.clone()] }),
         }
     }
     if groups.is_empty() && grouping == Grouping::None {
-        groups.push(Group {
-            key: String::new(),
-            title: String::new(),
-            rows: Vec::new(),
-        });
+        groups.push(Group { key: String::new(), title: String::new(), rows: Vec::new() });
     }
     groups
 }
@@ -386,20 +368,13 @@ impl Tracker {
             .iter()
             .filter_map(|slot| match slot {
                 Slot::Waiting(r) => store.card(r).map(|c| Row::Waiting(waiting(hub, c))),
-                Slot::Settled(r, _) => store
-                    .card(r)
-                    .filter(|c| !c.needs_answer())
-                    .map(|c| Row::Settled(card::view(hub, c))),
+                Slot::Settled(r, _) => {
+                    store.card(r).filter(|c| !c.needs_answer()).map(|c| Row::Settled(card::view(hub, c)))
+                }
             })
             .collect();
         order.truncate(answerable_count);
-        Refresh {
-            order,
-            rows,
-            fresh,
-            gone,
-            settled,
-        }
+        Refresh { order, rows, fresh, gone, settled }
     }
 
     pub fn pending(&self, r: &CardRef) -> bool {
@@ -414,19 +389,14 @@ impl Tracker {
 
     /// Some settled row is old enough to leave.
     pub fn rows_expire(&self, at: UnixMs) -> bool {
-        self.slots
-            .iter()
-            .any(|r| matches!(r, Slot::Settled(_, t) if at.0.saturating_sub(*t) >= slots::ROW_MS))
+        self.slots.iter().any(|r| matches!(r, Slot::Settled(_, t) if at.0.saturating_sub(*t) >= slots::ROW_MS))
     }
 }
 
 /// Settled cards for the history view, the latest first.
 pub fn history(hub: &Hub) -> Vec<CardView> {
     let store = hub.store();
-    let mut settled: Vec<&Card> = store
-        .cards()
-        .filter(|c| c.request().is_some() && !c.needs_answer())
-        .collect();
+    let mut settled: Vec<&Card> = store.cards().filter(|c| c.request().is_some() && !c.needs_answer()).collect();
     let settled_at = |c: &&Card| c.closed_at().or(c.answered_at()).unwrap_or(c.first_seen());
     order::sort_by(&mut settled, |a, b| settled_at(b).cmp(&settled_at(a)));
     settled.truncate(MAX_HISTORY);

@@ -52,25 +52,14 @@ pub fn of(change: &HubChange, label: impl Fn(usize) -> String) -> Option<Said> {
         }
         HubChange::RelayError { relay, error } => {
             let detail = error.detail.as_ref().map(|d| format!(": {d}")).unwrap_or_default();
-            (
-                *relay,
-                NoticeKind::Error,
-                format!("Relay {} reported an error ({}){detail}", label(*relay), error.code),
-            )
+            (*relay, NoticeKind::Error, format!("Relay {} reported an error ({}){detail}", label(*relay), error.code))
         }
         HubChange::Closing { relay, reason } => (
             *relay,
             NoticeKind::Closing,
-            format!(
-                "Relay {} is closing the connection ({reason}); the console reconnects by itself.",
-                label(*relay)
-            ),
+            format!("Relay {} is closing the connection ({reason}); the console reconnects by itself.", label(*relay)),
         ),
         _ => return None,
     };
-    Some(Said {
-        relay: label(relay),
-        kind,
-        text,
-    })
+    Some(Said { relay: label(relay), kind, text })
 }

@@ -143,7 +143,8 @@ pub fn page_relay<'a>(relays: &'a [RelayInput], protocol: &str, host: &str) -> O
 
 /// A registered device, named by its browser's push service.
 pub fn device_name(endpoint: &str) -> String {
-    let host = endpoint.split_once("://").map_or(endpoint, |(_, rest)| rest).split(['/', ':']).next().unwrap_or_default();
+    let host =
+        endpoint.split_once("://").map_or(endpoint, |(_, rest)| rest).split(['/', ':']).next().unwrap_or_default();
     let browser = match host {
         "fcm.googleapis.com" | "android.googleapis.com" => Some("Chrome"),
         "updates.push.services.mozilla.com" => Some("Firefox"),

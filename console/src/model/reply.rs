@@ -39,7 +39,10 @@ pub fn meaning(text: &str, choices: &[Choice], permission: bool) -> ReplyMeaning
 }
 
 /// Words a person types for yes, and for no.
-const YES: &[&str] = &["yes", "y", "yeah", "yep", "sure", "ok", "okay", "approve", "approved", "go", "proceed", "allow", "lgtm", "confirm", "accept"];
+const YES: &[&str] = &[
+    "yes", "y", "yeah", "yep", "sure", "ok", "okay", "approve", "approved", "go", "proceed", "allow", "lgtm",
+    "confirm", "accept",
+];
 const NO: &[&str] = &["no", "n", "nope", "deny", "reject", "stop", "cancel", "dont", "don't"];
 
 /// The option a reply that names none most likely meant: its number
@@ -75,9 +78,7 @@ impl ReplyMeaning {
         match self {
             ReplyMeaning::Option { label } => format!("Send as \u{201c}{label}\u{201d}"),
             ReplyMeaning::Refusal => "Send as refusal".to_owned(),
-            ReplyMeaning::Empty | ReplyMeaning::Ambiguous | ReplyMeaning::Words => {
-                "Send reply".to_owned()
-            }
+            ReplyMeaning::Empty | ReplyMeaning::Ambiguous | ReplyMeaning::Words => "Send reply".to_owned(),
         }
     }
 
@@ -85,19 +86,12 @@ impl ReplyMeaning {
     pub fn hint(&self, has_options: bool) -> Option<String> {
         match self {
             ReplyMeaning::Empty => None,
-            ReplyMeaning::Option { label } => {
-                Some(format!("The agent reads this as \u{201c}{label}\u{201d}."))
+            ReplyMeaning::Option { label } => Some(format!("The agent reads this as \u{201c}{label}\u{201d}.")),
+            ReplyMeaning::Ambiguous => Some("This names more than one option; the agent may refuse it.".to_owned()),
+            ReplyMeaning::Refusal => {
+                Some("This names no option, so it counts as a refusal, with your text as the reason.".to_owned())
             }
-            ReplyMeaning::Ambiguous => {
-                Some("This names more than one option; the agent may refuse it.".to_owned())
-            }
-            ReplyMeaning::Refusal => Some(
-                "This names no option, so it counts as a refusal, with your text as the reason."
-                    .to_owned(),
-            ),
-            ReplyMeaning::Words if has_options => {
-                Some("This names no option; it is sent as guidance text.".to_owned())
-            }
+            ReplyMeaning::Words if has_options => Some("This names no option; it is sent as guidance text.".to_owned()),
             ReplyMeaning::Words => None,
         }
     }
@@ -149,7 +143,10 @@ mod tests {
 
     #[test]
     fn an_input_names_its_default_in_its_prompt() {
-        assert_eq!(default_in("Which incident tracker project should I search? (default: OPS)").as_deref(), Some("OPS"));
+        assert_eq!(
+            default_in("Which incident tracker project should I search? (default: OPS)").as_deref(),
+            Some("OPS")
+        );
         assert_eq!(default_in("Branch name? Default: main."), Some("main".into()));
         assert_eq!(default_in("Which project?"), None);
     }

@@ -190,18 +190,12 @@ pub fn verbs(hub: &Hub, s: &Session) -> Verbs {
             continue;
         }
         let claims = hub.claims(relay, s.name()).count();
-        let entry = hub
-            .claims(relay, s.name())
-            .find(|e| e.agent.as_deref().is_none_or(|a| a == s.agent()));
+        let entry = hub.claims(relay, s.name()).find(|e| e.agent.as_deref().is_none_or(|a| a == s.agent()));
         let Some(entry) = entry else { continue };
         if claims > 1 {
             return Verbs { listed: true, relay: hub.label(relay).map(str::to_owned), claims, ..Verbs::default() };
         }
-        let accepts: Vec<String> = entry
-            .control
-            .as_ref()
-            .and_then(|c| c.accepts.clone())
-            .unwrap_or_default();
+        let accepts: Vec<String> = entry.control.as_ref().and_then(|c| c.accepts.clone()).unwrap_or_default();
         let has = |t: &str| accepts.iter().any(|a| a == t);
         return Verbs {
             listed: true,
@@ -211,11 +205,7 @@ pub fn verbs(hub: &Hub, s: &Session) -> Verbs {
             cancel: has(CANCEL),
             pause: has(PAUSE),
             resume: has(RESUME),
-            vendor: accepts
-                .iter()
-                .filter(|a| is_vendor_command_type(a))
-                .cloned()
-                .collect(),
+            vendor: accepts.iter().filter(|a| is_vendor_command_type(a)).cloned().collect(),
             ack_window_ms: entry.control.as_ref().and_then(|c| c.ack_window_ms),
             may_command: hub.may_command(relay),
         };
@@ -251,19 +241,12 @@ pub fn lane(hub: &Hub, s: &Session) -> Lane {
         agent: s.agent().to_owned(),
         label: s.started().and_then(|st| st.label.clone()),
         state: LaneState::of(s.state()),
-        relay: s
-            .timeline()
-            .iter()
-            .rev()
-            .find_map(|e| e.relay.as_deref().map(str::to_owned)),
+        relay: s.timeline().iter().rev().find_map(|e| e.relay.as_deref().map(str::to_owned)),
         runs: runs.into_iter().map(|(_, r)| r).collect(),
         pending: s.pending_count(),
         events: s.timeline().len(),
         updated_at: s.updated_at(),
-        started_at: s
-            .started()
-            .and_then(|st| UnixMs::parse_rfc3339(&st.time))
-            .unwrap_or(s.first_seen()),
+        started_at: s.started().and_then(|st| UnixMs::parse_rfc3339(&st.time)).unwrap_or(s.first_seen()),
         verbs: verbs(hub, s),
         end_reason: s.end().and_then(|e| e.reason.clone()),
     }
@@ -284,14 +267,8 @@ pub fn commands(hub: &Hub, s: &Session) -> Vec<CommandView> {
         .commands()
         .filter_map(|c| {
             // An answer reads best with the request's option labels.
-            let request = c
-                .issued()
-                .and_then(|i| i.subject.as_deref())
-                .and_then(|r| s.card(r));
-            let options = request
-                .and_then(|card| card.request())
-                .map(|r| r.options.as_slice())
-                .unwrap_or_default();
+            let request = c.issued().and_then(|i| i.subject.as_deref()).and_then(|r| s.card(r));
+            let options = request.and_then(|card| card.request()).map(|r| r.options.as_slice()).unwrap_or_default();
             command::view(hub, c.id(), Some(s), options)
         })
         .collect();

@@ -56,10 +56,7 @@ pub fn build(inputs: &[RelayInput], host: &str, seed: u64) -> Result<Setup, Vec<
             label = format!("{label} #{}", i + 1);
         }
         let mut config = Config::consumer();
-        config.identity = Some(HelloIdentity {
-            agent: Some(AGENT.to_owned()),
-            ..HelloIdentity::default()
-        });
+        config.identity = Some(HelloIdentity { agent: Some(AGENT.to_owned()), ..HelloIdentity::default() });
         config.jitter_seed = seed.wrapping_add(i as u64);
         relays.push(RelaySpec { label, config });
         endpoints.push(endpoint);
@@ -179,10 +176,7 @@ mod tests {
         let l = read_link("#token=s3cr%2Ft&relay=wss%3A%2F%2Fa.example%2Fsocket").unwrap();
         assert_eq!(l.token.as_deref(), Some("s3cr/t"));
         assert_eq!(l.relays, ["wss://a.example/socket"]);
-        assert_eq!(
-            read_link("#token=abc%").unwrap().token.as_deref(),
-            Some("abc%")
-        );
+        assert_eq!(read_link("#token=abc%").unwrap().token.as_deref(), Some("abc%"));
     }
 
     fn input(url: &str) -> RelayInput {
@@ -214,41 +208,22 @@ mod tests {
     fn setups_keep_tokens_out_of_labels_and_errors() {
         let ok = build(
             &[
-                RelayInput {
-                    url: "ws://127.0.0.1:8787".into(),
-                    token: "hunter2".into(),
-                },
-                RelayInput {
-                    url: "wss://relay.example/socket".into(),
-                    token: String::new(),
-                },
+                RelayInput { url: "ws://127.0.0.1:8787".into(), token: "hunter2".into() },
+                RelayInput { url: "wss://relay.example/socket".into(), token: String::new() },
             ],
             "console.example",
             7,
         )
         .unwrap_or_else(|_| panic!("valid"));
-        assert_eq!(
-            ok.endpoints[0].socket,
-            "ws://127.0.0.1:8787/socket?access_token=hunter2"
-        );
+        assert_eq!(ok.endpoints[0].socket, "ws://127.0.0.1:8787/socket?access_token=hunter2");
         assert!(ok.relays.iter().all(|r| !r.label.contains("hunter2")));
-        let bad = build(
-            &[RelayInput {
-                url: "ftp://x?access_token=hunter2".into(),
-                token: "hunter2".into(),
-            }],
-            "h",
-            1,
-        );
+        let bad = build(&[RelayInput { url: "ftp://x?access_token=hunter2".into(), token: "hunter2".into() }], "h", 1);
         let errs = bad.err().unwrap();
         assert!(errs.iter().all(|(_, e)| !e.contains("hunter2")), "{errs:?}");
     }
 
     #[test]
     fn the_default_relay_is_the_serving_origin() {
-        assert_eq!(
-            default_relay("https:", "h.example"),
-            "wss://h.example/socket"
-        );
+        assert_eq!(default_relay("https:", "h.example"), "wss://h.example/socket");
     }
 }

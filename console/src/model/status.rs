@@ -72,7 +72,11 @@ impl RelayView {
 pub fn name_of(label: &str) -> String {
     let rest = label.split_once("://").map_or(label, |(_, rest)| rest);
     let host = rest.split(['/', '?', '#']).next().unwrap_or(rest);
-    if host.is_empty() { label.to_owned() } else { host.to_owned() }
+    if host.is_empty() {
+        label.to_owned()
+    } else {
+        host.to_owned()
+    }
 }
 
 /// Every relay's status.
@@ -128,9 +132,9 @@ impl Reach {
                 "This device is offline, so no relay is connected. Answers and commands are refused, \
                  never queued; the console reconnects by itself when the network is back.",
             ),
-            Reach::NoneLive { device_offline: false } => Some(
-                "No relay is connected. Answers and commands are refused, never queued, until one is.",
-            ),
+            Reach::NoneLive { device_offline: false } => {
+                Some("No relay is connected. Answers and commands are refused, never queued, until one is.")
+            }
             Reach::Live | Reach::Refused | Reach::Unconfigured => None,
         }
     }
@@ -182,7 +186,15 @@ mod tests {
     use super::*;
 
     fn relay(link: Link) -> RelayView {
-        RelayView { id: 0, label: "r".into(), link, words: link.token().into(), detail: None, principal: None, may_command: None }
+        RelayView {
+            id: 0,
+            label: "r".into(),
+            link,
+            words: link.token().into(),
+            detail: None,
+            principal: None,
+            may_command: None,
+        }
     }
 
     #[test]

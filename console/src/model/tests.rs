@@ -1,23 +1,22 @@
 //! The view models over a real hub, driven natively: one scripted relay,
 //! frames encoded by the engine's own frame module, a fake clock.
 
-use aep_engine::rng::Seeded;
 use aep_engine::client::hub::{Hub, HubConfig, RelaySpec};
 use aep_engine::client::Config;
 use aep_engine::control::answer::Answer;
 use aep_engine::protocol::frame::{
-    Capabilities, ControlCapability, ErrorFrame, Frame, Hello, HelloIdentity, ReplayCapability,
-    Role, RosterEntry,
+    Capabilities, ControlCapability, ErrorFrame, Frame, Hello, HelloIdentity, ReplayCapability, Role, RosterEntry,
 };
 use aep_engine::protocol::ids::Identity;
 use aep_engine::protocol::vocabulary::types;
+use aep_engine::rng::Seeded;
 use aep_engine::store::CardStatus;
 use aep_engine::{Event, UnixMs};
 use serde_json::{json, Map, Value};
 
 use super::card::{self, Answering, Tone};
-use super::touched::Touched;
 use super::command::Phase;
+use super::touched::Touched;
 use super::{notice, session, timeline};
 
 const T0: UnixMs = UnixMs(1_783_073_703_000);
@@ -39,14 +38,8 @@ impl Relay {
     /// A relay whose hello names this console's principal (`as`), as a
     /// relay with a credentials file does.
     fn connected_as(principal: Option<&str>) -> Relay {
-        let config = HubConfig::new(Identity::new(
-            "aep://console.test/agent/aep-console",
-            "aep-console",
-        ), 1);
-        let spec = RelaySpec {
-            label: "relay-a".into(),
-            config: Config::consumer(),
-        };
+        let config = HubConfig::new(Identity::new("aep://console.test/agent/aep-console", "aep-console"), 1);
+        let spec = RelaySpec { label: "relay-a".into(), config: Config::consumer() };
         let mut r = Relay {
             hub: Hub::new(config, vec![spec]).unwrap(),
             now: T0,
@@ -67,26 +60,12 @@ impl Relay {
         r.send(Frame::Hello(Hello {
             versions: vec!["0.1".into()],
             role: Some(Role::Both),
-            identity: Some(HelloIdentity {
-                agent: Some("relay".into()),
-                ..HelloIdentity::default()
-            }),
+            identity: Some(HelloIdentity { agent: Some("relay".into()), ..HelloIdentity::default() }),
             capabilities,
         }));
-        let sub = r.sent.iter().find_map(|f| {
-            if let Frame::Subscribe(s) = f {
-                Some(s.id.clone())
-            } else {
-                None
-            }
-        });
+        let sub = r.sent.iter().find_map(|f| if let Frame::Subscribe(s) = f { Some(s.id.clone()) } else { None });
         r.send(Frame::Subscribed { id: sub.unwrap() });
-        r.roster(&[
-            "control.attention.respond",
-            "control.cancel",
-            "control.pause",
-            "x.demo.control.instruct",
-        ]);
+        r.roster(&["control.attention.respond", "control.cancel", "control.pause", "x.demo.control.instruct"]);
         r
     }
 
@@ -111,17 +90,17 @@ impl Relay {
 
     /// Answers the latest roster request with `entries`.
     fn roster_of(&mut self, entries: Vec<RosterEntry>) {
-        let ask = self.sent.iter().rev().find_map(|f| {
-            if let Frame::RosterRequest { id } = f {
-                Some(id.clone())
-            } else {
-                None
-            }
-        });
-        self.send(Frame::Roster {
-            id: ask.unwrap(),
-            entries,
-        });
+        let ask =
+            self.sent.iter().rev().find_map(
+                |f| {
+                    if let Frame::RosterRequest { id } = f {
+                        Some(id.clone())
+                    } else {
+                        None
+                    }
+                },
+            );
+        self.send(Frame::Roster { id: ask.unwrap(), entries });
     }
 
     fn event(&mut self, v: Value) {
@@ -178,7 +157,11 @@ fn a_card_names_the_project_that_asks() {
         "data": { "cwd": "/home/dev/payments-api/" } }));
     ask(&mut r, "Q", 1, "warning", json!({}));
     let v = r.card("Q");
-    assert_eq!((v.project().as_deref(), v.cwd.as_deref()), (Some("payments-api"), Some("/home/dev/payments-api/")), "its folder, without a label");
+    assert_eq!(
+        (v.project().as_deref(), v.cwd.as_deref()),
+        (Some("payments-api"), Some("/home/dev/payments-api/")),
+        "its folder, without a label"
+    );
     let r = with_session();
     assert_eq!(r.card("REQ1").project().as_deref(), Some("Fix the tests"), "the label the agent gave it");
 }
@@ -187,19 +170,10 @@ fn a_card_names_the_project_that_asks() {
 fn a_permission_card_keeps_agent_text_and_its_provenance() {
     let r = with_session();
     let v = r.card("REQ1");
-    assert_eq!(
-        v.prompt.as_deref(),
-        Some("Run <img src=x onerror=alert(1)>?"),
-        "kept as data, untouched"
-    );
+    assert_eq!(v.prompt.as_deref(), Some("Run <img src=x onerror=alert(1)>?"), "kept as data, untouched");
     assert_eq!(v.answering, Answering::Options);
     assert_eq!(
-        (
-            v.agent.as_str(),
-            v.relay.as_deref(),
-            v.run.as_deref(),
-            v.subject.as_deref()
-        ),
+        (v.agent.as_str(), v.relay.as_deref(), v.run.as_deref(), v.subject.as_deref()),
         ("demo", Some("relay-a"), Some("r1"), Some("Bash"))
     );
     assert_eq!(v.session_label.as_deref(), Some("Fix the tests"));
@@ -214,24 +188,16 @@ fn an_answer_is_followed_from_sent_to_done_and_the_card_closes() {
     let v = r.card("REQ1");
     assert_eq!(v.commands[0].phase, Phase::Sending);
     assert!(v.in_flight());
-    assert_eq!(
-        v.commands[0].what, "Allow",
-        "option ids read as their labels"
-    );
+    assert_eq!(v.commands[0].what, "Allow", "option ids read as their labels");
     r.event(json!({ "id": "A1", "type": "control.accepted", "seq": 3, "cause": cmd, "data": {} }));
     assert_eq!(r.card("REQ1").commands[0].phase, Phase::Accepted);
     r.event(json!({ "id": "A2", "type": "attention.answered", "seq": 4, "subject": "REQ1", "cause": cmd,
                     "data": { "answer": { "option": "allow" }, "by": "aep-console", "via": "control" } }));
-    r.event(
-        json!({ "id": "A3", "type": "attention.resolved", "seq": 5, "subject": "REQ1", "cause": cmd,
-                    "data": { "resolution": "answered", "latency_ms": 1200 } }),
-    );
+    r.event(json!({ "id": "A3", "type": "attention.resolved", "seq": 5, "subject": "REQ1", "cause": cmd,
+                    "data": { "resolution": "answered", "latency_ms": 1200 } }));
     let v = r.card("REQ1");
     assert_eq!(v.status, CardStatus::Resolved);
-    assert_eq!(
-        v.commands[0].phase,
-        Phase::Done("attention.answered".into())
-    );
+    assert_eq!(v.commands[0].phase, Phase::Done("attention.answered".into()));
     assert_eq!(v.outcome_words(&[]), "Allowed by aep-console \u{2014} it goes ahead");
     assert_eq!(v.outcome_words(&["aep-console".to_owned()]), "Allowed by you (aep-console) \u{2014} it goes ahead");
 }
@@ -264,13 +230,7 @@ fn refusals_and_silence_are_told_apart_in_words() {
         versions: None,
     }));
     let c = &r.card("REQ1").commands[0];
-    assert_eq!(
-        c.phase,
-        Phase::RelayRefused {
-            code: "no-route".into(),
-            detail: Some("nobody claims s1".into())
-        }
-    );
+    assert_eq!(c.phase, Phase::RelayRefused { code: "no-route".into(), detail: Some("nobody claims s1".into()) });
     assert!(c.headline.contains("not connected"), "{}", c.headline);
 
     let cmd = r.respond("REQ1", Answer::option("deny"));
@@ -283,18 +243,12 @@ fn refusals_and_silence_are_told_apart_in_words() {
     assert!(c.retryable());
     r.hub.retry(&cmd, r.now).unwrap();
     r.drain();
-    let again = r
-        .sent
-        .iter()
-        .filter(|f| matches!(f, Frame::Event(e) if e.id() == cmd))
-        .count();
+    let again = r.sent.iter().filter(|f| matches!(f, Frame::Event(e) if e.id() == cmd)).count();
     assert_eq!(again, 2, "the retry sends the same command id");
 
     let cmd = r.respond("REQ1", Answer::option("allow"));
-    r.event(
-        json!({ "id": "N1", "type": "control.rejected", "seq": 3, "cause": cmd,
-                    "data": { "reason": "refused", "detail": "two approvers needed" } }),
-    );
+    r.event(json!({ "id": "N1", "type": "control.rejected", "seq": 3, "cause": cmd,
+                    "data": { "reason": "refused", "detail": "two approvers needed" } }));
     let v = r.card("REQ1");
     let c = v.commands.iter().find(|c| c.id == cmd).unwrap();
     assert_eq!(c.headline, "Refused by the agent");
@@ -303,7 +257,9 @@ fn refusals_and_silence_are_told_apart_in_words() {
     // A reason with no words here is shown as the agent sent it.
     let mut r = with_session();
     let cmd = r.respond("REQ1", Answer::option("allow"));
-    r.event(json!({ "id": "N2", "type": "control.rejected", "seq": 3, "cause": cmd, "data": { "reason": "x-cooldown" } }));
+    r.event(
+        json!({ "id": "N2", "type": "control.rejected", "seq": 3, "cause": cmd, "data": { "reason": "x-cooldown" } }),
+    );
     let c = r.card("REQ1").commands.into_iter().find(|c| c.id == cmd).unwrap();
     assert_eq!(c.headline, "Rejected by the agent (x-cooldown)");
 }
@@ -318,10 +274,7 @@ fn out_of_band_and_metadata_requests_are_shown_for_what_they_are() {
     }));
     let v = r.card("REQ2");
     assert_eq!(v.answering, Answering::Elsewhere(vec!["oob".into()]));
-    assert!(
-        v.synthesized,
-        "a metadata prompt is synthesized, not the agent's words"
-    );
+    assert!(v.synthesized, "a metadata prompt is synthesized, not the agent's words");
     assert!(v.options[0].label_is_id);
 }
 
@@ -355,21 +308,9 @@ fn lanes_offer_only_declared_verbs_and_timelines_link_causes() {
     let (items, hidden, dropped) = timeline::items(s, timeline::MAX_ITEMS);
     assert_eq!((hidden, dropped), (0, 0));
     let ack = items.iter().find(|i| i.id == "A1").unwrap();
-    assert!(
-        ack.cause
-            .as_ref()
-            .unwrap()
-            .1
-            .as_deref()
-            .unwrap()
-            .contains("control.attention.respond"),
-        "{ack:?}"
-    );
+    assert!(ack.cause.as_ref().unwrap().1.as_deref().unwrap().contains("control.attention.respond"), "{ack:?}");
     let vendor = items.iter().find(|i| i.id == "X1").unwrap();
-    assert!(
-        vendor.generic && vendor.summary.contains("hits: 12"),
-        "{vendor:?}"
-    );
+    assert!(vendor.generic && vendor.summary.contains("hits: 12"), "{vendor:?}");
     let commands = session::commands(&r.hub, s);
     assert_eq!(commands[0].what, "Allow");
 }
@@ -397,7 +338,8 @@ fn a_later_answer_refused_after_an_earlier_one_applied_is_said_plainly() {
     assert_eq!(v.overruled, vec!["Allow".to_owned()], "{:?}", v.commands);
     let words = v.outcome_words(&[]);
     assert!(
-        words.starts_with("Your later answer \u{201c}Allow\u{201d} was refused: the agent applied \u{201c}Deny\u{201d}"),
+        words
+            .starts_with("Your later answer \u{201c}Allow\u{201d} was refused: the agent applied \u{201c}Deny\u{201d}"),
         "{words}"
     );
 }
@@ -531,7 +473,10 @@ fn a_timeline_reads_newest_first_with_each_tool_call_folded_with_its_result() {
         }
         other => panic!("the call and its result are one row: {other:?}"),
     }
-    assert!(matches!(&all[0], timeline::Row::Event(i) if i.category == timeline::Category::Tool), "a call still running stands alone");
+    assert!(
+        matches!(&all[0], timeline::Row::Event(i) if i.category == timeline::Category::Tool),
+        "a call still running stands alone"
+    );
     let tools = timeline::rows(&items, timeline::Filter::Only(timeline::Category::Tool));
     assert_eq!(ids(&tools), ["T3", "T2"]);
     let asks = timeline::rows(&items, timeline::Filter::Only(timeline::Category::Attention));
@@ -680,8 +625,10 @@ fn arrivals_and_settled_answers_are_said_in_words_named_up_to_three_then_counted
     ask(&mut r, "NEXT", 7, "info", json!({ "prompt": "Go on" }));
     assert_eq!(
         say(&mut t, &r).as_deref(),
-        Some("New permission request from demo: Go on. Settled: permission request from demo. \
-              Denied by you (aep-console) \u{2014} it will not happen."),
+        Some(
+            "New permission request from demo: Go on. Settled: permission request from demo. \
+              Denied by you (aep-console) \u{2014} it will not happen."
+        ),
     );
 
     for (i, id) in ["M1", "M2", "M3", "M4"].into_iter().enumerate() {
@@ -742,10 +689,7 @@ fn approving_a_severe_or_destructive_request_takes_a_second_step_and_denying_doe
     }
     let v = r.card("DESTR");
     assert!(v.destructive);
-    assert_eq!(
-        super::hold::confirm_words(v.severity, v.destructive, "Allow"),
-        "Tap again to Allow (destructive)"
-    );
+    assert_eq!(super::hold::confirm_words(v.severity, v.destructive, "Allow"), "Tap again to Allow (destructive)");
     let v = r.card("CRIT");
     assert_eq!(super::hold::confirm_words(v.severity, false, "Allow"), "Tap again to Allow (critical)");
 }
@@ -781,7 +725,11 @@ fn requests_arriving_above_what_is_shown_wait_behind_n_new_and_those_below_are_s
     let rows = list.refresh(&r.hub, r.now).rows;
     assert_eq!(ids(&rows), ["CRIT", "REQ1", "LOW"], "the inbox order");
     let placed = arrivals.place(&rows, true, later + 10);
-    assert_eq!(ids(&placed.rows), ["REQ1", "LOW"], "nothing shown moves: the critical one waits, the low one goes below");
+    assert_eq!(
+        ids(&placed.rows),
+        ["REQ1", "LOW"],
+        "nothing shown moves: the critical one waits, the low one goes below"
+    );
     assert_eq!(placed.held, 1);
     // Still held on the next refresh, until brought in.
     assert_eq!(arrivals.place(&rows, true, later + 20).held, 1);
@@ -806,7 +754,11 @@ fn a_first_catch_up_is_the_list_most_urgent_first_not_arrivals_above_the_reader(
     assert_eq!(ids(&placed.rows), ["REQ1"]);
     ask(&mut r, "CRIT", 3, "critical", json!({}));
     let placed = arrivals.place(&list.refresh(&r.hub, r.now).rows, true, 10_000 + LOAD_QUIET_MS - 1);
-    assert_eq!((ids(&placed.rows), placed.held), (vec!["CRIT".to_owned(), "REQ1".into()], 0), "in place, most urgent first");
+    assert_eq!(
+        (ids(&placed.rows), placed.held),
+        (vec!["CRIT".to_owned(), "REQ1".into()], 0),
+        "in place, most urgent first"
+    );
     ask(&mut r, "ERR", 4, "error", json!({}));
     let at = 10_000 + 2 * LOAD_QUIET_MS - 2;
     let placed = arrivals.place(&list.refresh(&r.hub, r.now).rows, true, at);
@@ -887,7 +839,11 @@ fn information_only_requests_are_not_counted_and_come_after_what_can_be_answered
             Row::Settled(c) => (c.id.clone(), true),
         })
         .collect();
-    assert_eq!(rows, [("REQ1".to_owned(), true), ("OOB".to_owned(), false)], "the critical one answered elsewhere comes last");
+    assert_eq!(
+        rows,
+        [("REQ1".to_owned(), true), ("OOB".to_owned(), false)],
+        "the critical one answered elsewhere comes last"
+    );
 }
 
 #[test]
@@ -935,19 +891,41 @@ fn a_settled_card_names_the_decision_who_made_it_and_what_came_of_it() {
                   "options": [{"id": "approve", "label": "Approve"}, {"id": "request_changes", "label": "Request changes"}] } }));
     answered(&mut r, "REV", 6, json!({ "option": "request_changes" }));
     let v = r.card("REV");
-    assert_eq!(v.outcome_words(&me), "\u{201c}Request changes\u{201d} by you (ops-alice) \u{2014} the agent goes on with this answer");
+    assert_eq!(
+        v.outcome_words(&me),
+        "\u{201c}Request changes\u{201d} by you (ops-alice) \u{2014} the agent goes on with this answer"
+    );
     assert_eq!(v.verdict().1, Tone::Answered);
     // Allowed, then the tool it asked about ran: how it ended is said.
     for (id, seq, call, end, data, words, tone) in [
-        ("RUN1", 8, "call-1", "tool.completed", json!({}), "Allowed by you (ops-alice) \u{2014} Bash ran and completed", Tone::Allowed),
-        ("RUN2", 12, "call-2", "tool.failed", json!({ "error": { "message": "exit status 1" } }),
-            "Allowed by you (ops-alice) \u{2014} Bash ran and failed: exit status 1", Tone::Trouble),
+        (
+            "RUN1",
+            8,
+            "call-1",
+            "tool.completed",
+            json!({}),
+            "Allowed by you (ops-alice) \u{2014} Bash ran and completed",
+            Tone::Allowed,
+        ),
+        (
+            "RUN2",
+            12,
+            "call-2",
+            "tool.failed",
+            json!({ "error": { "message": "exit status 1" } }),
+            "Allowed by you (ops-alice) \u{2014} Bash ran and failed: exit status 1",
+            Tone::Trouble,
+        ),
     ] {
         r.event(json!({ "id": id, "type": "attention.requested", "seq": seq, "run": "r1", "subject": call,
             "data": { "kind": "permission", "prompt": "rm -rf build/?",
                       "options": [{"id": "allow", "label": "Allow"}, {"id": "deny", "label": "Deny"}] } }));
         answered(&mut r, id, seq + 1, json!({ "option": "allow" }));
-        assert_eq!(r.card(id).outcome_words(&me), "Allowed by you (ops-alice) \u{2014} it goes ahead", "before the tool ends");
+        assert_eq!(
+            r.card(id).outcome_words(&me),
+            "Allowed by you (ops-alice) \u{2014} it goes ahead",
+            "before the tool ends"
+        );
         let mut d = json!({ "tool": { "name": "Bash", "call_id": call } });
         if let (Value::Object(m), Value::Object(x)) = (&mut d, data) {
             m.extend(x);
@@ -959,12 +937,18 @@ fn a_settled_card_names_the_decision_who_made_it_and_what_came_of_it() {
     r.event(json!({ "id": "WHY", "type": "attention.requested", "seq": 20, "run": "r1",
         "data": { "kind": "permission", "prompt": "Push?", "options": [{"id": "allow", "label": "Allow"}, {"id": "deny", "label": "Deny"}] } }));
     answered(&mut r, "WHY", 21, json!({ "option": "deny", "text": "not now" }));
-    assert_eq!(r.card("WHY").outcome_words(&me), "Denied by you (ops-alice): \u{201c}not now\u{201d} \u{2014} it will not happen");
+    assert_eq!(
+        r.card("WHY").outcome_words(&me),
+        "Denied by you (ops-alice): \u{201c}not now\u{201d} \u{2014} it will not happen"
+    );
     r.event(json!({ "id": "OOB", "type": "attention.requested", "seq": 23, "run": "r1",
         "data": { "kind": "review", "prompt": "Merge?", "respond_via": ["oob"], "options": [{"id": "approve", "label": "Approve"}] } }));
     r.event(json!({ "id": "OOB-A", "type": "attention.answered", "seq": 24, "subject": "OOB",
         "data": { "answer": { "option": "approve" }, "by": "octocat", "via": "oob" } }));
-    assert_eq!(r.card("OOB").outcome_words(&me), "Allowed by octocat in the agent's own interface \u{2014} it goes ahead");
+    assert_eq!(
+        r.card("OOB").outcome_words(&me),
+        "Allowed by octocat in the agent's own interface \u{2014} it goes ahead"
+    );
 }
 
 #[test]
@@ -1015,10 +999,18 @@ fn each_decision_names_its_person_and_its_request_by_one_rule() {
     super::status::remember(&mut relays, &mut known);
     let me = super::status::me(&relays);
     assert_eq!(me, ["ops-alice"]);
-    let mut gone = vec![super::status::RelayView { principal: None, link: super::status::Link::Reconnecting, ..relays[0].clone() }];
+    let mut gone = vec![super::status::RelayView {
+        principal: None,
+        link: super::status::Link::Reconnecting,
+        ..relays[0].clone()
+    }];
     super::status::remember(&mut gone, &mut known);
     assert_eq!(super::status::me(&gone), ["ops-alice"], "kept while away");
-    assert_eq!(super::status::me(&super::status::relays(&Relay::new().hub)), ["aep-console"], "no principal named: the console's own name");
+    assert_eq!(
+        super::status::me(&super::status::relays(&Relay::new().hub)),
+        ["aep-console"],
+        "no principal named: the console's own name"
+    );
     // Two answers as the relay replays them after a reload: each by its
     // operator's principal, each followed by the agent's `by`.
     for (n, who, option) in [(1, "ops-alice", "allow"), (2, "ops-bob", "deny")] {
@@ -1082,7 +1074,10 @@ fn a_paused_session_reads_paused_and_its_pause_reads_as_a_pause() {
     let (items, ..) = timeline::items(s, timeline::MAX_ITEMS);
     let pause = items.iter().find(|i| i.id == "CMD1").unwrap();
     let me = ["aep-console".to_owned()];
-    assert_eq!(format!("{} {}", super::words::person_first(pause.by.as_deref().unwrap(), &me), pause.summary), "You (aep-console) asked to pause");
+    assert_eq!(
+        format!("{} {}", super::words::person_first(pause.by.as_deref().unwrap(), &me), pause.summary),
+        "You (aep-console) asked to pause"
+    );
     assert_eq!(c.who(&me), "You (aep-console)");
     // This page's own resume, followed by its sender.
     let id = r.hub.resume(&aep_engine::client::hub::Target::session("s1"), r.now).unwrap();
@@ -1104,7 +1099,11 @@ fn a_long_session_pages_in_earlier_events_and_lists_its_latest_runs() {
     assert_eq!(lane.runs.len(), 9);
     let (shown, more) = lane.runs_shown(false);
     assert_eq!(more, 6);
-    assert_eq!(shown.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(), ["run-5", "run-6", "run-7"], "the latest runs");
+    assert_eq!(
+        shown.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(),
+        ["run-5", "run-6", "run-7"],
+        "the latest runs"
+    );
     assert_eq!(lane.runs_shown(true), (lane.runs.as_slice(), 0));
     let s = r.hub.store().sessions().next().unwrap();
     let (items, earlier, dropped) = timeline::items(s, 4);
@@ -1158,7 +1157,8 @@ struct DemoSide {
 impl DemoSide {
     fn new() -> DemoSide {
         let identity = Identity::new("aep://h/agent/demo", "demo");
-        let accepts = [types::CONTROL_ATTENTION_RESPOND, types::CONTROL_CANCEL, types::CONTROL_PAUSE, types::CONTROL_RESUME];
+        let accepts =
+            [types::CONTROL_ATTENTION_RESPOND, types::CONTROL_CANCEL, types::CONTROL_PAUSE, types::CONTROL_RESUME];
         let target = aep_engine::control::target::ControlTarget::new(identity, accepts, Seeded::new(2)).unwrap();
         let mut seqs = aep_engine::control::target::SeqCounter::new();
         seqs.set_next("s1", 3);

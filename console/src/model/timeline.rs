@@ -109,7 +109,10 @@ pub enum Row {
     Event(Item),
     /// A tool call and its result (`tool.completed`, `tool.failed` or
     /// `tool.denied`), matched by `tool.call_id`: one row, folded.
-    ToolCall { call: Item, result: Option<Item> },
+    ToolCall {
+        call: Item,
+        result: Option<Item>,
+    },
 }
 
 impl Row {
@@ -164,10 +167,7 @@ pub fn rows(items: &[Item], filter: Filter) -> Vec<Row> {
         repeats = 0;
         said.clone_from(&i.summary);
         out.push(match call_of[n] {
-            Some(c) => Row::ToolCall {
-                call: items[c].clone(),
-                result: Some(i.clone()),
-            },
+            Some(c) => Row::ToolCall { call: items[c].clone(), result: Some(i.clone()) },
             None => Row::Event(i.clone()),
         });
     }
@@ -223,13 +223,7 @@ fn generic(data: Option<&Map<String, Value>>) -> String {
 
 fn item(entry: &Entry, shown: &std::collections::HashMap<&str, &Entry>, s: &Session) -> Item {
     let parsed = entry.event().ok();
-    let call = parsed.as_ref().and_then(|e| {
-        e.data()?
-            .get("tool")?
-            .get("call_id")?
-            .as_str()
-            .map(str::to_owned)
-    });
+    let call = parsed.as_ref().and_then(|e| e.data()?.get("tool")?.get("call_id")?.as_str().map(str::to_owned));
     let mut by = None;
     let (summary, generic_form, agent, severity) = match &parsed {
         Some(e) => match super::words::event(e, |id| s.card(id).and_then(|c| c.request())) {
@@ -240,11 +234,7 @@ fn item(entry: &Entry, shown: &std::collections::HashMap<&str, &Entry>, s: &Sess
             None => {
                 let g = generic(e.data());
                 let capture = e.capture().as_str();
-                let s = if g.is_empty() {
-                    format!("({capture})")
-                } else {
-                    format!("{g} ({capture})")
-                };
+                let s = if g.is_empty() { format!("({capture})") } else { format!("{g} ({capture})") };
                 (s, true, e.agent().to_owned(), e.severity())
             }
         },

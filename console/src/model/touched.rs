@@ -86,16 +86,9 @@ impl Touched {
             }
             store::Change::CommandUpdated(r) => {
                 // Someone's command on a card: redraw the card.
-                let subject = hub
-                    .store()
-                    .command(&r)
-                    .and_then(|c| c.issued())
-                    .and_then(|i| i.subject.clone());
+                let subject = hub.store().command(&r).and_then(|c| c.issued()).and_then(|i| i.subject.clone());
                 if let Some(request) = subject {
-                    self.cards.insert(CardRef {
-                        session: r.session.clone(),
-                        request: Arc::from(request),
-                    });
+                    self.cards.insert(CardRef { session: r.session.clone(), request: Arc::from(request) });
                 }
                 self.sessions.insert(r.session);
                 self.commands.insert(r.id);

@@ -33,9 +33,15 @@ pub fn rejected(reason: Option<&str>) -> (&'static str, &'static str) {
             "The agent decided not to do this. That is its own call, not an error in the console or the relay.",
         ),
         Some(NackReason::Unsupported) => ("Not supported by the agent", "The agent does not implement this command."),
-        Some(NackReason::Unauthorized) => ("Not allowed by the agent", "The agent does not take this command from this console."),
-        Some(NackReason::Busy) => ("The agent is busy", "It could not take the command right now; trying again later may work."),
-        Some(NackReason::Invalid) => ("The agent could not apply it", "The command was well formed but did not fit what the agent holds."),
+        Some(NackReason::Unauthorized) => {
+            ("Not allowed by the agent", "The agent does not take this command from this console.")
+        }
+        Some(NackReason::Busy) => {
+            ("The agent is busy", "It could not take the command right now; trying again later may work.")
+        }
+        Some(NackReason::Invalid) => {
+            ("The agent could not apply it", "The command was well formed but did not fit what the agent holds.")
+        }
         _ => ("Rejected by the agent", "The agent gave a reason this console does not know."),
     }
 }
@@ -88,10 +94,9 @@ pub fn state(state: &State) -> (String, Option<String>) {
         State::Live => ("live".into(), None),
         State::Reconnecting { attempt, .. } => (format!("reconnecting (attempt {attempt})"), None),
         State::Refused { reason } => match reason {
-            Refusal::Unauthorized { .. } => (
-                "refused: wrong token".into(),
-                Some("The relay did not accept this token.".into()),
-            ),
+            Refusal::Unauthorized { .. } => {
+                ("refused: wrong token".into(), Some("The relay did not accept this token.".into()))
+            }
             Refusal::VersionUnsupported { peer_versions } => (
                 "refused: version unsupported".into(),
                 Some(format!(
@@ -118,9 +123,7 @@ pub fn not_sent(e: &HubError) -> String {
         HubError::Backpressure { relay } => {
             format!("Not sent: relay {relay} is not keeping up. Nothing was queued.")
         }
-        HubError::NotOverControl(_) => {
-            "This request is answered in the agent's own interface, not here.".into()
-        }
+        HubError::NotOverControl(_) => "This request is answered in the agent's own interface, not here.".into(),
         HubError::NoRoute(_) => "Not sent: no relay carries this session.".into(),
         HubError::NotPermitted { relay } => {
             format!("Not sent: on relay {relay} this console may watch, not answer or command.")
@@ -213,131 +216,122 @@ pub fn event<'a>(e: &Event, request: impl Fn(&str) -> Option<&'a Request>) -> Op
     };
     let by = |who: &str, words: String| Some((Some(who.to_owned()), words));
     let t = |k: &str| text(d, k);
-    let tool = || {
-        d.and_then(|d| d.get("tool"))
-            .and_then(|t| t.get("name"))
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-    };
-    Some((None, match e.ty() {
-        types::SESSION_STARTED => match t("label") {
-            Some(l) => format!("Session started: {l}"),
-            None => "Session started".into(),
+    let tool = || d.and_then(|d| d.get("tool")).and_then(|t| t.get("name")).and_then(Value::as_str).map(str::to_owned);
+    Some((
+        None,
+        match e.ty() {
+            types::SESSION_STARTED => match t("label") {
+                Some(l) => format!("Session started: {l}"),
+                None => "Session started".into(),
+            },
+            types::SESSION_ENDED => match t("reason") {
+                Some(r) => format!("Session ended: {r}"),
+                None => "Session ended".into(),
+            },
+            types::RUN_STARTED => match t("prompt") {
+                Some(p) => format!("Run {} started: {p}", e.run().unwrap_or("?")),
+                None => format!("Run {} started", e.run().unwrap_or("?")),
+            },
+            types::RUN_FINISHED => {
+                format!(
+                    "Run {} finished{}",
+                    e.run().unwrap_or("?"),
+                    t("summary").map(|s| format!(": {s}")).unwrap_or_default()
+                )
+            }
+            types::RUN_FAILED => {
+                format!(
+                    "Run {} failed{}",
+                    e.run().unwrap_or("?"),
+                    t("error").or(t("reason")).map(|s| format!(": {s}")).unwrap_or_default()
+                )
+            }
+            types::RUN_CANCELLED => {
+                format!(
+                    "Run {} cancelled{}",
+                    e.run().unwrap_or("?"),
+                    t("reason").map(|s| format!(": {s}")).unwrap_or_default()
+                )
+            }
+            types::TOOL_REQUESTED => {
+                let args = d
+                    .and_then(|d| d.get("args_redacted").or(d.get("args")))
+                    .map(|a| match a.get("input").and_then(Value::as_str) {
+                        Some(s) => s.to_owned(),
+                        None => scalar(a),
+                    })
+                    .map(|a| format!(" {a}"))
+                    .unwrap_or_default();
+                format!("Tool {}{args}", tool().unwrap_or_else(|| "?".into()))
+            }
+            types::TOOL_COMPLETED | types::TOOL_FAILED | types::TOOL_DENIED => {
+                let status = t("status").or(t("by")).map(|s| format!(" ({s})")).unwrap_or_default();
+                let verb = match e.ty() {
+                    types::TOOL_FAILED => "failed",
+                    types::TOOL_DENIED => "denied",
+                    _ => "done",
+                };
+                format!("Tool {} {verb}{status}", tool().unwrap_or_else(|| "?".into()))
+            }
+            types::PROGRESS_STATUS => {
+                let mut s = t("phase").unwrap_or_else(|| "progress".into());
+                if let Some(p) = d.and_then(|d| d.get("percent")).and_then(Value::as_u64) {
+                    s.push_str(&format!(" {p}%"));
+                }
+                if let Some(m) = t("message") {
+                    s.push_str(&format!(": {m}"));
+                }
+                s
+            }
+            types::ATTENTION_REQUESTED => {
+                let kind = t("kind").unwrap_or_else(|| "request".into());
+                match t("prompt") {
+                    Some(p) => format!("Asks ({kind}): {p}"),
+                    None => format!("Asks ({kind})"),
+                }
+            }
+            types::ATTENTION_ANSWERED => {
+                let (to, options) = asked(e.subject()).unwrap_or_default();
+                let a = d.and_then(|d| d.get("answer"));
+                let what = a
+                    .and_then(|a| a.get("option").and_then(Value::as_str))
+                    .map(|id| options.iter().find(|o| o.id == id).map_or(id, |o| o.label.as_str()).to_owned())
+                    .or_else(|| {
+                        a.and_then(|a| a.get("text")).and_then(Value::as_str).map(|s| format!("\u{201c}{s}\u{201d}"))
+                    })
+                    .or_else(|| a.and_then(|a| a.get("values")).map(|_| "form values".to_owned()))
+                    .unwrap_or_else(|| "answer".into());
+                let via = t("via").map(|v| format!(" via {v}")).unwrap_or_default();
+                return match t("by") {
+                    Some(who) => by(&who, format!("answered {what}{to}{via}")),
+                    None => Some((None, format!("Answered: {what}{to}{via}"))),
+                };
+            }
+            types::ATTENTION_RESOLVED => {
+                format!("Resolved{}", t("resolution").map(|r| format!(" ({r})")).unwrap_or_default())
+            }
+            types::ATTENTION_TIMEOUT => "Request timed out".into(),
+            types::ATTENTION_ROUTED => format!("Routed by {}", e.agent()),
+            types::CONTROL_ACCEPTED => "Accepted the command".into(),
+            types::CONTROL_REJECTED => {
+                let reason = t("reason").unwrap_or_else(|| "no reason".into());
+                match t("detail") {
+                    Some(x) => format!("Rejected the command ({reason}): {x}"),
+                    None => format!("Rejected the command ({reason})"),
+                }
+            }
+            types::CONTROL_ATTENTION_RESPOND => {
+                let (to, options) = asked(e.subject()).unwrap_or_default();
+                return by(e.agent(), format!("answered {}{to}", super::command::describe(e, options)));
+            }
+            types::CONTROL_CANCEL => {
+                return by(e.agent(), format!("asked to cancel the {}", t("scope").unwrap_or_else(|| "run".into())))
+            }
+            types::CONTROL_PAUSE => return by(e.agent(), "asked to pause".into()),
+            types::CONTROL_RESUME => return by(e.agent(), "asked to resume".into()),
+            _ => return None,
         },
-        types::SESSION_ENDED => match t("reason") {
-            Some(r) => format!("Session ended: {r}"),
-            None => "Session ended".into(),
-        },
-        types::RUN_STARTED => match t("prompt") {
-            Some(p) => format!("Run {} started: {p}", e.run().unwrap_or("?")),
-            None => format!("Run {} started", e.run().unwrap_or("?")),
-        },
-        types::RUN_FINISHED => {
-            format!(
-                "Run {} finished{}",
-                e.run().unwrap_or("?"),
-                t("summary").map(|s| format!(": {s}")).unwrap_or_default()
-            )
-        }
-        types::RUN_FAILED => {
-            format!(
-                "Run {} failed{}",
-                e.run().unwrap_or("?"),
-                t("error")
-                    .or(t("reason"))
-                    .map(|s| format!(": {s}"))
-                    .unwrap_or_default()
-            )
-        }
-        types::RUN_CANCELLED => {
-            format!(
-                "Run {} cancelled{}",
-                e.run().unwrap_or("?"),
-                t("reason").map(|s| format!(": {s}")).unwrap_or_default()
-            )
-        }
-        types::TOOL_REQUESTED => {
-            let args = d
-                .and_then(|d| d.get("args_redacted").or(d.get("args")))
-                .map(|a| match a.get("input").and_then(Value::as_str) {
-                    Some(s) => s.to_owned(),
-                    None => scalar(a),
-                })
-                .map(|a| format!(" {a}"))
-                .unwrap_or_default();
-            format!("Tool {}{args}", tool().unwrap_or_else(|| "?".into()))
-        }
-        types::TOOL_COMPLETED | types::TOOL_FAILED | types::TOOL_DENIED => {
-            let status = t("status").or(t("by")).map(|s| format!(" ({s})")).unwrap_or_default();
-            let verb = match e.ty() {
-                types::TOOL_FAILED => "failed",
-                types::TOOL_DENIED => "denied",
-                _ => "done",
-            };
-            format!(
-                "Tool {} {verb}{status}",
-                tool().unwrap_or_else(|| "?".into())
-            )
-        }
-        types::PROGRESS_STATUS => {
-            let mut s = t("phase").unwrap_or_else(|| "progress".into());
-            if let Some(p) = d.and_then(|d| d.get("percent")).and_then(Value::as_u64) {
-                s.push_str(&format!(" {p}%"));
-            }
-            if let Some(m) = t("message") {
-                s.push_str(&format!(": {m}"));
-            }
-            s
-        }
-        types::ATTENTION_REQUESTED => {
-            let kind = t("kind").unwrap_or_else(|| "request".into());
-            match t("prompt") {
-                Some(p) => format!("Asks ({kind}): {p}"),
-                None => format!("Asks ({kind})"),
-            }
-        }
-        types::ATTENTION_ANSWERED => {
-            let (to, options) = asked(e.subject()).unwrap_or_default();
-            let a = d.and_then(|d| d.get("answer"));
-            let what = a
-                .and_then(|a| a.get("option").and_then(Value::as_str))
-                .map(|id| options.iter().find(|o| o.id == id).map_or(id, |o| o.label.as_str()).to_owned())
-                .or_else(|| a.and_then(|a| a.get("text")).and_then(Value::as_str).map(|s| format!("\u{201c}{s}\u{201d}")))
-                .or_else(|| a.and_then(|a| a.get("values")).map(|_| "form values".to_owned()))
-                .unwrap_or_else(|| "answer".into());
-            let via = t("via").map(|v| format!(" via {v}")).unwrap_or_default();
-            return match t("by") {
-                Some(who) => by(&who, format!("answered {what}{to}{via}")),
-                None => Some((None, format!("Answered: {what}{to}{via}"))),
-            };
-        }
-        types::ATTENTION_RESOLVED => format!(
-            "Resolved{}",
-            t("resolution")
-                .map(|r| format!(" ({r})"))
-                .unwrap_or_default()
-        ),
-        types::ATTENTION_TIMEOUT => "Request timed out".into(),
-        types::ATTENTION_ROUTED => format!("Routed by {}", e.agent()),
-        types::CONTROL_ACCEPTED => "Accepted the command".into(),
-        types::CONTROL_REJECTED => {
-            let reason = t("reason").unwrap_or_else(|| "no reason".into());
-            match t("detail") {
-                Some(x) => format!("Rejected the command ({reason}): {x}"),
-                None => format!("Rejected the command ({reason})"),
-            }
-        }
-        types::CONTROL_ATTENTION_RESPOND => {
-            let (to, options) = asked(e.subject()).unwrap_or_default();
-            return by(e.agent(), format!("answered {}{to}", super::command::describe(e, options)));
-        }
-        types::CONTROL_CANCEL => {
-            return by(e.agent(), format!("asked to cancel the {}", t("scope").unwrap_or_else(|| "run".into())))
-        }
-        types::CONTROL_PAUSE => return by(e.agent(), "asked to pause".into()),
-        types::CONTROL_RESUME => return by(e.agent(), "asked to resume".into()),
-        _ => return None,
-    }))
+    ))
 }
 
 #[cfg(test)]
@@ -369,17 +363,8 @@ mod tests {
         assert!(relay_refused("unauthorized", "r").1.contains("token"));
         assert!(relay_refused("teapot", "r").0.contains("teapot"));
         assert!(timed_out(10_000).1.contains("same id"));
-        assert_eq!(
-            state(&State::Reconnecting {
-                attempt: 3,
-                at: UnixMs(0)
-            })
-            .0,
-            "reconnecting (attempt 3)"
-        );
-        let r = State::Refused {
-            reason: Refusal::Unauthorized { detail: None },
-        };
+        assert_eq!(state(&State::Reconnecting { attempt: 3, at: UnixMs(0) }).0, "reconnecting (attempt 3)");
+        let r = State::Refused { reason: Refusal::Unauthorized { detail: None } };
         assert_eq!(state(&r).0, "refused: wrong token");
     }
 }

@@ -10,8 +10,8 @@ use super::steady::Steady;
 use crate::model::card::{Answering, CardView, OptionView};
 use crate::model::hold::{self, Held};
 use crate::model::reply;
-use crate::web::platform::perf_now;
 use crate::web::bridge::Console;
+use crate::web::platform::perf_now;
 
 /// Holds `answer` for the card on this device for a few seconds (it can
 /// be undone, or sent at once), then sends it; a refusal to send is shown,
@@ -163,10 +163,7 @@ fn TextReply(card: RwSignal<CardView>, error: RwSignal<Option<String>>, busy: Si
             c.choices.clone(),
             c.is_permission(),
             // An input that names a default takes an empty reply as it.
-            c.prompt
-                .as_deref()
-                .filter(|_| c.kind == "input")
-                .and_then(reply::default_in),
+            c.prompt.as_deref().filter(|_| c.kind == "input").and_then(reply::default_in),
         )
     });
     let likely_choices = choices.clone();
@@ -194,10 +191,10 @@ fn TextReply(card: RwSignal<CardView>, error: RwSignal<Option<String>>, busy: Si
     // A refusal that reads like a yes (or a number): the option it likely
     // meant, one tap away (through that option's own button and steps).
     let likely = move || {
-        meaning.with(|m| m.is_refusal()).then(|| {
-            text.with(|t| reply::likely(t, &likely_choices).map(|c| (c.id.clone(), c.label.clone())))
-        })
-        .flatten()
+        meaning
+            .with(|m| m.is_refusal())
+            .then(|| text.with(|t| reply::likely(t, &likely_choices).map(|c| (c.id.clone(), c.label.clone()))))
+            .flatten()
     };
     let likely = StoredValue::new(likely);
     let card_dom = format!("card-{id}");

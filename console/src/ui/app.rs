@@ -25,10 +25,7 @@ struct Initial {
 
 fn initial(link: Option<Link>) -> Initial {
     let location = window().location();
-    let origin = default_relay(
-        &location.protocol().unwrap_or_default(),
-        &location.host().unwrap_or_default(),
-    );
+    let origin = default_relay(&location.protocol().unwrap_or_default(), &location.host().unwrap_or_default());
     let saved = storage::load().filter(|s| !s.relays.is_empty());
     if let Some(link) = link {
         let known = saved.as_ref().map(|s| s.relays.as_slice()).unwrap_or_default();
@@ -43,7 +40,13 @@ fn initial(link: Option<Link>) -> Initial {
         return Initial { relays: plan.relays, remember: false, auto, from_link: true, notes };
     }
     if let Some(saved) = saved {
-        return Initial { relays: saved.relays, remember: saved.remember, auto: true, from_link: false, notes: Vec::new() };
+        return Initial {
+            relays: saved.relays,
+            remember: saved.remember,
+            auto: true,
+            from_link: false,
+            notes: Vec::new(),
+        };
     }
     Initial {
         relays: vec![RelayInput { url: origin, token: String::new() }],
@@ -77,8 +80,7 @@ pub fn App(link: Option<Link>) -> impl IntoView {
     }
 
     let route = RwSignal::new(Route::current());
-    let handle =
-        window_event_listener(leptos::ev::hashchange, move |_| route.set(Route::current()));
+    let handle = window_event_listener(leptos::ev::hashchange, move |_| route.set(Route::current()));
     on_cleanup(move || handle.remove());
     provide_context(route);
     // Here, not in the shell: a notification may name a request held

@@ -25,7 +25,10 @@ fn local_day(value: &str, end: bool) -> Option<u64> {
 /// A time in the person's own zone, with its date; and as RFC 3339.
 fn local_time(ms: u64) -> (String, String) {
     let date = js_sys::Date::new(&wasm_bindgen::JsValue::from_f64(ms as f64));
-    (String::from(date.to_locale_string("default", &wasm_bindgen::JsValue::UNDEFINED)), String::from(date.to_iso_string()))
+    (
+        String::from(date.to_locale_string("default", &wasm_bindgen::JsValue::UNDEFINED)),
+        String::from(date.to_iso_string()),
+    )
 }
 
 /// The relay's answer to `/audit?{query}`, or why not, in words.
@@ -50,11 +53,11 @@ fn download(body: &str, name: &str, kind: &str) -> Result<(), String> {
     let parts = js_sys::Array::of1(&wasm_bindgen::JsValue::from_str(body));
     let options = web_sys::BlobPropertyBag::new();
     options.set_type(kind);
-    let blob = web_sys::Blob::new_with_str_sequence_and_options(&parts, &options).map_err(|_| "no file could be made")?;
+    let blob =
+        web_sys::Blob::new_with_str_sequence_and_options(&parts, &options).map_err(|_| "no file could be made")?;
     let url = web_sys::Url::create_object_url_with_blob(&blob).map_err(|_| "no file could be made")?;
     let document = window().document().ok_or("no document")?;
-    let link: web_sys::HtmlAnchorElement =
-        document.create_element("a").map_err(|_| "no link")?.unchecked_into();
+    let link: web_sys::HtmlAnchorElement = document.create_element("a").map_err(|_| "no link")?.unchecked_into();
     link.set_href(&url);
     link.set_download(name);
     link.click();

@@ -211,11 +211,7 @@ pub fn SettledRow(card: CardView) -> impl IntoView {
     let title = outcome.clone();
     // Anything short of done stays open, and nothing is cut short: a
     // refusal is read, not unfolded.
-    let trouble = !card.overruled.is_empty()
-        || card
-            .commands
-            .iter()
-            .any(|c| !matches!(c.phase, Phase::Done(_)));
+    let trouble = !card.overruled.is_empty() || card.commands.iter().any(|c| !matches!(c.phase, Phase::Done(_)));
     let commands = card.commands.clone();
     let has_commands = !commands.is_empty();
     let session_href = Route::Session(card.key.session.clone()).href();

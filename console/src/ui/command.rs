@@ -17,12 +17,8 @@ pub fn CommandRow(command: CommandView) -> impl IntoView {
         }
     };
     let detail = match &command.phase {
-        Phase::Rejected {
-            detail: Some(d), ..
-        } => Some(("The agent's stated reason: ", d.clone())),
-        Phase::RelayRefused {
-            detail: Some(d), ..
-        } => Some(("The relay's words: ", d.clone())),
+        Phase::Rejected { detail: Some(d), .. } => Some(("The agent's stated reason: ", d.clone())),
+        Phase::RelayRefused { detail: Some(d), .. } => Some(("The relay's words: ", d.clone())),
         _ => None,
     };
     let who = {

@@ -58,10 +58,7 @@ pub fn Connect(#[prop(optional)] cancel: bool) -> impl IntoView {
         let list: Vec<RelayInput> = relays
             .get_untracked()
             .into_iter()
-            .map(|r| RelayInput {
-                url: r.url.trim().to_owned(),
-                token: r.token.trim().to_owned(),
-            })
+            .map(|r| RelayInput { url: r.url.trim().to_owned(), token: r.token.trim().to_owned() })
             .filter(|r| !r.url.is_empty())
             .collect();
         match console.connect(&list) {
@@ -82,10 +79,7 @@ pub fn Connect(#[prop(optional)] cancel: bool) -> impl IntoView {
     let add = move |_| {
         relays.update(|r| {
             let token = r.first().map(|f| f.token.clone()).unwrap_or_default();
-            r.push(RelayInput {
-                url: String::new(),
-                token,
-            });
+            r.push(RelayInput { url: String::new(), token });
         })
     };
     let rows = move || {

@@ -39,8 +39,7 @@ fn Field(
     let err_id = format!("{id}-error");
     let fid = spec.id.clone();
     let fid_err = spec.id.clone();
-    let my_errors =
-        Memo::new(move |_| errors.with(|e| e.get(&fid_err).cloned().unwrap_or_default()));
+    let my_errors = Memo::new(move |_| errors.with(|e| e.get(&fid_err).cloned().unwrap_or_default()));
     let invalid = move || {
         if my_errors.with(Vec::is_empty) {
             "false"
@@ -179,9 +178,8 @@ fn Field(
             let fid = fid.clone();
             let fid_other = fid.clone();
             let lookup = choices.clone();
-            let is_other = move || {
-                draft.with(|d| matches!(d.inputs.get(&fid_other), Some(Input::Choice(Some(c))) if c == OTHER))
-            };
+            let is_other =
+                move || draft.with(|d| matches!(d.inputs.get(&fid_other), Some(Input::Choice(Some(c))) if c == OTHER));
             let other_id = format!("{id}-other");
             view! {
                 <label for=id.clone()>{label_view}</label>
@@ -259,10 +257,7 @@ pub fn FormAnswer(card: RwSignal<CardView>, busy: Signal<bool>, on_answer: impl 
         match draft.with_untracked(|d| d.values(&submit_fields)) {
             Err(e) => {
                 // Focus the first field the agent would refuse.
-                let first = submit_fields
-                    .iter()
-                    .find(|f| e.contains_key(&f.id))
-                    .map(|f| dom_id(&submit_card, &f.id));
+                let first = submit_fields.iter().find(|f| e.contains_key(&f.id)).map(|f| dom_id(&submit_card, &f.id));
                 errors.set(e);
                 if let Some(el) = first.and_then(|id| document().get_element_by_id(&id)) {
                     let _ = el.unchecked_into::<web_sys::HtmlElement>().focus();

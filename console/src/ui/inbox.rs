@@ -115,7 +115,12 @@ fn FacetSelect(
 }
 
 #[component]
-fn InboxTools(facets: Memo<inbox::Facets>, shown: Signal<usize>, total: Signal<usize>, open: Signal<bool>) -> impl IntoView {
+fn InboxTools(
+    facets: Memo<inbox::Facets>,
+    shown: Signal<usize>,
+    total: Signal<usize>,
+    open: Signal<bool>,
+) -> impl IntoView {
     let console = expect_context::<Console>();
     let filter = console.filter;
     let field = move |f: fn(&Filter) -> Option<String>| Signal::derive(move || filter.with(f));
@@ -403,7 +408,14 @@ fn row_key(row: &Row) -> String {
         Row::Waiting(_) => format!("w|{}", row.request()),
         Row::Settled(c) => {
             let phases: Vec<&str> = c.commands.iter().map(|x| x.phase.token()).collect();
-            format!("s|{}|{:?}|{}|{}|{:?}", c.id, c.status, phases.join(","), c.overruled.len(), c.tool.as_ref().map(|t| t.end))
+            format!(
+                "s|{}|{:?}|{}|{}|{:?}",
+                c.id,
+                c.status,
+                phases.join(","),
+                c.overruled.len(),
+                c.tool.as_ref().map(|t| t.end)
+            )
         }
     }
 }

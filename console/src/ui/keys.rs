@@ -7,21 +7,14 @@ use wasm_bindgen::JsCast;
 use web_sys::{Element, HtmlElement, KeyboardEvent};
 
 fn focused_card() -> Option<Element> {
-    document()
-        .active_element()?
-        .closest("article.card")
-        .ok()
-        .flatten()
+    document().active_element()?.closest("article.card").ok().flatten()
 }
 
 fn cards() -> Vec<HtmlElement> {
     let Ok(list) = document().query_selector_all("main article.card") else {
         return Vec::new();
     };
-    (0..list.length())
-        .filter_map(|i| list.item(i))
-        .filter_map(|n| n.dyn_into::<HtmlElement>().ok())
-        .collect()
+    (0..list.length()).filter_map(|i| list.item(i)).filter_map(|n| n.dyn_into::<HtmlElement>().ok()).collect()
 }
 
 fn focus(el: &HtmlElement) {
@@ -40,10 +33,8 @@ fn focus(el: &HtmlElement) {
 /// `card` when focus was in that card (a tap or a key there).
 pub fn focus_in_card(card: &str, selector: &'static str) {
     let card = card.to_owned();
-    let was_inside = document()
-        .get_element_by_id(&card)
-        .zip(document().active_element())
-        .is_some_and(|(c, a)| c.contains(Some(&a)));
+    let was_inside =
+        document().get_element_by_id(&card).zip(document().active_element()).is_some_and(|(c, a)| c.contains(Some(&a)));
     if !was_inside {
         return;
     }
@@ -62,9 +53,7 @@ pub fn focus_in_card(card: &str, selector: &'static str) {
 
 pub fn focus_after_answer(card: &str) {
     let Some(here) = document().get_element_by_id(card) else { return };
-    let inside = document()
-        .active_element()
-        .is_some_and(|a| here.contains(Some(&a)));
+    let inside = document().active_element().is_some_and(|a| here.contains(Some(&a)));
     if !inside {
         return;
     }
@@ -79,10 +68,7 @@ pub fn focus_after_answer(card: &str) {
             let _ = el.focus_with_options(&opts);
         }
         None => {
-            if let Some(main) = document()
-                .get_element_by_id("main")
-                .and_then(|m| m.dyn_into::<HtmlElement>().ok())
-            {
+            if let Some(main) = document().get_element_by_id("main").and_then(|m| m.dyn_into::<HtmlElement>().ok()) {
                 let _ = main.focus();
             }
         }
@@ -105,19 +91,14 @@ fn step(delta: i32) {
 
 fn in_card(selector: &str) -> Option<HtmlElement> {
     let card = focused_card().or_else(|| cards().into_iter().next().map(Into::into))?;
-    card.query_selector(selector)
-        .ok()
-        .flatten()?
-        .dyn_into()
-        .ok()
+    card.query_selector(selector).ok().flatten()?.dyn_into().ok()
 }
 
 fn typing(e: &KeyboardEvent) -> bool {
     let Some(t) = e.target().and_then(|t| t.dyn_into::<Element>().ok()) else {
         return false;
     };
-    matches!(t.tag_name().as_str(), "INPUT" | "TEXTAREA" | "SELECT")
-        || t.has_attribute("contenteditable")
+    matches!(t.tag_name().as_str(), "INPUT" | "TEXTAREA" | "SELECT") || t.has_attribute("contenteditable")
 }
 
 #[component]
@@ -131,11 +112,8 @@ pub fn Keys() -> impl IntoView {
             if e.key() == "Escape" {
                 if let Some(t) = e.target().and_then(|t| t.dyn_into::<HtmlElement>().ok()) {
                     let _ = t.blur();
-                    if let Some(card) = t
-                        .closest("article.card")
-                        .ok()
-                        .flatten()
-                        .and_then(|c| c.dyn_into::<HtmlElement>().ok())
+                    if let Some(card) =
+                        t.closest("article.card").ok().flatten().and_then(|c| c.dyn_into::<HtmlElement>().ok())
                     {
                         let _ = card.focus();
                     }

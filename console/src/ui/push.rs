@@ -72,7 +72,8 @@ pub fn NotifyDevice() -> impl IntoView {
         problem.set(None);
         said.set(None);
         leptos::task::spawn_local(async move {
-            let done = if turning_on { push::turn_on(token.as_deref()).await } else { push::turn_off(token.as_deref()).await };
+            let done =
+                if turning_on { push::turn_on(token.as_deref()).await } else { push::turn_off(token.as_deref()).await };
             if let Err(e) = done {
                 problem.set(Some(if turning_on {
                     format!("Could not turn on notifications with the console closed: {e}")
@@ -182,7 +183,9 @@ pub fn open_notified_requests(route: RwSignal<Route>) {
     if let Some(request) = asked {
         let path = location.pathname().unwrap_or_default();
         let hash = location.hash().unwrap_or_default();
-        let _ = window().history().and_then(|h| h.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&format!("{path}{hash}"))));
+        let _ = window()
+            .history()
+            .and_then(|h| h.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&format!("{path}{hash}"))));
         reveal(route, new_above, request);
     }
     push::on_open_request(move |request| reveal(route, new_above, request));

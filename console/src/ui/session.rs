@@ -218,10 +218,7 @@ fn VendorForm(lane: Signal<Option<Lane>>, revision: Signal<u64>, ty: String) -> 
         console.now.track();
         last.get().and_then(|id| console.command(&id))
     });
-    let slug: String = ty
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-        .collect();
+    let slug: String = ty.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
     let ty_send = ty.clone();
     let submit = move |ev: SubmitEvent| {
         ev.prevent_default();
@@ -233,9 +230,7 @@ fn VendorForm(lane: Signal<Option<Lane>>, revision: Signal<u64>, ty: String) -> 
             match serde_json::from_str::<Value>(&text) {
                 Ok(Value::Object(m)) => m,
                 Ok(_) => {
-                    return error.set(Some(
-                        "The JSON payload must be an object, like {\"text\": \"\u{2026}\"}.".into(),
-                    ))
+                    return error.set(Some("The JSON payload must be an object, like {\"text\": \"\u{2026}\"}.".into()))
                 }
                 Err(e) => return error.set(Some(format!("Not valid JSON: {e}"))),
             }
@@ -408,17 +403,10 @@ pub fn SessionView(key: SessionKey) -> impl IntoView {
     });
     let earlier = move || detail.with(|d| d.as_ref().map_or(0, |d| d.earlier));
     let dropped = move || detail.with(|d| d.as_ref().map_or(0, |d| d.dropped));
-    let commands = Signal::derive(move || {
-        detail.with(|d| d.as_ref().map(|d| d.commands.clone()).unwrap_or_default())
-    });
+    let commands = Signal::derive(move || detail.with(|d| d.as_ref().map(|d| d.commands.clone()).unwrap_or_default()));
     let k2 = key.clone();
     let pending = Memo::new(move |_| {
-        console.inbox.with(|all| {
-            all.iter()
-                .filter(|r| r.session == k2)
-                .cloned()
-                .collect::<Vec<_>>()
-        })
+        console.inbox.with(|all| all.iter().filter(|r| r.session == k2).cloned().collect::<Vec<_>>())
     });
     let vendor = move || {
         lane.with(|l| {
@@ -530,12 +518,7 @@ fn to_timeline() {
 /// Focuses the first element matching `selector`; false when none does
 /// or it cannot take the focus (disabled).
 fn focus_selector(selector: &str) -> bool {
-    match document()
-        .query_selector(selector)
-        .ok()
-        .flatten()
-        .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
-    {
+    match document().query_selector(selector).ok().flatten().and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok()) {
         Some(el) => {
             let _ = el.focus();
             document().active_element().is_some_and(|a| a.is_same_node(Some(&el)))

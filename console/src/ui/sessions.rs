@@ -3,8 +3,8 @@
 use leptos::prelude::*;
 
 use super::route::Route;
-use crate::model::{clock, words};
 use crate::model::session::Lane;
+use crate::model::{clock, words};
 use crate::web::bridge::Console;
 
 #[component]
@@ -22,12 +22,11 @@ pub fn LaneSummary(lane: Lane) -> impl IntoView {
         let lane = lane.clone();
         Memo::new(move |_| {
             let live = console.relays.with(|r| r.iter().any(|r| r.is_live()));
-            lane.no_commands(live, console.online.get())
-                .filter(|(token, _)| *token == "none")
-                .map(|(_, words)| words)
+            lane.no_commands(live, console.online.get()).filter(|(token, _)| *token == "none").map(|(_, words)| words)
         })
     };
-    let agent_away = move || away.get().map(|words| view! { <p class="hint offline-agent" data-controls="none">{words}</p> });
+    let agent_away =
+        move || away.get().map(|words| view! { <p class="hint offline-agent" data-controls="none">{words}</p> });
     let state = lane.state.token();
     let shown_state = move || if away.with(Option::is_some) { ("away", "not connected") } else { (state, state) };
     view! {

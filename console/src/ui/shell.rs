@@ -2,8 +2,8 @@
 
 use leptos::prelude::*;
 
-use super::connect::{Connect, ConnectForm};
 use super::audit::Audit;
+use super::connect::{Connect, ConnectForm};
 use super::history::History;
 use super::inbox::{Inbox, NewAbovePill};
 use super::keys::{KeyHelp, Keys};

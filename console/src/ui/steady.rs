@@ -210,4 +210,3 @@ pub fn watch_card(dom_id: String) -> Steady {
     }
     steady
 }
-

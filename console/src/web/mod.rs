@@ -2,6 +2,6 @@
 
 pub mod bridge;
 pub mod notify;
-pub mod push;
 pub mod platform;
+pub mod push;
 pub mod storage;

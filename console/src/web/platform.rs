@@ -16,10 +16,7 @@ pub fn now() -> UnixMs {
 /// 128 random bits (command ids need uniqueness, not secrecy).
 pub fn random() -> u128 {
     let mut bytes = [0u8; 16];
-    let ok = window()
-        .crypto()
-        .ok()
-        .is_some_and(|c| c.get_random_values_with_u8_array(&mut bytes).is_ok());
+    let ok = window().crypto().ok().is_some_and(|c| c.get_random_values_with_u8_array(&mut bytes).is_ok());
     if !ok {
         for b in bytes.iter_mut() {
             *b = (js_sys::Math::random() * 256.0) as u8;
@@ -54,15 +51,12 @@ pub fn when_idle(timeout_ms: u32, f: impl FnOnce() + 'static) {
 /// Runs `f` every `ms` milliseconds for the life of the page.
 pub fn every(ms: i32, f: impl FnMut() + 'static) {
     let cb = Closure::<dyn FnMut()>::new(f);
-    let _ = window()
-        .set_interval_with_callback_and_timeout_and_arguments_0(cb.as_ref().unchecked_ref(), ms);
+    let _ = window().set_interval_with_callback_and_timeout_and_arguments_0(cb.as_ref().unchecked_ref(), ms);
     cb.forget();
 }
 
 pub fn hidden() -> bool {
-    window()
-        .document()
-        .is_some_and(|d| d.visibility_state() == web_sys::VisibilityState::Hidden)
+    window().document().is_some_and(|d| d.visibility_state() == web_sys::VisibilityState::Hidden)
 }
 
 /// Whether the page is a secure context: served over HTTPS or from this

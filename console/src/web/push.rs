@@ -51,7 +51,9 @@ pub fn facts(subscribed: bool) -> Facts {
     let nav = win.navigator();
     let agent = nav.user_agent().unwrap_or_default();
     // iPadOS says it is a Mac; a Mac has no touch points.
-    let ios = agent.contains("iPhone") || agent.contains("iPad") || (agent.contains("Macintosh") && nav.max_touch_points() > 1);
+    let ios = agent.contains("iPhone")
+        || agent.contains("iPad")
+        || (agent.contains("Macintosh") && nav.max_touch_points() > 1);
     let standalone = win.match_media("(display-mode: standalone)").ok().flatten().is_some_and(|m| m.matches())
         || js_sys::Reflect::get(&nav, &"standalone".into()).ok().and_then(|v| v.as_bool()).unwrap_or(false);
     Facts {

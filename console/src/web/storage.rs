@@ -34,11 +34,7 @@ fn parse(text: &str) -> Vec<RelayInput> {
         .filter_map(|v| {
             Some(RelayInput {
                 url: v.get("url")?.as_str()?.to_owned(),
-                token: v
-                    .get("token")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_owned(),
+                token: v.get("token").and_then(Value::as_str).unwrap_or_default().to_owned(),
             })
         })
         .collect()
@@ -46,34 +42,20 @@ fn parse(text: &str) -> Vec<RelayInput> {
 
 pub fn load() -> Option<Saved> {
     if let Some(text) = session().and_then(|s| s.get_item(KEY).ok().flatten()) {
-        return Some(Saved {
-            relays: parse(&text),
-            remember: false,
-        });
+        return Some(Saved { relays: parse(&text), remember: false });
     }
     let text = local().and_then(|s| s.get_item(KEY).ok().flatten())?;
-    Some(Saved {
-        relays: parse(&text),
-        remember: true,
-    })
+    Some(Saved { relays: parse(&text), remember: true })
 }
 
 fn encode(relays: &[RelayInput]) -> String {
-    json!(relays
-        .iter()
-        .map(|r| json!({ "url": r.url, "token": r.token }))
-        .collect::<Vec<_>>())
-    .to_string()
+    json!(relays.iter().map(|r| json!({ "url": r.url, "token": r.token })).collect::<Vec<_>>()).to_string()
 }
 
 /// Keeps `relays` where the policy says, and nowhere else.
 pub fn save(relays: &[RelayInput], remember: bool) {
     let text = encode(relays);
-    let (keep, clear) = if remember {
-        (local(), session())
-    } else {
-        (session(), local())
-    };
+    let (keep, clear) = if remember { (local(), session()) } else { (session(), local()) };
     if let Some(s) = clear {
         let _ = s.remove_item(KEY);
     }
@@ -107,28 +89,17 @@ pub fn take_link() -> Option<Link> {
     let path = location.pathname().unwrap_or_default();
     let search = location.search().unwrap_or_default();
     if let Ok(history) = window().history() {
-        let _ = history.replace_state_with_url(
-            &wasm_bindgen::JsValue::NULL,
-            "",
-            Some(&format!("{path}{search}")),
-        );
+        let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&format!("{path}{search}")));
     }
     Some(link)
 }
 
 pub fn notify_wanted() -> bool {
-    local()
-        .and_then(|s| s.get_item(NOTIFY_KEY).ok().flatten())
-        .as_deref()
-        == Some("on")
+    local().and_then(|s| s.get_item(NOTIFY_KEY).ok().flatten()).as_deref() == Some("on")
 }
 
 pub fn set_notify_wanted(on: bool) {
     if let Some(s) = local() {
-        let _ = if on {
-            s.set_item(NOTIFY_KEY, "on")
-        } else {
-            s.remove_item(NOTIFY_KEY)
-        };
+        let _ = if on { s.set_item(NOTIFY_KEY, "on") } else { s.remove_item(NOTIFY_KEY) };
     }
 }

@@ -15,9 +15,7 @@ use std::collections::VecDeque;
 use super::config::{Config, ConfigError};
 use super::connection::Connection;
 use super::output::{ClientError, ClientEvent, SocketAction, State};
-use crate::control::target::{
-    Action, ControlTarget, Received, SeqCounter, Sequencer, TargetError, Verdict,
-};
+use crate::control::target::{Action, ControlTarget, Received, SeqCounter, Sequencer, TargetError, Verdict};
 use crate::protocol::capture::downlevel;
 use crate::protocol::event::{Capture, Event};
 use crate::protocol::frame::{ControlCapability, ErrorFrame, HelloIdentity, Role};
@@ -60,12 +58,20 @@ pub type Gate = Box<dyn Fn(&Event) -> Event>;
 #[derive(Clone, Debug, PartialEq)]
 pub enum AgentChange {
     State(State),
-    Disconnected { reason: String },
+    Disconnected {
+        reason: String,
+    },
     /// A command arrived and its ack is on its way: act on `Fresh`, the
     /// others are already answered.
-    Command { command: Event, received: Received },
+    Command {
+        command: Event,
+        received: Received,
+    },
     /// A command the target could not take at all (not answered).
-    Unreadable { command: Event, error: TargetError },
+    Unreadable {
+        command: Event,
+        error: TargetError,
+    },
     Error(ErrorFrame),
     Violation(String),
 }
@@ -200,7 +206,13 @@ impl Agent {
     /// session's next `seq` (or the one named, if above every one used) and
     /// the agent's epoch; the result is held to the capture ceiling and
     /// queued for sending.
-    pub fn emit(&mut self, draft: Draft, session: Option<&str>, seq: Option<u64>, now: UnixMs) -> Result<Event, AgentError> {
+    pub fn emit(
+        &mut self,
+        draft: Draft,
+        session: Option<&str>,
+        seq: Option<u64>,
+        now: UnixMs,
+    ) -> Result<Event, AgentError> {
         let draft = match session {
             Some(s) => {
                 let seq = self.seqs.take(s, seq).map_err(AgentError::Seq)?;
@@ -226,7 +238,13 @@ impl Agent {
     /// Emits an `attention.requested` and registers it, so answers to it
     /// are checked; `refusing` names the option unmatched permission text
     /// applies.
-    pub fn ask(&mut self, draft: Draft, session: &str, refusing: Option<&str>, now: UnixMs) -> Result<Event, AgentError> {
+    pub fn ask(
+        &mut self,
+        draft: Draft,
+        session: &str,
+        refusing: Option<&str>,
+        now: UnixMs,
+    ) -> Result<Event, AgentError> {
         let event = self.emit(draft, Some(session), None, now)?;
         self.target.register_request(&event, refusing).map_err(AgentError::Request)?;
         Ok(event)

@@ -57,11 +57,20 @@ pub struct Connection {
 enum Phase {
     Idle,
     /// The socket and then the relay's `hello` are due by `due`.
-    Connecting { due: UnixMs },
-    Handshaking { due: UnixMs },
+    Connecting {
+        due: UnixMs,
+    },
+    Handshaking {
+        due: UnixMs,
+    },
     Live(Live),
-    Reconnecting { attempt: u32, at: UnixMs },
-    Refused { reason: Refusal },
+    Reconnecting {
+        attempt: u32,
+        at: UnixMs,
+    },
+    Refused {
+        reason: Refusal,
+    },
     Closed,
 }
 

@@ -36,8 +36,8 @@ use crate::protocol::filter::Filter;
 use crate::protocol::frame::{ErrorFrame, ReplayExhausted, RosterEntry, SessionPosition};
 use crate::protocol::ids::{BuildError, Draft, Identity};
 use crate::protocol::kind::{is_vendor_command_type, EventKind};
-use crate::rng::Seeded;
 use crate::protocol::validate::check_type_name;
+use crate::rng::Seeded;
 use crate::store::{self, Store, StoreConfig};
 use crate::time::UnixMs;
 
@@ -448,12 +448,7 @@ impl Hub {
 
     /// Sends a core command (cancel, pause, resume; respond goes through
     /// [`Hub::respond`]). Returns the command id.
-    pub fn command(
-        &mut self,
-        target: &Target,
-        command: &Command,
-        now: UnixMs,
-    ) -> Result<String, HubError> {
+    pub fn command(&mut self, target: &Target, command: &Command, now: UnixMs) -> Result<String, HubError> {
         let relay = self.route(&target.to.session, target.relay.as_deref(), None)?;
         let id = self.next_id(now);
         let event = command.build(&self.identity_on(relay), &target.to, id, now).map_err(HubError::Command)?;
@@ -710,8 +705,7 @@ impl Hub {
                 let roster = &self.relays[relay].roster;
                 roster.current && !roster.entries.iter().any(|e| e.session == s)
             });
-        let reask = unlisted
-            && self.relays[relay].roster.reasked_at.is_none_or(|at| now.since(at) >= ROSTER_REASK_MS);
+        let reask = unlisted && self.relays[relay].roster.reasked_at.is_none_or(|at| now.since(at) >= ROSTER_REASK_MS);
         if reask {
             self.relays[relay].roster.reasked_at = Some(now);
         }

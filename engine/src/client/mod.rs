@@ -32,11 +32,11 @@ mod positions;
 mod subscription;
 
 pub use backoff::Backoff;
-pub use config::{Config, ConfigError, ResumePolicy};
 pub use close::{
     AUTH_CLOSE_CODES, CLOSE_ABNORMAL, CLOSE_GAVE_UP, CLOSE_NORMAL, CLOSE_PROTOCOL_ERROR, CLOSE_UPGRADE_FORBIDDEN,
     CLOSE_UPGRADE_UNAUTHORIZED,
 };
+pub use config::{Config, ConfigError, ResumePolicy};
 pub use connection::{Connection, MAX_INBOX, MAX_SUBSCRIPTIONS};
 pub use endpoint::Endpoint;
 pub use outbox::{MAX_QUEUED_EVENTS, MAX_QUEUED_EVENT_BYTES, MAX_SOCKET_FRAMES};

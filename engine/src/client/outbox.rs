@@ -113,7 +113,12 @@ mod tests {
     fn event(n: usize, severity: Severity) -> Event {
         let me = Identity::new("aep://test/agent/a", "a");
         let seq = u64::try_from(n).unwrap();
-        Draft::new("progress.status").session("s").seq(seq).severity(severity).build(&me, format!("E{n}"), UnixMs(0)).unwrap()
+        Draft::new("progress.status")
+            .session("s")
+            .seq(seq)
+            .severity(severity)
+            .build(&me, format!("E{n}"), UnixMs(0))
+            .unwrap()
     }
 
     #[test]

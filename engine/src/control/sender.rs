@@ -14,10 +14,10 @@ use std::sync::Arc;
 
 use crate::control::ack::{self, Decision};
 use crate::protocol::event::Event;
-use crate::text::quote;
 use crate::protocol::ids::Identity;
 use crate::protocol::validate::Violation;
 use crate::rng::Seeded;
+use crate::text::quote;
 use crate::time::UnixMs;
 
 pub mod command;
@@ -54,9 +54,7 @@ pub enum SendError {
     Command(CommandError),
     /// The event is not a command type.
     #[error("`{ty}` is not a command type")]
-    NotACommand {
-        ty: String,
-    },
+    NotACommand { ty: String },
     /// A command with this id is already tracked; a retry is [`ControlSender::retry`].
     #[error("command `{0}` is already being followed")]
     DuplicateId(String),
@@ -124,9 +122,7 @@ impl ControlSender {
         now: UnixMs,
     ) -> Result<String, SendError> {
         let id = self.ids.event_id(now);
-        let event = command
-            .build(&self.identity, to, id, now)
-            .map_err(SendError::Command)?;
+        let event = command.build(&self.identity, to, id, now).map_err(SendError::Command)?;
         let id = event.id().to_owned();
         self.submit(event, declared_window_ms, now)?;
         Ok(id)
@@ -150,12 +146,7 @@ impl ControlSender {
             sends: 1,
             state: CommandState::Pending { deadline: now + window_ms },
             outcome: None,
-            times: Times {
-                first_sent: now,
-                last_sent: now,
-                settled: None,
-                outcome: None,
-            },
+            times: Times { first_sent: now, last_sent: now, settled: None, outcome: None },
         };
         self.commands.insert(id.clone(), tracked);
         self.order.push_back(id.clone());
@@ -174,9 +165,7 @@ impl ControlSender {
         if !c.state.is_pending() {
             self.settled = self.settled.saturating_sub(1);
         }
-        c.state = CommandState::Pending {
-            deadline: now + c.window_ms,
-        };
+        c.state = CommandState::Pending { deadline: now + c.window_ms };
         c.sends += 1;
         c.times.last_sent = now;
         c.times.settled = None;
@@ -250,19 +239,9 @@ impl ControlSender {
         let was_pending = c.state.is_pending();
         let (state, change) = match decision {
             Decision::Accepted => (CommandState::Accepted { ack: event.clone() }, CommandChange::Accepted),
-            Decision::Rejected {
-                reason,
-                raw_reason,
-                detail,
-            } => (
-                CommandState::Rejected {
-                    ack: event.clone(),
-                    reason,
-                    raw_reason,
-                    detail,
-                },
-                CommandChange::Rejected,
-            ),
+            Decision::Rejected { reason, raw_reason, detail } => {
+                (CommandState::Rejected { ack: event.clone(), reason, raw_reason, detail }, CommandChange::Rejected)
+            }
         };
         c.state = state;
         c.times.settled = Some(now);
@@ -291,10 +270,7 @@ impl ControlSender {
         if c.state.is_pending() {
             self.settled += 1;
         }
-        c.state = CommandState::RelayRefused {
-            code: RelayCode::parse(code),
-            detail: detail.map(str::to_owned),
-        };
+        c.state = CommandState::RelayRefused { code: RelayCode::parse(code), detail: detail.map(str::to_owned) };
         c.times.settled = Some(now);
         self.update(id, CommandChange::RelayRefused);
         self.evict();
@@ -368,10 +344,8 @@ impl ControlSender {
     /// Forgets the oldest decided commands beyond the settled capacity.
     fn evict(&mut self) {
         while self.settled > self.settled_capacity {
-            let Some(pos) = self
-                .order
-                .iter()
-                .position(|id| self.commands.get(id).is_some_and(|c| !c.state.is_pending()))
+            let Some(pos) =
+                self.order.iter().position(|id| self.commands.get(id).is_some_and(|c| !c.state.is_pending()))
             else {
                 return;
             };

@@ -36,7 +36,6 @@ pub mod seq;
 pub use requests::RequestState;
 pub use seq::{SeqCounter, SeqRegression, Sequencer};
 
-
 /// Commands remembered for dedupe (with their recorded acks).
 pub const DEDUPE_CAPACITY: usize = 4096;
 /// Attention requests remembered for checking answers.
@@ -238,9 +237,7 @@ impl ControlTarget {
         decide: impl FnOnce(&Action) -> Verdict,
     ) -> Result<Received, TargetError> {
         if !command.is_command() {
-            return Err(TargetError::NotACommand {
-                ty: command.ty().to_owned(),
-            });
+            return Err(TargetError::NotACommand { ty: command.ty().to_owned() });
         }
         if let Some(ack) = self.dedupe.recorded(command.source(), command.id()) {
             return Ok(Received::Duplicate { ack: ack.clone() });
@@ -248,10 +245,7 @@ impl ControlTarget {
         let gated = if self.accepts.iter().any(|t| t == command.ty()) {
             self.action_for(command)
         } else {
-            Err((
-                NackReason::Unsupported,
-                Some(format!("this agent does not accept {}", command.ty())),
-            ))
+            Err((NackReason::Unsupported, Some(format!("this agent does not accept {}", command.ty()))))
         };
         let verdict = gated.and_then(|action| match decide(&action) {
             Verdict::Accept => Ok(action),
@@ -262,18 +256,9 @@ impl ControlTarget {
             Ok(action) => {
                 let ack = self.build_ack(command, Draft::new(types::CONTROL_ACCEPTED), ack_id, now, seqs)?;
                 if let Action::Respond { request, .. } = &action {
-                    self.requests.set_state(
-                        &request.id,
-                        RequestState::Answered {
-                            command: command.id().to_owned(),
-                        },
-                    );
+                    self.requests.set_state(&request.id, RequestState::Answered { command: command.id().to_owned() });
                 }
-                Received::Fresh {
-                    command: command.clone(),
-                    action,
-                    ack,
-                }
+                Received::Fresh { command: command.clone(), action, ack }
             }
             Err((reason, detail)) => {
                 let mut data = json!({ "reason": reason.as_str() });
@@ -301,36 +286,48 @@ impl ControlTarget {
                 };
                 match state {
                     RequestState::Open => {}
-                    RequestState::Answered { .. } => return Err(invalid(format!("attention request {request} was already answered"))),
-                    RequestState::Closed => return Err(invalid(format!("attention request {request} is no longer open"))),
+                    RequestState::Answered { .. } => {
+                        return Err(invalid(format!("attention request {request} was already answered")))
+                    }
+                    RequestState::Closed => {
+                        return Err(invalid(format!("attention request {request} is no longer open")))
+                    }
                 }
                 if open.session.as_deref() != command.session() {
                     return Err(invalid(format!("attention request {request} belongs to another session")));
                 }
                 let applied = open.apply(&answer).map_err(|m| invalid(m.detail()))?;
-                Action::Respond {
-                    request: open.clone(),
-                    applied,
-                }
+                Action::Respond { request: open.clone(), applied }
             }
             Command::Cancel { scope, reason } => Action::Cancel { scope, reason },
             Command::Pause => Action::Pause,
             Command::Resume => Action::Resume,
-            Command::Vendor { data, .. } => Action::Vendor {
-                ty: command.ty().to_owned(),
-                data,
-            },
+            Command::Vendor { data, .. } => Action::Vendor { ty: command.ty().to_owned(), data },
         })
     }
 
-    fn build_ack(&self, command: &Event, draft: Draft, id: String, now: UnixMs, seqs: &mut dyn Sequencer) -> Result<Event, TargetError> {
+    fn build_ack(
+        &self,
+        command: &Event,
+        draft: Draft,
+        id: String,
+        now: UnixMs,
+        seqs: &mut dyn Sequencer,
+    ) -> Result<Event, TargetError> {
         self.seal(command, draft, id, now, seqs).map_err(TargetError::Build)
     }
 
     /// Every event the target emits in answer to `command`: caused by it,
     /// placed in its session at the agent's next position, and held to the
     /// capture ceiling.
-    fn seal(&self, command: &Event, draft: Draft, id: String, now: UnixMs, seqs: &mut dyn Sequencer) -> Result<Event, BuildError> {
+    fn seal(
+        &self,
+        command: &Event,
+        draft: Draft,
+        id: String,
+        now: UnixMs,
+        seqs: &mut dyn Sequencer,
+    ) -> Result<Event, BuildError> {
         let session = command.session().unwrap_or_default();
         let event = sequenced(draft.cause(command.id()), session, seqs).build(&self.identity, id, now)?;
         Ok(downlevel(&event, self.ceiling))

@@ -91,9 +91,8 @@ pub enum OptionMeaning {
 }
 
 impl OptionMeaning {
-    const GRANTING: &'static [&'static str] = &[
-        "allow", "approve", "yes", "accept", "ok", "confirm", "proceed", "grant", "always", "continue",
-    ];
+    const GRANTING: &'static [&'static str] =
+        &["allow", "approve", "yes", "accept", "ok", "confirm", "proceed", "grant", "always", "continue"];
     const REFUSING: &'static [&'static str] =
         &["deny", "reject", "no", "decline", "refuse", "block", "cancel", "abort", "stop", "disallow", "never"];
 
@@ -103,8 +102,7 @@ impl OptionMeaning {
         let id = id.to_ascii_lowercase();
         let names = |words: &[&str]| {
             words.iter().any(|w| {
-                id.strip_prefix(w)
-                    .is_some_and(|rest| rest.is_empty() || rest.starts_with('_') || rest.starts_with('-'))
+                id.strip_prefix(w).is_some_and(|rest| rest.is_empty() || rest.starts_with('_') || rest.starts_with('-'))
             })
         };
         if names(Self::GRANTING) {

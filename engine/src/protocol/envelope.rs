@@ -501,13 +501,30 @@ mod tests {
     #[test]
     fn core_names_are_found_and_near_misses_are_not() {
         let all = [
-            "aep", "id", "type", "subject", "time", "source", "agent", "session", "run", "step", "seq", "epoch", "cause",
-            "traceparent", "severity", "capture", "data",
+            "aep",
+            "id",
+            "type",
+            "subject",
+            "time",
+            "source",
+            "agent",
+            "session",
+            "run",
+            "step",
+            "seq",
+            "epoch",
+            "cause",
+            "traceparent",
+            "severity",
+            "capture",
+            "data",
         ];
         for name in all {
             assert_eq!(Core::of(name).map(Core::name), Some(name));
         }
-        for not in ["", "i", "ID", "tipe", "typo", "sessio", "sessions", "seqs", "subjekt", "acmeregion", "x", "dat", "datum"] {
+        for not in
+            ["", "i", "ID", "tipe", "typo", "sessio", "sessions", "seqs", "subjekt", "acmeregion", "x", "dat", "datum"]
+        {
             assert_eq!(Core::of(not), None, "{not}");
         }
     }
@@ -586,7 +603,14 @@ mod tests {
         }
         assert!(is_integer(raw("-5")) && is_integer(raw("18446744073709551615")));
         assert!(!is_integer(raw("-0")) && !is_integer(raw("1.5")) && !is_integer(raw("-9223372036854775809")));
-        for (v, k) in [("\"x\"", "string"), ("{}", "object"), ("[]", "array"), ("false", "boolean"), ("null", "null"), ("-2", "number")] {
+        for (v, k) in [
+            ("\"x\"", "string"),
+            ("{}", "object"),
+            ("[]", "array"),
+            ("false", "boolean"),
+            ("null", "null"),
+            ("-2", "number"),
+        ] {
             assert_eq!(kind(raw(v)), k);
         }
     }

@@ -21,8 +21,19 @@ pub use super::violation::Violation;
 
 /// The thirteen registered categories (AEP-0002 §3).
 pub const CATEGORIES: [&str; 13] = [
-    "agent", "session", "run", "progress", "tool", "delegation", "attention", "resource", "error", "state",
-    "assessment", "message", "control",
+    "agent",
+    "session",
+    "run",
+    "progress",
+    "tool",
+    "delegation",
+    "attention",
+    "resource",
+    "error",
+    "state",
+    "assessment",
+    "message",
+    "control",
 ];
 
 /// Envelope rules (AEP-0001 §5–§8, AEP-0004 §2.2) for an event already
@@ -66,7 +77,17 @@ pub(crate) fn check_decoded(env: &Envelope<'_>, t: &Texts<'_>) -> (Vec<Violation
             bad("envelope.aep-version", format!("`aep` must be \"{AEP_VERSION}\", got {v}"));
         }
     }
-    let strings = [Core::Id, Core::Subject, Core::Time, Core::Source, Core::Agent, Core::Session, Core::Run, Core::Step, Core::Cause];
+    let strings = [
+        Core::Id,
+        Core::Subject,
+        Core::Time,
+        Core::Source,
+        Core::Agent,
+        Core::Session,
+        Core::Run,
+        Core::Step,
+        Core::Cause,
+    ];
     for core in strings {
         let key = core.name();
         match (env.get(core), t.get(core)) {
@@ -106,13 +127,18 @@ pub(crate) fn check_decoded(env: &Envelope<'_>, t: &Texts<'_>) -> (Vec<Violation
             bad(rule, format!("`{}` must be an integer >= 0, got {v}", core.name()));
         }
     }
-    if let Some(v) = env.get(Core::Severity).filter(|_| decoded(t.get(Core::Severity)).and_then(Severity::parse).is_none()) {
+    if let Some(v) =
+        env.get(Core::Severity).filter(|_| decoded(t.get(Core::Severity)).and_then(Severity::parse).is_none())
+    {
         bad("envelope.severity", format!("unknown severity {v}"));
     }
-    if let Some(v) = env.get(Core::Capture).filter(|_| decoded(t.get(Core::Capture)).and_then(Capture::parse).is_none()) {
+    if let Some(v) = env.get(Core::Capture).filter(|_| decoded(t.get(Core::Capture)).and_then(Capture::parse).is_none())
+    {
         bad("envelope.capture", format!("unknown capture level {v}"));
     }
-    if let Some(v) = env.get(Core::Traceparent).filter(|_| !decoded(t.get(Core::Traceparent)).is_some_and(is_traceparent)) {
+    if let Some(v) =
+        env.get(Core::Traceparent).filter(|_| !decoded(t.get(Core::Traceparent)).is_some_and(is_traceparent))
+    {
         bad("envelope.traceparent", format!("malformed traceparent {v}"));
     }
     if let Some(v) = env.get(Core::Data).filter(|v| raw_kind(*v) != "object") {
@@ -131,7 +157,8 @@ pub(crate) fn check_decoded(env: &Envelope<'_>, t: &Texts<'_>) -> (Vec<Violation
     if let Some(kind) = kind {
         let t = kind.as_str();
         if kind.is_agent_scoped() {
-            for core in [Core::Session, Core::Run, Core::Step, Core::Seq].into_iter().filter(|c| env.get(*c).is_some()) {
+            for core in [Core::Session, Core::Run, Core::Step, Core::Seq].into_iter().filter(|c| env.get(*c).is_some())
+            {
                 bad("envelope.scope.agent", format!("agent-scoped `{t}` must omit `{}`", core.name()));
             }
         } else if kind.is_foreign_emitter() {
@@ -179,15 +206,16 @@ pub fn event(value: &Value) -> Vec<Violation> {
 /// category, or `x.{vendor}.{category}.{rest}`.
 pub fn check_type_name(t: &str) -> Result<(), (&'static str, &'static str)> {
     // Byte by byte: every event's type is checked.
-    let token = |s: &[u8]| !s.is_empty() && s.iter().all(|&b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+    let token =
+        |s: &[u8]| !s.is_empty() && s.iter().all(|&b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
     // How many parts follow, and whether all are tokens.
     let tail = |parts: &mut dyn Iterator<Item = &[u8]>| parts.fold((0, true), |(n, ok), p| (n + 1, ok && token(p)));
     let mut parts = t.as_bytes().split(|&b| b == b'.');
     let first = parts.next().unwrap_or_default();
     if first == b"x" {
-        let vendor_ok = parts
-            .next()
-            .is_some_and(|v| !v.is_empty() && v.iter().all(|&b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-'));
+        let vendor_ok = parts.next().is_some_and(|v| {
+            !v.is_empty() && v.iter().all(|&b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
+        });
         let (rest, tokens) = tail(&mut parts);
         if rest < 2 || !vendor_ok || !tokens {
             return Err(("envelope.type", "vendor types are x.{vendor}.{category}.{rest}"));
@@ -229,12 +257,18 @@ pub fn is_traceparent(s: &str) -> bool {
         p.is_some_and(|p| p.len() == n && p.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)))
     };
     let mut parts = s.split('-');
-    hex(parts.next(), 2) && hex(parts.next(), 32) && hex(parts.next(), 16) && hex(parts.next(), 2) && parts.next().is_none()
+    hex(parts.next(), 2)
+        && hex(parts.next(), 32)
+        && hex(parts.next(), 16)
+        && hex(parts.next(), 2)
+        && parts.next().is_none()
 }
 
 /// An absolute URI: a scheme, a colon, and no whitespace or control bytes.
 pub fn is_uri(s: &str) -> bool {
-    let excluded = |c: char| c.is_whitespace() || c.is_control() || matches!(c, '<' | '>' | '"' | '{' | '}' | '|' | '\\' | '^' | '`');
+    let excluded = |c: char| {
+        c.is_whitespace() || c.is_control() || matches!(c, '<' | '>' | '"' | '{' | '}' | '|' | '\\' | '^' | '`')
+    };
     // Every event's source is checked: ASCII (nearly every source) by a
     // table of what the char tests say of each ASCII byte, the rest char
     // by char.
@@ -242,15 +276,21 @@ pub fn is_uri(s: &str) -> bool {
         let mut t = [false; 128];
         let mut b = 0;
         while b < 128 {
-            t[b] = b <= 0x20 || b == 0x7f || matches!(b as u8, b'<' | b'>' | b'"' | b'{' | b'}' | b'|' | b'\\' | b'^' | b'`');
+            t[b] = b <= 0x20
+                || b == 0x7f
+                || matches!(b as u8, b'<' | b'>' | b'"' | b'{' | b'}' | b'|' | b'\\' | b'^' | b'`');
             b += 1;
         }
         t
     };
-    let clean = match s.bytes().try_fold((), |(), b| if b < 0x80 { (!EXCLUDED_ASCII[usize::from(b)]).then_some(()) } else { None }) {
-        Some(()) => true,
-        None => !s.is_ascii() && !s.chars().any(excluded),
-    };
+    let clean =
+        match s
+            .bytes()
+            .try_fold((), |(), b| if b < 0x80 { (!EXCLUDED_ASCII[usize::from(b)]).then_some(()) } else { None })
+        {
+            Some(()) => true,
+            None => !s.is_ascii() && !s.chars().any(excluded),
+        };
     let Some(colon) = s.bytes().position(|b| b == b':') else { return false };
     let (scheme, rest) = (&s.as_bytes()[..colon], &s[colon + 1..]);
     scheme.first().is_some_and(|b| b.is_ascii_alphabetic())
@@ -258,7 +298,6 @@ pub fn is_uri(s: &str) -> bool {
         && !rest.is_empty()
         && clean
 }
-
 
 #[cfg(test)]
 mod tests {

@@ -12,9 +12,9 @@ use serde_json::{Map, Value};
 
 use super::changes::{CardRef, Change, Outbox};
 use super::hash::FastMap;
+use super::key::SessionKey;
 use super::rules::{Rule, StreamViolation};
 use super::timeline::{Delivery, Position};
-use super::key::SessionKey;
 use crate::protocol::event::{Capture, Event, Severity};
 use crate::protocol::form::{self, Choice, FieldSpec, FieldSpecError, FieldType, Problem};
 use crate::protocol::kind::EventKind;
@@ -582,9 +582,10 @@ impl Cards {
     /// its call in `subject` ([`ToolOutcome`]); the first one counts.
     pub(crate) fn fold_tool(&mut self, e: &Event, out: &mut Outbox) {
         let Some((call, outcome)) = ToolOutcome::read(e) else { return };
-        let asked = self.map.values_mut().find(|c| {
-            c.tool.is_none() && c.request.as_ref().is_some_and(|r| r.subject.as_deref() == Some(call))
-        });
+        let asked = self
+            .map
+            .values_mut()
+            .find(|c| c.tool.is_none() && c.request.as_ref().is_some_and(|r| r.subject.as_deref() == Some(call)));
         if let Some(card) = asked {
             card.tool = Some(Box::new(outcome));
             emit(out, &card.key, Touch::Updated);

@@ -9,8 +9,8 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use super::config::ChangeFeed;
-use super::rules::StreamViolation;
 use super::key::SessionKey;
+use super::rules::StreamViolation;
 
 /// One attention card: its session and the `attention.requested` id.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -59,7 +59,15 @@ pub(crate) struct Outbox {
 
 impl Outbox {
     pub(crate) fn new(capacity: usize, recent_capacity: usize, feed: ChangeFeed) -> Outbox {
-        Outbox { queue: VecDeque::new(), capacity, dropped: 0, violations: 0, recent: VecDeque::new(), recent_capacity, feed }
+        Outbox {
+            queue: VecDeque::new(),
+            capacity,
+            dropped: 0,
+            violations: 0,
+            recent: VecDeque::new(),
+            recent_capacity,
+            feed,
+        }
     }
 
     /// Queues the change `make` builds, unless nobody reads the feed:

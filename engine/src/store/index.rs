@@ -9,8 +9,8 @@ use std::hash::{BuildHasher, Hash, Hasher};
 
 use hashbrown::hash_table::{Entry, HashTable};
 
-use super::recency::SessionId;
 use super::key::SessionKey;
+use super::recency::SessionId;
 use crate::text::same;
 
 #[derive(Default)]

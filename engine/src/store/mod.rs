@@ -50,15 +50,16 @@ pub mod validate;
 
 pub use agent::Agent;
 pub use card::{
-    AttentionKind, Card, CardAnswer, CardStatus, Channel, Close, Closure, Request, Resolution, Routed, ToolEnd, ToolOutcome,
+    AttentionKind, Card, CardAnswer, CardStatus, Channel, Close, Closure, Request, Resolution, Routed, ToolEnd,
+    ToolOutcome,
 };
 pub use changes::{CardRef, Change, CommandRef};
 pub use command::{AckRecord, CommandChain, CommandStatus, Issued, Outcome, OutcomeLink};
 pub use config::{Arrival, ChangeFeed, StoreConfig};
 pub use evictions::Evictions;
+pub use key::SessionKey;
 pub use rules::{Rule, StreamViolation};
 pub use run::{Run, RunEnd, RunEnding, RunStatus};
-pub use key::SessionKey;
 pub use session::{Session, SessionEnd, SessionStart, SessionState};
 pub use timeline::{Delivery, Entry, Position, Timeline};
 
@@ -116,7 +117,6 @@ pub struct Counts {
     pub violations: u64,
     pub dropped_changes: u64,
 }
-
 
 /// The fold. See the module documentation.
 pub struct Store {
@@ -392,7 +392,8 @@ impl Store {
             self.recency.moved(id, mark, s.mark());
             self.recency.sweep(self.sessions.iter().map(|(id, s)| (*id, s.mark())));
             while self.held > self.config.max_held {
-                let Some(victim) = self.recency.pop_victim(Some(id), |id| self.sessions.get(&id).map(Session::mark)) else {
+                let Some(victim) = self.recency.pop_victim(Some(id), |id| self.sessions.get(&id).map(Session::mark))
+                else {
                     break;
                 };
                 self.evict(victim);
@@ -477,7 +478,8 @@ impl Store {
         if !self.unattached.iter().any(&wanted) {
             return;
         }
-        let (taken, kept): (VecDeque<Delivery>, VecDeque<Delivery>) = self.unattached.drain(..).partition(|w| wanted(w));
+        let (taken, kept): (VecDeque<Delivery>, VecDeque<Delivery>) =
+            self.unattached.drain(..).partition(|w| wanted(w));
         self.unattached = kept;
         for entry in &taken {
             self.unpark_name(entry);

@@ -102,7 +102,11 @@ mod tests {
     /// oldest waiting one, never `keep`.
     fn oldest(marks: &BTreeMap<SessionId, Mark>, keep: Option<SessionId>) -> Option<SessionId> {
         let pick = |waiting: bool| {
-            marks.iter().filter(|(id, m)| m.waiting == waiting && Some(**id) != keep).min_by_key(|(id, m)| (m.touched, **id)).map(|(id, _)| *id)
+            marks
+                .iter()
+                .filter(|(id, m)| m.waiting == waiting && Some(**id) != keep)
+                .min_by_key(|(id, m)| (m.touched, **id))
+                .map(|(id, _)| *id)
         };
         pick(false).or_else(|| pick(true))
     }

@@ -164,7 +164,8 @@ pub fn verify(export: &str) -> Result<Verified, String> {
                 return Err(bad("its event's bytes do not match the digest it was recorded with (edited)"));
             }
         }
-        let head = Head { seq: line.seq, at: line.at, kind: &line.kind, command: &line.command, principal: &line.principal };
+        let head =
+            Head { seq: line.seq, at: line.at, kind: &line.kind, command: &line.command, principal: &line.principal };
         if link(&prev, &head, &body) != hash {
             return Err(bad("its hash does not match its contents (edited)"));
         }
@@ -177,7 +178,8 @@ pub fn verify(export: &str) -> Result<Verified, String> {
             }
         }
     }
-    let (Some((&first_seq, _)), Some((&last_seq, &(_, last_hash, _)))) = (span.first_key_value(), span.last_key_value())
+    let (Some((&first_seq, _)), Some((&last_seq, &(_, last_hash, _)))) =
+        (span.first_key_value(), span.last_key_value())
     else {
         return Err("the export holds no audit record".into());
     };
@@ -214,7 +216,11 @@ mod tests {
                 let head = Head { seq, at: 1_000 + seq, kind: "command", command: "c", principal: "alice" };
                 let sealed = seal(&prev, &head, &raw);
                 prev = sealed.hash;
-                if seq % 2 == 0 { whole(&sealed.link, &raw) } else { sealed.link }
+                if seq % 2 == 0 {
+                    whole(&sealed.link, &raw)
+                } else {
+                    sealed.link
+                }
             })
             .collect()
     }

@@ -5,7 +5,18 @@ use aep_engine::UnixMs;
 use super::summary::Summary;
 
 const COLUMNS: [&str; 13] = [
-    "time", "who", "agent", "session", "label", "verb", "command", "prompt", "answer", "ack", "outcome", "latency_ms",
+    "time",
+    "who",
+    "agent",
+    "session",
+    "label",
+    "verb",
+    "command",
+    "prompt",
+    "answer",
+    "ack",
+    "outcome",
+    "latency_ms",
     "result",
 ];
 

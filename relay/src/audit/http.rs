@@ -42,10 +42,9 @@ pub struct Params {
 }
 
 fn time(name: &str, text: &str) -> Result<u64, ApiError> {
-    text.parse::<u64>()
-        .ok()
-        .or_else(|| UnixMs::parse_rfc3339(text).map(|t| t.0))
-        .ok_or_else(|| ApiError::BadQuery(format!("`{name}` must be RFC 3339 or milliseconds since the epoch, not `{text}`")))
+    text.parse::<u64>().ok().or_else(|| UnixMs::parse_rfc3339(text).map(|t| t.0)).ok_or_else(|| {
+        ApiError::BadQuery(format!("`{name}` must be RFC 3339 or milliseconds since the epoch, not `{text}`"))
+    })
 }
 
 impl Params {

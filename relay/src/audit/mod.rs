@@ -81,8 +81,7 @@ impl Audit {
     /// An event was admitted: kept when it answers, acks or results from a
     /// command, remembered when a later command may refer to it.
     pub fn saw(&self, event: &Event) {
-        let remembered =
-            matches!(event.kind().core(), Some(EventType::AttentionRequested | EventType::SessionStarted));
+        let remembered = matches!(event.kind().core(), Some(EventType::AttentionRequested | EventType::SessionStarted));
         if !remembered && event.cause().is_none() {
             return;
         }
@@ -164,7 +163,14 @@ pub fn parse_retention(text: &str) -> Result<Duration, String> {
     humantime::parse_duration(text).map_err(|e| format!("`{text}` is not a duration (e.g. 90d, 12h): {e}"))
 }
 
-pub(crate) fn new_record(seq: u64, at: u64, kind: Kind, command: &Arc<str>, principal: &Arc<str>, raw: Arc<str>) -> Write {
+pub(crate) fn new_record(
+    seq: u64,
+    at: u64,
+    kind: Kind,
+    command: &Arc<str>,
+    principal: &Arc<str>,
+    raw: Arc<str>,
+) -> Write {
     Write::Record(NewRecord { seq, at, kind, command: command.clone(), principal: principal.clone(), raw })
 }
 

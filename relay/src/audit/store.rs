@@ -159,7 +159,8 @@ impl Store {
         let read = fail("cannot read the audit");
         let txn = db.begin_read().map_err(|e| read(&e))?;
         let records = txn.open_table(RECORDS).map_err(|e| read(&e))?;
-        let bytes = txn.open_table(META).map_err(|e| read(&e))?.get("bytes").map_err(|e| read(&e))?.map_or(0, |v| v.value());
+        let bytes =
+            txn.open_table(META).map_err(|e| read(&e))?.get("bytes").map_err(|e| read(&e))?.map_or(0, |v| v.value());
         let mut tail = Tail { next_seq: 0, last_hash: [0; 32], last_at: 0, bytes };
         if let Some((seq, value)) = records.last().map_err(|e| read(&e))? {
             let value = value.value();
@@ -364,11 +365,9 @@ fn prune(
     let cutoff = now.saturating_sub(u64::try_from(bounds.retention.as_millis()).unwrap_or(u64::MAX));
     let mut gone: Option<u64> = None;
     loop {
-        let Some((seq, size, at)) = records
-            .first()
-            .map_err(|e| write(&e))?
-            .map(|(k, v)| (k.value(), v.value().len() as u64, u64::from_be_bytes(v.value()[..8].try_into().unwrap_or([0; 8]))))
-        else {
+        let Some((seq, size, at)) = records.first().map_err(|e| write(&e))?.map(|(k, v)| {
+            (k.value(), v.value().len() as u64, u64::from_be_bytes(v.value()[..8].try_into().unwrap_or([0; 8])))
+        }) else {
             break;
         };
         if at >= cutoff && *bytes <= bounds.max_bytes {

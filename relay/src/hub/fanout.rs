@@ -83,7 +83,8 @@ pub(super) fn fan_out(
             (Some(a), Some(b)) => b.cmp(a),
         });
         for (level, ids) in forms {
-            let delivery = Delivery { event: held.clone(), shared: shared.clone(), ceiling: level, subs: Arc::from(ids) };
+            let delivery =
+                Delivery { event: held.clone(), shared: shared.clone(), ceiling: level, subs: Arc::from(ids) };
             if !push(conn, *id, delivery, tally) {
                 break;
             }

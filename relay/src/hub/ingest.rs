@@ -156,7 +156,9 @@ impl Hub {
         if let Some(audit) = &self.audit {
             match batch.kind {
                 Kind::Events => batch.events.iter().for_each(|(event, _)| audit.saw(event)),
-                Kind::Command { .. } => batch.events.iter().for_each(|(command, _)| audit.forwarded(command, &batch.principal)),
+                Kind::Command { .. } => {
+                    batch.events.iter().for_each(|(command, _)| audit.forwarded(command, &batch.principal))
+                }
             }
         }
         Admitted { report, journal }

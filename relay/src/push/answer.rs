@@ -114,4 +114,3 @@ fn outcome(command: &Event, ack_event: Option<Event>, push: &Push) -> Value {
         }
     }
 }
-

@@ -141,9 +141,14 @@ mod tests {
 
     #[test]
     fn each_option_says_what_choosing_it_means() {
-        let options = vec![("deny_once".into(), "Deny".into()), ("allow".into(), "Allow".into()), ("later".into(), "Later".into())];
+        let options = vec![
+            ("deny_once".into(), "Deny".into()),
+            ("allow".into(), "Allow".into()),
+            ("later".into(), "Later".into()),
+        ];
         let v: Value = serde_json::from_slice(&request(&Request { options, ..req("p") }, "c")).unwrap();
-        let meanings: Vec<&str> = v["options"].as_array().unwrap().iter().map(|o| o["meaning"].as_str().unwrap()).collect();
+        let meanings: Vec<&str> =
+            v["options"].as_array().unwrap().iter().map(|o| o["meaning"].as_str().unwrap()).collect();
         assert_eq!(meanings, ["refuses", "grants", "neither"]);
     }
 

@@ -204,7 +204,6 @@ impl Push {
     fn forget_ack(&self, id: &str) {
         lock(&self.acks).remove(id);
     }
-
 }
 
 /// The boot line's words about push.

@@ -49,10 +49,8 @@ const NICENESS: i32 = 10;
 
 /// Starts the push thread, with its own single-threaded runtime.
 pub fn spawn(push: Arc<Push>, client: reqwest::Client, stop: watch::Receiver<bool>) -> Result<(), String> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| format!("push runtime: {e}"))?;
+    let runtime =
+        tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| format!("push runtime: {e}"))?;
     std::thread::Builder::new()
         .name("aep-push".into())
         .spawn(move || {

@@ -16,7 +16,6 @@ use crate::hub::{ConnId, Hub, Origin};
 use crate::ingest::single_line;
 use crate::outbox::{Outbox, Outgoing};
 
-
 /// The largest inbound frame accepted, by frame type. Each reply is small
 /// or bounded by the request, so these bound what a peer can make the
 /// relay hold or echo per frame.
@@ -66,7 +65,10 @@ impl Inbound<'_> {
                 cause,
                 ..ErrorFrame::new(
                     codes::LIMIT_EXCEEDED,
-                    Some(format!("a `{kind}` frame of {} bytes; this relay takes at most {limit} ({name})", text.len())),
+                    Some(format!(
+                        "a `{kind}` frame of {} bytes; this relay takes at most {limit} ({name})",
+                        text.len()
+                    )),
                 )
             };
             self.send(Frame::Error(refusal));
@@ -74,11 +76,13 @@ impl Inbound<'_> {
         }
         match Frame::decode(text) {
             Ok(Frame::Event(event)) => self.event(event),
-            Ok(Frame::Subscribe(request)) if !self.access.may_read() => self.send(Frame::Error(ErrorFrame::for_request(
-                request.id,
-                codes::UNAUTHORIZED,
-                Some(format!("`{}` may not read", self.access.principal().name)),
-            ))),
+            Ok(Frame::Subscribe(request)) if !self.access.may_read() => {
+                self.send(Frame::Error(ErrorFrame::for_request(
+                    request.id,
+                    codes::UNAUTHORIZED,
+                    Some(format!("`{}` may not read", self.access.principal().name)),
+                )))
+            }
             Ok(Frame::Subscribe(request)) => {
                 if let Err(refusal) = self.hub.subscribe(self.conn, request) {
                     self.send(Frame::Error(refusal));
@@ -123,16 +127,23 @@ impl Inbound<'_> {
                 self.send(Frame::Error(refusal));
             }
         } else if !self.may_emit {
-            self.refuse_event(&event, "a consumer connection sends commands only; say hello as an emitter to emit".into());
+            self.refuse_event(
+                &event,
+                "a consumer connection sends commands only; say hello as an emitter to emit".into(),
+            );
         } else if let Err(refusal) = self.hub.ingest(Origin::Socket(self.conn), self.access.principal(), vec![event]) {
-            self.send(Frame::Error(ErrorFrame { cause: Some(refusal.id), ..ErrorFrame::new(refusal.code, Some(refusal.detail)) }));
+            self.send(Frame::Error(ErrorFrame {
+                cause: Some(refusal.id),
+                ..ErrorFrame::new(refusal.code, Some(refusal.detail))
+            }));
         }
     }
 
     /// Refuses an event this connection may not emit: nothing is stored.
     fn refuse_event(&self, event: &Event, detail: String) {
         self.hub.count_refused_event();
-        let refusal = ErrorFrame { cause: Some(event.id().to_owned()), ..ErrorFrame::new(codes::UNAUTHORIZED, Some(detail)) };
+        let refusal =
+            ErrorFrame { cause: Some(event.id().to_owned()), ..ErrorFrame::new(codes::UNAUTHORIZED, Some(detail)) };
         self.send(Frame::Error(refusal));
     }
 

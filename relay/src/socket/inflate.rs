@@ -17,12 +17,10 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use super::compress::{CompressError, Deflater};
 use bytes::BytesMut;
 use flate2::{Decompress, FlushDecompress, Status};
-use super::compress::{CompressError, Deflater};
-use ratchet_ext::{
-    Extension, ExtensionDecoder, ExtensionEncoder, FrameHeader, OpCode, RsvBits, SplittableExtension,
-};
+use ratchet_ext::{Extension, ExtensionDecoder, ExtensionEncoder, FrameHeader, OpCode, RsvBits, SplittableExtension};
 
 /// Ends every message's compressed data (RFC 7692 §7.2.2).
 pub(super) const TAIL: [u8; 4] = [0x00, 0x00, 0xff, 0xff];

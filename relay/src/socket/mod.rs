@@ -26,8 +26,8 @@ use crate::outbox::{CloseReason, Outbox};
 use crate::state::AppState;
 use inbound::{FrameLimits, Inbound};
 
-pub use deflate::{negotiate as negotiate_deflate, offered as deflate_offered};
 pub use compress::Shared;
+pub use deflate::{negotiate as negotiate_deflate, offered as deflate_offered};
 pub use wire::{Outbound, Wire};
 
 /// What an idle socket costs the relay, on either binding, as
@@ -47,7 +47,8 @@ pub async fn run(socket: Wire, app: AppState, access: Access) {
     };
     let peer = Peer::from_hello(&hello);
     let (may_watch, may_emit) = (peer.may_watch(), peer.may_emit());
-    let (conn, outbox) = app.hub.attach_socket(access.clone(), peer, discovery::hello(&app.config, app.addr, Some(access.principal())));
+    let (conn, outbox) =
+        app.hub.attach_socket(access.clone(), peer, discovery::hello(&app.config, app.addr, Some(access.principal())));
     if app.hub.is_shutting_down() {
         outbox.close(CloseReason::Shutdown);
     }

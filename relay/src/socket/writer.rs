@@ -19,8 +19,8 @@ use tokio::time::{interval_at, Instant, MissedTickBehavior};
 
 use super::delivered::DeliveredPositions;
 use super::{Outbound, Wire};
-use crate::outbox::{CloseReason, Next, Outbox, Outgoing, ReplayPiece};
 use crate::held::HeldEvent;
+use crate::outbox::{CloseReason, Next, Outbox, Outgoing, ReplayPiece};
 use crate::wire::event_bytes;
 
 /// Items written between two flushes.

@@ -11,8 +11,7 @@ use ratchet_deflate::{Deflate, DeflateConfig, DeflateExtProvider};
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 
-type Sender =
-    ratchet_core::Sender<TcpStream, <Deflate as ratchet_ext::SplittableExtension>::SplitEncoder>;
+type Sender = ratchet_core::Sender<TcpStream, <Deflate as ratchet_ext::SplittableExtension>::SplitEncoder>;
 
 /// What the reading task saw.
 #[derive(Debug)]
@@ -41,11 +40,7 @@ impl Drop for Client {
 
 impl Client {
     pub async fn connect(url: &str) -> Result<Client, ratchet_core::Error> {
-        let authority = url
-            .split("://")
-            .nth(1)
-            .and_then(|rest| rest.split('/').next())
-            .expect("a ws:// URL");
+        let authority = url.split("://").nth(1).and_then(|rest| rest.split('/').next()).expect("a ws:// URL");
         let tcp = TcpStream::connect(authority).await?;
         // Both windows kept, nothing asked of the server: ratchet then
         // offers exactly what browsers offer.
@@ -69,17 +64,15 @@ impl Client {
             let mut buf = BytesMut::new();
             loop {
                 let got = match receiver.read(&mut buf).await {
-                    Ok(Message::Text) => {
-                        Got::Text(String::from_utf8(buf.split().to_vec()).expect("UTF-8 text"))
-                    }
+                    Ok(Message::Text) => Got::Text(String::from_utf8(buf.split().to_vec()).expect("UTF-8 text")),
                     Ok(Message::Binary) => {
                         buf.clear();
                         Got::Binary
                     }
                     Ok(Message::Ping(_) | Message::Pong(_)) => continue,
-                    Ok(Message::Close(reason)) => Got::Close(
-                        reason.map(|r| (u16::from(r.code), r.description.unwrap_or_default())),
-                    ),
+                    Ok(Message::Close(reason)) => {
+                        Got::Close(reason.map(|r| (u16::from(r.code), r.description.unwrap_or_default())))
+                    }
                     Err(_) => Got::Ended,
                 };
                 let last = matches!(got, Got::Close(_) | Got::Ended);
@@ -89,25 +82,15 @@ impl Client {
             }
         })
         .abort_handle();
-        Ok(Client {
-            sender,
-            received,
-            reader,
-        })
+        Ok(Client { sender, received, reader })
     }
 
     pub async fn send_text(&mut self, text: &str) {
-        self.sender
-            .write_text(text)
-            .await
-            .expect("the connection takes a message");
+        self.sender.write_text(text).await.expect("the connection takes a message");
     }
 
     pub async fn send_binary(&mut self, bytes: &[u8]) {
-        self.sender
-            .write_binary(bytes)
-            .await
-            .expect("the connection takes a message");
+        self.sender.write_binary(bytes).await.expect("the connection takes a message");
     }
 
     /// The next thing read; `Ended` once nothing more will come.
@@ -117,10 +100,7 @@ impl Client {
 
     /// Sends a close frame and waits (briefly) for the peer's reply.
     pub async fn close(mut self) {
-        let _ = self
-            .sender
-            .close(CloseReason::new(CloseCode::Normal, None))
-            .await;
+        let _ = self.sender.close(CloseReason::new(CloseCode::Normal, None)).await;
         let _ = tokio::time::timeout(std::time::Duration::from_secs(2), async {
             while !matches!(self.next().await, Got::Close(_) | Got::Ended) {}
         })

@@ -43,10 +43,18 @@ impl RelayProcess {
         use std::io::{BufRead, BufReader};
         let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_aep-relay"));
         command.args(["--listen", "127.0.0.1:0", "--static-dir", "/nonexistent-console"]).args(args);
-        for var in
-            ["AEP_TOKEN", "AEP_TOKEN_FILE", "AEP_CREDENTIALS", "AEP_DATA_DIR", "AEP_NATS", "AEP_MEMBER", "AEP_TLS_CERT", "AEP_TLS_KEY"]
-            .into_iter()
-            .chain(["AEP_VAPID_KEY", "AEP_PUSH_CA", "AEP_PUSH_CONTACT"])
+        for var in [
+            "AEP_TOKEN",
+            "AEP_TOKEN_FILE",
+            "AEP_CREDENTIALS",
+            "AEP_DATA_DIR",
+            "AEP_NATS",
+            "AEP_MEMBER",
+            "AEP_TLS_CERT",
+            "AEP_TLS_KEY",
+        ]
+        .into_iter()
+        .chain(["AEP_VAPID_KEY", "AEP_PUSH_CA", "AEP_PUSH_CONTACT"])
         {
             command.env_remove(var);
         }
@@ -128,7 +136,12 @@ impl TestRelay {
         tweak(&mut config);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let relay = serve(config, listener).await.unwrap();
-        TestRelay { relay, posture, binding: Binding::Plain, http: reqwest::Client::builder().no_proxy().build().unwrap() }
+        TestRelay {
+            relay,
+            posture,
+            binding: Binding::Plain,
+            http: reqwest::Client::builder().no_proxy().build().unwrap(),
+        }
     }
 
     /// The same relay, its sockets opened over `binding`.

@@ -1,8 +1,8 @@
 //! The driver's handler: what each hub change touched is noted until the
 //! next flush ([`Touched`]), and a flush asked for.
 
-use aep_engine::client::hub::{Hub, HubChange};
 use aep_browser::driver::{Deferred, Handler};
+use aep_engine::client::hub::{Hub, HubChange};
 use leptos::prelude::*;
 
 use super::Console;
@@ -28,10 +28,7 @@ impl Handler for Feed {
         let console = self.console;
         // The first requests of an empty inbox are drawn at once.
         let urgent = console.inbox.with_untracked(Vec::is_empty)
-            && t.cards
-                .iter()
-                .any(|r| hub.store().card(r).is_some_and(|c| c.needs_answer()));
+            && t.cards.iter().any(|r| hub.store().card(r).is_some_and(|c| c.needs_answer()));
         vec![Box::new(move || console.kick(urgent))]
     }
 }
-

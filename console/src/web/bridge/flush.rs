@@ -3,10 +3,10 @@
 
 use std::collections::HashSet;
 
+use aep_browser::driver;
 use aep_engine::client::hub::Hub;
 use aep_engine::client::State as RelayState;
 use aep_engine::store::CardRef;
-use aep_browser::driver;
 use aep_engine::UnixMs;
 use leptos::prelude::*;
 
@@ -81,23 +81,14 @@ impl Console {
         request_animation_frame(move || after(0, move || state.cost_ms.set(perf_now() - started)));
     }
 
-    fn apply(
-        self,
-        state: &Bridge,
-        inner: &mut Inner,
-        hub: &Hub,
-        t: Touched,
-        asks: &mut Vec<usize>,
-    ) {
+    fn apply(self, state: &Bridge, inner: &mut Inner, hub: &Hub, t: Touched, asks: &mut Vec<usize>) {
         let at = now();
         // The hub dropped changes nobody drained: redraw everything.
         let full = !inner.flushed || hub.dropped_changes() != inner.dropped;
         inner.dropped = hub.dropped_changes();
         // The sessions on screen these changes touched.
         let sessions = state.revisions(|key| t.redraws(key, full));
-        let live: Vec<usize> = (0..hub.relay_count())
-            .filter(|r| hub.state(*r) == Some(&RelayState::Live))
-            .collect();
+        let live: Vec<usize> = (0..hub.relay_count()).filter(|r| hub.state(*r) == Some(&RelayState::Live)).collect();
         let mut relays = status::relays(hub);
         status::remember(&mut relays, &mut inner.principals);
         let shown = relays.clone();
@@ -112,12 +103,7 @@ impl Console {
             state.later(move || {
                 self.notices.update(|n| {
                     if !n.iter().any(|x| x.text == said.text) {
-                        n.push(Notice {
-                            id,
-                            relay: said.relay,
-                            kind: said.kind,
-                            text: said.text,
-                        });
+                        n.push(Notice { id, relay: said.relay, kind: said.kind, text: said.text });
                         if n.len() > 8 {
                             n.remove(0);
                         }
@@ -152,10 +138,7 @@ impl Console {
 
         let mut cards = t.cards;
         for id in &t.commands {
-            let subject = hub
-                .sender()
-                .get(id)
-                .and_then(|c| c.command().subject().map(str::to_owned));
+            let subject = hub.sender().get(id).and_then(|c| c.command().subject().map(str::to_owned));
             if let Some(r) = subject.and_then(|s| inner.list.card_for_request(&s).cloned()) {
                 cards.insert(r);
             }
@@ -218,12 +201,8 @@ impl Console {
         // New requests are announced while the page is hidden, not those a
         // first catch-up brings.
         if inner.flushed && self.notify.get_untracked() && hidden() {
-            let fresh: Vec<CardView> = list
-                .fresh
-                .iter()
-                .filter_map(|r| store.card(r))
-                .map(|c| card::view(hub, c))
-                .collect();
+            let fresh: Vec<CardView> =
+                list.fresh.iter().filter_map(|r| store.card(r)).map(|c| card::view(hub, c)).collect();
             if !fresh.is_empty() {
                 state.later(move || notify::new_requests(&fresh));
             }
@@ -242,10 +221,7 @@ impl Console {
         state.later(move || set_if_changed(self.rows, rows));
         state.later(move || set_if_changed(self.inbox, order));
 
-        let settled_changed = full
-            || changed
-                .iter()
-                .any(|r| store.card(r).is_none_or(|c| !c.needs_answer()));
+        let settled_changed = full || changed.iter().any(|r| store.card(r).is_none_or(|c| !c.needs_answer()));
         if settled_changed {
             let history = inbox::history(hub);
             state.later(move || set_if_changed(self.history, history));

@@ -2,11 +2,11 @@
 //! session commands, retries, dismissing a notice. A command that cannot
 //! leave is refused in words, never queued.
 
+use aep_browser::driver;
 use aep_engine::client::hub::{Hub, HubError, Target};
 use aep_engine::control::answer::Answer;
 use aep_engine::control::sender::{Address, CancelScope};
 use aep_engine::store::CardRef;
-use aep_browser::driver;
 use aep_engine::{Capture, UnixMs};
 use leptos::prelude::*;
 use serde_json::{Map, Value};
@@ -18,7 +18,6 @@ use crate::model::words;
 use crate::web::platform::{after, now};
 
 impl Console {
-
     fn send(self, f: impl FnOnce(&mut Hub) -> Result<String, HubError>) -> Result<String, String> {
         let d = self.shared().ok_or_else(|| "Not connected to any relay.".to_owned())?;
         let out = driver::with(&d, |d| f(&mut d.hub)).map_err(|e| words::not_sent(&e));
@@ -79,17 +78,8 @@ impl Console {
         Target { to, relay: lane.verbs.relay.clone() }
     }
 
-    pub fn cancel(
-        self,
-        lane: &Lane,
-        run: Option<&str>,
-        reason: Option<String>,
-    ) -> Result<String, String> {
-        let scope = if run.is_some() {
-            CancelScope::Run
-        } else {
-            CancelScope::Session
-        };
+    pub fn cancel(self, lane: &Lane, run: Option<&str>, reason: Option<String>) -> Result<String, String> {
+        let scope = if run.is_some() { CancelScope::Run } else { CancelScope::Session };
         let t = Self::target(lane, run);
         self.send(move |hub| hub.cancel(&t, scope, reason, now()))
     }
@@ -113,8 +103,7 @@ impl Console {
     /// Sends a timed-out command again: same id, same bytes.
     pub fn retry(self, id: &str) -> Result<(), String> {
         let id = id.to_owned();
-        self.send(move |hub| hub.retry(&id, now()).map(|()| String::new()))
-            .map(|_| ())
+        self.send(move |hub| hub.retry(&id, now()).map(|()| String::new())).map(|_| ())
     }
 
     pub fn dismiss_notice(self, id: u64) {

@@ -21,10 +21,10 @@ use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
 
+use aep_browser::driver::{self, Driver};
 use aep_engine::client::hub::Hub;
 use aep_engine::control::answer::Answer;
 use aep_engine::store::{CardRef, SessionKey};
-use aep_browser::driver::{self, Driver};
 use aep_engine::UnixMs;
 use leptos::prelude::*;
 
@@ -33,7 +33,6 @@ mod flush;
 mod intents;
 mod listen;
 
-use feed::Feed;
 use super::platform::{now, random};
 use crate::model::card::{self, CardView};
 use crate::model::command::{self, CommandView};
@@ -45,6 +44,7 @@ use crate::model::setup::{self, RelayInput, Setup};
 use crate::model::status::{self, RelayView};
 use crate::model::timeline::{self, Item};
 use crate::model::touched::Touched;
+use feed::Feed;
 
 /// Rosters are refreshed this often while live, so a departed agent's
 /// controls disappear even without a session event.
@@ -127,10 +127,7 @@ impl Bridge {
     }
 
     fn shared(&self) -> Option<Shared> {
-        self.inner
-            .try_borrow()
-            .ok()
-            .and_then(|i| i.as_ref().map(|i| i.driver.clone()))
+        self.inner.try_borrow().ok().and_then(|i| i.as_ref().map(|i| i.driver.clone()))
     }
 }
 
@@ -265,26 +262,11 @@ impl Console {
 
     /// Connects to `relays`; errors are per row, in words.
     pub fn connect(self, relays: &[RelayInput]) -> Result<(), Vec<(usize, String)>> {
-        let host = super::platform::window()
-            .location()
-            .host()
-            .unwrap_or_else(|_| "localhost".into());
-        let Setup {
-            hub,
-            relays: specs,
-            endpoints,
-        } = setup::build(relays, &host, random() as u64)?;
+        let host = super::platform::window().location().host().unwrap_or_else(|_| "localhost".into());
+        let Setup { hub, relays: specs, endpoints } = setup::build(relays, &host, random() as u64)?;
         let hub = Hub::new(hub, specs).map_err(|e| vec![(0, e.to_string())])?;
         self.disconnect();
-        let driver = Driver::new(
-            hub,
-            endpoints,
-            None,
-            Feed {
-                console: self,
-                touched: Touched::default(),
-            },
-        );
+        let driver = Driver::new(hub, endpoints, None, Feed { console: self, touched: Touched::default() });
         *self.state().inner.borrow_mut() = Some(Inner {
             driver: driver.clone(),
             cards: HashMap::new(),
@@ -347,10 +329,8 @@ impl Console {
         let revision = {
             let state = self.state();
             let mut shown = state.on_screen.borrow_mut();
-            let watched = shown.entry(key.clone()).or_insert_with(|| OnScreen {
-                revision: ArcRwSignal::new(0),
-                views: 0,
-            });
+            let watched =
+                shown.entry(key.clone()).or_insert_with(|| OnScreen { revision: ArcRwSignal::new(0), views: 0 });
             watched.views += 1;
             watched.revision.clone()
         };
@@ -391,5 +371,4 @@ impl Console {
         let t = d.hub.sender().get(id)?;
         Some(command::mine(&d.hub, t, &[]))
     }
-
 }

@@ -101,21 +101,9 @@ impl TryFrom<WireAnswer> for Answer {
 impl From<Answer> for WireAnswer {
     fn from(a: Answer) -> WireAnswer {
         match a {
-            Answer::Option { id, text } => WireAnswer {
-                option: Some(id),
-                text,
-                values: None,
-            },
-            Answer::Text { text } => WireAnswer {
-                option: None,
-                text: Some(text),
-                values: None,
-            },
-            Answer::Values { map } => WireAnswer {
-                option: None,
-                text: None,
-                values: Some(map),
-            },
+            Answer::Option { id, text } => WireAnswer { option: Some(id), text, values: None },
+            Answer::Text { text } => WireAnswer { option: None, text: Some(text), values: None },
+            Answer::Values { map } => WireAnswer { option: None, text: None, values: Some(map) },
         }
     }
 }
@@ -143,10 +131,7 @@ mod tests {
     #[test]
     fn refuses_illegal_combinations() {
         assert_eq!(Answer::from_value(&json!({})), Err(AnswerError::Empty));
-        assert_eq!(
-            Answer::from_value(&json!({"option": "a", "values": {}})),
-            Err(AnswerError::ValuesCombined)
-        );
+        assert_eq!(Answer::from_value(&json!({"option": "a", "values": {}})), Err(AnswerError::ValuesCombined));
         assert!(matches!(Answer::from_value(&json!({"option": 1})), Err(AnswerError::Malformed(_))));
         assert!(matches!(Answer::from_value(&json!("allow")), Err(AnswerError::Malformed(_))));
     }

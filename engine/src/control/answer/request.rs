@@ -13,8 +13,8 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
-use super::text::{match_text, TextMatch};
 use super::object::Answer;
+use super::text::{match_text, TextMatch};
 use crate::protocol::event::Event;
 use crate::protocol::form::{self, Choice, FieldSpec, FieldSpecError, FormError};
 use crate::time::UnixMs;
@@ -56,9 +56,7 @@ impl RespondVia {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum RequestError {
     #[error("`{ty}` is not attention.requested")]
-    NotARequest {
-        ty: String,
-    },
+    NotARequest { ty: String },
     #[error("the request has no `kind`")]
     MissingKind,
     #[error("unknown request kind `{0}`")]
@@ -106,7 +104,8 @@ impl OpenRequest {
         };
         let options = match data.get("options") {
             None => Vec::new(),
-            Some(v) => serde::Deserialize::deserialize(v).map_err(|e: serde_json::Error| RequestError::BadOptions(e.to_string()))?,
+            Some(v) => serde::Deserialize::deserialize(v)
+                .map_err(|e: serde_json::Error| RequestError::BadOptions(e.to_string()))?,
         };
         let fields = form::fields_of(data).map_err(RequestError::BadFields)?;
         let fields = if kind == AttentionKind::Form { Some(fields.unwrap_or_default()) } else { fields };
@@ -150,20 +149,14 @@ impl OpenRequest {
             return Ok(Applied::as_sent(answer));
         }
         if let TextMatch::Option(choice) = match_text(text, &self.options) {
-            return Ok(Applied {
-                answer: Answer::option(choice.id.clone()),
-                rule: AppliedRule::TextNamedOption,
-            });
+            return Ok(Applied { answer: Answer::option(choice.id.clone()), rule: AppliedRule::TextNamedOption });
         }
         if self.kind != AttentionKind::Permission {
             return Ok(Applied::as_sent(answer));
         }
         match &self.refusing_option {
             Some(refuse) => Ok(Applied {
-                answer: Answer::Option {
-                    id: refuse.clone(),
-                    text: Some(text.to_owned()),
-                },
+                answer: Answer::Option { id: refuse.clone(), text: Some(text.to_owned()) },
                 rule: AppliedRule::UnmatchedTextRefused,
             }),
             None => Err(Mismatch::UnmatchedPermissionText),
@@ -214,10 +207,7 @@ pub struct Applied {
 
 impl Applied {
     fn as_sent(answer: &Answer) -> Applied {
-        Applied {
-            answer: answer.clone(),
-            rule: AppliedRule::AsSent,
-        }
+        Applied { answer: answer.clone(), rule: AppliedRule::AsSent }
     }
 }
 
@@ -247,7 +237,9 @@ impl Mismatch {
         match self {
             Mismatch::NotOverControl => "this request is not answered over control (respond_via)".into(),
             Mismatch::NotAnOption { option } => format!("\u{201c}{option}\u{201d} is not one of the offered options"),
-            Mismatch::NoOptionsOffered { option } => format!("the request offers no options, got \u{201c}{option}\u{201d}"),
+            Mismatch::NoOptionsOffered { option } => {
+                format!("the request offers no options, got \u{201c}{option}\u{201d}")
+            }
             Mismatch::FormNeedsValues => "this request is a form; answer it with values".into(),
             Mismatch::ValuesNeedForm => "values answer form requests only".into(),
             Mismatch::UnmatchedPermissionText => "the text names none of the offered options".into(),
@@ -280,7 +272,9 @@ mod tests {
     #[test]
     fn respond_via_gates_control() {
         assert!(RespondVia::Undeclared.allows_control());
-        let oob = request(json!({"kind": "permission", "prompt": "p", "options": [{"id": "ok", "label": "OK"}], "respond_via": ["oob"]}));
+        let oob = request(
+            json!({"kind": "permission", "prompt": "p", "options": [{"id": "ok", "label": "OK"}], "respond_via": ["oob"]}),
+        );
         assert_eq!(oob.respond_via, RespondVia::Declared { control: false });
         assert_eq!(oob.apply(&Answer::option("ok")), Err(Mismatch::NotOverControl));
         let both = request(json!({"kind": "input", "prompt": "p", "respond_via": ["oob", "control", "pigeon"]}));
@@ -310,15 +304,14 @@ mod tests {
             Err(RequestError::BadOptions(_))
         ));
         let r = request(json!({"kind": "permission", "prompt": "p", "options": [{"id": "allow", "label": "Allow"}]}));
-        assert_eq!(
-            r.with_refusing_option("deny"),
-            Err(RequestError::UnknownRefusingOption("deny".into()))
-        );
+        assert_eq!(r.with_refusing_option("deny"), Err(RequestError::UnknownRefusingOption("deny".into())));
     }
 
     #[test]
     fn input_requests_take_free_text_and_mapped_words() {
-        let r = request(json!({"kind": "input", "prompt": "p", "options": [{"id": "a", "label": "Apple"}, {"id": "b", "label": "apple"}]}));
+        let r = request(
+            json!({"kind": "input", "prompt": "p", "options": [{"id": "a", "label": "Apple"}, {"id": "b", "label": "apple"}]}),
+        );
         assert_eq!(r.apply(&Answer::text("pear")).unwrap().rule, AppliedRule::AsSent);
         assert_eq!(
             r.apply(&Answer::text("APPLE")).unwrap().answer,
@@ -328,10 +321,7 @@ mod tests {
         assert_eq!(r.apply(&Answer::text(" b ")).unwrap().answer, Answer::option("b"));
         assert_eq!(r.apply(&Answer::option("c")), Err(Mismatch::NotAnOption { option: "c".into() }));
         let bare = request(json!({"kind": "input", "prompt": "p"}));
-        assert_eq!(
-            bare.apply(&Answer::option("x")),
-            Err(Mismatch::NoOptionsOffered { option: "x".into() })
-        );
+        assert_eq!(bare.apply(&Answer::option("x")), Err(Mismatch::NoOptionsOffered { option: "x".into() }));
     }
 
     #[test]

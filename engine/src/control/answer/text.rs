@@ -39,13 +39,7 @@ mod tests {
     use super::*;
 
     fn opts(pairs: &[(&str, &str)]) -> Vec<Choice> {
-        pairs
-            .iter()
-            .map(|(id, label)| Choice {
-                id: (*id).into(),
-                label: (*label).into(),
-            })
-            .collect()
+        pairs.iter().map(|(id, label)| Choice { id: (*id).into(), label: (*label).into() }).collect()
     }
 
     fn id_of(m: TextMatch<'_>) -> Option<String> {

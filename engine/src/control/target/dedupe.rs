@@ -15,11 +15,7 @@ pub(super) struct Dedupe {
 
 impl Dedupe {
     pub(super) fn new(capacity: usize) -> Dedupe {
-        Dedupe {
-            capacity: capacity.max(1),
-            acks: HashMap::new(),
-            order: VecDeque::new(),
-        }
+        Dedupe { capacity: capacity.max(1), acks: HashMap::new(), order: VecDeque::new() }
     }
 
     pub(super) fn recorded(&self, source: &str, id: &str) -> Option<&Arc<str>> {

@@ -26,11 +26,7 @@ pub(super) struct Requests {
 
 impl Requests {
     pub(super) fn new(capacity: usize) -> Requests {
-        Requests {
-            capacity: capacity.max(1),
-            entries: HashMap::new(),
-            order: VecDeque::new(),
-        }
+        Requests { capacity: capacity.max(1), entries: HashMap::new(), order: VecDeque::new() }
     }
 
     pub(super) fn open(&mut self, request: OpenRequest) {

@@ -38,10 +38,7 @@ impl SeqCounter {
 
     /// Stamps `epoch` on every event (after a restart, AEP-0001 §7).
     pub fn with_epoch(epoch: u64) -> SeqCounter {
-        SeqCounter {
-            next: HashMap::new(),
-            epoch: Some(epoch),
-        }
+        SeqCounter { next: HashMap::new(), epoch: Some(epoch) }
     }
 
     /// The seq the next event of `session` will take.

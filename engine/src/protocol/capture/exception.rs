@@ -35,7 +35,11 @@ const EXCEPTIONS: [Exception; 6] = [
     Exception { ty: EventType::AttentionRequested, path: &["fields", "label"], degrade: Degrade::IdAsLabel },
     Exception { ty: EventType::AttentionRequested, path: &["fields", "choices", "label"], degrade: Degrade::IdAsLabel },
     Exception { ty: EventType::AttentionAnswered, path: &["answer", "values"], degrade: Degrade::StructuralValues },
-    Exception { ty: EventType::ControlAttentionRespond, path: &["answer", "values"], degrade: Degrade::StructuralValues },
+    Exception {
+        ty: EventType::ControlAttentionRespond,
+        path: &["answer", "values"],
+        degrade: Degrade::StructuralValues,
+    },
 ];
 
 /// The prompt an `attention.requested` carries at `metadata`:

@@ -21,11 +21,11 @@ use serde_json::{Map, Value};
 
 pub use error::{codes, ErrorFrame, FrameError};
 use error::{malformed, required_id};
-use members::opt_string;
 pub use hello::{
-    check_declarations, Capabilities, ControlCapability, DeclarationError, Hello, HelloIdentity, ReplayCapability, Role,
-    DEFAULT_ACK_WINDOW_MS,
+    check_declarations, Capabilities, ControlCapability, DeclarationError, Hello, HelloIdentity, ReplayCapability,
+    Role, DEFAULT_ACK_WINDOW_MS,
 };
+use members::opt_string;
 pub use roster::RosterEntry;
 pub use subscribe::{Closing, Delivered, ReplayExhausted, ResumeFrom, SessionPosition, Subscribe};
 
@@ -295,7 +295,10 @@ mod tests {
             versions: Some(vec!["0.1".into()]),
             ..ErrorFrame::new(codes::VERSION_UNSUPPORTED, None)
         }));
-        round_trip(Frame::ReplayExhausted(ReplayExhausted { sub: "s".into(), earliest: SessionPosition::new("x", 1, 8) }));
+        round_trip(Frame::ReplayExhausted(ReplayExhausted {
+            sub: "s".into(),
+            earliest: SessionPosition::new("x", 1, 8),
+        }));
         round_trip(Frame::Closing(Closing {
             reason: "shutdown".into(),
             delivered: vec![Delivered { sub: "sub-1".into(), position: SessionPosition::new("s", 0, 9) }],
@@ -377,7 +380,8 @@ mod tests {
         let from = json!([{"session": "s", "epoch": 1, "seq": 2}]);
         let capture = json!("metadata");
         let built = Subscribe::from_members("a".into(), Some(&filter), Some(&from), Some(&capture)).unwrap();
-        let text = json!({"type": "subscribe", "id": "a", "filter": filter, "from": from, "capture": capture}).to_string();
+        let text =
+            json!({"type": "subscribe", "id": "a", "filter": filter, "from": from, "capture": capture}).to_string();
         assert_eq!(Frame::decode(&text).unwrap(), Frame::Subscribe(built));
         let refused = Subscribe::from_members("b".into(), None, Some(&json!({})), None).unwrap_err();
         assert_eq!(refused.refusal().unwrap().code, codes::INVALID_FILTER);

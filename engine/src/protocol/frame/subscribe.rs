@@ -102,7 +102,8 @@ impl Subscribe {
                 items
                     .iter()
                     .map(|p| {
-                        SessionPosition::decode(p).ok_or_else(|| refuse(format!("`from`: {p} is not {{session, epoch, seq}}")))
+                        SessionPosition::decode(p)
+                            .ok_or_else(|| refuse(format!("`from`: {p} is not {{session, epoch, seq}}")))
                     })
                     .collect::<Result<_, _>>()?,
             )),
