@@ -1,95 +1,45 @@
-// Type declarations of the aep-client package: every object that crosses
-// the boundary between JavaScript and the engine.
+// Type declarations of the aep-client package. Generated from the Rust types between the
+// BEGIN and END markers; outside them only what Rust does not declare, each block saying why.
 
-// ----- initialisation ---------------------------------------------------------
-
-/**
- * The instance type of a global constructor when the environment declares
- * one (the DOM library, or Node's types); otherwise `never`. It keeps these
- * declarations free of any library beyond ES2022.
- */
+// Hand-kept: wasm-bindgen's loader, typed by the host's globals where it has them.
 type GlobalInstance<Name extends string> =
   typeof globalThis extends Record<Name, abstract new (...args: never[]) => infer T> ? T : never;
-
 /** A compiled `WebAssembly.Module`, where the environment declares one. */
 export type WasmModule =
   typeof globalThis extends { WebAssembly: { Module: abstract new (...args: never[]) => infer M } } ? M : never;
-
 /** The bytes of the `.wasm` file. */
 export type WasmBytes = ArrayBuffer | ArrayBufferView;
-
 /** A WebAssembly module source for `init`: a URL, a fetch response, the bytes, or a compiled module. */
 export type InitInput = string | GlobalInstance<'URL'> | GlobalInstance<'Request'> | GlobalInstance<'Response'> | WasmBytes | WasmModule;
-
-/**
- * Loads the engine. In browsers it fetches `aep_client_bg.wasm` next to
- * the module; in Node it reads that file. Call (and await) once before
- * anything else.
- */
+/** Loads the engine (`aep_client_bg.wasm` beside the module); call and await it once, first. */
 export default function init(input?: InitInput | { module_or_path: InitInput }): Promise<void>;
-
 /** Loads the engine synchronously from compiled bytes or a module. */
 export function initSync(module: WasmBytes | WasmModule | { module: WasmBytes | WasmModule }): void;
 
-// ----- the wire ---------------------------------------------------------------
-
+// Hand-kept: a template literal type, and JSON shapes that are recursive or open.
 /** A vendor command type `x.{vendor}.control.{verb}`. */
 export type VendorCommandType = `x.${string}.control.${string}`;
 export type CommandType = CoreCommandType | VendorCommandType;
-
 /** A JSON value, as carried in payloads. */
 export type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
+/** An attr-match filter: attribute → value, list of values, or comparison. */
+export type Filter = { [attribute: string]: Json };
+export type AttentionKind = 'permission' | 'input' | 'auth' | 'review' | 'form' | 'other' | (string & {});
 
+// Hand-kept: events cross as the JSON of their exact bytes, extension attributes and all.
 /** One AEP event: the envelope as sent on the wire. */
 export interface AepEvent {
-  aep: string;
-  id: string;
-  type: string;
-  time: string;
-  source: string;
-  agent: string;
-  subject?: string;
-  session?: string;
-  run?: string;
-  step?: string;
-  seq?: number;
-  epoch?: number;
-  cause?: string;
-  traceparent?: string;
-  severity?: Severity;
-  capture?: Capture;
+  aep: string; id: string; type: string; time: string; source: string; agent: string;
+  subject?: string; session?: string; run?: string; step?: string; seq?: number; epoch?: number;
+  cause?: string; traceparent?: string; severity?: Severity; capture?: Capture;
   data?: { [key: string]: Json };
   /** Extension attributes: string, integer or boolean. */
   [extension: string]: Json | undefined;
 }
 
-/** An attr-match filter: attribute → value, list of values, or comparison. */
-export type Filter = { [attribute: string]: Json };
-
+// Hand-kept: read by the engine's answer type, which declares no TypeScript.
 /** An answer to an attention request. */
-export type AnswerInput =
-  | { option: string; text?: string }
-  | { text: string }
-  | { values: { [fieldId: string]: Json } };
-
-export interface Choice {
-  id: string;
-  label: string;
-}
-
-export interface FieldSpec {
-  id: string;
-  type: 'string' | 'number' | 'boolean' | 'select';
-  label: string;
-  required?: boolean;
-  multi?: boolean;
-  other?: boolean;
-  choices?: Choice[];
-  min?: number;
-  max?: number;
-}
-
-// ----- state views ------------------------------------------------------------
+export type AnswerInput = { option: string; text?: string } | { text: string } | { values: { [fieldId: string]: Json } };
 
 // BEGIN names, views and inputs generated from the engine, src/view.rs and src/input.rs (tests/declarations.rs); do not edit by hand.
 
@@ -111,11 +61,128 @@ export type CardStatus = 'pending' | 'answered' | 'resolved' | 'timed-out' | 'ab
 /** Where a session stands. */
 export type SessionState = 'active' | 'paused' | 'ended';
 
-/** Where a command stands on its way to a decision. */
-export type CommandState = 'pending' | 'accepted' | 'rejected' | 'relay-refused' | 'timeout';
+/** What a `control.cancel` stops. */
+export type CancelScope = 'run' | 'session';
 
-/** A relay connection's lifecycle. */
-export type ConnectionState = 'idle' | 'connecting' | 'handshaking' | 'live' | 'reconnecting' | 'refused' | 'closed';
+/**
+ * One offered choice: `id` is what an answer carries, `label` what a
+ * person reads.
+ */
+export interface Choice {
+  id: string;
+  label: string;
+}
+
+/**
+ * The four field primitives of a form.
+ */
+export type FieldType = "string" | "number" | "boolean" | "select";
+
+/**
+ * One field of a form (AEP-0002 §5.2), as the engine read it.
+ */
+export interface FieldSpec {
+  id: string;
+  type: FieldType;
+  label: string;
+  required?: boolean;
+  /**
+   * `select` only: several choices may be picked (answer is an array).
+   */
+  multi?: boolean;
+  /**
+   * `select` only: free text is allowed instead of a choice id.
+   */
+  other?: boolean;
+  choices?: Choice[];
+  /**
+   * `number` only, inclusive.
+   */
+  min?: number;
+  /**
+   * `number` only, inclusive.
+   */
+  max?: number;
+}
+
+/**
+ * What a command's promise resolves with once the target accepted it.
+ */
+export interface Accepted {
+  /**
+   * The target's `control.accepted`.
+   */
+  ack: AepEvent;
+  /**
+   * Resolves with the first event the command caused.
+   */
+  outcome: Promise<AepEvent>;
+}
+
+/**
+ * What an evicted card or session says in place of its status: the store
+ * dropped it to stay within its bounds.
+ */
+export type Evicted = "evicted";
+
+/**
+ * How a card closed: resolved by its emitter, or expired.
+ */
+export type CloseHow = "resolved" | "timed-out";
+
+/**
+ * Where a run stands.
+ */
+export type RunState = "open" | "finished" | "failed" | "cancelled";
+
+/**
+ * Where a command's audit chain stands, as the stream shows it.
+ */
+export type ChainStatus = "awaiting-ack" | "accepted" | "rejected" | "completed";
+
+/**
+ * What a target's ack decided.
+ */
+export type AckDecision = "accepted" | "rejected";
+
+/**
+ * Which link an outcome's `cause` followed: the command, or its ack.
+ */
+export type OutcomeLink = "command" | "ack";
+
+/**
+ * Whose rule a violation broke: the stream's, the control profile's, or a
+ * relay's complaint.
+ */
+export type ViolationOrigin = "stream" | "control" | "relay";
+
+/**
+ * Where a command stands on its way to a decision (the sender's
+ * `CommandState`, without what each state holds).
+ */
+export type CommandState = "pending" | "accepted" | "rejected" | "relay-refused" | "timeout";
+
+/**
+ * A relay connection's lifecycle (the client's `State`, without what each
+ * state holds).
+ */
+export type ConnectionState = "idle" | "connecting" | "handshaking" | "live" | "reconnecting" | "refused" | "closed";
+
+/**
+ * What just happened to a command, as the `command` listener is told.
+ */
+export type CommandChange = "sent" | "retried" | "accepted" | "rejected" | "relay-refused" | "timeout" | "outcome" | "violation";
+
+/**
+ * Why a request was refused before anything was sent (`AepError.code`).
+ */
+export type AepErrorCode = "invalid-options" | "invalid-filter" | "invalid-argument" | "invalid-answer" | "invalid-command" | "no-websocket" | "unknown-relay" | "unknown-request" | "unknown-command" | "not-over-control" | "unroutable" | "not-live" | "backpressure" | "not-permitted" | "not-vendor-command" | "already-decided" | "no-roster" | "duplicate-command";
+
+/**
+ * Who refused a command (`NackError.kind`): its target, a relay on the
+ * target's behalf, or nobody within the ack window.
+ */
+export type NackKind = "rejected" | "relay-refused" | "timeout";
 
 /**
  * A session's identity: the owning emitter's `source` and the session name.
@@ -182,7 +249,7 @@ export interface Card {
 export interface EvictedCard {
   id: string;
   session: SessionKey;
-  status: 'evicted';
+  status: Evicted;
 }
 
 /**
@@ -214,7 +281,7 @@ export interface CardAnswer {
  * How a card closed.
  */
 export interface CardClose {
-  how: 'resolved' | 'timed-out';
+  how: CloseHow;
   resolution?: string;
   latencyMs?: number;
   afterMs?: number;
@@ -250,7 +317,7 @@ export interface EvictedSession {
   key: SessionKey;
   source: string;
   name: string;
-  state: 'evicted';
+  state: Evicted;
 }
 
 /**
@@ -258,7 +325,7 @@ export interface EvictedSession {
  */
 export interface RunView {
   name: string;
-  status: 'open' | 'finished' | 'failed' | 'cancelled';
+  status: RunState;
   events: number;
   startedEvent?: string;
   startedTime?: string;
@@ -281,7 +348,7 @@ export interface RunEnd {
  */
 export interface CommandChain {
   id: string;
-  status: 'awaiting-ack' | 'accepted' | 'rejected' | 'completed';
+  status: ChainStatus;
   type?: string;
   issued?: CommandIssued;
   ack?: CommandAck;
@@ -309,7 +376,7 @@ export interface CommandIssued {
 export interface CommandAck {
   eventId: string;
   time: string;
-  decision: 'accepted' | 'rejected';
+  decision: AckDecision;
   reason?: string;
   detail?: string;
 }
@@ -320,7 +387,7 @@ export interface CommandAck {
 export interface CommandOutcome {
   eventId: string;
   type: string;
-  link: 'command' | 'ack';
+  link: OutcomeLink;
   time: string;
 }
 
@@ -457,7 +524,7 @@ export interface AgentStatus extends RelayStatus {
  * complaint.
  */
 export interface Violation {
-  origin: 'stream' | 'control' | 'relay';
+  origin: ViolationOrigin;
   rule: string;
   detail: string;
   reference?: string;
@@ -537,196 +604,8 @@ export interface RejectedLine {
 }
 
 /**
- * Who a command is for: a session, a run of it, and (optionally) the
- * relay to send it through.
+ * What a bounded fold dropped, by kind (the store's `Evictions`).
  */
-export interface Target {
-  session: string;
-  run?: string;
-  /**
-   * A relay label, overriding routing.
-   */
-  relay?: string;
-}
-
-/**
- * `cancel(args)`: a run or a whole session.
- */
-export interface CancelArgs extends Target {
-  scope: 'run' | 'session';
-  reason?: string;
-}
-
-/**
- * `command(type, args)`: a vendor command's target and payload.
- */
-export interface VendorArgs extends Target {
-  subject?: string;
-  data?: { [key: string]: Json };
-  /**
-   * The payload's capture level (default `metadata`).
-   */
-  capture?: Capture;
-}
-
-// END names, views and inputs generated from the engine, src/view.rs and src/input.rs.
-
-export type AttentionKind = 'permission' | 'input' | 'auth' | 'review' | 'form' | 'other' | (string & {});
-
-export type CommandChange = 'sent' | 'retried' | 'accepted' | 'rejected' | 'relay-refused' | 'timeout' | 'outcome' | 'violation';
-
-export interface SessionPosition {
-  session: string;
-  epoch: number;
-  seq: number;
-}
-
-// ----- the client -------------------------------------------------------------
-
-/** The WebSocket constructor the client uses (the global one, or e.g. `ws`). */
-export type WebSocketConstructor = new (url: string) => {
-  send(data: string): void;
-  close(code?: number, reason?: string): void;
-  binaryType: string;
-  onopen: ((ev: never) => unknown) | null;
-  onmessage: ((ev: never) => unknown) | null;
-  onclose: ((ev: never) => unknown) | null;
-  onerror: ((ev: never) => unknown) | null;
-};
-
-export interface RelayOptions {
-  /** ws(s):// or http(s):// URL; an origin alone means `/socket`. */
-  url: string;
-  /** Sent only as `?access_token=` on the upgrade; never logged. */
-  token?: string;
-  /** Shown as provenance; defaults to the URL without its query. */
-  label?: string;
-}
-
-export interface AepClientOptions {
-  relays: RelayOptions[];
-  /** The `agent` this client's commands carry. */
-  agent: string;
-  /** Host part of the default source `aep://{host}/agent/{agent}`. */
-  host?: string;
-  /** The `source` this client's commands carry (overrides `host`). */
-  source?: string;
-  filter?: Filter;
-  /** Capture ceiling asked of each relay. */
-  capture?: Capture;
-  /** Ack window for targets that declared none (default 10 000 ms). */
-  ackWindowMs?: number;
-  pingIntervalMs?: number;
-  /** `positions` (default) or `all`: how subscriptions resume. */
-  resume?: 'positions' | 'all';
-  /** Defaults to the global WebSocket (Node 20: `--experimental-websocket`). */
-  WebSocket?: WebSocketConstructor;
-}
-
-/** Settles when the target decided: `ack` is its `control.accepted`, and
- * `outcome` resolves with the first event the command caused. */
-export interface Accepted {
-  ack: AepEvent;
-  outcome: Promise<AepEvent>;
-}
-
-export type Unsubscribe = () => void;
-
-export class AepClient {
-  constructor(options: AepClientOptions);
-  /** Connects every relay; resolves once each has been live or refused. */
-  connect(): Promise<RelayStatus[]>;
-  close(): void;
-  on(kind: 'attention', listener: (card: Card | EvictedCard) => void): Unsubscribe;
-  on(kind: 'event', listener: (event: AepEvent, relay: string) => void): Unsubscribe;
-  on(kind: 'command', listener: (command: CommandUpdate) => void): Unsubscribe;
-  on(kind: 'session', listener: (session: SessionSummary | EvictedSession) => void): Unsubscribe;
-  on(kind: 'status', listener: (status: RelayStatus) => void): Unsubscribe;
-  on(kind: 'violation', listener: (violation: Violation) => void): Unsubscribe;
-  /** Rejects with `NackError` when refused, `AepError` when not sent. */
-  respond(requestId: string, answer: AnswerInput): Promise<Accepted>;
-  cancel(args: CancelArgs): Promise<Accepted>;
-  pause(target: string | Target): Promise<Accepted>;
-  resume(target: string | Target): Promise<Accepted>;
-  command(type: VendorCommandType, args: VendorArgs): Promise<Accepted>;
-  /** Sends a command again with the same id, until an ack is seen. */
-  retry(commandId: string): Promise<Accepted>;
-  /** Asks one relay (by label) or every live relay for its roster. */
-  roster(relay?: string): Promise<RosterEntry[]>;
-  inbox(): Card[];
-  sessions(): SessionSummary[];
-  session(key: SessionKey): SessionDetail | null;
-  /** Resume positions per relay label: what to persist. */
-  positions(): { [relay: string]: SessionPosition[] };
-  /**
-   * Seeds positions saved from `positions()` in an earlier run, so
-   * subscriptions resume after them instead of replaying. Call before
-   * `connect()`. Throws `AepError` (`invalid-argument`) and takes nothing
-   * when the shape is wrong; skips labels this client does not have.
-   * Returns how many positions were taken.
-   */
-  restorePositions(saved: { [relay: string]: SessionPosition[] }): number;
-  status(): RelayStatus[];
-  commands(): CommandView[];
-  violations(): Violation[];
-  free(): void;
-}
-
-/** A command that will not be carried out. */
-export class NackError extends Error {
-  readonly name: 'NackError';
-  /** `rejected` (the target's nack), `relay-refused`, or `timeout`. */
-  readonly kind: 'rejected' | 'relay-refused' | 'timeout';
-  /** The nack reason, the relay's code, or `timeout`. */
-  readonly reason: NackReason | 'timeout' | (string & {});
-  readonly detail?: string;
-  /** True for a timeout: decided locally, never sent by anyone. */
-  readonly synthesized: boolean;
-  /** The relay's error code (`no-route`, `unsupported`, `ambiguous`, `unauthorized`, …). */
-  readonly relayCode?: string;
-  readonly commandId: string;
-  /** The target's `control.rejected` event. */
-  readonly ack?: AepEvent;
-}
-
-export type AepErrorCode =
-  | 'invalid-options'
-  | 'invalid-filter'
-  | 'invalid-argument'
-  | 'invalid-answer'
-  | 'invalid-command'
-  | 'no-websocket'
-  | 'unknown-relay'
-  | 'unknown-request'
-  | 'unknown-command'
-  | 'not-over-control'
-  | 'unroutable'
-  | 'not-live'
-  | 'backpressure'
-  | 'not-permitted'
-  | 'not-vendor-command'
-  | 'already-decided'
-  | 'no-roster'
-  | 'duplicate-command';
-
-/** A request refused before anything was sent. */
-export class AepError extends Error {
-  readonly name: 'AepError';
-  readonly code: AepErrorCode;
-}
-
-// ----- pure helpers -----------------------------------------------------------
-
-export interface EventViolation {
-  rule: string;
-  detail: string;
-}
-
-export function validateEvent(event: AepEvent | string): { valid: boolean; violations: EventViolation[] };
-export function validateFilter(filter: Filter): { valid: boolean; error?: { code: string; key?: string; detail: string } };
-/** Throws `AepError` (`invalid-filter`) for an invalid filter. */
-export function matches(filter: Filter, event: AepEvent): boolean;
-
 export interface Evictions {
   sessions: number;
   events: number;
@@ -741,10 +620,108 @@ export interface Evictions {
   violations: number;
 }
 
-/** Bounds for `projectState`; a bound not given is unlimited. */
+/**
+ * A resume position: what `positions()` returns per relay and
+ * `restorePositions` takes back.
+ */
+export interface SessionPosition {
+  epoch: number;
+  seq: number;
+  session: string;
+}
+
+/**
+ * A rule an event breaks on its own (`validateEvent`).
+ */
+export interface EventViolation {
+  detail: string;
+  rule: string;
+}
+
+/**
+ * What `validateEvent` found.
+ */
+export interface EventValidation {
+  valid: boolean;
+  violations: EventViolation[];
+}
+
+/**
+ * Why a filter is invalid.
+ */
+export interface FilterError {
+  code: string;
+  detail: string;
+  key?: string;
+}
+
+/**
+ * What `validateFilter` found.
+ */
+export interface FilterValidation {
+  error?: FilterError;
+  valid: boolean;
+}
+
+/**
+ * How an accepted answer came to be what is applied (the engine's
+ * `AppliedRule`).
+ */
+export type AnswerRule = "as-sent" | "text-named-option" | "unmatched-text-refused";
+
+/**
+ * What an accepted command asks the agent to do.
+ */
+export type TargetAction = { type: "respond"; request: string; answer: AnswerInput; rule: AnswerRule } | { type: "cancel"; scope: CancelScope; reason?: string } | { type: "pause" } | { type: "resume" } | { type: "vendor"; commandType: string; data: { [key: string]: Json } };
+
+/**
+ * What receiving a command came to; `ack` is the event already queued
+ * (the JavaScript object of its exact bytes).
+ */
+export type Received = { kind: "fresh"; ack: AepEvent; action: TargetAction } | { kind: "nacked"; ack: AepEvent; reason: NackReason } | { kind: "duplicate"; ack: AepEvent };
+
+/**
+ * Who a command is for: a session, a run of it, and (optionally) the
+ * relay to send it through.
+ */
+export interface Recipient {
+  session: string;
+  run?: string;
+  /**
+   * A relay label, overriding routing.
+   */
+  relay?: string;
+}
+
+/**
+ * `cancel(args)`: a run or a whole session.
+ */
+export interface CancelArgs extends Recipient {
+  scope: CancelScope;
+  reason?: string;
+}
+
+/**
+ * `command(type, args)`: a vendor command's target and payload.
+ */
+export interface VendorArgs extends Recipient {
+  subject?: string;
+  data?: { [key: string]: Json };
+  /**
+   * The payload's capture level (default `metadata`).
+   */
+  capture?: Capture;
+}
+
+/**
+ * `projectState`'s `limits`: any of the store's bounds; a bound not given
+ * is unlimited.
+ */
 export interface StoreLimits {
   maxSessions?: number;
-  /** Events, runs, cards and command chains held by all sessions together. */
+  /**
+   * Events, runs, cards and command chains held by all sessions together.
+   */
   maxHeld?: number;
   maxTimelinePerSession?: number;
   maxRunsPerSession?: number;
@@ -758,18 +735,68 @@ export interface StoreLimits {
 }
 
 /**
- * Folds a stream (events, JSON texts, or one JSONL text as a string or as
- * UTF-8 bytes) into state. The fold holds the whole stream unless
- * `options.limits` bounds it; `evicted` says what the bounds dropped,
- * `rejected` which inputs (by index, or line) were not events.
+ * One relay of `new AepClient(options)`.
  */
-export function projectState(
-  events: ReadonlyArray<AepEvent | string> | string | Uint8Array,
-  options?: { limits?: StoreLimits },
-): Projection;
+export interface RelayOptions {
+  /**
+   * ws(s):// or http(s):// URL; an origin alone means `/socket`.
+   */
+  url: string;
+  /**
+   * Sent only as `?access_token=` on the upgrade; never logged.
+   */
+  token?: string;
+  /**
+   * Shown as provenance; defaults to the URL without its query.
+   */
+  label?: string;
+}
 
-// ----- the agent side ---------------------------------------------------------
+/**
+ * How subscriptions resume after a reconnect.
+ */
+export type Resume = "positions" | "all";
 
+/**
+ * `new AepClient(options)`.
+ */
+export interface AepClientOptions {
+  relays: RelayOptions[];
+  /**
+   * The `agent` this client's commands carry.
+   */
+  agent: string;
+  /**
+   * Host part of the default source `aep://{host}/agent/{agent}`.
+   */
+  host?: string;
+  /**
+   * The `source` this client's commands carry (overrides `host`).
+   */
+  source?: string;
+  filter?: Filter;
+  /**
+   * Capture ceiling asked of each relay.
+   */
+  capture?: Capture;
+  /**
+   * Ack window for targets that declared none (default 10 000 ms).
+   */
+  ackWindowMs?: number;
+  pingIntervalMs?: number;
+  /**
+   * `positions` (default) or `all`: how subscriptions resume.
+   */
+  resume?: Resume;
+  /**
+   * Defaults to the global WebSocket (Node 20: `--experimental-websocket`).
+   */
+  WebSocket?: WebSocketConstructor;
+}
+
+/**
+ * `new ControlTarget(options)`; `new AepAgent(options)` takes these too.
+ */
 export interface ControlTargetOptions {
   agent: string;
   accepts: CommandType[];
@@ -788,6 +815,34 @@ export interface ControlTargetOptions {
   capture?: Capture;
 }
 
+/**
+ * `new AepAgent(options)`.
+ */
+export interface AepAgentOptions extends ControlTargetOptions {
+  /**
+   * The relay, e.g. `http://127.0.0.1:8787`.
+   */
+  url: string;
+  /**
+   * Sent only in the socket URL; never logged or shown.
+   */
+  token?: string;
+  /**
+   * Declared in hello as `control.ack_window_ms`.
+   */
+  ackWindowMs?: number;
+  pingIntervalMs?: number;
+  /**
+   * Asked, synchronously, about each first delivery of a command that passed
+   * the protocol's checks. It must not call back into the agent.
+   */
+  decide?: (action: TargetAction) => Verdict;
+  WebSocket?: WebSocketConstructor;
+}
+
+/**
+ * One of an agent's own events, before the target stamps it.
+ */
 export interface EventDraft {
   type: string;
   session?: string;
@@ -799,31 +854,63 @@ export interface EventDraft {
   severity?: Severity;
   capture?: Capture;
   data?: { [key: string]: Json };
-  /** Defaults to the session's next; a named one must be above every seq already used. */
+  /**
+   * Defaults to the session's next; a named one must be above every seq already used.
+   */
   seq?: number;
   epoch?: number;
 }
 
-export type TargetAction =
-  | { type: 'respond'; request: string; answer: AnswerInput; rule: 'as-sent' | 'text-named-option' | 'unmatched-text-refused' }
-  | { type: 'cancel'; scope: 'run' | 'session'; reason?: string }
-  | { type: 'pause' }
-  | { type: 'resume' }
-  | { type: 'vendor'; commandType: string; data: { [key: string]: Json } };
+// END names, views and inputs generated from the engine, src/view.rs and src/input.rs.
 
-/** `undefined` or `true` accepts; `false` refuses; `{ reject }` nacks with that reason. */
+// Hand-kept: functions and promises, which are no data.
+/** The WebSocket constructor the client uses (the global one, or e.g. `ws`). */
+export type WebSocketConstructor = new (url: string) => {
+  send(data: string): void; close(code?: number, reason?: string): void; binaryType: string;
+  onopen: ((ev: never) => unknown) | null; onmessage: ((ev: never) => unknown) | null;
+  onclose: ((ev: never) => unknown) | null; onerror: ((ev: never) => unknown) | null;
+};
+export type Unsubscribe = () => void;
+/** What `decide` returns: `undefined` or `true` accepts; `false` refuses; `{ reject }` nacks with that reason. */
 export type Verdict = undefined | boolean | { reject: NackReason; detail?: string };
 
-export type Received =
-  | { kind: 'fresh'; ack: AepEvent; action: TargetAction }
-  | { kind: 'nacked'; ack: AepEvent; reason: NackReason }
-  | { kind: 'duplicate'; ack: AepEvent };
-
+// Hand-kept: wasm-bindgen's exports, with overloads and types narrowed beyond what it declares.
+export class AepClient {
+  constructor(options: AepClientOptions);
+  /** Connects every relay; resolves once each has been live or refused. */
+  connect(): Promise<RelayStatus[]>;
+  close(): void;
+  on(kind: 'attention', listener: (card: Card | EvictedCard) => void): Unsubscribe;
+  on(kind: 'event', listener: (event: AepEvent, relay: string) => void): Unsubscribe;
+  on(kind: 'command', listener: (command: CommandUpdate) => void): Unsubscribe;
+  on(kind: 'session', listener: (session: SessionSummary | EvictedSession) => void): Unsubscribe;
+  on(kind: 'status', listener: (status: RelayStatus) => void): Unsubscribe;
+  on(kind: 'violation', listener: (violation: Violation) => void): Unsubscribe;
+  /** Rejects with `NackError` when refused, `AepError` when not sent. */
+  respond(requestId: string, answer: AnswerInput): Promise<Accepted>;
+  cancel(args: CancelArgs): Promise<Accepted>;
+  pause(target: string | Recipient): Promise<Accepted>;
+  resume(target: string | Recipient): Promise<Accepted>;
+  command(type: VendorCommandType, args: VendorArgs): Promise<Accepted>;
+  /** Sends a command again with the same id, until an ack is seen. */
+  retry(commandId: string): Promise<Accepted>;
+  /** Asks one relay (by label) or every live relay for its roster. */
+  roster(relay?: string): Promise<RosterEntry[]>;
+  inbox(): Card[];
+  sessions(): SessionSummary[];
+  session(key: SessionKey): SessionDetail | null;
+  /** Resume positions per relay label: what to persist. */
+  positions(): { [relay: string]: SessionPosition[] };
+  /** Seeds positions saved by `positions()`, before `connect()`: all or (`AepError`) none. Returns how many were taken. */
+  restorePositions(saved: { [relay: string]: SessionPosition[] }): number;
+  status(): RelayStatus[];
+  commands(): CommandView[];
+  violations(): Violation[];
+  free(): void;
+}
 export class ControlTarget {
   constructor(options: ControlTargetOptions);
-  readonly source: string;
-  readonly agent: string;
-  readonly accepts: string[];
+  readonly source: string; readonly agent: string; readonly accepts: string[];
   /** Builds one of the agent's events; session events take the next seq. */
   event(draft: EventDraft): AepEvent;
   registerRequest(requested: AepEvent, refusingOption?: string): void;
@@ -837,28 +924,7 @@ export class ControlTarget {
   setNextSeq(session: string, seq: number): void;
   free(): void;
 }
-
-export interface AepAgentOptions extends ControlTargetOptions {
-  /** The relay, e.g. `http://127.0.0.1:8787`. */
-  url: string;
-  /** Sent only in the socket URL; never logged or shown. */
-  token?: string;
-  /** Declared in hello as `control.ack_window_ms`. */
-  ackWindowMs?: number;
-  pingIntervalMs?: number;
-  /**
-   * Asked, synchronously, about each first delivery of a command that passed
-   * the protocol's checks. It must not call back into the agent.
-   */
-  decide?: (action: TargetAction) => Verdict;
-  WebSocket?: WebSocketConstructor;
-}
-
-/**
- * An agent on one relay: hello with the commands it takes, its events at
- * strictly increasing (epoch, seq) positions, what it queues while cut off
- * sent after the reconnect, and every command acknowledged as it arrives.
- */
+/** An agent on one relay: its events at increasing (epoch, seq), queued while cut off, every command acked. */
 export class AepAgent {
   constructor(options: AepAgentOptions);
   /** Resolves once live, or refused. */
@@ -881,3 +947,23 @@ export class AepAgent {
   status(): AgentStatus;
   free(): void;
 }
+export function validateEvent(event: AepEvent | string): EventValidation;
+export function validateFilter(filter: Filter): FilterValidation;
+/** Throws `AepError` (`invalid-filter`) for an invalid filter. */
+export function matches(filter: Filter, event: AepEvent): boolean;
+/** Folds a stream (events, JSON texts, or JSONL as text or UTF-8 bytes) into state, bounded by `options.limits`. */
+export function projectState(events: ReadonlyArray<AepEvent | string> | string | Uint8Array, options?: { limits?: StoreLimits }): Projection;
+
+// Hand-kept: the error classes, defined in JavaScript (src/js/errors.js) so `instanceof` works.
+/**
+ * A command that will not be carried out: its target's nack (`rejected`, with that `ack`), a relay's
+ * refusal (`relay-refused`, with its `relayCode`), or no ack in time (`timeout`, `synthesized`: decided here).
+ */
+export class NackError extends Error {
+  readonly name: 'NackError'; readonly kind: NackKind; readonly commandId: string; readonly synthesized: boolean;
+  /** The nack reason, the relay's code, or `timeout`. */
+  readonly reason: NackReason | 'timeout' | (string & {});
+  readonly detail?: string; readonly relayCode?: string; readonly ack?: AepEvent;
+}
+/** A request refused before anything was sent. */
+export class AepError extends Error { readonly name: 'AepError'; readonly code: AepErrorCode; }

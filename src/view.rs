@@ -7,18 +7,25 @@
 use aep_engine::client::hub::{Hub, RelayId};
 use aep_engine::client::State;
 use aep_engine::control::ack::Decision;
-use aep_engine::control::sender::{CommandState, TrackedCommand};
+use aep_engine::control::answer::AppliedRule;
+use aep_engine::control::sender::{self, CancelScope, TrackedCommand};
+use aep_engine::control::target::Action;
 use aep_engine::order;
-use aep_engine::protocol::form::{Choice, FieldSpec};
+use aep_engine::protocol::form;
 use aep_engine::protocol::frame::{ControlCapability, RosterEntry as Claim};
+use aep_engine::protocol::vocabulary::NackReason;
 use aep_engine::store::{
-    self, AttentionKind, Closure, CommandStatus, OutcomeLink, Resolution, RunEnding, RunStatus, SessionKey as Key,
-    Store, StreamViolation,
+    self, AttentionKind, CardStatus, Closure, CommandStatus, Resolution, RunEnding, RunStatus, SessionKey as Key,
+    SessionState, Store, StreamViolation,
 };
 use aep_engine::time::UnixMs;
 use serde::Serialize;
 use serde_json::{Map, Value};
+use serde_with::skip_serializing_none;
 use tsify::Tsify;
+use wasm_bindgen::JsValue;
+
+use crate::error::NackKind;
 
 /// A session's identity: the owning emitter's `source` and the session name.
 #[derive(Clone, Debug, Serialize, Tsify)]
@@ -34,69 +41,334 @@ pub struct Position {
     pub seq: u64,
 }
 
+/// The name of a member of one of the closed sets below (or the store's
+/// `CardStatus` and `SessionState`), as a view carries it: made only from
+/// one of those enums, so no view holds a name outside its set, and
+/// written as a string by one serializer for all of them (a serializer per
+/// set would cost the size-budgeted package several kilobytes). Each
+/// field says which set's union TypeScript sees.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct Name(&'static str);
+
+impl Name {
+    pub fn as_str(self) -> &'static str {
+        self.0
+    }
+}
+
+macro_rules! named {
+    ($($set:ty),* $(,)?) => {
+        $(impl From<$set> for Name {
+            fn from(member: $set) -> Name {
+                Name(member.into())
+            }
+        })*
+    };
+}
+
+named!(
+    Evicted,
+    CloseHow,
+    RunState,
+    ChainStatus,
+    AckDecision,
+    OutcomeLink,
+    ViolationOrigin,
+    CommandState,
+    ConnectionState,
+    CommandChange,
+    FieldType,
+    AnswerRule,
+    CardStatus,
+    SessionState,
+    CancelScope,
+);
+
+/// What an evicted card or session says in place of its status: the store
+/// dropped it to stay within its bounds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Tsify, strum::IntoStaticStr, strum::VariantArray)]
+#[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
+pub enum Evicted {
+    Evicted,
+}
+
+/// How a card closed: resolved by its emitter, or expired.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Tsify, strum::IntoStaticStr, strum::VariantArray)]
+#[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
+pub enum CloseHow {
+    Resolved,
+    TimedOut,
+}
+
+/// Where a run stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Tsify, strum::IntoStaticStr, strum::VariantArray)]
+#[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
+pub enum RunState {
+    Open,
+    Finished,
+    Failed,
+    Cancelled,
+}
+
+/// Where a command's audit chain stands, as the stream shows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Tsify, strum::IntoStaticStr, strum::VariantArray)]
+#[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
+pub enum ChainStatus {
+    AwaitingAck,
+    Accepted,
+    Rejected,
+    Completed,
+}
+
+/// What a target's ack decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Tsify, strum::IntoStaticStr, strum::VariantArray)]
+#[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
+pub enum AckDecision {
+    Accepted,
+    Rejected,
+}
+
+/// Which link an outcome's `cause` followed: the command, or its ack.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Tsify, strum::IntoStaticStr, strum::VariantArray)]
+#[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
+pub enum OutcomeLink {
+    Command,
+    Ack,
+}
+
+/// Whose rule a violation broke: the stream's, the control profile's, or a
+/// relay's complaint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Tsify, strum::IntoStaticStr, strum::VariantArray)]
+#[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
+pub enum ViolationOrigin {
+    Stream,
+    Control,
+    Relay,
+}
+
+/// Where a command stands on its way to a decision (the sender's
+/// `CommandState`, without what each state holds).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Tsify, strum::IntoStaticStr, strum::VariantArray)]
+#[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
+pub enum CommandState {
+    Pending,
+    Accepted,
+    Rejected,
+    RelayRefused,
+    /// No ack within the window: decided here, never sent by anyone.
+    #[serde(rename = "timeout")]
+    #[strum(serialize = "timeout")]
+    TimedOut,
+}
+
+impl From<&sender::CommandState> for CommandState {
+    fn from(state: &sender::CommandState) -> Self {
+        match state {
+            sender::CommandState::Pending { .. } => CommandState::Pending,
+            sender::CommandState::Accepted { .. } => CommandState::Accepted,
+            sender::CommandState::Rejected { .. } => CommandState::Rejected,
+            sender::CommandState::RelayRefused { .. } => CommandState::RelayRefused,
+            sender::CommandState::TimedOut => CommandState::TimedOut,
+        }
+    }
+}
+
+/// A relay connection's lifecycle (the client's `State`, without what each
+/// state holds).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Tsify, strum::IntoStaticStr, strum::VariantArray)]
+#[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
+pub enum ConnectionState {
+    Idle,
+    Connecting,
+    Handshaking,
+    Live,
+    Reconnecting,
+    Refused,
+    Closed,
+}
+
+impl From<&State> for ConnectionState {
+    fn from(state: &State) -> Self {
+        match state {
+            State::Idle => ConnectionState::Idle,
+            State::Connecting => ConnectionState::Connecting,
+            State::Handshaking => ConnectionState::Handshaking,
+            State::Live => ConnectionState::Live,
+            State::Reconnecting { .. } => ConnectionState::Reconnecting,
+            State::Refused { .. } => ConnectionState::Refused,
+            State::Closed => ConnectionState::Closed,
+        }
+    }
+}
+
+/// What just happened to a command, as the `command` listener is told.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Tsify, strum::IntoStaticStr, strum::VariantArray)]
+#[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
+pub enum CommandChange {
+    Sent,
+    Retried,
+    Accepted,
+    Rejected,
+    RelayRefused,
+    /// No ack within the window.
+    #[serde(rename = "timeout")]
+    #[strum(serialize = "timeout")]
+    TimedOut,
+    Outcome,
+    Violation,
+}
+
+impl From<&sender::CommandChange> for CommandChange {
+    fn from(change: &sender::CommandChange) -> Self {
+        match change {
+            sender::CommandChange::Sent => CommandChange::Sent,
+            sender::CommandChange::Retried => CommandChange::Retried,
+            sender::CommandChange::Accepted => CommandChange::Accepted,
+            sender::CommandChange::Rejected => CommandChange::Rejected,
+            sender::CommandChange::RelayRefused => CommandChange::RelayRefused,
+            sender::CommandChange::TimedOut => CommandChange::TimedOut,
+            sender::CommandChange::Outcome => CommandChange::Outcome,
+            sender::CommandChange::Violation(_) => CommandChange::Violation,
+        }
+    }
+}
+
+/// One offered choice: `id` is what an answer carries, `label` what a
+/// person reads.
+#[derive(Clone, Debug, Serialize, Tsify)]
+pub struct Choice {
+    pub id: String,
+    pub label: String,
+}
+
+impl From<&form::Choice> for Choice {
+    fn from(c: &form::Choice) -> Self {
+        Choice { id: c.id.clone(), label: c.label.clone() }
+    }
+}
+
+/// The four field primitives of a form.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Tsify, strum::IntoStaticStr, strum::VariantArray)]
+#[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
+pub enum FieldType {
+    String,
+    Number,
+    Boolean,
+    Select,
+}
+
+/// One field of a form (AEP-0002 §5.2), as the engine read it.
+#[skip_serializing_none]
+#[derive(Clone, Debug, Serialize, Tsify)]
+pub struct FieldSpec {
+    pub id: String,
+    #[serde(rename = "type")]
+    #[tsify(type = "FieldType")]
+    pub ty: Name,
+    pub label: String,
+    pub required: Option<bool>,
+    /// `select` only: several choices may be picked (answer is an array).
+    pub multi: Option<bool>,
+    /// `select` only: free text is allowed instead of a choice id.
+    pub other: Option<bool>,
+    pub choices: Option<Vec<Choice>>,
+    /// `number` only, inclusive.
+    pub min: Option<f64>,
+    /// `number` only, inclusive.
+    pub max: Option<f64>,
+}
+
+impl From<&form::FieldSpec> for FieldSpec {
+    fn from(f: &form::FieldSpec) -> Self {
+        // Destructured whole: a member the engine adds is a compile error here.
+        let form::FieldSpec { id, ty, label, required, multi, other, choices, min, max } = f;
+        // As on the wire: flags only when set, choices only when there are some.
+        FieldSpec {
+            id: id.clone(),
+            ty: match ty {
+                form::FieldType::String => FieldType::String,
+                form::FieldType::Number => FieldType::Number,
+                form::FieldType::Boolean => FieldType::Boolean,
+                form::FieldType::Select => FieldType::Select,
+            }
+            .into(),
+            label: label.clone(),
+            required: required.then_some(true),
+            multi: multi.then_some(true),
+            other: other.then_some(true),
+            choices: (!choices.is_empty()).then(|| choices.iter().map(Choice::from).collect()),
+            min: *min,
+            max: *max,
+        }
+    }
+}
+
+/// What a command's promise resolves with once the target accepted it.
+#[derive(Debug, Serialize, Tsify)]
+pub struct Accepted {
+    /// The target's `control.accepted`.
+    #[serde(with = "serde_wasm_bindgen::preserve")]
+    #[tsify(type = "AepEvent")]
+    pub ack: JsValue,
+    /// Resolves with the first event the command caused.
+    #[serde(with = "serde_wasm_bindgen::preserve")]
+    #[tsify(type = "Promise<AepEvent>")]
+    pub outcome: JsValue,
+}
+
 /// An attention request and everything seen about it. Agent-authored text
 /// (prompt, labels) is data: render it as text, next to its provenance
 /// (agent, source, relay). The request's facts are absent until its
 /// `attention.requested` event was seen.
+#[skip_serializing_none]
 #[derive(Clone, Debug, Serialize, Tsify)]
 #[serde(rename_all = "camelCase")]
 pub struct Card {
     pub id: String,
     pub session: SessionKey,
     #[tsify(type = "CardStatus")]
-    pub status: &'static str,
+    pub status: Name,
     pub needs_answer: bool,
     #[tsify(type = "Severity")]
     pub severity: &'static str,
     pub first_seen: u64,
     /// Ids of the commands seen for this card.
     pub commands: Vec<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub latency_ms: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     #[tsify(type = "AttentionKind")]
     pub kind: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub prompt: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[tsify(type = "Choice[]")]
     pub options: Option<Vec<Choice>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[tsify(type = "FieldSpec[]")]
     pub fields: Option<Vec<FieldSpec>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub fields_error: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub respond_via: Option<Vec<String>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub accepts_control: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     #[tsify(type = "Capture")]
     pub capture: Option<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub run: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub subject: Option<String>,
     /// Label of the relay the request arrived through.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub relay: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub time: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub requested_at: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub received_at: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub routed: Option<Vec<RoutedHop>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub answer: Option<CardAnswer>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub close: Option<CardClose>,
 }
 
@@ -105,11 +377,12 @@ pub struct Card {
 pub struct EvictedCard {
     pub id: String,
     pub session: SessionKey,
-    #[tsify(type = "'evicted'")]
-    pub status: &'static str,
+    #[tsify(type = "Evicted")]
+    pub status: Name,
 }
 
 /// A consumer that forwarded a request (`attention.routed`).
+#[skip_serializing_none]
 #[derive(Clone, Debug, Serialize, Tsify)]
 #[serde(rename_all = "camelCase")]
 pub struct RoutedHop {
@@ -117,50 +390,42 @@ pub struct RoutedHop {
     pub agent: String,
     pub source: String,
     pub time: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub relay: Option<String>,
 }
 
 /// The answer a card received (`attention.answered`).
+#[skip_serializing_none]
 #[derive(Clone, Debug, Serialize, Tsify)]
 #[serde(rename_all = "camelCase")]
 pub struct CardAnswer {
     pub event_id: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub option: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     #[tsify(type = "{ [fieldId: string]: Json }")]
     pub values: Option<Map<String, Value>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub by: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub via: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub cause: Option<String>,
     pub time: String,
 }
 
 /// How a card closed.
+#[skip_serializing_none]
 #[derive(Clone, Debug, Serialize, Tsify)]
 #[serde(rename_all = "camelCase")]
 pub struct CardClose {
-    #[tsify(type = "'resolved' | 'timed-out'")]
-    pub how: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(type = "CloseHow")]
+    pub how: Name,
     pub resolution: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub latency_ms: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub after_ms: Option<u64>,
     pub event_id: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub cause: Option<String>,
     pub time: String,
 }
 
 /// A session, short, for lists.
+#[skip_serializing_none]
 #[derive(Clone, Debug, Serialize, Tsify)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionSummary {
@@ -169,10 +434,8 @@ pub struct SessionSummary {
     pub name: String,
     pub agent: String,
     #[tsify(type = "SessionState")]
-    pub state: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state: Name,
     pub label: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub position: Option<Position>,
     /// Cards waiting on a person.
     pub pending: u64,
@@ -187,62 +450,55 @@ pub struct EvictedSession {
     pub key: SessionKey,
     pub source: String,
     pub name: String,
-    #[tsify(type = "'evicted'")]
-    pub state: &'static str,
+    #[tsify(type = "Evicted")]
+    pub state: Name,
 }
 
 /// One run of a session.
+#[skip_serializing_none]
 #[derive(Clone, Debug, Serialize, Tsify)]
 #[serde(rename_all = "camelCase")]
 pub struct RunView {
     pub name: String,
-    #[tsify(type = "'open' | 'finished' | 'failed' | 'cancelled'")]
-    pub status: &'static str,
+    #[tsify(type = "RunState")]
+    pub status: Name,
     pub events: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub started_event: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub started_time: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub end: Option<RunEnd>,
 }
 
 /// The event that ended a run.
+#[skip_serializing_none]
 #[derive(Clone, Debug, Serialize, Tsify)]
 #[serde(rename_all = "camelCase")]
 pub struct RunEnd {
     pub event_id: String,
     pub time: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub cause: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub by: Option<String>,
 }
 
 /// A command's audit chain as the stream shows it (whoever sent it).
+#[skip_serializing_none]
 #[derive(Clone, Debug, Serialize, Tsify)]
 #[serde(rename_all = "camelCase")]
 pub struct CommandChain {
     pub id: String,
-    #[tsify(type = "'awaiting-ack' | 'accepted' | 'rejected' | 'completed'")]
-    pub status: &'static str,
-    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    #[tsify(type = "ChainStatus")]
+    pub status: Name,
+    #[serde(rename = "type")]
     pub ty: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub issued: Option<CommandIssued>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ack: Option<CommandAck>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub outcome: Option<CommandOutcome>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ack_latency_ms: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub outcome_latency_ms: Option<u64>,
 }
 
 /// The command event itself.
+#[skip_serializing_none]
 #[derive(Clone, Debug, Serialize, Tsify)]
 #[serde(rename_all = "camelCase")]
 pub struct CommandIssued {
@@ -250,26 +506,22 @@ pub struct CommandIssued {
     pub ty: String,
     pub sender_agent: String,
     pub sender_source: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub run: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub subject: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub relay: Option<String>,
     pub time: String,
 }
 
 /// The target's ack of a command.
+#[skip_serializing_none]
 #[derive(Clone, Debug, Serialize, Tsify)]
 #[serde(rename_all = "camelCase")]
 pub struct CommandAck {
     pub event_id: String,
     pub time: String,
-    #[tsify(type = "'accepted' | 'rejected'")]
-    pub decision: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(type = "AckDecision")]
+    pub decision: Name,
     pub reason: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
 }
 
@@ -280,21 +532,20 @@ pub struct CommandOutcome {
     pub event_id: String,
     #[serde(rename = "type")]
     pub ty: String,
-    #[tsify(type = "'command' | 'ack'")]
-    pub link: &'static str,
+    #[tsify(type = "OutcomeLink")]
+    pub link: Name,
     pub time: String,
 }
 
 /// One session with its runs, cards and command chains: its summary and
 /// what a session page shows beyond it.
+#[skip_serializing_none]
 #[derive(Clone, Debug, Serialize, Tsify)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionDetail {
     #[serde(flatten)]
     pub summary: SessionSummary,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub started: Option<SessionStart>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub end: Option<SessionEnd>,
     pub runs: Vec<RunView>,
     pub cards: Vec<Card>,
@@ -302,67 +553,53 @@ pub struct SessionDetail {
 }
 
 /// The `session.started` event of a session.
+#[skip_serializing_none]
 #[derive(Clone, Debug, Serialize, Tsify)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionStart {
     pub event_id: String,
     pub time: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub parent: Option<String>,
 }
 
 /// The `session.ended` event of a session.
+#[skip_serializing_none]
 #[derive(Clone, Debug, Serialize, Tsify)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionEnd {
     pub event_id: String,
     pub time: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
 }
 
 /// A command this client sent, as it is followed.
+#[skip_serializing_none]
 #[derive(Clone, Debug, Serialize, Tsify)]
 #[serde(rename_all = "camelCase")]
 pub struct CommandView {
     pub id: String,
     #[serde(rename = "type")]
     pub ty: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub session: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub run: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub subject: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub relay: Option<String>,
     #[tsify(type = "CommandState")]
-    pub state: &'static str,
+    pub state: Name,
     pub sends: u32,
     pub window_ms: u64,
     pub first_sent: u64,
     pub last_sent: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub settled_at: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub deadline: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ack_id: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub relay_code: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub outcome_id: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub outcome_type: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ack_latency_ms: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub outcome_latency_ms: Option<u64>,
 }
 
@@ -372,34 +609,28 @@ pub struct CommandUpdate {
     #[serde(flatten)]
     pub view: CommandView,
     #[tsify(type = "CommandChange")]
-    pub change: &'static str,
+    pub change: Name,
 }
 
 /// One relay connection's status.
+#[skip_serializing_none]
 #[derive(Clone, Debug, Serialize, Tsify)]
 #[serde(rename_all = "camelCase")]
 pub struct RelayStatus {
     pub relay: String,
     #[tsify(type = "ConnectionState")]
-    pub state: &'static str,
+    pub state: Name,
     /// Reconnect attempt.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub attempt: Option<u32>,
     /// When the reconnect happens (ms since the epoch).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub retry_at: Option<u64>,
     /// Why a refused connection was refused.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// Why the previous socket was lost.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub lost: Option<String>,
     /// A relay error frame that refused none of this client's commands.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<RelayError>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub replay_exhausted: Option<ReplayExhausted>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub closing: Option<String>,
 }
 
@@ -415,14 +646,12 @@ pub struct AgentStatus {
 }
 
 /// A relay `error` frame that refused none of this client's commands.
+#[skip_serializing_none]
 #[derive(Clone, Debug, Serialize, Tsify)]
 pub struct RelayError {
     pub code: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub cause: Option<String>,
 }
 
@@ -436,47 +665,39 @@ pub struct ReplayExhausted {
 
 /// A broken rule: of the stream, of the control profile, or a relay's
 /// complaint.
+#[skip_serializing_none]
 #[derive(Clone, Debug, Serialize, Tsify)]
 #[serde(rename_all = "camelCase")]
 pub struct Violation {
-    #[tsify(type = "'stream' | 'control' | 'relay'")]
-    pub origin: &'static str,
+    #[tsify(type = "ViolationOrigin")]
+    pub origin: Name,
     pub rule: String,
     pub detail: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub reference: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub event_id: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub session: Option<SessionKey>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub command_id: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub relay: Option<String>,
 }
 
 /// A session a relay's roster lists, with its emitter's claim.
+#[skip_serializing_none]
 #[derive(Clone, Debug, Serialize, Tsify)]
 pub struct RosterEntry {
     pub relay: String,
     pub session: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub instance: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub control: Option<RosterControl>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub emits: Option<Vec<String>>,
 }
 
 /// The commands a target takes and its ack window.
+#[skip_serializing_none]
 #[derive(Clone, Debug, Serialize, Tsify)]
 #[serde(rename_all = "camelCase")]
 pub struct RosterControl {
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub accepts: Option<Vec<String>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ack_window_ms: Option<u64>,
 }
 
@@ -488,8 +709,7 @@ pub struct Projection {
     pub violations: Vec<Violation>,
     pub counts: Counts,
     /// What `limits` made the fold drop; all zero when it holds everything.
-    #[tsify(type = "Evictions")]
-    pub evicted: store::Evictions,
+    pub evicted: Evictions,
     /// What could not be folded (`projectState`'s input only).
     pub rejected: Rejected,
 }
@@ -522,6 +742,180 @@ pub struct Counts {
     pub violations: u64,
 }
 
+/// How an accepted answer came to be what is applied (the engine's
+/// `AppliedRule`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Tsify, strum::IntoStaticStr, strum::VariantArray)]
+#[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
+pub enum AnswerRule {
+    AsSent,
+    TextNamedOption,
+    UnmatchedTextRefused,
+}
+
+/// What an accepted command asks the agent to do.
+#[skip_serializing_none]
+#[derive(Clone, Debug, Serialize, Tsify)]
+#[serde(tag = "type", rename_all = "kebab-case")]
+pub enum TargetAction {
+    Respond {
+        request: String,
+        #[tsify(type = "AnswerInput")]
+        answer: Value,
+        #[tsify(type = "AnswerRule")]
+        rule: Name,
+    },
+    Cancel {
+        #[tsify(type = "CancelScope")]
+        scope: Name,
+        reason: Option<String>,
+    },
+    Pause,
+    Resume,
+    Vendor {
+        #[serde(rename = "commandType")]
+        command_type: String,
+        #[tsify(type = "{ [key: string]: Json }")]
+        data: Map<String, Value>,
+    },
+}
+
+impl From<&Action> for TargetAction {
+    fn from(action: &Action) -> Self {
+        match action {
+            Action::Respond { request, applied } => TargetAction::Respond {
+                request: request.id.to_string(),
+                answer: applied.answer.to_value(),
+                rule: match applied.rule {
+                    AppliedRule::AsSent => AnswerRule::AsSent,
+                    AppliedRule::TextNamedOption => AnswerRule::TextNamedOption,
+                    AppliedRule::UnmatchedTextRefused => AnswerRule::UnmatchedTextRefused,
+                }
+                .into(),
+            },
+            Action::Cancel { scope, reason } => TargetAction::Cancel { scope: (*scope).into(), reason: reason.clone() },
+            Action::Pause => TargetAction::Pause,
+            Action::Resume => TargetAction::Resume,
+            Action::Vendor { ty, data } => TargetAction::Vendor { command_type: ty.clone(), data: data.clone() },
+        }
+    }
+}
+
+/// What receiving a command came to; `ack` is the event already queued
+/// (the JavaScript object of its exact bytes).
+#[derive(Debug, Serialize, Tsify)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Received {
+    Fresh {
+        #[serde(with = "serde_wasm_bindgen::preserve")]
+        #[tsify(type = "AepEvent")]
+        ack: JsValue,
+        action: TargetAction,
+    },
+    Nacked {
+        #[serde(with = "serde_wasm_bindgen::preserve")]
+        #[tsify(type = "AepEvent")]
+        ack: JsValue,
+        reason: NackReason,
+    },
+    Duplicate {
+        #[serde(with = "serde_wasm_bindgen::preserve")]
+        #[tsify(type = "AepEvent")]
+        ack: JsValue,
+    },
+}
+
+/// A rule an event breaks on its own (`validateEvent`).
+// These results keep their keys in alphabetical order, as the package
+// has always listed them.
+#[derive(Clone, Debug, Serialize, Tsify)]
+pub struct EventViolation {
+    pub detail: String,
+    pub rule: String,
+}
+
+/// What `validateEvent` found.
+#[derive(Clone, Debug, Serialize, Tsify)]
+pub struct EventValidation {
+    pub valid: bool,
+    pub violations: Vec<EventViolation>,
+}
+
+/// Why a filter is invalid.
+#[skip_serializing_none]
+#[derive(Clone, Debug, Serialize, Tsify)]
+pub struct FilterError {
+    pub code: String,
+    pub detail: String,
+    pub key: Option<String>,
+}
+
+/// What `validateFilter` found.
+#[skip_serializing_none]
+#[derive(Clone, Debug, Serialize, Tsify)]
+pub struct FilterValidation {
+    pub error: Option<FilterError>,
+    pub valid: bool,
+}
+
+/// A resume position: what `positions()` returns per relay and
+/// `restorePositions` takes back.
+#[derive(Clone, Debug, Serialize, Tsify)]
+pub struct SessionPosition {
+    pub epoch: u64,
+    pub seq: u64,
+    pub session: String,
+}
+
+/// What a bounded fold dropped, by kind (the store's `Evictions`).
+#[derive(Clone, Debug, Serialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct Evictions {
+    pub sessions: u64,
+    pub events: u64,
+    pub runs: u64,
+    pub cards: u64,
+    pub commands: u64,
+    pub agents: u64,
+    pub agent_events: u64,
+    pub unattached: u64,
+    pub seen_ids: u64,
+    pub changes: u64,
+    pub violations: u64,
+}
+
+impl From<store::Evictions> for Evictions {
+    fn from(e: store::Evictions) -> Self {
+        // Destructured whole: a count the store adds is a compile error here.
+        let store::Evictions {
+            sessions,
+            events,
+            runs,
+            cards,
+            commands,
+            agents,
+            agent_events,
+            unattached,
+            seen_ids,
+            changes,
+            violations,
+        } = e;
+        Evictions {
+            sessions,
+            events,
+            runs,
+            cards,
+            commands,
+            agents,
+            agent_events,
+            unattached,
+            seen_ids,
+            changes,
+            violations,
+        }
+    }
+}
+
 fn ms(t: UnixMs) -> u64 {
     t.0
 }
@@ -543,7 +937,7 @@ pub fn card(c: &store::Card) -> Card {
     let mut v = Card {
         id: c.id().to_owned(),
         session: session_key(c.session()),
-        status: c.status().as_str(),
+        status: c.status().into(),
         needs_answer: c.needs_answer(),
         severity: c.severity().as_str(),
         first_seen: ms(c.first_seen()),
@@ -573,8 +967,8 @@ pub fn card(c: &store::Card) -> Card {
     if let Some(r) = c.request() {
         v.kind = r.kind.as_ref().map(|k| AttentionKind::as_str(k).to_owned());
         v.prompt = r.prompt.clone();
-        v.options = Some(r.options.clone());
-        v.fields = (!r.fields.is_empty()).then(|| r.fields.clone());
+        v.options = Some(r.options.iter().map(Choice::from).collect());
+        v.fields = (!r.fields.is_empty()).then(|| r.fields.iter().map(FieldSpec::from).collect());
         v.fields_error = r.fields_error.as_ref().map(|e| e.to_string());
         v.respond_via = r.respond_via.as_ref().map(|all| all.iter().map(|ch| ch.as_str().to_owned()).collect());
         v.accepts_control = Some(r.accepts_control());
@@ -622,12 +1016,12 @@ pub fn card(c: &store::Card) -> Card {
                     Resolution::Dismissed => "dismissed".to_owned(),
                     Resolution::Unrecognized(s) => s.clone(),
                 });
-                ("resolved", resolution, *latency_ms, None)
+                (CloseHow::Resolved, resolution, *latency_ms, None)
             }
-            Closure::TimedOut { after_ms } => ("timed-out", None, None, *after_ms),
+            Closure::TimedOut { after_ms } => (CloseHow::TimedOut, None, None, *after_ms),
         };
         CardClose {
-            how,
+            how: how.into(),
             resolution,
             latency_ms,
             after_ms,
@@ -641,7 +1035,7 @@ pub fn card(c: &store::Card) -> Card {
 
 /// A card the store dropped.
 pub fn evicted_card(card: &store::CardRef) -> EvictedCard {
-    EvictedCard { id: card.request.to_string(), session: session_key(&card.session), status: "evicted" }
+    EvictedCard { id: card.request.to_string(), session: session_key(&card.session), status: Evicted::Evicted.into() }
 }
 
 /// A session the store dropped.
@@ -650,20 +1044,20 @@ pub fn evicted_session(key: &Key) -> EvictedSession {
         key: session_key(key),
         source: key.source.to_string(),
         name: key.name.to_string(),
-        state: "evicted",
+        state: Evicted::Evicted.into(),
     }
 }
 
 fn run(r: &store::Run) -> RunView {
     let status = match r.status() {
-        RunStatus::Open => "open",
-        RunStatus::Ended(RunEnding::Finished) => "finished",
-        RunStatus::Ended(RunEnding::Failed) => "failed",
-        RunStatus::Ended(RunEnding::Cancelled) => "cancelled",
+        RunStatus::Open => RunState::Open,
+        RunStatus::Ended(RunEnding::Finished) => RunState::Finished,
+        RunStatus::Ended(RunEnding::Failed) => RunState::Failed,
+        RunStatus::Ended(RunEnding::Cancelled) => RunState::Cancelled,
     };
     RunView {
         name: r.name().to_owned(),
-        status,
+        status: status.into(),
         events: r.events(),
         started_event: r.started_event().map(str::to_owned),
         started_time: r.started_time().map(str::to_owned),
@@ -680,14 +1074,14 @@ fn run(r: &store::Run) -> RunView {
 /// A command's audit chain as the stream shows it (whoever sent it).
 pub fn chain(c: &store::CommandChain) -> CommandChain {
     let status = match c.status() {
-        CommandStatus::AwaitingAck => "awaiting-ack",
-        CommandStatus::Accepted => "accepted",
-        CommandStatus::Rejected => "rejected",
-        CommandStatus::Completed => "completed",
+        CommandStatus::AwaitingAck => ChainStatus::AwaitingAck,
+        CommandStatus::Accepted => ChainStatus::Accepted,
+        CommandStatus::Rejected => ChainStatus::Rejected,
+        CommandStatus::Completed => ChainStatus::Completed,
     };
     CommandChain {
         id: c.id().to_owned(),
-        status,
+        status: status.into(),
         ty: c.ty().map(str::to_owned),
         issued: c.issued().map(|i| CommandIssued {
             ty: i.ty.to_string(),
@@ -700,15 +1094,27 @@ pub fn chain(c: &store::CommandChain) -> CommandChain {
         }),
         ack: c.ack().map(|a| {
             let (decision, reason, detail) = match &a.decision {
-                Decision::Accepted => ("accepted", None, None),
-                Decision::Rejected { raw_reason, detail, .. } => ("rejected", raw_reason.clone(), detail.clone()),
+                Decision::Accepted => (AckDecision::Accepted, None, None),
+                Decision::Rejected { raw_reason, detail, .. } => {
+                    (AckDecision::Rejected, raw_reason.clone(), detail.clone())
+                }
             };
-            CommandAck { event_id: a.event_id.to_string(), time: a.time.to_string(), decision, reason, detail }
+            CommandAck {
+                event_id: a.event_id.to_string(),
+                time: a.time.to_string(),
+                decision: decision.into(),
+                reason,
+                detail,
+            }
         }),
         outcome: c.outcome().map(|x| CommandOutcome {
             event_id: x.event_id.to_string(),
             ty: x.ty.to_string(),
-            link: if x.link == OutcomeLink::Command { "command" } else { "ack" },
+            link: match x.link {
+                store::OutcomeLink::Command => OutcomeLink::Command,
+                store::OutcomeLink::Ack => OutcomeLink::Ack,
+            }
+            .into(),
             time: x.time.to_string(),
         }),
         ack_latency_ms: c.ack_latency_ms(),
@@ -746,7 +1152,7 @@ pub fn session_summary(s: &store::Session) -> SessionSummary {
         source: s.source().to_owned(),
         name: s.name().to_owned(),
         agent: s.agent().to_owned(),
-        state: s.state().name(),
+        state: s.state().into(),
         label: s.started().and_then(|st| st.label.clone()),
         position: s.position().map(position),
         pending: count(s.pending_count()),
@@ -758,9 +1164,9 @@ pub fn session_summary(s: &store::Session) -> SessionSummary {
 
 /// A violation with only its origin, rule and detail; the rest is added by
 /// whoever knows it.
-pub fn violation(origin: &'static str, rule: impl Into<String>, detail: impl Into<String>) -> Violation {
+pub fn violation(origin: ViolationOrigin, rule: impl Into<String>, detail: impl Into<String>) -> Violation {
     Violation {
-        origin,
+        origin: origin.into(),
         rule: rule.into(),
         detail: detail.into(),
         reference: None,
@@ -777,7 +1183,7 @@ pub fn stream_violation(v: &StreamViolation) -> Violation {
         reference: Some(v.rule.reference().to_owned()),
         event_id: Some(v.event_id.to_string()),
         session: v.session.as_ref().map(session_key),
-        ..violation("stream", v.rule.id(), v.detail.as_str())
+        ..violation(ViolationOrigin::Stream, v.rule.id(), v.detail.as_str())
     }
 }
 
@@ -792,7 +1198,7 @@ pub fn tracked(c: &TrackedCommand, relay: Option<&str>) -> CommandView {
         run: e.run().map(str::to_owned),
         subject: e.subject().map(str::to_owned),
         relay: relay.map(str::to_owned),
-        state: c.state().name(),
+        state: CommandState::from(c.state()).into(),
         sends: c.sends(),
         window_ms: c.window_ms(),
         first_sent: ms(times.first_sent),
@@ -809,18 +1215,18 @@ pub fn tracked(c: &TrackedCommand, relay: Option<&str>) -> CommandView {
         outcome_latency_ms: c.outcome_latency_ms(),
     };
     match c.state() {
-        CommandState::Pending { deadline } => v.deadline = Some(ms(*deadline)),
-        CommandState::Accepted { ack } => v.ack_id = Some(ack.id().to_owned()),
-        CommandState::Rejected { ack, raw_reason, detail, .. } => {
+        sender::CommandState::Pending { deadline } => v.deadline = Some(ms(*deadline)),
+        sender::CommandState::Accepted { ack } => v.ack_id = Some(ack.id().to_owned()),
+        sender::CommandState::Rejected { ack, raw_reason, detail, .. } => {
             v.ack_id = Some(ack.id().to_owned());
             v.reason = raw_reason.clone();
             v.detail = detail.clone();
         }
-        CommandState::RelayRefused { code, detail } => {
+        sender::CommandState::RelayRefused { code, detail } => {
             v.relay_code = Some(code.as_str().to_owned());
             v.detail = detail.clone();
         }
-        CommandState::TimedOut => v.reason = Some("timeout".to_owned()),
+        sender::CommandState::TimedOut => v.reason = Some(NackKind::Timeout.as_str().to_owned()),
     }
     v
 }
@@ -844,7 +1250,7 @@ pub fn roster_entry(e: &Claim, relay: &str) -> RosterEntry {
 pub fn status(relay: &str, state: &State) -> RelayStatus {
     let mut v = RelayStatus {
         relay: relay.to_owned(),
-        state: state.name(),
+        state: ConnectionState::from(state).into(),
         attempt: None,
         retry_at: None,
         reason: None,
@@ -896,7 +1302,7 @@ pub fn projection(store: &Store) -> Projection {
             unattached: count(c.unattached),
             violations: c.violations,
         },
-        evicted: store.evictions(),
+        evicted: store.evictions().into(),
         rejected: Rejected::default(),
     }
 }
@@ -915,4 +1321,45 @@ pub fn rosters(hub: &Hub, relay: Option<RelayId>) -> Vec<RosterEntry> {
         out.extend(entries.into_iter().map(|e| roster_entry(e, label)));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use strum::VariantArray;
+
+    use super::*;
+
+    /// TypeScript's unions are derived from serde's names, JavaScript gets
+    /// strum's: every member of every set has one name.
+    fn one_name<T: Serialize + Copy + VariantArray + Into<Name>>() {
+        for &member in T::VARIANTS {
+            assert_eq!(serde_json::to_value(member).unwrap(), member.into().as_str());
+        }
+    }
+
+    #[test]
+    fn every_member_of_a_set_has_one_name() {
+        one_name::<Evicted>();
+        one_name::<CloseHow>();
+        one_name::<RunState>();
+        one_name::<ChainStatus>();
+        one_name::<AckDecision>();
+        one_name::<OutcomeLink>();
+        one_name::<ViolationOrigin>();
+        one_name::<CommandState>();
+        one_name::<ConnectionState>();
+        one_name::<CommandChange>();
+        one_name::<FieldType>();
+        one_name::<AnswerRule>();
+    }
+
+    #[test]
+    fn the_stores_states_keep_their_names() {
+        for (status, name) in [(CardStatus::TimedOut, "timed-out"), (CardStatus::Pending, "pending")] {
+            assert_eq!(serde_json::to_value(status).unwrap(), name);
+            assert_eq!(Name::from(status).as_str(), name);
+        }
+        assert_eq!(Name::from(SessionState::Paused).as_str(), "paused");
+        assert_eq!(Name::from(CancelScope::Session).as_str(), "session");
+    }
 }

@@ -3,8 +3,8 @@
 //! "sends" is encoded by the same frame module a relay uses.
 
 use aep_client::view;
-use aep_engine::client::hub::{Hub, HubChange, HubConfig, HubError, RelaySpec, Target, MAX_CHANGES};
-use aep_engine::client::{Config, SocketAction, State};
+use aep_engine::client::hub::{Hub, HubChange, HubConfig, HubError, Recipient, RelaySpec, MAX_CHANGES};
+use aep_engine::client::{Config, SocketAction, SocketDriven, State};
 use aep_engine::control::answer::Answer;
 use aep_engine::control::sender::{CancelScope, CommandChange, CommandState, RelayCode};
 use aep_engine::protocol::frame::{
@@ -298,7 +298,7 @@ fn a_command_is_refused_not_queued_when_its_relay_is_down() {
     assert!(commands_in(&h.take_sent(A)).is_empty(), "relay a never saw the session: no detour");
     assert!(h.hub.sender().is_empty(), "nothing is followed that was not sent");
 
-    let err = h.hub.pause(&Target::session("s1"), h.now).unwrap_err();
+    let err = h.hub.pause(&Recipient::session("s1"), h.now).unwrap_err();
     assert!(matches!(err, HubError::NotLive { .. }));
 
     // After the reconnect the same answer goes out.
@@ -318,11 +318,11 @@ fn a_live_relay_that_also_carried_the_session_is_used_when_the_latest_one_is_dow
     h.connect_all(vec![vec![], vec![]]);
     h.relay(A, Frame::Event(agent_event("E1", "progress.status", "s2", 0, json!({"data": {"phase": "x"}}))));
     h.relay(B, Frame::Event(agent_event("E2", "progress.status", "s2", 1, json!({"data": {"phase": "y"}}))));
-    let id = h.hub.pause(&Target::session("s2"), h.now).unwrap();
+    let id = h.hub.pause(&Recipient::session("s2"), h.now).unwrap();
     h.flush();
     assert_eq!(h.hub.command_relay(&id), Some(B), "most recent sighting first");
     h.hub.handle_closed(B, h.now, 1006, "");
-    let id = h.hub.resume(&Target::session("s2"), h.now).unwrap();
+    let id = h.hub.resume(&Recipient::session("s2"), h.now).unwrap();
     h.flush();
     assert_eq!(h.hub.command_relay(&id), Some(A));
     assert_eq!(commands_in(&h.take_sent(A)).len(), 1);
@@ -332,18 +332,18 @@ fn a_live_relay_that_also_carried_the_session_is_used_when_the_latest_one_is_dow
 fn unseen_sessions_need_a_relay_when_there_are_several() {
     let mut h = Harness::new(&["a", "b"], None);
     h.connect_all(vec![vec![], vec![]]);
-    let err = h.hub.pause(&Target::session("nobody"), h.now).unwrap_err();
+    let err = h.hub.pause(&Recipient::session("nobody"), h.now).unwrap_err();
     assert_eq!(err, HubError::NoRoute("nobody".into()));
-    let id = h.hub.pause(&Target::session("nobody").via("a"), h.now).unwrap();
+    let id = h.hub.pause(&Recipient::session("nobody").via("a"), h.now).unwrap();
     h.flush();
     assert_eq!(h.hub.command_relay(&id), Some(A));
-    let err = h.hub.pause(&Target::session("x").via("zzz"), h.now).unwrap_err();
+    let err = h.hub.pause(&Recipient::session("x").via("zzz"), h.now).unwrap_err();
     assert_eq!(err, HubError::UnknownRelay("zzz".into()));
 
     // With a single relay an unseen session is the relay's to refuse.
     let mut one = Harness::new(&["only"], None);
     one.connect_all(vec![vec![]]);
-    let id = one.hub.cancel(&Target::session("nobody"), CancelScope::Session, None, one.now).unwrap();
+    let id = one.hub.cancel(&Recipient::session("nobody"), CancelScope::Session, None, one.now).unwrap();
     assert_eq!(one.command_updates(), vec![(id.clone(), CommandChange::Sent)]);
     assert_eq!(commands_in(&one.take_sent(0)).len(), 1);
     one.relay(0, Frame::Error(ErrorFrame::for_command(id.clone(), "no-route", Some("no emitter owns it".into()))));
@@ -365,7 +365,7 @@ fn a_command_refused_no_route_asks_for_a_fresh_roster() {
     h.connect_all(vec![vec![entry("s1", None)]]);
     assert_eq!(h.hub.reach("s1"), Reach::Listed { claims: 1 });
     // Its agent went away; nothing else told this console so.
-    let id = h.hub.pause(&Target::session("s1"), h.now).unwrap();
+    let id = h.hub.pause(&Recipient::session("s1"), h.now).unwrap();
     h.flush();
     assert!(roster_request(&h.take_sent(A)).is_none());
     h.relay(A, Frame::Error(ErrorFrame::for_command(id, "no-route", None)));
@@ -423,7 +423,7 @@ fn the_configured_window_applies_when_the_target_declared_none() {
     assert_eq!(h.hub.ack_window_for(A, "declared"), 1_200);
     assert_eq!(h.hub.ack_window_for(A, "silent"), 3_000);
     assert_eq!(h.hub.ack_window_for(A, "unknown"), 3_000);
-    let id = h.hub.pause(&Target::session("declared"), h.now).unwrap();
+    let id = h.hub.pause(&Recipient::session("declared"), h.now).unwrap();
     assert_eq!(h.hub.sender().get(&id).unwrap().window_ms(), 1_200);
 }
 
@@ -498,7 +498,7 @@ fn vendor_commands_keep_their_subject_and_refuse_core_types() {
     h.connect_all(vec![vec![entry("s1", None)]]);
     let mut data = Map::new();
     data.insert("level".into(), json!(3));
-    let t = Target::session("s1").run("r1");
+    let t = Recipient::session("s1").run("r1");
     let id =
         h.hub.vendor("x.acme.control.throttle", &t, Some("tool-7"), data.clone(), Capture::Metadata, h.now).unwrap();
     let sent = h.take_sent(A);
@@ -512,7 +512,7 @@ fn vendor_commands_keep_their_subject_and_refuse_core_types() {
         let err = h.hub.vendor(bad, &t, None, data.clone(), Capture::Metadata, h.now).unwrap_err();
         assert_eq!(err, HubError::NotVendorCommand(bad.into()));
     }
-    let err = h.hub.cancel(&Target::session("s1"), CancelScope::Run, None, h.now).unwrap_err();
+    let err = h.hub.cancel(&Recipient::session("s1"), CancelScope::Run, None, h.now).unwrap_err();
     assert!(matches!(err, HubError::Command(_)), "cancelling a run needs the run: {err:?}");
 }
 
@@ -613,8 +613,8 @@ fn commands_go_out_under_the_principal_each_relay_names() {
     }
     h.relay(A, Frame::Event(agent_event("E1", "progress.status", "sa", 0, json!({}))));
     h.relay(B, Frame::Event(agent_event("E2", "progress.status", "sb", 0, json!({}))));
-    h.hub.pause(&Target::session("sa"), h.now).unwrap();
-    h.hub.pause(&Target::session("sb"), h.now).unwrap();
+    h.hub.pause(&Recipient::session("sa"), h.now).unwrap();
+    h.hub.pause(&Recipient::session("sb"), h.now).unwrap();
     h.flush();
     let on_a = h.take_sent(A);
     let a = commands_in(&on_a);

@@ -1,6 +1,8 @@
-//! The browser driver: WebSockets and one timer around a sans-IO [`Core`]
-//! (a console's [`Hub`], or an agent's connection), for any front end (the
-//! JavaScript API, or a Rust UI) that implements [`Handler`].
+//! The browser driver: WebSockets and one timer around a sans-IO core (a
+//! console's [`Hub`](aep_engine::client::hub::Hub), an agent's
+//! [`Agent`](aep_engine::client::agent::Agent): anything
+//! [`SocketDriven`]), for any front end (the JavaScript API, or a Rust UI)
+//! that implements [`Handler`].
 //!
 //! Every entry point (a socket event, the timer, an API call through
 //! [`with`]) changes the core under one borrow, carries out what the core
@@ -11,9 +13,8 @@
 use std::cell::RefCell;
 use std::rc::{Rc, Weak};
 
-use aep_engine::client::agent::{Agent, AgentChange};
-use aep_engine::client::hub::{Endpoint, Hub, HubChange, RelayId};
-use aep_engine::client::{SocketAction, CLOSE_ABNORMAL, CLOSE_NORMAL};
+use aep_engine::client::hub::RelayAddress;
+use aep_engine::client::{SocketAction, SocketDriven, CLOSE_ABNORMAL, CLOSE_NORMAL};
 use aep_engine::time::UnixMs;
 use gloo_timers::callback::Timeout;
 
@@ -23,115 +24,38 @@ use crate::{authorization, clock};
 /// Work to run once the driver is released.
 pub type Deferred = Vec<Box<dyn FnOnce()>>;
 
-/// The sans-IO side the driver serves: sockets are numbered by relay.
-pub trait Core: 'static {
-    type Change;
-    fn handle_open(&mut self, relay: RelayId, now: UnixMs);
-    fn handle_text(&mut self, relay: RelayId, text: &str, now: UnixMs);
-    fn handle_binary(&mut self, relay: RelayId, bytes: &[u8], now: UnixMs);
-    fn handle_closed(&mut self, relay: RelayId, now: UnixMs, code: u16, reason: &str);
-    fn handle_authorization(&mut self, relay: RelayId, status: Option<u16>, now: UnixMs);
-    fn handle_timeout(&mut self, now: UnixMs);
-    fn poll_transmit(&mut self) -> Option<(RelayId, String)>;
-    fn poll_action(&mut self) -> Option<(RelayId, SocketAction)>;
-    fn poll_change(&mut self) -> Option<Self::Change>;
-    fn poll_timeout(&self) -> Option<UnixMs>;
-}
-
-/// An agent's single relay connection, as relay 0.
-impl Core for Agent {
-    type Change = AgentChange;
-    fn handle_open(&mut self, _relay: RelayId, now: UnixMs) {
-        Agent::handle_open(self, now);
-    }
-    fn handle_text(&mut self, _relay: RelayId, text: &str, now: UnixMs) {
-        Agent::handle_text(self, text, now);
-    }
-    fn handle_binary(&mut self, _relay: RelayId, bytes: &[u8], now: UnixMs) {
-        Agent::handle_binary(self, bytes, now);
-    }
-    fn handle_closed(&mut self, _relay: RelayId, now: UnixMs, code: u16, reason: &str) {
-        Agent::handle_closed(self, now, code, reason);
-    }
-    fn handle_authorization(&mut self, _relay: RelayId, status: Option<u16>, now: UnixMs) {
-        Agent::handle_authorization(self, status, now);
-    }
-    fn handle_timeout(&mut self, now: UnixMs) {
-        Agent::handle_timeout(self, now);
-    }
-    fn poll_transmit(&mut self) -> Option<(RelayId, String)> {
-        Agent::poll_transmit(self).map(|t| (0, t))
-    }
-    fn poll_action(&mut self) -> Option<(RelayId, SocketAction)> {
-        Agent::poll_action(self).map(|a| (0, a))
-    }
-    fn poll_change(&mut self) -> Option<AgentChange> {
-        Agent::poll_change(self)
-    }
-    fn poll_timeout(&self) -> Option<UnixMs> {
-        Agent::poll_timeout(self)
-    }
-}
-
-impl Core for Hub {
-    type Change = HubChange;
-    fn handle_open(&mut self, relay: RelayId, now: UnixMs) {
-        Hub::handle_open(self, relay, now);
-    }
-    fn handle_text(&mut self, relay: RelayId, text: &str, now: UnixMs) {
-        Hub::handle_text(self, relay, text, now);
-    }
-    fn handle_binary(&mut self, relay: RelayId, bytes: &[u8], now: UnixMs) {
-        Hub::handle_binary(self, relay, bytes, now);
-    }
-    fn handle_closed(&mut self, relay: RelayId, now: UnixMs, code: u16, reason: &str) {
-        Hub::handle_closed(self, relay, now, code, reason);
-    }
-    fn handle_authorization(&mut self, relay: RelayId, status: Option<u16>, now: UnixMs) {
-        Hub::handle_authorization(self, relay, status, now);
-    }
-    fn handle_timeout(&mut self, now: UnixMs) {
-        Hub::handle_timeout(self, now);
-    }
-    fn poll_transmit(&mut self) -> Option<(RelayId, String)> {
-        Hub::poll_transmit(self)
-    }
-    fn poll_action(&mut self) -> Option<(RelayId, SocketAction)> {
-        Hub::poll_action(self)
-    }
-    fn poll_change(&mut self) -> Option<HubChange> {
-        Hub::poll_change(self)
-    }
-    fn poll_timeout(&self) -> Option<UnixMs> {
-        Hub::poll_timeout(self)
-    }
-}
-
 /// What a front end does with the core's changes.
 pub trait Handler: 'static {
-    type Core: Core;
+    type Core: SocketDriven + 'static;
     /// One change, in order, with the core to read.
-    fn change(&mut self, core: &Self::Core, change: <Self::Core as Core>::Change);
+    fn change(&mut self, core: &Self::Core, change: <Self::Core as SocketDriven>::Change);
     /// At the end of a turn: the calls out (listeners, UI updates) to make
     /// once the driver is released.
     fn deferred(&mut self, core: &Self::Core) -> Deferred;
 }
 
-struct RelaySocket {
+/// One of the core's sockets (`id`), where it connects and what is open.
+struct RelaySocket<Id> {
+    id: Id,
     /// The socket URL holds the token; it is handed only to the WebSocket
     /// constructor, the token itself only to the authorization check.
-    endpoint: Endpoint,
+    address: RelayAddress,
     socket: Option<Socket>,
     /// Bumped per socket, so a late report from an old one is ignored.
     generation: u64,
 }
 
+/// The slot of socket `id`.
+fn socket_slot<Id: PartialEq>(sockets: &mut [RelaySocket<Id>], id: Id) -> Option<&mut RelaySocket<Id>> {
+    sockets.iter_mut().find(|s| s.id == id)
+}
+
 /// The core, its sockets and timer, and the front end's handler.
 pub struct Driver<H: Handler> {
-    /// The sans-IO core (for a console, its [`Hub`]).
+    /// The sans-IO core (for a console, its hub).
     pub hub: H::Core,
     pub handler: H,
-    sockets: Vec<RelaySocket>,
+    sockets: Vec<RelaySocket<SocketId<H>>>,
     ctor: Option<js_sys::Function>,
     timer: Option<(UnixMs, Timeout)>,
     me: Weak<RefCell<Driver<H>>>,
@@ -139,23 +63,19 @@ pub struct Driver<H: Handler> {
 
 pub type Shared<H> = Rc<RefCell<Driver<H>>>;
 
+type SocketId<H> = <<H as Handler>::Core as SocketDriven>::SocketId;
+
 impl<H: Handler> Driver<H> {
-    /// `endpoints[i]` is where relay `i` is reached; `ctor` a WebSocket
-    /// constructor to use instead of the global one.
-    pub fn new(hub: H::Core, endpoints: Vec<Endpoint>, ctor: Option<js_sys::Function>, handler: H) -> Shared<H> {
-        Rc::new_cyclic(|me| {
-            RefCell::new(Driver {
-                hub,
-                handler,
-                sockets: endpoints
-                    .into_iter()
-                    .map(|endpoint| RelaySocket { endpoint, socket: None, generation: 0 })
-                    .collect(),
-                ctor,
-                timer: None,
-                me: me.clone(),
-            })
-        })
+    /// `addresses` are where the core's sockets connect, in the order of
+    /// [`SocketDriven::sockets`]; `ctor` a WebSocket constructor to use
+    /// instead of the global one.
+    pub fn new(hub: H::Core, addresses: Vec<RelayAddress>, ctor: Option<js_sys::Function>, handler: H) -> Shared<H> {
+        let sockets = hub
+            .sockets()
+            .zip(addresses)
+            .map(|(id, address)| RelaySocket { id, address, socket: None, generation: 0 })
+            .collect();
+        Rc::new_cyclic(|me| RefCell::new(Driver { hub, handler, sockets, ctor, timer: None, me: me.clone() }))
     }
 
     /// The browser says the device has no network: every open socket is
@@ -165,10 +85,10 @@ impl<H: Handler> Driver<H> {
     /// by itself, as after any other close.
     pub fn drop_sockets(&mut self, reason: &str) {
         let now = clock::now();
-        for relay in 0..self.sockets.len() {
-            if let Some(socket) = self.sockets[relay].socket.take() {
+        for slot in &mut self.sockets {
+            if let Some(socket) = slot.socket.take() {
                 socket.close(CLOSE_NORMAL, reason);
-                self.hub.handle_closed(relay, now, CLOSE_ABNORMAL, reason);
+                self.hub.handle_closed(slot.id, now, CLOSE_ABNORMAL, reason);
             }
         }
     }
@@ -177,15 +97,15 @@ impl<H: Handler> Driver<H> {
     fn drive(&mut self) {
         loop {
             let mut progressed = false;
-            while let Some((relay, text)) = self.hub.poll_transmit() {
+            while let Some((id, text)) = self.hub.poll_transmit() {
                 progressed = true;
-                if let Some(s) = self.sockets.get(relay).and_then(|s| s.socket.as_ref()) {
+                if let Some(s) = socket_slot(&mut self.sockets, id).and_then(|s| s.socket.as_ref()) {
                     s.send(&text);
                 }
             }
-            while let Some((relay, action)) = self.hub.poll_action() {
+            while let Some((id, action)) = self.hub.poll_action() {
                 progressed = true;
-                self.act(relay, action);
+                self.act(id, action);
             }
             while let Some(change) = self.hub.poll_change() {
                 progressed = true;
@@ -198,8 +118,9 @@ impl<H: Handler> Driver<H> {
         self.arm_timer();
     }
 
-    fn act(&mut self, relay: RelayId, action: SocketAction) {
-        let Some(slot) = self.sockets.get_mut(relay) else { return };
+    fn act(&mut self, id: SocketId<H>, action: SocketAction) {
+        let me = self.me.clone();
+        let Some(slot) = socket_slot(&mut self.sockets, id) else { return };
         match action {
             SocketAction::Open => {
                 if let Some(old) = slot.socket.take() {
@@ -207,11 +128,10 @@ impl<H: Handler> Driver<H> {
                 }
                 slot.generation += 1;
                 let generation = slot.generation;
-                let me = self.me.clone();
-                let report = Rc::new(move |event: SocketEvent| on_socket(&me, relay, generation, event));
-                match Socket::open(&slot.endpoint.socket, self.ctor.as_ref(), report) {
+                let report = Rc::new(move |event: SocketEvent| on_socket(&me, id, generation, event));
+                match Socket::open(&slot.address.socket, self.ctor.as_ref(), report) {
                     Ok(socket) => slot.socket = Some(socket),
-                    Err(why) => self.hub.handle_closed(relay, clock::now(), CLOSE_ABNORMAL, why),
+                    Err(why) => self.hub.handle_closed(id, clock::now(), CLOSE_ABNORMAL, why),
                 }
             }
             SocketAction::Close { code, reason } => {
@@ -220,11 +140,10 @@ impl<H: Handler> Driver<H> {
                 }
             }
             SocketAction::CheckAuthorization => {
-                let me = self.me.clone();
-                let endpoint = &slot.endpoint;
-                authorization::check(&endpoint.check, endpoint.token.as_deref(), move |status| {
+                let address = &slot.address;
+                authorization::check(&address.check, address.token.as_deref(), move |status| {
                     if let Some(rc) = me.upgrade() {
-                        with(&rc, |d| d.hub.handle_authorization(relay, status, clock::now()));
+                        with(&rc, |d| d.hub.handle_authorization(id, status, clock::now()));
                     }
                 });
             }
@@ -270,22 +189,22 @@ pub fn with<H: Handler, R>(rc: &Shared<H>, f: impl FnOnce(&mut Driver<H>) -> R) 
     out
 }
 
-fn on_socket<H: Handler>(me: &Weak<RefCell<Driver<H>>>, relay: RelayId, generation: u64, event: SocketEvent) {
+fn on_socket<H: Handler>(me: &Weak<RefCell<Driver<H>>>, id: SocketId<H>, generation: u64, event: SocketEvent) {
     let Some(rc) = me.upgrade() else { return };
     // Socket reports come from the event loop, never while borrowed.
     with(&rc, |d| {
-        let current = d.sockets.get(relay).is_some_and(|s| s.generation == generation && s.socket.is_some());
-        if !current {
+        let Some(slot) = socket_slot(&mut d.sockets, id).filter(|s| s.generation == generation && s.socket.is_some())
+        else {
             return;
-        }
+        };
         let now = clock::now();
         match event {
-            SocketEvent::Open => d.hub.handle_open(relay, now),
-            SocketEvent::Text(text) => d.hub.handle_text(relay, &text, now),
-            SocketEvent::Binary(bytes) => d.hub.handle_binary(relay, &bytes, now),
+            SocketEvent::Open => d.hub.handle_open(id, now),
+            SocketEvent::Text(text) => d.hub.handle_text(id, &text, now),
+            SocketEvent::Binary(bytes) => d.hub.handle_binary(id, &bytes, now),
             SocketEvent::Closed { code, reason } => {
-                d.sockets[relay].socket = None;
-                d.hub.handle_closed(relay, now, code, &reason);
+                slot.socket = None;
+                d.hub.handle_closed(id, now, code, &reason);
             }
         }
     });

@@ -8,7 +8,7 @@
 
 use std::rc::Rc;
 
-use aep_engine::client::{CLOSE_ABNORMAL, CLOSE_NORMAL};
+use aep_engine::client::{sendable_close_code, CLOSE_ABNORMAL, CLOSE_NORMAL};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{BinaryType, CloseEvent, MessageEvent, WebSocket};
@@ -86,11 +86,10 @@ impl Socket {
         self.ws.send_with_str(text).is_ok()
     }
 
-    /// Closes with `code` (only 1000 and 3000–4999 may be sent by
-    /// applications; others become 1000) and a reason cut to the 123
-    /// bytes a close frame holds.
+    /// Closes with `code` ([`CLOSE_NORMAL`] instead of one an application
+    /// may not send) and a reason cut to the 123 bytes a close frame holds.
     pub fn close(self, code: u16, reason: &str) {
-        let code = if code == CLOSE_NORMAL || (3000..=4999).contains(&code) { code } else { CLOSE_NORMAL };
+        let code = if sendable_close_code(code) { code } else { CLOSE_NORMAL };
         let mut cut = reason.len().min(123);
         while !reason.is_char_boundary(cut) {
             cut -= 1;

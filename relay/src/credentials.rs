@@ -9,7 +9,7 @@ use std::sync::Arc;
 use crate::auth::{parse_credentials, Keyring, Principal};
 use crate::config::Config;
 use crate::file_watch;
-use crate::hub::Hub;
+use crate::switchboard::Switchboard;
 
 /// The principals configured outside the file (`--token`, the demo's),
 /// which a reload keeps.
@@ -33,12 +33,12 @@ pub fn load_into(ring: &Keyring, file: &Path, config: &Config) -> Result<usize, 
 
 /// Reloads the file whenever it changes or on `SIGHUP`, and closes the
 /// sockets of principals no longer in it.
-pub async fn watch(ring: Arc<Keyring>, file: PathBuf, config: Arc<Config>, hub: Arc<Hub>) {
-    let stop = hub.shutdown_signal();
+pub async fn watch(ring: Arc<Keyring>, file: PathBuf, config: Arc<Config>, switchboard: Arc<Switchboard>) {
+    let stop = switchboard.shutdown_signal();
     file_watch::on_change(vec![file.clone()], stop, || match load_into(&ring, &file, &config) {
         Ok(count) => {
             tracing::info!("credentials reloaded: {count} principals");
-            hub.close_revoked(|name| ring.holds(name));
+            switchboard.close_revoked(|name| ring.holds(name));
         }
         Err(e) => tracing::warn!("{e}; keeping the credentials already loaded"),
     })

@@ -32,7 +32,6 @@ pub mod discovery;
 mod file_watch;
 pub mod held;
 mod http;
-pub mod hub;
 pub mod ingest;
 pub mod outbox;
 pub mod pairing;
@@ -44,6 +43,7 @@ pub(crate) mod server;
 mod socket;
 pub mod sse;
 mod state;
+pub mod switchboard;
 mod sync;
 mod tier;
 pub mod tls;
@@ -57,9 +57,9 @@ use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
 pub use config::{Config, ConfigError};
-pub use hub::{Counters, Stats};
+pub use switchboard::{Counters, Stats};
 
-use hub::Hub;
+use switchboard::Switchboard;
 
 /// A running relay. Dropping it leaves the server running; call
 /// [`Relay::shutdown`] to stop it in order.
@@ -67,7 +67,7 @@ pub struct Relay {
     addr: SocketAddr,
     /// Whether the relay serves HTTPS (its URLs say `https://`).
     secure: bool,
-    hub: Arc<Hub>,
+    switchboard: Arc<Switchboard>,
     drain_timeout: Duration,
     server: JoinHandle<std::io::Result<()>>,
 }
@@ -86,27 +86,27 @@ pub async fn serve(config: Config, listener: TcpListener) -> Result<Relay, Confi
     config.validate()?;
     let addr = listener.local_addr().map_err(|e| ConfigError(format!("listener has no address: {e}")))?;
     let config = Arc::new(config);
-    let hub = match &config.nats {
-        None => Arc::new(Hub::open(&config).map_err(|e| ConfigError(format!("durable history: {e}")))?),
+    let switchboard = match &config.nats {
+        None => Arc::new(Switchboard::open(&config).map_err(|e| ConfigError(format!("durable history: {e}")))?),
         Some(_) => {
             let tier = tier::Tier::join(&config).await?;
-            let hub = Arc::new(tier.hub(&config));
-            tier.run(hub.clone()).await?;
-            hub
+            let switchboard = Arc::new(tier.switchboard(&config));
+            tier.run(switchboard.clone()).await?;
+            switchboard
         }
     };
     let keyring = config.keyring().map(Arc::new);
     if let (Some(ring), Some(file)) = (&keyring, &config.credentials_file) {
         credentials::load_into(ring, file, &config).map_err(ConfigError)?;
-        tokio::spawn(credentials::watch(ring.clone(), file.clone(), config.clone(), hub.clone()));
+        tokio::spawn(credentials::watch(ring.clone(), file.clone(), config.clone(), switchboard.clone()));
     }
     let tls = match &config.tls {
-        Some(files) => Some(tls::start(files, hub.shutdown_signal()).map_err(ConfigError)?),
+        Some(files) => Some(tls::start(files, switchboard.shutdown_signal()).map_err(ConfigError)?),
         None => None,
     };
-    let mut app = http::router(state::AppState::new(hub.clone(), config.clone(), addr, keyring.clone()));
+    let mut app = http::router(state::AppState::new(switchboard.clone(), config.clone(), addr, keyring.clone()));
     if config.control_enabled() && config.nats.is_none() {
-        let push = push::Push::start(&config, &hub, keyring.clone())?;
+        let push = push::Push::start(&config, &switchboard, keyring.clone())?;
         app = app.layer(axum::Extension(push));
     }
     if tls.is_some() {
@@ -124,8 +124,8 @@ pub async fn serve(config: Config, listener: TcpListener) -> Result<Relay, Confi
         first_request_timeout: config.first_request_timeout,
     };
     let secure = tls.is_some();
-    let server = tokio::spawn(server::serve(listener, app, limits, tls, hub.shutdown_signal()));
-    Ok(Relay { addr, secure, hub, drain_timeout: config.drain_timeout, server })
+    let server = tokio::spawn(server::serve(listener, app, limits, tls, switchboard.shutdown_signal()));
+    Ok(Relay { addr, secure, switchboard, drain_timeout: config.drain_timeout, server })
 }
 
 impl Relay {
@@ -156,30 +156,30 @@ impl Relay {
 
     /// What the relay holds and has done so far.
     pub fn stats(&self) -> Stats {
-        self.hub.stats()
+        self.switchboard.stats()
     }
 
     /// Events currently held in one session's replay buffer.
     pub fn session_len(&self, session: &str) -> usize {
-        self.hub.session_len(session)
+        self.switchboard.session_len(session)
     }
 
     /// Orderly stop: SSE streams get `: shutting-down` and end, sockets get
     /// `closing` and close with 1001, then the listener stops. Connections
     /// that do not finish within the drain timeout are cut.
     pub async fn shutdown(self) -> ShutdownOutcome {
-        self.hub.shutdown();
-        let hub = self.hub.clone();
+        self.switchboard.shutdown();
+        let switchboard = self.switchboard.clone();
         let mut server = self.server;
         let drained = tokio::time::timeout(self.drain_timeout, async {
             let _ = (&mut server).await;
-            while hub.running_tasks() > 0 {
+            while switchboard.running_tasks() > 0 {
                 tokio::time::sleep(Duration::from_millis(10)).await;
             }
         })
         .await;
         // The audit's last group is on disk before the process ends.
-        if let Some(audit) = hub.audit() {
+        if let Some(audit) = switchboard.audit() {
             let _ = tokio::task::spawn_blocking(move || audit.flush()).await;
         }
         match drained {

@@ -27,7 +27,7 @@
 //!   and closed, without taking a slot.
 //!
 //! On shutdown the listener stops, idle connections close, and requests
-//! in flight finish (the hub ends every stream).
+//! in flight finish (the switchboard ends every stream).
 
 use std::collections::{BTreeMap, HashMap};
 use std::io;

@@ -1,4 +1,4 @@
-//! What every request handler and socket can reach: the hub, the
+//! What every request handler and socket can reach: the switchboard, the
 //! configuration, the relay's address and its accepted credentials.
 
 use std::net::SocketAddr;
@@ -11,11 +11,11 @@ use serde_json::Value;
 use crate::auth::{self, Access, Denied, Keyring};
 use crate::config::Config;
 use crate::discovery;
-use crate::hub::Hub;
+use crate::switchboard::Switchboard;
 
 #[derive(Clone)]
 pub struct AppState {
-    pub hub: Arc<Hub>,
+    pub switchboard: Arc<Switchboard>,
     pub config: Arc<Config>,
     pub addr: SocketAddr,
     pub discovery: Arc<Value>,
@@ -26,9 +26,14 @@ pub struct AppState {
 }
 
 impl AppState {
-    pub fn new(hub: Arc<Hub>, config: Arc<Config>, addr: SocketAddr, keyring: Option<Arc<Keyring>>) -> AppState {
+    pub fn new(
+        switchboard: Arc<Switchboard>,
+        config: Arc<Config>,
+        addr: SocketAddr,
+        keyring: Option<Arc<Keyring>>,
+    ) -> AppState {
         let discovery = Arc::new(discovery::document(&config));
-        AppState { hub, config, addr, discovery, started: Instant::now(), keyring }
+        AppState { switchboard, config, addr, discovery, started: Instant::now(), keyring }
     }
 
     /// What a request with these headers and query string may do.

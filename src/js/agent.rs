@@ -6,15 +6,43 @@
 
 use aep_browser::driver::{with, Deferred, Driver, Handler, Shared};
 use aep_engine::client::agent::{Agent, AgentChange, AgentConfig};
-use aep_engine::client::hub::Endpoint;
+use aep_engine::client::hub::RelayAddress;
 use aep_engine::client::{Config, State};
 use aep_engine::protocol::event::Event;
 use wasm_bindgen::prelude::*;
 
 use super::convert::{self, aep_error};
-use super::options::string_member;
-use super::target::{ask_decider, invalid, out, received_to_js, TargetOps, TargetOptions};
+use super::options::{number_member, string_member};
+use super::target::{ask_decider, invalid, out, read_options, received_to_js, TargetOps, TargetOptions};
+use crate::error::AepErrorCode;
+use crate::input::AepAgentOptions;
 use crate::view;
+
+/// `{ url, token?, ackWindowMs?, pingIntervalMs?, decide?, WebSocket? }` and
+/// the target's options, member by member.
+fn read_agent_options(options: &JsValue) -> Result<AepAgentOptions, JsValue> {
+    // The target's members first, as they always were.
+    let target = read_options(options)?;
+    let url = string_member(options, "url")?.ok_or_else(|| invalid("`url` is required"))?;
+    let token = string_member(options, "token")?;
+    let number = |key: &str| number_member(options, key).map_err(invalid);
+    let function = |key: &str| -> Result<Option<JsValue>, JsValue> {
+        match convert::get(options, key) {
+            v if v.is_undefined() || v.is_null() => Ok(None),
+            v if v.is_function() => Ok(Some(v)),
+            _ => Err(invalid(format!("`{key}` must be a function"))),
+        }
+    };
+    Ok(AepAgentOptions {
+        target,
+        url,
+        token,
+        ack_window_ms: number("ackWindowMs")?,
+        ping_interval_ms: number("pingIntervalMs")?,
+        decide: function("decide")?,
+        websocket: function("WebSocket")?,
+    })
+}
 
 /// Listeners and the pending `connect()`.
 #[derive(Default)]
@@ -106,34 +134,20 @@ impl AepAgent {
         if !options.is_object() {
             return Err(invalid("new AepAgent(options): options must be an object"));
         }
-        let target = TargetOptions::parse(&options)?;
-        let url = string_member(&options, "url")?.ok_or_else(|| invalid("`url` is required"))?;
-        let token = string_member(&options, "token")?;
-        let endpoint = Endpoint::new(&url, token.as_deref()).map_err(|e| invalid(format!("`url`: {e}")))?;
-        let label = aep_engine::client::hub::relay_label(&url).map_err(|e| invalid(format!("`url`: {e}")))?;
-        let number = |key: &str| -> Result<Option<u64>, JsValue> {
-            match convert::get(&options, key).as_f64() {
-                None => Ok(None),
-                Some(n) if n >= 0.0 && n.fract() == 0.0 => Ok(Some(n as u64)),
-                Some(_) => Err(invalid(format!("`{key}` must be a non-negative integer"))),
-            }
-        };
-        let function = |key: &str| -> Result<Option<js_sys::Function>, JsValue> {
-            match convert::get(&options, key) {
-                v if v.is_undefined() || v.is_null() => Ok(None),
-                v => convert::as_function(&v).map(Some).ok_or_else(|| invalid(format!("`{key}` must be a function"))),
-            }
-        };
-        let websocket = function("WebSocket")?;
-        let decide = function("decide")?;
+        let o = read_agent_options(&options)?;
+        let endpoint = RelayAddress::new(&o.url, o.token.as_deref()).map_err(|e| invalid(format!("`url`: {e}")))?;
+        let label = aep_engine::client::hub::relay_label(&o.url).map_err(|e| invalid(format!("`url`: {e}")))?;
+        let target = TargetOptions::new(o.target);
+        let websocket = o.websocket.map(JsCast::unchecked_into::<js_sys::Function>);
+        let decide = o.decide.map(JsCast::unchecked_into::<js_sys::Function>);
         let mut connection = Config::consumer();
-        if let Some(p) = number("pingIntervalMs")? {
+        if let Some(p) = o.ping_interval_ms {
             connection.ping_interval_ms = p;
         }
         let config = AgentConfig {
             identity: target.identity,
             accepts: target.accepts,
-            ack_window_ms: number("ackWindowMs")?,
+            ack_window_ms: o.ack_window_ms,
             ceiling: target.ceiling,
             epoch: target.epoch,
             seed: convert::random() as u64,
@@ -179,7 +193,7 @@ impl AepAgent {
                 "violation" => &mut d.handler.violations,
                 other => {
                     return Err(aep_error(
-                        "invalid-argument",
+                        AepErrorCode::InvalidArgument,
                         format!("unknown event `{other}` (command, status or violation)"),
                     ))
                 }
@@ -279,5 +293,5 @@ impl AepAgent {
 }
 
 fn send(agent: &mut Agent, event: &Event) -> Result<(), JsValue> {
-    agent.send(event).map_err(|e| aep_error("backpressure", e.to_string()))
+    agent.send(event).map_err(|e| aep_error(AepErrorCode::Backpressure, e.to_string()))
 }

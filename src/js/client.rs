@@ -3,18 +3,19 @@
 use std::collections::BTreeSet;
 
 use aep_browser::driver::{with, Driver, Shared};
-use aep_engine::client::hub::{Hub, HubError, Target};
+use aep_engine::client::hub::{Hub, HubError, Recipient};
 use aep_engine::client::State;
 use aep_engine::control::answer::Answer;
 use aep_engine::protocol::event::Capture;
 use aep_engine::protocol::frame::SessionPosition;
 use aep_engine::store::SessionKey;
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
 use super::convert::{self, aep_error};
 use super::feed::{JsFeed, Kind};
 use super::options::{self, string_member};
+use crate::error::AepErrorCode;
 use crate::input::{self, CancelArgs, VendorArgs};
 use crate::view;
 
@@ -25,26 +26,26 @@ pub struct AepClient {
 }
 
 /// The `code` of the `AepError` for a refused request.
-fn code(e: &HubError) -> &'static str {
+fn code(e: &HubError) -> AepErrorCode {
     match e {
         HubError::NoRelays | HubError::TooManyRelays(_) | HubError::DuplicateLabel(_) | HubError::Config { .. } => {
-            "invalid-options"
+            AepErrorCode::InvalidOptions
         }
-        HubError::Subscribe { .. } => "invalid-options",
-        HubError::UnknownRelay(_) => "unknown-relay",
-        HubError::UnknownRequest(_) => "unknown-request",
-        HubError::NotOverControl(_) => "not-over-control",
-        HubError::NoRoute(_) => "unroutable",
-        HubError::NotLive { .. } => "not-live",
-        HubError::Backpressure { .. } => "backpressure",
-        HubError::NotPermitted { .. } => "not-permitted",
-        HubError::Command(_) | HubError::Build(_) => "invalid-command",
-        HubError::NotVendorCommand(_) => "not-vendor-command",
-        HubError::UnknownCommand(_) => "unknown-command",
-        HubError::Retry(_) => "already-decided",
-        HubError::Roster { .. } => "no-roster",
-        HubError::DuplicateCommand(_) => "duplicate-command",
-        HubError::InvalidAnswer(_) => "invalid-answer",
+        HubError::Subscribe { .. } => AepErrorCode::InvalidOptions,
+        HubError::UnknownRelay(_) => AepErrorCode::UnknownRelay,
+        HubError::UnknownRequest(_) => AepErrorCode::UnknownRequest,
+        HubError::NotOverControl(_) => AepErrorCode::NotOverControl,
+        HubError::NoRoute(_) => AepErrorCode::Unroutable,
+        HubError::NotLive { .. } => AepErrorCode::NotLive,
+        HubError::Backpressure { .. } => AepErrorCode::Backpressure,
+        HubError::NotPermitted { .. } => AepErrorCode::NotPermitted,
+        HubError::Command(_) | HubError::Build(_) => AepErrorCode::InvalidCommand,
+        HubError::NotVendorCommand(_) => AepErrorCode::NotVendorCommand,
+        HubError::UnknownCommand(_) => AepErrorCode::UnknownCommand,
+        HubError::Retry(_) => AepErrorCode::AlreadyDecided,
+        HubError::Roster { .. } => AepErrorCode::NoRoster,
+        HubError::DuplicateCommand(_) => AepErrorCode::DuplicateCommand,
+        HubError::InvalidAnswer(_) => AepErrorCode::InvalidAnswer,
     }
 }
 
@@ -57,15 +58,15 @@ fn reject(err: JsValue) -> js_sys::Promise {
 }
 
 fn invalid(message: impl AsRef<str>) -> JsValue {
-    aep_error("invalid-argument", message)
+    aep_error(AepErrorCode::InvalidArgument, message)
 }
 
 /// `session` or `{ session, run?, relay? }`.
-fn target(value: &JsValue) -> Result<Target, JsValue> {
+fn target(value: &JsValue) -> Result<Recipient, JsValue> {
     if let Some(s) = value.as_string() {
-        return Ok(Target::session(s));
+        return Ok(Recipient::session(s));
     }
-    read::<input::Target>(value)?.target().map_err(invalid)
+    read::<input::Recipient>(value)?.target().map_err(invalid)
 }
 
 /// An argument object as its input type; a wrong shape is an
@@ -91,8 +92,7 @@ impl AepClient {
     pub fn new(options: JsValue) -> Result<AepClient, JsValue> {
         let parsed = options::parse(&options)?;
         if parsed.websocket.is_none() && !has_global_websocket() {
-            return Err(aep_error(
-                "no-websocket",
+            return Err(aep_error(AepErrorCode::NoWebsocket,
                 "there is no global WebSocket: run Node 20 with --experimental-websocket, or pass { WebSocket } (e.g. from the ws package)",
             ));
         }
@@ -119,7 +119,7 @@ impl AepClient {
     pub fn on(&self, kind: &str, listener: js_sys::Function) -> Result<js_sys::Function, JsValue> {
         let kind = Kind::parse(kind).ok_or_else(|| {
             aep_error(
-                "invalid-argument",
+                AepErrorCode::InvalidArgument,
                 format!("unknown event `{kind}` (attention, event, command, session, status or violation)"),
             )
         })?;
@@ -144,7 +144,7 @@ impl AepClient {
             .and_then(|v| Answer::from_value(&v).map_err(|e| e.to_string()))
         {
             Ok(a) => a,
-            Err(e) => return reject(aep_error("invalid-answer", e)),
+            Err(e) => return reject(aep_error(AepErrorCode::InvalidAnswer, e)),
         };
         self.send(|hub, now| hub.respond(request_id, answer, now))
     }
@@ -218,7 +218,7 @@ impl AepClient {
                 None => (0..d.hub.relay_count()).filter(|r| d.hub.state(*r) == Some(&State::Live)).collect(),
             };
             if ids.is_empty() {
-                return reject(aep_error("not-live", "no relay is connected"));
+                return reject(aep_error(AepErrorCode::NotLive, "no relay is connected"));
             }
             let mut asked = BTreeSet::new();
             for id in ids {
@@ -257,17 +257,21 @@ impl AepClient {
     /// Resume positions taken, per relay label: what to persist.
     pub fn positions(&self) -> JsValue {
         let d = self.driver.borrow();
-        let mut out = Map::new();
-        for r in 0..d.hub.relay_count() {
-            let list: Vec<Value> = d
+        // A plain object keyed by label, labels in order (no map type of
+        // its own: the package's size is budgeted).
+        let mut relays: Vec<usize> = (0..d.hub.relay_count()).collect();
+        relays.sort_by_key(|r| d.hub.label(*r));
+        let out = js_sys::Object::new();
+        for r in relays {
+            let list: Vec<view::SessionPosition> = d
                 .hub
                 .positions(r)
                 .iter()
-                .map(|p| json!({ "session": p.session, "epoch": p.epoch, "seq": p.seq }))
+                .map(|p| view::SessionPosition { epoch: p.epoch, seq: p.seq, session: p.session.to_string() })
                 .collect();
-            out.insert(d.hub.label(r).unwrap_or_default().to_owned(), Value::Array(list));
+            convert::set(&out, d.hub.label(r).unwrap_or_default(), &convert::to_js(&list));
         }
-        convert::to_js(&Value::Object(out))
+        out.into()
     }
 
     /// Seeds resume positions saved from `positions()` in an earlier run,
@@ -278,7 +282,9 @@ impl AepClient {
     #[wasm_bindgen(js_name = restorePositions)]
     pub fn restore_positions(&self, saved: JsValue) -> Result<u32, JsValue> {
         let shape = "restorePositions(saved): expected { [relay]: [{ session, epoch, seq }] }, as positions() returns";
-        let refuse = || aep_error("invalid-argument", shape);
+        let refuse = || aep_error(AepErrorCode::InvalidArgument, shape);
+        // Read member by member: the package's size is budgeted, and
+        // serde's reader of this map would be larger.
         let Ok(Value::Object(by_relay)) = convert::to_json(&saved) else { return Err(refuse()) };
         let mut parsed = Vec::new();
         for (label, list) in by_relay {

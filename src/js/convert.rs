@@ -11,6 +11,8 @@ use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
+use crate::error::{AepErrorCode, NackKind};
+
 #[wasm_bindgen(module = "/src/js/errors.js")]
 extern "C" {
     #[wasm_bindgen(js_name = makeAepError)]
@@ -83,13 +85,13 @@ extern "C" {
 }
 
 /// An `AepError` with a stable `code` and a message for people.
-pub fn aep_error(code: &str, message: impl AsRef<str>) -> JsValue {
-    make_aep_error(code, message.as_ref())
+pub fn aep_error(code: AepErrorCode, message: impl AsRef<str>) -> JsValue {
+    make_aep_error(code.as_str(), message.as_ref())
 }
 
 /// What a refused command tells its caller.
 pub struct Nack<'a> {
-    pub kind: &'a str,
+    pub kind: NackKind,
     pub reason: &'a str,
     pub detail: Option<&'a str>,
     pub relay_code: Option<&'a str>,
@@ -100,9 +102,9 @@ pub struct Nack<'a> {
 
 pub fn nack_error(n: Nack<'_>) -> JsValue {
     let o = js_sys::Object::new();
-    set(&o, "kind", &n.kind.into());
+    set(&o, "kind", &n.kind.as_str().into());
     set(&o, "reason", &n.reason.into());
-    set(&o, "synthesized", &JsValue::from_bool(n.kind == "timeout"));
+    set(&o, "synthesized", &JsValue::from_bool(n.kind == NackKind::Timeout));
     set(&o, "commandId", &n.command_id.into());
     set(&o, "message", &n.message.into());
     if let Some(d) = n.detail {

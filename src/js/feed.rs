@@ -14,7 +14,8 @@ use aep_engine::store::{self, CardRef, SessionKey};
 use wasm_bindgen::prelude::*;
 
 use super::convert::{self, Nack};
-use crate::view;
+use crate::error::{AepErrorCode, NackKind};
+use crate::view::{self, ViolationOrigin};
 
 /// Command promises kept while waiting for an ack or an outcome; beyond
 /// this, those the sender no longer follows are dropped.
@@ -236,7 +237,7 @@ impl JsFeed {
             HubChange::Violation { relay, detail } => {
                 let v = view::Violation {
                     relay: Some(Self::label(hub, relay)),
-                    ..view::violation("relay", "relay.frame", detail)
+                    ..view::violation(ViolationOrigin::Relay, "relay.frame", detail)
                 };
                 self.emit(Kind::Violation, vec![convert::to_js(&v)]);
             }
@@ -250,7 +251,7 @@ impl JsFeed {
         }
         self.emit(Kind::Status, vec![convert::to_js(&v)]);
         if state != State::Live {
-            let why = format!("relay `{}` is {}", Self::label(hub, relay), v.state);
+            let why = format!("relay `{}` is {}", Self::label(hub, relay), state.name());
             self.on_roster(hub, relay, Some(why));
         }
         if matches!(state, State::Live | State::Refused { .. }) {
@@ -279,7 +280,7 @@ impl JsFeed {
             }
             if let Some(why) = &failed {
                 let w = self.rosters.remove(i);
-                self.settle(&w.reject, convert::aep_error("not-live", why));
+                self.settle(&w.reject, convert::aep_error(AepErrorCode::NotLive, why));
                 continue;
             }
             self.rosters[i].relays.remove(&relay);
@@ -353,13 +354,13 @@ impl JsFeed {
         let window_ms = tracked.window_ms();
         let outcome = tracked.outcome().map(|e| convert::event_to_js(e.raw()));
         if let Some(view) = listened {
-            let v = view::CommandUpdate { view, change: change_name(&change) };
+            let v = view::CommandUpdate { view, change: view::CommandChange::from(&change).into() };
             self.emit(Kind::Command, vec![convert::to_js(&v)]);
         }
         if let CommandChange::Violation(violation) = &change {
             let v = view::Violation {
                 command_id: Some(id.to_owned()),
-                ..view::violation("control", violation.rule, violation.detail.clone())
+                ..view::violation(ViolationOrigin::Control, violation.rule, violation.detail.clone())
             };
             self.emit(Kind::Violation, vec![convert::to_js(&v)]);
             return;
@@ -372,10 +373,11 @@ impl JsFeed {
                 CommandState::Pending { .. } => {}
                 CommandState::Accepted { ack } => {
                     p.acked = true;
-                    let value = js_sys::Object::new();
-                    convert::set(&value, "ack", &convert::event_to_js(ack.raw()));
-                    convert::set(&value, "outcome", &p.outcome_promise);
-                    calls.push((p.resolve.clone(), value.into()));
+                    let accepted = view::Accepted {
+                        ack: convert::event_to_js(ack.raw()),
+                        outcome: p.outcome_promise.clone().into(),
+                    };
+                    calls.push((p.resolve.clone(), convert::to_js(&accepted)));
                 }
                 CommandState::Rejected { ack, raw_reason, detail, .. } => {
                     let reason = raw_reason.as_deref().unwrap_or("unspecified");
@@ -384,7 +386,7 @@ impl JsFeed {
                         None => format!("the target rejected the command ({reason})"),
                     };
                     let err = convert::nack_error(Nack {
-                        kind: "rejected",
+                        kind: NackKind::Rejected,
                         reason,
                         detail: detail.as_deref(),
                         relay_code: None,
@@ -401,7 +403,7 @@ impl JsFeed {
                         None => format!("the relay refused the command ({code})"),
                     };
                     let err = convert::nack_error(Nack {
-                        kind: "relay-refused",
+                        kind: NackKind::RelayRefused,
                         reason: code.as_str(),
                         detail: detail.as_deref(),
                         relay_code: Some(code.as_str()),
@@ -415,8 +417,8 @@ impl JsFeed {
                 CommandState::TimedOut => {
                     let message = format!("no acknowledgement within {window_ms} ms");
                     let err = convert::nack_error(Nack {
-                        kind: "timeout",
-                        reason: "timeout",
+                        kind: NackKind::Timeout,
+                        reason: NackKind::Timeout.as_str(),
                         detail: None,
                         relay_code: None,
                         command_id: id,
@@ -440,18 +442,5 @@ impl JsFeed {
         for (f, v) in calls {
             self.settle(&f, v);
         }
-    }
-}
-
-fn change_name(c: &CommandChange) -> &'static str {
-    match c {
-        CommandChange::Sent => "sent",
-        CommandChange::Retried => "retried",
-        CommandChange::Accepted => "accepted",
-        CommandChange::Rejected => "rejected",
-        CommandChange::RelayRefused => "relay-refused",
-        CommandChange::TimedOut => "timeout",
-        CommandChange::Outcome => "outcome",
-        CommandChange::Violation(_) => "violation",
     }
 }

@@ -4,18 +4,18 @@
 use std::sync::Arc;
 
 use aep_engine::protocol::event::Event;
-use aep_engine::protocol::filter::Filter;
+use aep_engine::protocol::filter::{Filter, FilterErrorKind};
 use aep_engine::protocol::validate;
-use aep_engine::protocol::vocabulary::codes;
 use aep_engine::store::{ChangeFeed, Store, StoreConfig};
-use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::convert::{self, aep_error};
 use super::options::{json_member, optional};
-use crate::view;
+use crate::error::AepErrorCode;
+use crate::input::StoreLimits;
+use crate::view::{self, EventValidation, EventViolation, FilterError, FilterValidation};
 
 /// Rejected inputs reported individually by `projectState`; the rest are
 /// only counted.
@@ -25,46 +25,44 @@ const MAX_REPORTED_REJECTS: usize = 100;
 /// applies to it alone: `{ valid, violations: [{ rule, detail }] }`.
 #[wasm_bindgen(js_name = validateEvent)]
 pub fn validate_event(event: JsValue) -> JsValue {
-    let violations: Vec<Value> =
+    let violations: Vec<EventViolation> =
         match convert::json_text(&event).and_then(|t| serde_json::from_str::<Value>(&t).map_err(|e| e.to_string())) {
-            Ok(v) => validate::event(&v).into_iter().map(|v| json!({ "rule": v.rule, "detail": v.detail })).collect(),
-            Err(e) => vec![json!({ "rule": "json.syntax", "detail": e })],
+            Ok(v) => validate::event(&v)
+                .into_iter()
+                .map(|v| EventViolation { detail: v.detail, rule: v.rule.to_string() })
+                .collect(),
+            Err(e) => vec![EventViolation { detail: e, rule: "json.syntax".to_owned() }],
         };
-    convert::to_js(&json!({ "valid": violations.is_empty(), "violations": violations }))
+    convert::to_js(&EventValidation { valid: violations.is_empty(), violations })
 }
 
 /// Checks an attr-match filter: `{ valid, error?: { code, key?, detail } }`.
 #[wasm_bindgen(js_name = validateFilter)]
 pub fn validate_filter(filter: JsValue) -> JsValue {
-    let out = match read_filter(&filter) {
-        Ok(_) => json!({ "valid": true }),
-        Err(e) => json!({ "valid": false, "error": e }),
-    };
-    convert::to_js(&out)
+    let error = read_filter(&filter).err();
+    convert::to_js(&FilterValidation { valid: error.is_none(), error })
 }
 
 /// Whether `event` matches `filter`. Throws an `AepError` (`invalid-filter`)
 /// for an invalid filter.
 #[wasm_bindgen]
 pub fn matches(filter: JsValue, event: JsValue) -> Result<bool, JsValue> {
-    let f = read_filter(&filter)
-        .map_err(|e| aep_error(codes::INVALID_FILTER, e["detail"].as_str().unwrap_or("invalid filter")))?;
-    let value = convert::to_json(&event).map_err(|e| aep_error("invalid-argument", format!("event: {e}")))?;
+    let f = read_filter(&filter).map_err(|e| aep_error(AepErrorCode::InvalidFilter, e.detail))?;
+    let value =
+        convert::to_json(&event).map_err(|e| aep_error(AepErrorCode::InvalidArgument, format!("event: {e}")))?;
     match value {
         Value::Object(m) => Ok(f.matches_value(&m)),
-        _ => Err(aep_error("invalid-argument", "event: expected an object")),
+        _ => Err(aep_error(AepErrorCode::InvalidArgument, "event: expected an object")),
     }
 }
 
-fn read_filter(filter: &JsValue) -> Result<Filter, Value> {
-    let value = convert::to_json(filter).map_err(|e| json!({ "code": "filter.not-object", "detail": e }))?;
-    Filter::parse(&value).map_err(|e| {
-        let mut v = json!({ "code": e.kind.code(), "detail": e.detail });
-        if let Some(k) = e.key {
-            v["key"] = json!(k);
-        }
-        v
-    })
+fn read_filter(filter: &JsValue) -> Result<Filter, FilterError> {
+    let value = convert::to_json(filter).map_err(|detail| FilterError {
+        code: FilterErrorKind::NotAnObject.code().to_owned(),
+        detail,
+        key: None,
+    })?;
+    Filter::parse(&value).map_err(|e| FilterError { code: e.kind.code().to_owned(), detail: e.detail, key: e.key })
 }
 
 /// Folds a whole stream (an array of events or JSON texts, or one JSONL
@@ -132,7 +130,7 @@ pub fn project_state(events: JsValue, options: JsValue) -> Result<JsValue, JsVal
         }
     } else {
         return Err(aep_error(
-            "invalid-argument",
+            AepErrorCode::InvalidArgument,
             "projectState(events): expected an array of events, or JSONL as a string or a Uint8Array",
         ));
     }
@@ -259,40 +257,9 @@ fn reserve_heap(bytes: usize) {
     let _ = Vec::<u8>::new().try_reserve_exact(bytes.saturating_mul(3));
 }
 
-/// `projectState`'s `limits`: any of the store's bounds, by their
-/// camelCase names; a bound not named stays unlimited.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct Limits {
-    max_sessions: Option<usize>,
-    max_held: Option<usize>,
-    max_timeline_per_session: Option<usize>,
-    max_runs_per_session: Option<usize>,
-    max_cards_per_session: Option<usize>,
-    max_commands_per_session: Option<usize>,
-    max_agents: Option<usize>,
-    max_agent_events: Option<usize>,
-    max_unattached: Option<usize>,
-    max_seen_ids: Option<usize>,
-    max_violations: Option<usize>,
-}
-
 fn limits(value: Option<Value>) -> Result<StoreConfig, JsValue> {
-    let mut c = StoreConfig::unbounded();
-    let Some(value) = value else { return Ok(c) };
-    let l: Limits = serde_json::from_value(value)
-        .map_err(|e| aep_error("invalid-argument", format!("projectState options.limits: {e}")))?;
-    let set = |bound: &mut usize, limit: Option<usize>| *bound = limit.unwrap_or(*bound);
-    set(&mut c.max_sessions, l.max_sessions);
-    set(&mut c.max_held, l.max_held);
-    set(&mut c.max_timeline_per_session, l.max_timeline_per_session);
-    set(&mut c.max_runs_per_session, l.max_runs_per_session);
-    set(&mut c.max_cards_per_session, l.max_cards_per_session);
-    set(&mut c.max_commands_per_session, l.max_commands_per_session);
-    set(&mut c.max_agents, l.max_agents);
-    set(&mut c.max_agent_events, l.max_agent_events);
-    set(&mut c.max_unattached, l.max_unattached);
-    set(&mut c.max_seen_ids, l.max_seen_ids);
-    set(&mut c.max_violations, l.max_violations);
-    Ok(c)
+    let Some(value) = value else { return Ok(StoreConfig::unbounded()) };
+    let l = StoreLimits::read(&value)
+        .map_err(|e| aep_error(AepErrorCode::InvalidArgument, format!("projectState options.limits: {e}")))?;
+    Ok(l.config())
 }

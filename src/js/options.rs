@@ -1,54 +1,30 @@
 //! `new AepClient(options)`: reading and checking the options object.
 //! Errors name the option at fault, never a token or a URL carrying one.
 
-use aep_engine::client::hub::{relay_label, Endpoint, HubConfig, RelaySpec};
+use aep_engine::client::hub::{relay_label, HubConfig, RelayAddress, RelaySpec};
 use aep_engine::client::{Config, ResumePolicy};
-use aep_engine::protocol::event::Capture;
 use aep_engine::protocol::filter::Filter;
 use aep_engine::protocol::frame::HelloIdentity;
 use aep_engine::protocol::ids::{source_uri, Identity};
-use aep_engine::protocol::vocabulary::codes;
-use serde::Deserialize;
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
 use super::convert::{self, aep_error};
-
-struct RelayOptions {
-    url: String,
-    token: Option<String>,
-    label: Option<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Options {
-    agent: String,
-    #[serde(default)]
-    host: Option<String>,
-    #[serde(default)]
-    source: Option<String>,
-    #[serde(default)]
-    capture: Option<String>,
-    #[serde(default)]
-    ack_window_ms: Option<u64>,
-    #[serde(default)]
-    ping_interval_ms: Option<u64>,
-    #[serde(default)]
-    resume: Option<String>,
-}
+use crate::error::AepErrorCode;
+use crate::input::{AepClientOptions, RelayOptions, Resume};
+use aep_engine::protocol::event::Capture;
 
 /// Everything the driver needs: the hub's configuration, and per relay
 /// where to reach it (the endpoint holds the token).
 pub struct Parsed {
     pub hub: HubConfig,
     pub relays: Vec<RelaySpec>,
-    pub endpoints: Vec<Endpoint>,
+    pub endpoints: Vec<RelayAddress>,
     pub websocket: Option<js_sys::Function>,
 }
 
 fn invalid(message: impl AsRef<str>) -> JsValue {
-    aep_error("invalid-options", message)
+    aep_error(AepErrorCode::InvalidOptions, message)
 }
 
 pub fn parse(options: &JsValue) -> Result<Parsed, JsValue> {
@@ -60,34 +36,47 @@ pub fn parse(options: &JsValue) -> Result<Parsed, JsValue> {
         v if v.is_undefined() || v.is_null() => None,
         v => Some(convert::as_function(&v).ok_or_else(|| invalid("`WebSocket` must be a WebSocket constructor"))?),
     };
-    let filter = match convert::get(options, "filter") {
-        v if v.is_undefined() || v.is_null() => Filter::match_all(),
-        v => {
-            let json = convert::to_json(&v).map_err(|e| invalid(format!("`filter`: {e}")))?;
-            Filter::parse(&json).map_err(|e| aep_error(codes::INVALID_FILTER, format!("`filter`: {e}")))?
+    let filter_json = match convert::get(options, "filter") {
+        v if v.is_undefined() || v.is_null() => None,
+        v => Some(convert::to_json(&v).map_err(|e| invalid(format!("`filter`: {e}")))?),
+    };
+    let filter = match &filter_json {
+        None => Filter::match_all(),
+        Some(json) => {
+            Filter::parse(json).map_err(|e| aep_error(AepErrorCode::InvalidFilter, format!("`filter`: {e}")))?
         }
     };
-    let relay_options = relays(&convert::get(options, "relays"))?;
-    // Relays are read by hand: serde's messages quote values, and a token
-    // is a value.
-    let plain = js_sys::Object::assign(&js_sys::Object::new(), options.unchecked_ref());
-    for key in ["WebSocket", "filter", "relays"] {
-        let _ = js_sys::Reflect::delete_property(&plain, &JsValue::from_str(key));
-    }
-    let o: Options = convert::to_json(&plain.into())
-        .and_then(|v| serde_json::from_value(v).map_err(|e| e.to_string()))
-        .map_err(|e| invalid(format!("new AepClient(options): {e}")))?;
-    if o.agent.trim().is_empty() {
-        return Err(invalid("`agent` names this client and must not be empty"));
-    }
-    let capture = match o.capture.as_deref() {
+    // Member by member: serde's messages quote values, and a token is a
+    // value (and the package's size is budgeted).
+    let relays_ = relays(&convert::get(options, "relays"))?;
+    let text = |key: &str| string_member(options, key).map_err(|_| invalid(format!("`{key}` must be a string")));
+    let agent = text("agent")?.filter(|a| !a.trim().is_empty());
+    let agent = agent.ok_or_else(|| invalid("`agent` names this client and must not be empty"))?;
+    let capture = match text("capture")? {
         None => None,
-        Some(c) => Some(Capture::parse(c).ok_or_else(|| invalid(format!("`capture`: unknown level `{c}`")))?),
+        Some(c) => Some(Capture::parse(&c).ok_or_else(|| invalid(format!("`capture`: unknown level `{c}`")))?),
     };
-    let resume = match o.resume.as_deref() {
-        None | Some("positions") => ResumePolicy::Positions,
-        Some("all") => ResumePolicy::AllWhenAdvertised,
-        Some(other) => return Err(invalid(format!("`resume`: `{other}` is not \"positions\" or \"all\""))),
+    let resume = match text("resume")? {
+        None => None,
+        Some(r) => {
+            Some(Resume::parse(&r).ok_or_else(|| invalid(format!("`resume`: `{r}` is not \"positions\" or \"all\"")))?)
+        }
+    };
+    let o = AepClientOptions {
+        relays: relays_,
+        agent,
+        host: text("host")?,
+        source: text("source")?,
+        filter: filter_json,
+        capture,
+        ack_window_ms: number_member(options, "ackWindowMs").map_err(invalid)?,
+        ping_interval_ms: number_member(options, "pingIntervalMs").map_err(invalid)?,
+        resume,
+        websocket: websocket.map(JsValue::from),
+    };
+    let resume = match o.resume {
+        None | Some(Resume::Positions) => ResumePolicy::Positions,
+        Some(Resume::All) => ResumePolicy::AllWhenAdvertised,
     };
     let source = match o.source {
         Some(s) if !s.is_empty() => s,
@@ -96,14 +85,14 @@ pub fn parse(options: &JsValue) -> Result<Parsed, JsValue> {
     let seed = convert::random() as u64;
     let mut hub = HubConfig::new(Identity::new(source, o.agent.clone()), seed);
     hub.filter = filter;
-    hub.capture = capture;
+    hub.capture = o.capture;
     hub.ack_window_ms = o.ack_window_ms;
 
     let mut relays = Vec::new();
     let mut endpoints = Vec::new();
-    for (i, r) in relay_options.into_iter().enumerate() {
+    for (i, r) in o.relays.into_iter().enumerate() {
         let endpoint =
-            Endpoint::new(&r.url, r.token.as_deref()).map_err(|e| invalid(format!("relays[{i}].url: {e}")))?;
+            RelayAddress::new(&r.url, r.token.as_deref()).map_err(|e| invalid(format!("relays[{i}].url: {e}")))?;
         let label = match r.label {
             Some(l) if !l.is_empty() => l,
             _ => relay_label(&r.url).map_err(|e| invalid(format!("relays[{i}].url: {e}")))?,
@@ -118,7 +107,7 @@ pub fn parse(options: &JsValue) -> Result<Parsed, JsValue> {
         relays.push(RelaySpec { label, config });
         endpoints.push(endpoint);
     }
-    Ok(Parsed { hub, relays, endpoints, websocket })
+    Ok(Parsed { hub, relays, endpoints, websocket: o.websocket.map(JsCast::unchecked_into) })
 }
 
 fn relays(value: &JsValue) -> Result<Vec<RelayOptions>, JsValue> {
@@ -158,9 +147,19 @@ pub fn optional(value: JsValue) -> Option<JsValue> {
 pub fn string_member(source: &JsValue, key: &str) -> Result<Option<String>, JsValue> {
     match optional(convert::get(source, key)) {
         None => Ok(None),
-        Some(v) => {
-            v.as_string().map(Some).ok_or_else(|| aep_error("invalid-argument", format!("`{key}` must be a string")))
-        }
+        Some(v) => v
+            .as_string()
+            .map(Some)
+            .ok_or_else(|| aep_error(AepErrorCode::InvalidArgument, format!("`{key}` must be a string"))),
+    }
+}
+
+/// Reads an optional non-negative integer member; the error names it.
+pub fn number_member(source: &JsValue, key: &str) -> Result<Option<u64>, String> {
+    match optional(convert::get(source, key)).map(|v| v.as_f64()) {
+        None => Ok(None),
+        Some(Some(n)) if n >= 0.0 && n.fract() == 0.0 => Ok(Some(n as u64)),
+        Some(_) => Err(format!("`{key}` must be a non-negative integer")),
     }
 }
 
@@ -168,6 +167,8 @@ pub fn string_member(source: &JsValue, key: &str) -> Result<Option<String>, JsVa
 pub fn json_member(source: &JsValue, key: &str) -> Result<Option<Value>, JsValue> {
     match optional(convert::get(source, key)) {
         None => Ok(None),
-        Some(v) => convert::to_json(&v).map(Some).map_err(|e| aep_error("invalid-argument", format!("`{key}`: {e}"))),
+        Some(v) => convert::to_json(&v)
+            .map(Some)
+            .map_err(|e| aep_error(AepErrorCode::InvalidArgument, format!("`{key}`: {e}"))),
     }
 }

@@ -3,20 +3,23 @@
 //! engine, and the agent's own events sequenced per session.
 
 use aep_engine::control::ack::NackReason;
-use aep_engine::control::answer::{Answer, AppliedRule};
+use aep_engine::control::answer::Answer;
 use aep_engine::control::target::{Action, ControlTarget, Received, SeqCounter, Sequencer, Verdict, DEFAULT_CEILING};
 use aep_engine::protocol::capture::downlevel;
 use aep_engine::protocol::event::{Capture, Event, Severity};
 use aep_engine::protocol::ids::{source_uri, Draft, Identity};
 use aep_engine::rng::Seeded;
-use serde_json::{json, Value};
+use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
 use super::convert::{self, aep_error};
 use super::options::string_member;
+use crate::error::AepErrorCode;
+use crate::input::{ControlTargetOptions, EventDraft};
+use crate::view;
 
 pub(crate) fn invalid(message: impl AsRef<str>) -> JsValue {
-    aep_error("invalid-argument", message)
+    aep_error(AepErrorCode::InvalidArgument, message)
 }
 
 pub(crate) fn event_from(value: &JsValue, what: &str) -> Result<Event, JsValue> {
@@ -24,9 +27,9 @@ pub(crate) fn event_from(value: &JsValue, what: &str) -> Result<Event, JsValue> 
     Event::parse(&text).map_err(|e| invalid(format!("{what}: {e}")))
 }
 
-/// Reads a draft `{ type, session?, run?, step?, subject?, cause?,
-/// severity?, capture?, data?, traceparent?, seq?, epoch? }`.
-fn draft(value: &JsValue, seqs: &mut SeqCounter) -> Result<Draft, JsValue> {
+/// An [`EventDraft`], member by member (a small reader: the package's size
+/// is budgeted, and serde's would be larger).
+fn read_draft(value: &JsValue) -> Result<EventDraft, JsValue> {
     let v = convert::to_json(value).map_err(|e| invalid(format!("draft: {e}")))?;
     let Value::Object(m) = v else { return Err(invalid("draft: expected an object")) };
     let text = |k: &str| -> Result<Option<String>, JsValue> {
@@ -37,75 +40,71 @@ fn draft(value: &JsValue, seqs: &mut SeqCounter) -> Result<Draft, JsValue> {
         }
     };
     let ty = text("type")?.ok_or_else(|| invalid("draft: `type` is required"))?;
-    let mut d = Draft::new(ty);
-    if let Some(s) = text("subject")? {
+    let (session, run, step, subject) = (text("session")?, text("run")?, text("step")?, text("subject")?);
+    let (cause, traceparent) = (text("cause")?, text("traceparent")?);
+    let severity = match text("severity")? {
+        None => None,
+        Some(s) => Some(Severity::parse(&s).ok_or_else(|| invalid(format!("draft: unknown severity `{s}`")))?),
+    };
+    let capture = match text("capture")? {
+        None => None,
+        Some(s) => Some(Capture::parse(&s).ok_or_else(|| invalid(format!("draft: unknown capture level `{s}`")))?),
+    };
+    let data = match m.get("data") {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(data)) => Some(data.clone()),
+        Some(_) => return Err(invalid("draft: `data` must be an object")),
+    };
+    let count = |k: &str| -> Result<Option<u64>, JsValue> {
+        match m.get(k) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => {
+                Ok(Some(v.as_u64().ok_or_else(|| invalid(format!("draft: `{k}` must be a non-negative integer")))?))
+            }
+        }
+    };
+    let (seq, epoch) = (count("seq")?, count("epoch")?);
+    Ok(EventDraft { ty, session, run, step, subject, cause, traceparent, severity, capture, data, seq, epoch })
+}
+
+/// Reads a draft (see [`EventDraft`]); a session event takes the
+/// session's next `seq` unless the draft names one.
+fn draft(value: &JsValue, seqs: &mut SeqCounter) -> Result<Draft, JsValue> {
+    let e = read_draft(value)?;
+    let mut d = Draft::new(e.ty);
+    if let Some(s) = e.subject {
         d = d.subject(s);
     }
-    if let Some(s) = text("run")? {
+    if let Some(s) = e.run {
         d = d.run(s);
     }
-    if let Some(s) = text("step")? {
+    if let Some(s) = e.step {
         d = d.step(s);
     }
-    if let Some(s) = text("cause")? {
+    if let Some(s) = e.cause {
         d = d.cause(s);
     }
-    if let Some(s) = text("traceparent")? {
+    if let Some(s) = e.traceparent {
         d = d.traceparent(s);
     }
-    if let Some(s) = text("severity")? {
-        d = d.severity(Severity::parse(&s).ok_or_else(|| invalid(format!("draft: unknown severity `{s}`")))?);
+    if let Some(s) = e.severity {
+        d = d.severity(s);
     }
-    if let Some(s) = text("capture")? {
-        d = d.capture(Capture::parse(&s).ok_or_else(|| invalid(format!("draft: unknown capture level `{s}`")))?);
+    if let Some(c) = e.capture {
+        d = d.capture(c);
     }
-    if let Some(data) = m.get("data").filter(|v| !v.is_null()) {
-        if !data.is_object() {
-            return Err(invalid("draft: `data` must be an object"));
-        }
-        d = d.data(data.clone());
+    if let Some(data) = e.data {
+        d = d.data(Value::Object(data));
     }
-    if let Some(session) = text("session")? {
-        let named = match m.get("seq") {
-            None | Some(Value::Null) => None,
-            Some(v) => Some(v.as_u64().ok_or_else(|| invalid("draft: `seq` must be a non-negative integer"))?),
-        };
-        let seq = seqs.take(&session, named).map_err(|e| invalid(format!("draft: {e}")))?;
-        let epoch = match m.get("epoch") {
-            None | Some(Value::Null) => seqs.epoch(&session),
-            Some(v) => Some(v.as_u64().ok_or_else(|| invalid("draft: `epoch` must be a non-negative integer"))?),
-        };
+    if let Some(session) = e.session {
+        let seq = seqs.take(&session, e.seq).map_err(|e| invalid(format!("draft: {e}")))?;
+        let epoch = e.epoch.or_else(|| seqs.epoch(&session));
         d = d.session(session).seq(seq);
         if let Some(e) = epoch {
             d = d.epoch(e);
         }
     }
     Ok(d)
-}
-
-fn action_to_js(action: &Action) -> Value {
-    match action {
-        Action::Respond { request, applied } => {
-            let rule = match applied.rule {
-                AppliedRule::AsSent => "as-sent",
-                AppliedRule::TextNamedOption => "text-named-option",
-                AppliedRule::UnmatchedTextRefused => "unmatched-text-refused",
-            };
-            json!({ "type": "respond", "request": request.id, "answer": applied.answer.to_value(), "rule": rule })
-        }
-        Action::Cancel { scope, reason } => {
-            let mut v = json!({ "type": "cancel", "scope": scope.as_str() });
-            if let Some(r) = reason {
-                v["reason"] = json!(r);
-            }
-            v
-        }
-        Action::Pause => json!({ "type": "pause" }),
-        Action::Resume => json!({ "type": "resume" }),
-        Action::Vendor { ty, data } => {
-            json!({ "type": "vendor", "commandType": ty, "data": Value::Object(data.clone()) })
-        }
-    }
 }
 
 /// `undefined`, `null` or `true` accept; `false` refuses; `{ reject,
@@ -144,27 +143,43 @@ pub(crate) struct TargetOptions {
 }
 
 impl TargetOptions {
-    pub fn parse(options: &JsValue) -> Result<TargetOptions, JsValue> {
-        let agent =
-            string_member(options, "agent")?.filter(|a| !a.is_empty()).ok_or_else(|| invalid("`agent` is required"))?;
-        let host = string_member(options, "host")?.unwrap_or_else(|| "localhost".into());
-        let source = string_member(options, "source")?.unwrap_or_else(|| source_uri(&host, &agent, None));
-        let accepts_js = convert::get(options, "accepts");
-        if !js_sys::Array::is_array(&accepts_js) {
-            return Err(invalid("`accepts` must be an array of command types"));
+    pub fn new(o: ControlTargetOptions) -> TargetOptions {
+        let host = o.host.unwrap_or_else(|| "localhost".into());
+        let source = o.source.unwrap_or_else(|| source_uri(&host, &o.agent, None));
+        TargetOptions {
+            identity: Identity::new(source, o.agent),
+            accepts: o.accepts,
+            epoch: o.epoch.unwrap_or_else(|| js_sys::Date::now() as u64),
+            ceiling: o.capture.unwrap_or(DEFAULT_CEILING),
         }
-        let accepts = js_sys::Array::from(&accepts_js).iter().filter_map(|v| v.as_string()).collect();
-        let epoch = match convert::get(options, "epoch").as_f64() {
-            Some(e) if e >= 0.0 && e.fract() == 0.0 => e as u64,
-            Some(_) => return Err(invalid("`epoch` must be a non-negative integer")),
-            None => js_sys::Date::now() as u64,
-        };
-        let ceiling = match string_member(options, "capture")? {
-            None => DEFAULT_CEILING,
-            Some(c) => Capture::parse(&c).ok_or_else(|| invalid(format!("`capture`: unknown capture level `{c}`")))?,
-        };
-        Ok(TargetOptions { identity: Identity::new(source, agent), accepts, epoch, ceiling })
     }
+}
+
+/// `{ agent, accepts, host?, source?, epoch?, capture? }`, member by member.
+pub(crate) fn read_options(options: &JsValue) -> Result<ControlTargetOptions, JsValue> {
+    let agent =
+        string_member(options, "agent")?.filter(|a| !a.is_empty()).ok_or_else(|| invalid("`agent` is required"))?;
+    let accepts_js = convert::get(options, "accepts");
+    if !js_sys::Array::is_array(&accepts_js) {
+        return Err(invalid("`accepts` must be an array of command types"));
+    }
+    let epoch = match convert::get(options, "epoch").as_f64() {
+        Some(e) if e >= 0.0 && e.fract() == 0.0 => Some(e as u64),
+        Some(_) => return Err(invalid("`epoch` must be a non-negative integer")),
+        None => None,
+    };
+    let capture = match string_member(options, "capture")? {
+        None => None,
+        Some(c) => Some(Capture::parse(&c).ok_or_else(|| invalid(format!("`capture`: unknown capture level `{c}`")))?),
+    };
+    Ok(ControlTargetOptions {
+        agent,
+        accepts: js_sys::Array::from(&accepts_js).iter().filter_map(|v| v.as_string()).collect(),
+        host: string_member(options, "host")?,
+        source: string_member(options, "source")?,
+        epoch,
+        capture,
+    })
 }
 
 /// The target's operations on JavaScript values, for `ControlTarget` and
@@ -222,32 +237,19 @@ impl TargetOps<'_> {
     }
 }
 
-/// `{ kind: "fresh", ack, action }`, `{ kind: "nacked", ack, reason }` or
-/// `{ kind: "duplicate", ack }`.
+/// What receiving a command came to, for JavaScript.
 pub(crate) fn received_to_js(received: &Received) -> JsValue {
-    let o = js_sys::Object::new();
-    match received {
-        Received::Fresh { action, ack, .. } => {
-            convert::set(&o, "kind", &"fresh".into());
-            convert::set(&o, "ack", &out(ack));
-            convert::set(&o, "action", &convert::to_js(&action_to_js(action)));
-        }
-        Received::Nacked { ack, reason } => {
-            convert::set(&o, "kind", &"nacked".into());
-            convert::set(&o, "ack", &out(ack));
-            convert::set(&o, "reason", &reason.as_str().into());
-        }
-        Received::Duplicate { ack } => {
-            convert::set(&o, "kind", &"duplicate".into());
-            convert::set(&o, "ack", &convert::event_to_js(ack));
-        }
-    }
-    o.into()
+    let r = match received {
+        Received::Fresh { action, ack, .. } => view::Received::Fresh { ack: out(ack), action: action.into() },
+        Received::Nacked { ack, reason } => view::Received::Nacked { ack: out(ack), reason: *reason },
+        Received::Duplicate { ack } => view::Received::Duplicate { ack: convert::event_to_js(ack) },
+    };
+    convert::to_js(&r)
 }
 
 /// Asks a JavaScript `decide(action)` for its verdict.
 pub(crate) fn ask_decider(decide: &js_sys::Function, action: &Action) -> Verdict {
-    verdict(decide.call1(&JsValue::UNDEFINED, &convert::to_js(&action_to_js(action))))
+    verdict(decide.call1(&JsValue::UNDEFINED, &convert::to_js(&view::TargetAction::from(action))))
 }
 
 pub(crate) fn out(e: &Event) -> JsValue {
@@ -267,7 +269,7 @@ impl JsControlTarget {
     /// `capture` is the ceiling of everything it emits (default `metadata`).
     #[wasm_bindgen(constructor)]
     pub fn new(options: JsValue) -> Result<JsControlTarget, JsValue> {
-        let o = TargetOptions::parse(&options)?;
+        let o = TargetOptions::new(read_options(&options)?);
         let target = ControlTarget::new(o.identity, o.accepts, Seeded::new(convert::random() as u64))
             .map_err(|e| invalid(e.to_string()))?
             .with_ceiling(o.ceiling);

@@ -7,8 +7,10 @@ use indexmap::IndexMap;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
+use aep_engine::protocol::attention::AttentionKind;
 use aep_engine::protocol::event::{Capture, Event};
-use aep_engine::protocol::vocabulary::types;
+use aep_engine::protocol::kind::EventKind;
+use aep_engine::protocol::vocabulary::EventType;
 
 use crate::hook::HookInput;
 
@@ -92,9 +94,12 @@ pub fn elicitation_output(values: Option<&Map<String, Value>>) -> Value {
 /// `{agent} requests input ({n} fields)`.
 pub fn structural_prompt(event: &Event) -> Event {
     let Some(data) = event.data() else { return event.clone() };
-    let is_form = data.get("kind").and_then(Value::as_str) == Some("form");
+    let is_form = data.get("kind").and_then(Value::as_str).map(AttentionKind::parse) == Some(AttentionKind::Form);
     let Some(fields) = data.get("fields").and_then(Value::as_array) else { return event.clone() };
-    if event.ty() != types::ATTENTION_REQUESTED || !is_form || event.capture() >= Capture::Redacted {
+    if event.kind() != EventKind::Core(EventType::AttentionRequested)
+        || !is_form
+        || event.capture() >= Capture::Redacted
+    {
         return event.clone();
     }
     let mut data = data.clone();

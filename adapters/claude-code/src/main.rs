@@ -26,7 +26,7 @@ enum Command {
     Serve(Serve),
     /// Connects Claude Code to a running adapter: adds its hooks to
     /// `.claude/settings.json`, beside the hooks already there.
-    Install(Target),
+    Install(Install),
     /// Removes exactly the hooks `install` added.
     Uninstall(Where),
 }
@@ -51,7 +51,7 @@ struct Where {
 }
 
 #[derive(Args, Debug)]
-struct Target {
+struct Install {
     #[command(flatten)]
     place: Where,
     /// The adapter's address, as `serve --listen` has it.

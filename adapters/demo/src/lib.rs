@@ -25,7 +25,7 @@ use std::time::Duration;
 use aep_driver_tokio::{now, Link, Step};
 use aep_engine::client::agent::AgentChange;
 use aep_engine::client::hub::socket_url;
-use aep_engine::client::{Endpoint, State};
+use aep_engine::client::{SocketDriven, State};
 use tokio::sync::{oneshot, watch};
 use tokio::task::LocalSet;
 

@@ -2,7 +2,7 @@
 //! engine's envelope, payload and stream rules, and each command gets the
 //! outcome the control profile promises.
 
-use aep_engine::client::{Endpoint, SocketAction, State};
+use aep_engine::client::{SocketAction, SocketDriven, State, CLOSE_ABNORMAL};
 use aep_engine::control::answer::Answer;
 use aep_engine::control::sender::{Address, CancelScope, Command};
 use aep_engine::protocol::frame::{Capabilities, Frame, Hello, Role};
@@ -39,9 +39,9 @@ impl Sim {
 
     /// Opens the socket the agent asks for and says the relay's hello.
     fn open(&mut self) {
-        assert_eq!(self.agent.poll_action(), Some(SocketAction::Open));
-        self.agent.handle_open(self.now);
-        let hello = self.agent.poll_transmit().expect("the agent speaks first");
+        assert_eq!(self.agent.poll_action(), Some(((), SocketAction::Open)));
+        self.agent.handle_open((), self.now);
+        let ((), hello) = self.agent.poll_transmit().expect("the agent speaks first");
         assert!(matches!(Frame::decode(&hello), Ok(Frame::Hello(_))), "{hello}");
         let relay = Hello {
             versions: vec!["0.1".into()],
@@ -49,15 +49,17 @@ impl Sim {
             identity: None,
             capabilities: Capabilities::default(),
         };
-        self.agent.handle_text(&Frame::Hello(relay).encode(), self.now);
-        assert_eq!(self.agent.state(), &State::Live);
+        self.agent.handle_text((), &Frame::Hello(relay).encode(), self.now);
+        assert_eq!(self.agent.state(()), Some(&State::Live));
         self.settle();
     }
 
     /// The socket drops and the agent reconnects at once.
     fn reconnect(&mut self) {
-        self.agent.handle_closed(self.now, 1006, "gone");
-        let State::Reconnecting { at, .. } = *self.agent.state() else { panic!("{:?}", self.agent.state()) };
+        self.agent.handle_closed((), self.now, CLOSE_ABNORMAL, "gone");
+        let State::Reconnecting { at, .. } = *self.agent.state(()).unwrap() else {
+            panic!("{:?}", self.agent.state(()))
+        };
         self.now = self.now.max(at);
         self.agent.handle_timeout(self.now);
         self.open();
@@ -69,15 +71,15 @@ impl Sim {
         let mut fresh = Vec::new();
         for _ in 0..MAX_STEPS {
             let mut busy = false;
-            while let Some(change) = self.agent.poll_notice() {
+            while let Some(change) = self.agent.poll_change() {
                 busy = true;
                 self.agent.on_change(change, self.now);
             }
-            while let Some(text) = self.agent.poll_transmit() {
+            while let Some(((), text)) = self.agent.poll_transmit() {
                 busy = true;
                 match Frame::decode(&text).unwrap() {
                     Frame::Event(e) => fresh.push(e),
-                    Frame::Ping { t } => self.agent.handle_text(&Frame::Pong { t }.encode(), self.now),
+                    Frame::Ping { t } => self.agent.handle_text((), &Frame::Pong { t }.encode(), self.now),
                     other => panic!("the agent wrote {other:?}"),
                 }
             }
@@ -150,7 +152,7 @@ impl Sim {
 
     /// The relay routes `command` to the agent.
     fn deliver(&mut self, command: &Event) {
-        self.agent.handle_text(&Frame::Event(command.clone()).encode(), self.now);
+        self.agent.handle_text((), &Frame::Event(command.clone()).encode(), self.now);
         self.settle();
     }
 

@@ -1,6 +1,7 @@
 //! The Audit view's model: the filter a person sets, the query it makes
 //! on the relay's `/audit`, and the rows the relay answers, in words.
 
+use aep_engine::protocol::vocabulary::CommandVerb;
 use serde_json::Value;
 
 /// What the person filters by. Times are ms since the epoch, already
@@ -15,13 +16,16 @@ pub struct Filter {
     pub to: Option<u64>,
 }
 
-/// The commands a person can filter by, with their words.
-pub const VERBS: [(&str, &str); 4] = [
-    ("control.attention.respond", "answered"),
-    ("control.cancel", "cancelled"),
-    ("control.pause", "paused"),
-    ("control.resume", "resumed"),
-];
+/// What a command did, in the Audit view's words (the commands a person
+/// can filter by are every [`CommandVerb`]).
+pub fn verb_words(verb: CommandVerb) -> &'static str {
+    match verb {
+        CommandVerb::AttentionRespond => "answered",
+        CommandVerb::Cancel => "cancelled",
+        CommandVerb::Pause => "paused",
+        CommandVerb::Resume => "resumed",
+    }
+}
 
 /// Results a person can filter by, with their words.
 pub const OUTCOMES: [(&str, &str); 6] = [
@@ -102,7 +106,10 @@ impl Row {
 
     /// What was done, in a word: `answered allow`, `cancelled`.
     pub fn action(&self) -> String {
-        let verb = VERBS.iter().find(|(v, _)| *v == self.verb).map_or(self.verb.as_str(), |(_, w)| w);
+        let verb: &str = match CommandVerb::parse(&self.verb) {
+            Some(v) => verb_words(v),
+            None => &self.verb,
+        };
         if self.answer.is_empty() {
             verb.to_owned()
         } else {

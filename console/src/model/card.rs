@@ -3,9 +3,9 @@
 //! what has happened to it since.
 
 use aep_engine::client::hub::{Hub, Reach};
-use aep_engine::protocol::attention::OptionMeaning;
+use aep_engine::protocol::attention::{AttentionKind, Channel, OptionMeaning};
 use aep_engine::protocol::form::{Choice, FieldSpec};
-use aep_engine::protocol::vocabulary::{types, NackReason};
+use aep_engine::protocol::vocabulary::{CommandVerb, NackReason};
 use aep_engine::store::{self, Card, CardRef, CardStatus, Closure, Resolution, ToolEnd, ToolOutcome};
 use aep_engine::{Capture, Severity, UnixMs};
 use serde_json::Value;
@@ -163,7 +163,12 @@ pub struct CardView {
 
 impl CardView {
     pub fn is_permission(&self) -> bool {
-        self.kind == "permission"
+        AttentionKind::parse(&self.kind) == AttentionKind::Permission
+    }
+
+    /// A request for free text (an `input`), which may name a default.
+    pub fn is_input(&self) -> bool {
+        AttentionKind::parse(&self.kind) == AttentionKind::Input
     }
 
     /// Choosing `o` takes a second, deliberate step.
@@ -179,8 +184,7 @@ impl CardView {
         self.commands.iter().any(|c| {
             c.mine
                 && (c.phase.in_flight()
-                    || matches!(&c.phase, command::Phase::Rejected { reason, .. }
-                        if reason.as_deref().and_then(NackReason::parse) != Some(NackReason::Invalid)))
+                    || matches!(&c.phase, command::Phase::Rejected { reason, .. } if refusal_holds(*reason)))
         })
     }
 
@@ -292,7 +296,7 @@ impl CardView {
                 if let Some(by) = &a.by {
                     decided.push_str(&format!(" by {}", super::words::person(by, me)));
                 }
-                if a.via.as_deref().is_some_and(|v| v != "control") {
+                if a.via.as_deref().is_some_and(|v| Channel::parse(v) != Channel::Control) {
                     decided.push_str(" in the agent's own interface");
                 }
                 if let Some(reason) = &a.reason {
@@ -348,11 +352,45 @@ fn overruled(applied: Option<&store::CardAnswer>, commands: &[CommandView]) -> V
     let Some(applied) = applied else { return Vec::new() };
     commands
         .iter()
-        .filter(|c| c.mine && c.ty == types::CONTROL_ATTENTION_RESPOND)
+        .filter(|c| c.mine && CommandVerb::parse(&c.ty) == Some(CommandVerb::AttentionRespond))
         .filter(|c| applied.cause.as_deref() != Some(c.id.as_str()))
         .filter(|c| matches!(c.phase, command::Phase::Rejected { .. }))
         .map(|c| c.what.clone())
         .collect()
+}
+
+/// Whether the agent's refusal of one of this console's answers, for
+/// `reason`, leaves the card to the agent: its own decision (refused,
+/// busy, not taken from here, not implemented, or a reason this console
+/// does not know) does, and the card takes no other answer meanwhile; an
+/// answer that did not fit (`invalid`) does not, and may be given again.
+///
+/// ```
+/// use aep_console::model::card::refusal_holds;
+/// use aep_engine::protocol::vocabulary::NackReason;
+/// assert!(refusal_holds(Some(NackReason::Busy)));
+/// assert!(!refusal_holds(Some(NackReason::Invalid)));
+/// ```
+///
+/// The rule names every reason, so a reason the registry adds, or a rule
+/// that forgets one, does not compile:
+///
+/// ```compile_fail,E0004
+/// use aep_engine::protocol::vocabulary::NackReason;
+/// fn refusal_holds(reason: Option<NackReason>) -> bool {
+///     match reason {
+///         Some(NackReason::Invalid) => false,
+///         Some(NackReason::Refused | NackReason::Unsupported | NackReason::Unauthorized) | None => true,
+///     }
+/// }
+/// ```
+pub fn refusal_holds(reason: Option<NackReason>) -> bool {
+    match reason {
+        Some(NackReason::Invalid) => false,
+        Some(NackReason::Refused | NackReason::Busy | NackReason::Unsupported | NackReason::Unauthorized) | None => {
+            true
+        }
+    }
 }
 
 pub(crate) fn is_permissive(id: &str) -> bool {

@@ -5,10 +5,11 @@
 use aep_engine::client::hub::Hub;
 use aep_engine::control::ack::Decision;
 use aep_engine::control::answer::Answer;
-use aep_engine::control::sender::{Command, CommandState, TrackedCommand};
+use aep_engine::control::sender::{Command, CommandState, RelayCode, TrackedCommand};
 use aep_engine::control::target::outcome::{PHASE_PAUSED, PHASE_RESUMED};
 use aep_engine::protocol::form::Choice;
-use aep_engine::protocol::vocabulary::{types, NackReason};
+use aep_engine::protocol::kind::EventKind;
+use aep_engine::protocol::vocabulary::{EventType, NackReason};
 use aep_engine::store;
 use aep_engine::UnixMs;
 use serde_json::Value;
@@ -24,10 +25,11 @@ pub enum Phase {
     Accepted,
     /// The agent acted: the outcome event's type.
     Done(String),
-    /// The agent said no (`control.rejected`).
-    Rejected { reason: Option<String>, detail: Option<String> },
+    /// The agent said no (`control.rejected`): `reason` when it is a
+    /// registered one, `raw_reason` as sent.
+    Rejected { reason: Option<NackReason>, raw_reason: Option<String>, detail: Option<String> },
     /// A relay refused it for the agent; the agent never saw it.
-    RelayRefused { code: String, detail: Option<String> },
+    RelayRefused { code: RelayCode, detail: Option<String> },
     /// No acknowledgement within the window (known only here).
     TimedOut,
 }
@@ -159,18 +161,19 @@ pub fn mine(hub: &Hub, c: &TrackedCommand, options: &[Choice]) -> CommandView {
             Some(o) => (Phase::Done(o.ty().to_owned()), done_words(o.ty(), phase(o).as_deref()), None),
             None => (Phase::Accepted, "Accepted \u{2014} waiting for the agent to act".to_owned(), None),
         },
-        CommandState::Rejected { raw_reason, detail, .. } => {
-            let (h, e) = words::rejected(raw_reason.as_deref());
+        CommandState::Rejected { reason, raw_reason, detail, .. } => {
+            let (h, e) = words::rejected(*reason);
             // A reason this console has no words for is shown as sent.
-            let headline = match raw_reason.as_deref() {
-                Some(r) if NackReason::parse(r).is_none() => format!("{h} ({r})"),
+            let headline = match (reason, raw_reason.as_deref()) {
+                (None, Some(r)) => format!("{h} ({r})"),
                 _ => h.to_owned(),
             };
-            (Phase::Rejected { reason: raw_reason.clone(), detail: detail.clone() }, headline, Some(e.to_owned()))
+            let phase = Phase::Rejected { reason: *reason, raw_reason: raw_reason.clone(), detail: detail.clone() };
+            (phase, headline, Some(e.to_owned()))
         }
         CommandState::RelayRefused { code, detail } => {
-            let (h, e) = words::relay_refused(code.as_str(), &relay_name);
-            (Phase::RelayRefused { code: code.as_str().to_owned(), detail: detail.clone() }, h, Some(e))
+            let (h, e) = words::relay_refused(code, &relay_name);
+            (Phase::RelayRefused { code: code.clone(), detail: detail.clone() }, h, Some(e))
         }
         CommandState::TimedOut => {
             let (h, e) = words::timed_out(c.window_ms());
@@ -225,13 +228,14 @@ pub fn chain(c: &store::CommandChain, session: Option<&store::Session>, options:
         (None, Some(Decision::Accepted)) => {
             (Phase::Accepted, "Accepted \u{2014} waiting for the agent to act".to_owned(), None)
         }
-        (followed, Some(Decision::Rejected { raw_reason, detail, .. })) => {
-            let (h, e) = words::rejected(raw_reason.as_deref());
+        (followed, Some(Decision::Rejected { reason, raw_reason, detail })) => {
+            let (h, e) = words::rejected(*reason);
             let explanation = match followed {
                 Some(o) => format!("{e} Then the agent sent {}.", o.ty),
                 None => e.to_owned(),
             };
-            (Phase::Rejected { reason: raw_reason.clone(), detail: detail.clone() }, h.to_owned(), Some(explanation))
+            let phase = Phase::Rejected { reason: *reason, raw_reason: raw_reason.clone(), detail: detail.clone() };
+            (phase, h.to_owned(), Some(explanation))
         }
         (None, None) => (Phase::Sending, "Sent \u{2014} no acknowledgement seen".to_owned(), None),
     };
@@ -286,16 +290,16 @@ fn phase(e: &aep_engine::Event) -> Option<String> {
 }
 
 fn done_words(outcome: &str, phase: Option<&str>) -> String {
-    let what = match (outcome, phase) {
-        (types::ATTENTION_ANSWERED, _) => "answer applied",
-        (types::ATTENTION_RESOLVED, _) => "request resolved",
-        (types::RUN_CANCELLED, _) => "run cancelled",
-        (types::SESSION_ENDED, _) => "session ended",
-        (types::PROGRESS_STATUS, Some(PHASE_PAUSED)) => "the agent paused",
-        (types::PROGRESS_STATUS, Some(PHASE_RESUMED)) => "the agent resumed",
-        (types::PROGRESS_STATUS, Some(p)) => return format!("Done \u{2014} the agent reported {p}"),
-        (types::PROGRESS_STATUS, None) => "agent reported progress",
-        (other, _) => return format!("Done \u{2014} {other}"),
+    let what = match (EventKind::of(outcome).core(), phase) {
+        (Some(EventType::AttentionAnswered), _) => "answer applied",
+        (Some(EventType::AttentionResolved), _) => "request resolved",
+        (Some(EventType::RunCancelled), _) => "run cancelled",
+        (Some(EventType::SessionEnded), _) => "session ended",
+        (Some(EventType::ProgressStatus), Some(PHASE_PAUSED)) => "the agent paused",
+        (Some(EventType::ProgressStatus), Some(PHASE_RESUMED)) => "the agent resumed",
+        (Some(EventType::ProgressStatus), Some(p)) => return format!("Done \u{2014} the agent reported {p}"),
+        (Some(EventType::ProgressStatus), None) => "agent reported progress",
+        (_, _) => return format!("Done \u{2014} {outcome}"),
     };
     format!("Done \u{2014} {what}")
 }

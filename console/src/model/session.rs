@@ -100,6 +100,34 @@ impl LaneState {
     }
 }
 
+/// Why a session takes no command now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NoCommands {
+    /// The session ended.
+    Ended,
+    /// This device reaches no relay.
+    Offline,
+    /// The credential may watch, not command.
+    ReadOnly,
+    /// No relay's roster lists the session: its agent is not connected.
+    AgentAway,
+    /// Several connections claim the session; the relay routes to none.
+    Ambiguous,
+}
+
+impl NoCommands {
+    /// A short stable token for styling and tests (`data-controls`).
+    pub fn token(self) -> &'static str {
+        match self {
+            NoCommands::Ended => "ended",
+            NoCommands::Offline => "offline",
+            NoCommands::ReadOnly => "read-only",
+            NoCommands::AgentAway => "none",
+            NoCommands::Ambiguous => "ambiguous",
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Lane {
     pub key: SessionKey,
@@ -126,29 +154,30 @@ impl Lane {
         self.runs.iter().rev().find(|r| r.is_open())
     }
 
-    /// Why no command can be sent to it now, when none can, with a token
-    /// for tests and styling: ended, nobody connected (this device, when no
-    /// relay is `live`, else its agent), or claimed by several connections.
-    /// `online`: the browser's word on the device's network, which only
-    /// names the likely reason.
-    pub fn no_commands(&self, live: bool, online: bool) -> Option<(&'static str, String)> {
+    /// Why no command can be sent to it now, when none can, and in words:
+    /// ended, nobody connected (this device, when no relay is `live`, else
+    /// its agent), or claimed by several connections. `online`: the
+    /// browser's word on the device's network, which only names the likely
+    /// reason.
+    pub fn no_commands(&self, live: bool, online: bool) -> Option<(NoCommands, String)> {
         Some(match () {
-            _ if self.state == LaneState::Ended => ("ended", "This session has ended.".to_owned()),
-            _ if !live && !online => {
-                ("offline", "This device is offline, so it is not connected to a relay and cannot send commands.".to_owned())
-            }
-            _ if !live => ("offline", "This device is not connected to a relay right now.".to_owned()),
+            _ if self.state == LaneState::Ended => (NoCommands::Ended, "This session has ended.".to_owned()),
+            _ if !live && !online => (
+                NoCommands::Offline,
+                "This device is offline, so it is not connected to a relay and cannot send commands.".to_owned(),
+            ),
+            _ if !live => (NoCommands::Offline, "This device is not connected to a relay right now.".to_owned()),
             _ if self.verbs.may_command == Some(false) => (
-                "read-only",
+                NoCommands::ReadOnly,
                 "Read-only: your credential on this relay may watch this session, not command it.".to_owned(),
             ),
             _ if !self.verbs.listed => (
-                "none",
+                NoCommands::AgentAway,
                 "Its agent is not connected to a relay right now (no relay roster lists this session), so it cannot take commands."
                     .to_owned(),
             ),
             _ if self.verbs.claims > 1 => (
-                "ambiguous",
+                NoCommands::Ambiguous,
                 format!(
                     "Claimed by {} connections at once, so the relay refuses commands to this session until only one is left.",
                     self.verbs.claims

@@ -1,7 +1,7 @@
 //! Turning what was typed on the connect screen into a hub, and the
 //! one-tap link format (`#token=…`, optionally `&relay=…`).
 
-use aep_engine::client::hub::{relay_label, Endpoint, HubConfig, RelaySpec};
+use aep_engine::client::hub::{relay_label, HubConfig, RelayAddress, RelaySpec};
 use aep_engine::client::Config;
 use aep_engine::protocol::frame::HelloIdentity;
 use aep_engine::protocol::ids::{source_uri, Identity};
@@ -28,7 +28,7 @@ pub struct RelayInput {
 pub struct Setup {
     pub hub: HubConfig,
     pub relays: Vec<RelaySpec>,
-    pub endpoints: Vec<Endpoint>,
+    pub endpoints: Vec<RelayAddress>,
 }
 
 /// Checks every relay; errors come per row and never quote a URL (it
@@ -38,7 +38,7 @@ pub fn build(inputs: &[RelayInput], host: &str, seed: u64) -> Result<Setup, Vec<
     let mut relays = Vec::new();
     let mut endpoints = Vec::new();
     for (i, r) in inputs.iter().enumerate() {
-        let endpoint = match Endpoint::new(&r.url, Some(&r.token)) {
+        let endpoint = match RelayAddress::new(&r.url, Some(&r.token)) {
             Ok(e) => e,
             Err(e) => {
                 errors.push((i, e.to_string()));

@@ -2,8 +2,9 @@
 //! frames encoded by the engine's own frame module, a fake clock.
 
 use aep_engine::client::hub::{Hub, HubConfig, RelaySpec};
-use aep_engine::client::Config;
+use aep_engine::client::{Config, SocketDriven};
 use aep_engine::control::answer::Answer;
+use aep_engine::control::sender::RelayCode;
 use aep_engine::protocol::frame::{
     Capabilities, ControlCapability, ErrorFrame, Frame, Hello, HelloIdentity, ReplayCapability, Role, RosterEntry,
 };
@@ -230,7 +231,7 @@ fn refusals_and_silence_are_told_apart_in_words() {
         versions: None,
     }));
     let c = &r.card("REQ1").commands[0];
-    assert_eq!(c.phase, Phase::RelayRefused { code: "no-route".into(), detail: Some("nobody claims s1".into()) });
+    assert_eq!(c.phase, Phase::RelayRefused { code: RelayCode::NoRoute, detail: Some("nobody claims s1".into()) });
     assert!(c.headline.contains("not connected"), "{}", c.headline);
 
     let cmd = r.respond("REQ1", Answer::option("deny"));
@@ -1080,7 +1081,7 @@ fn a_paused_session_reads_paused_and_its_pause_reads_as_a_pause() {
     );
     assert_eq!(c.who(&me), "You (aep-console)");
     // This page's own resume, followed by its sender.
-    let id = r.hub.resume(&aep_engine::client::hub::Target::session("s1"), r.now).unwrap();
+    let id = r.hub.resume(&aep_engine::client::hub::Recipient::session("s1"), r.now).unwrap();
     r.drain();
     r.event(json!({ "id": "K2", "type": "control.accepted", "seq": 6, "cause": id, "data": {} }));
     r.event(json!({ "id": "P2", "type": "progress.status", "seq": 7, "cause": id, "data": { "phase": "resumed" } }));
@@ -1136,13 +1137,13 @@ fn a_session_says_whose_connection_is_missing_when_it_takes_no_commands() {
     let lane = session::lanes(&r.hub).remove(0);
     assert_eq!(lane.no_commands(true, true), None, "listed, one claim: its controls");
     let (token, words) = lane.no_commands(false, true).unwrap();
-    assert_eq!(token, "offline");
+    assert_eq!(token, session::NoCommands::Offline);
     assert!(words.starts_with("This device is not connected"), "not its agent's fault: {words}");
     assert!(lane.no_commands(false, false).unwrap().1.starts_with("This device is offline"));
     let gone = session::Lane { verbs: session::Verbs::default(), ..lane.clone() };
     assert!(gone.no_commands(true, true).unwrap().1.starts_with("Its agent is not connected"));
     let ended = session::Lane { state: session::LaneState::Ended, ..lane };
-    assert_eq!(ended.no_commands(false, false).unwrap().0, "ended");
+    assert_eq!(ended.no_commands(false, false).unwrap().0, session::NoCommands::Ended);
 }
 
 /// The demo agents' side of a session, built with the engine calls they
@@ -1202,7 +1203,7 @@ fn pause_resume_and_a_tool_call_read_right_as_the_demo_agents_emit_them() {
 
     let mut r = with_session();
     let mut demo = DemoSide::new();
-    let session = aep_engine::client::hub::Target::session("s1");
+    let session = aep_engine::client::hub::Recipient::session("s1");
     let pause = r.hub.pause(&session, r.now).unwrap();
     r.drain();
     demo.honour(&mut r, &pause, PHASE_PAUSED, "Paused by an operator");

@@ -4,7 +4,8 @@
 //! call folded with its result into one row, and filtered by category.
 //! Everything here is data for text nodes.
 
-use aep_engine::protocol::vocabulary::types;
+use aep_engine::protocol::kind::EventKind;
+use aep_engine::protocol::vocabulary::EventType;
 use aep_engine::store::{Entry, Session};
 use aep_engine::{Severity, UnixMs};
 use serde_json::{Map, Value};
@@ -129,8 +130,9 @@ impl Row {
 /// where the result is; `filter` keeps one category.
 pub fn rows(items: &[Item], filter: Filter) -> Vec<Row> {
     use std::collections::HashMap;
-    let is_call = |i: &Item| i.ty == types::TOOL_REQUESTED;
-    let is_result = |i: &Item| matches!(i.ty.as_str(), types::TOOL_COMPLETED | types::TOOL_FAILED | types::TOOL_DENIED);
+    let is_call = |i: &Item| i.core() == Some(EventType::ToolRequested);
+    let is_result =
+        |i: &Item| matches!(i.core(), Some(EventType::ToolCompleted | EventType::ToolFailed | EventType::ToolDenied));
     // Each result's call (the latest call with its id before it), by
     // position: lists rather than maps of positions, which would each link
     // a hash table of their own.
@@ -158,7 +160,7 @@ pub fn rows(items: &[Item], filter: Filter) -> Vec<Row> {
             continue;
         }
         if let Some(Row::Event(last)) = out.last_mut() {
-            if i.ty == types::PROGRESS_STATUS && last.ty == i.ty && said == i.summary {
+            if i.core() == Some(EventType::ProgressStatus) && last.ty == i.ty && said == i.summary {
                 repeats += 1;
                 last.summary = format!("{said} (and {repeats} more the same)");
                 continue;
@@ -197,6 +199,13 @@ pub struct Item {
     pub category: Category,
     /// `tool.call_id`, which ties a tool call to its result.
     pub call: Option<String>,
+}
+
+impl Item {
+    /// The registered type the row is of, if it is one.
+    pub fn core(&self) -> Option<EventType> {
+        EventKind::of(&self.ty).core()
+    }
 }
 
 fn cut(mut s: String) -> String {

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use aep_engine::client::hub::{Hub, HubChange};
 use aep_engine::client::State;
+use aep_engine::protocol::vocabulary::EventType;
 use aep_engine::store::{self, CardRef, SessionKey};
 
 use super::notice;
@@ -27,7 +28,8 @@ pub struct Touched {
     pub store: bool,
     pub status: bool,
     pub rosters: bool,
-    /// A `session.*` event: what the session accepts may have changed.
+    /// A session event (started, ended, compacted): what the session
+    /// accepts may have changed.
     pub session_events: bool,
     pub notices: Vec<notice::Said>,
     /// Relays whose connection left `live`.
@@ -53,7 +55,10 @@ impl Touched {
             HubChange::Roster { .. } => self.rosters = true,
             HubChange::Event { event, .. } => {
                 self.store = true;
-                if event.ty().starts_with("session.") {
+                if matches!(
+                    event.kind().core(),
+                    Some(EventType::SessionStarted | EventType::SessionEnded | EventType::SessionCompacted)
+                ) {
                     self.session_events = true;
                 }
             }

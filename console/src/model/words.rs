@@ -4,30 +4,73 @@
 
 use aep_engine::client::hub::HubError;
 use aep_engine::client::{Refusal, State};
-use aep_engine::protocol::vocabulary::{codes, types, NackReason};
+use aep_engine::control::sender::RelayCode;
+use aep_engine::protocol::kind::{is_vendor_command_type, EventKind};
+use aep_engine::protocol::vocabulary::{CommandVerb, EventType, NackReason};
 use aep_engine::store::Request;
 use aep_engine::Event;
 use serde_json::{Map, Value};
 
-/// What a command verb is called on screen.
+/// What a command is called on screen, by its type: a core verb by its
+/// word, a vendor's `x.{vendor}.control.{verb}` as `verb (vendor)`, any
+/// other type as sent.
 pub fn verb(ty: &str) -> String {
-    match ty {
-        types::CONTROL_ATTENTION_RESPOND => "Answer".into(),
-        types::CONTROL_CANCEL => "Cancel".into(),
-        types::CONTROL_PAUSE => "Pause".into(),
-        types::CONTROL_RESUME => "Resume".into(),
-        other => match other.split_once(".control.") {
-            Some((vendor, verb)) if vendor.starts_with("x.") => {
-                format!("{verb} ({})", &vendor[2..])
-            }
-            _ => other.to_owned(),
-        },
+    match (CommandVerb::parse(ty), EventKind::of(ty)) {
+        (Some(v), _) => verb_word(v).to_owned(),
+        (None, EventKind::Vendor(vendor_ty)) if is_vendor_command_type(vendor_ty) => {
+            // `x` . vendor . `control` . verb
+            let mut parts = vendor_ty.splitn(4, '.');
+            let (vendor, verb) = (parts.nth(1).unwrap_or_default(), parts.nth(1).unwrap_or_default());
+            format!("{verb} ({vendor})")
+        }
+        (None, _) => ty.to_owned(),
+    }
+}
+
+/// A core command's word. Every verb has one: a verb the registry adds
+/// does not compile here until it is given its word, and a misspelt one
+/// never does.
+///
+/// ```
+/// use aep_console::model::words::verb_word;
+/// use aep_engine::protocol::vocabulary::CommandVerb;
+/// assert_eq!(verb_word(CommandVerb::Pause), "Pause");
+/// ```
+///
+/// ```compile_fail,E0599
+/// use aep_console::model::words::verb_word;
+/// use aep_engine::protocol::vocabulary::CommandVerb;
+/// assert_eq!(verb_word(CommandVerb::Puase), "Pause");
+/// ```
+pub fn verb_word(verb: CommandVerb) -> &'static str {
+    match verb {
+        CommandVerb::AttentionRespond => "Answer",
+        CommandVerb::Cancel => "Cancel",
+        CommandVerb::Pause => "Pause",
+        CommandVerb::Resume => "Resume",
     }
 }
 
 /// Headline and explanation of a `control.rejected`.
-pub fn rejected(reason: Option<&str>) -> (&'static str, &'static str) {
-    match reason.and_then(NackReason::parse) {
+///
+/// The console has words for every registered reason: a decision on the
+/// reason that leaves one out, or names one the registry does not hold,
+/// does not compile.
+///
+/// ```
+/// use aep_console::model::words::rejected;
+/// use aep_engine::protocol::vocabulary::NackReason;
+/// assert_eq!(rejected(Some(NackReason::Busy)).0, "The agent is busy");
+/// assert_eq!(rejected(None).0, "Rejected by the agent");
+/// ```
+///
+/// ```compile_fail,E0599
+/// use aep_console::model::words::rejected;
+/// use aep_engine::protocol::vocabulary::NackReason;
+/// let _ = rejected(Some(NackReason::Refuse));
+/// ```
+pub fn rejected(reason: Option<NackReason>) -> (&'static str, &'static str) {
+    match reason {
         Some(NackReason::Refused) => (
             "Refused by the agent",
             "The agent decided not to do this. That is its own call, not an error in the console or the relay.",
@@ -42,31 +85,31 @@ pub fn rejected(reason: Option<&str>) -> (&'static str, &'static str) {
         Some(NackReason::Invalid) => {
             ("The agent could not apply it", "The command was well formed but did not fit what the agent holds.")
         }
-        _ => ("Rejected by the agent", "The agent gave a reason this console does not know."),
+        None => ("Rejected by the agent", "The agent gave a reason this console does not know."),
     }
 }
 
 /// Headline and explanation of a relay `error` frame refusing a command
 /// on the target's behalf: the agent never saw it.
-pub fn relay_refused(code: &str, relay: &str) -> (String, String) {
+pub fn relay_refused(code: &RelayCode, relay: &str) -> (String, String) {
     match code {
-        codes::NO_ROUTE => (
+        RelayCode::NoRoute => (
             "Not delivered: the agent is not connected".into(),
             format!("Relay {relay} has no live connection from the agent that owns this session, so nobody received the command."),
         ),
-        codes::AMBIGUOUS => (
+        RelayCode::Ambiguous => (
             "Not delivered: two agents claim this session".into(),
             format!("More than one connection on relay {relay} claims this session, so the relay delivered the command to neither."),
         ),
-        codes::UNAUTHORIZED => (
+        RelayCode::Unauthorized => (
             "Not delivered: commands are not allowed".into(),
             format!("Relay {relay} does not allow control with this token; the agent never saw the command."),
         ),
-        codes::UNSUPPORTED => (
+        RelayCode::Unsupported => (
             "Not delivered: the agent does not take this command".into(),
             format!("Relay {relay} checked the agent's declared commands and this one is not among them."),
         ),
-        other => (
+        RelayCode::Other(other) => (
             format!("Not delivered: refused by the relay ({other})"),
             format!("Relay {relay} refused the command before it reached the agent."),
         ),
@@ -219,41 +262,41 @@ pub fn event<'a>(e: &Event, request: impl Fn(&str) -> Option<&'a Request>) -> Op
     let tool = || d.and_then(|d| d.get("tool")).and_then(|t| t.get("name")).and_then(Value::as_str).map(str::to_owned);
     Some((
         None,
-        match e.ty() {
-            types::SESSION_STARTED => match t("label") {
+        match e.kind().core() {
+            Some(EventType::SessionStarted) => match t("label") {
                 Some(l) => format!("Session started: {l}"),
                 None => "Session started".into(),
             },
-            types::SESSION_ENDED => match t("reason") {
+            Some(EventType::SessionEnded) => match t("reason") {
                 Some(r) => format!("Session ended: {r}"),
                 None => "Session ended".into(),
             },
-            types::RUN_STARTED => match t("prompt") {
+            Some(EventType::RunStarted) => match t("prompt") {
                 Some(p) => format!("Run {} started: {p}", e.run().unwrap_or("?")),
                 None => format!("Run {} started", e.run().unwrap_or("?")),
             },
-            types::RUN_FINISHED => {
+            Some(EventType::RunFinished) => {
                 format!(
                     "Run {} finished{}",
                     e.run().unwrap_or("?"),
                     t("summary").map(|s| format!(": {s}")).unwrap_or_default()
                 )
             }
-            types::RUN_FAILED => {
+            Some(EventType::RunFailed) => {
                 format!(
                     "Run {} failed{}",
                     e.run().unwrap_or("?"),
                     t("error").or(t("reason")).map(|s| format!(": {s}")).unwrap_or_default()
                 )
             }
-            types::RUN_CANCELLED => {
+            Some(EventType::RunCancelled) => {
                 format!(
                     "Run {} cancelled{}",
                     e.run().unwrap_or("?"),
                     t("reason").map(|s| format!(": {s}")).unwrap_or_default()
                 )
             }
-            types::TOOL_REQUESTED => {
+            Some(EventType::ToolRequested) => {
                 let args = d
                     .and_then(|d| d.get("args_redacted").or(d.get("args")))
                     .map(|a| match a.get("input").and_then(Value::as_str) {
@@ -264,16 +307,16 @@ pub fn event<'a>(e: &Event, request: impl Fn(&str) -> Option<&'a Request>) -> Op
                     .unwrap_or_default();
                 format!("Tool {}{args}", tool().unwrap_or_else(|| "?".into()))
             }
-            types::TOOL_COMPLETED | types::TOOL_FAILED | types::TOOL_DENIED => {
+            Some(EventType::ToolCompleted) | Some(EventType::ToolFailed) | Some(EventType::ToolDenied) => {
                 let status = t("status").or(t("by")).map(|s| format!(" ({s})")).unwrap_or_default();
-                let verb = match e.ty() {
-                    types::TOOL_FAILED => "failed",
-                    types::TOOL_DENIED => "denied",
+                let verb = match e.kind().core() {
+                    Some(EventType::ToolFailed) => "failed",
+                    Some(EventType::ToolDenied) => "denied",
                     _ => "done",
                 };
                 format!("Tool {} {verb}{status}", tool().unwrap_or_else(|| "?".into()))
             }
-            types::PROGRESS_STATUS => {
+            Some(EventType::ProgressStatus) => {
                 let mut s = t("phase").unwrap_or_else(|| "progress".into());
                 if let Some(p) = d.and_then(|d| d.get("percent")).and_then(Value::as_u64) {
                     s.push_str(&format!(" {p}%"));
@@ -283,14 +326,14 @@ pub fn event<'a>(e: &Event, request: impl Fn(&str) -> Option<&'a Request>) -> Op
                 }
                 s
             }
-            types::ATTENTION_REQUESTED => {
+            Some(EventType::AttentionRequested) => {
                 let kind = t("kind").unwrap_or_else(|| "request".into());
                 match t("prompt") {
                     Some(p) => format!("Asks ({kind}): {p}"),
                     None => format!("Asks ({kind})"),
                 }
             }
-            types::ATTENTION_ANSWERED => {
+            Some(EventType::AttentionAnswered) => {
                 let (to, options) = asked(e.subject()).unwrap_or_default();
                 let a = d.and_then(|d| d.get("answer"));
                 let what = a
@@ -307,28 +350,28 @@ pub fn event<'a>(e: &Event, request: impl Fn(&str) -> Option<&'a Request>) -> Op
                     None => Some((None, format!("Answered: {what}{to}{via}"))),
                 };
             }
-            types::ATTENTION_RESOLVED => {
+            Some(EventType::AttentionResolved) => {
                 format!("Resolved{}", t("resolution").map(|r| format!(" ({r})")).unwrap_or_default())
             }
-            types::ATTENTION_TIMEOUT => "Request timed out".into(),
-            types::ATTENTION_ROUTED => format!("Routed by {}", e.agent()),
-            types::CONTROL_ACCEPTED => "Accepted the command".into(),
-            types::CONTROL_REJECTED => {
+            Some(EventType::AttentionTimeout) => "Request timed out".into(),
+            Some(EventType::AttentionRouted) => format!("Routed by {}", e.agent()),
+            Some(EventType::ControlAccepted) => "Accepted the command".into(),
+            Some(EventType::ControlRejected) => {
                 let reason = t("reason").unwrap_or_else(|| "no reason".into());
                 match t("detail") {
                     Some(x) => format!("Rejected the command ({reason}): {x}"),
                     None => format!("Rejected the command ({reason})"),
                 }
             }
-            types::CONTROL_ATTENTION_RESPOND => {
+            Some(EventType::ControlAttentionRespond) => {
                 let (to, options) = asked(e.subject()).unwrap_or_default();
                 return by(e.agent(), format!("answered {}{to}", super::command::describe(e, options)));
             }
-            types::CONTROL_CANCEL => {
+            Some(EventType::ControlCancel) => {
                 return by(e.agent(), format!("asked to cancel the {}", t("scope").unwrap_or_else(|| "run".into())))
             }
-            types::CONTROL_PAUSE => return by(e.agent(), "asked to pause".into()),
-            types::CONTROL_RESUME => return by(e.agent(), "asked to resume".into()),
+            Some(EventType::ControlPause) => return by(e.agent(), "asked to pause".into()),
+            Some(EventType::ControlResume) => return by(e.agent(), "asked to resume".into()),
             _ => return None,
         },
     ))
@@ -357,11 +400,11 @@ mod tests {
     fn every_outcome_has_words() {
         assert_eq!(verb("x.demo.control.instruct"), "instruct (demo)");
         assert_eq!(verb("control.cancel"), "Cancel");
-        assert!(rejected(Some("refused")).1.contains("not an error"));
-        assert!(relay_refused("no-route", "r").0.contains("not connected"));
-        assert!(relay_refused("ambiguous", "r").0.contains("two agents"));
-        assert!(relay_refused("unauthorized", "r").1.contains("token"));
-        assert!(relay_refused("teapot", "r").0.contains("teapot"));
+        assert!(rejected(Some(NackReason::Refused)).1.contains("not an error"));
+        assert!(relay_refused(&RelayCode::parse("no-route"), "r").0.contains("not connected"));
+        assert!(relay_refused(&RelayCode::parse("ambiguous"), "r").0.contains("two agents"));
+        assert!(relay_refused(&RelayCode::parse("unauthorized"), "r").1.contains("token"));
+        assert!(relay_refused(&RelayCode::parse("teapot"), "r").0.contains("teapot"));
         assert!(timed_out(10_000).1.contains("same id"));
         assert_eq!(state(&State::Reconnecting { attempt: 3, at: UnixMs(0) }).0, "reconnecting (attempt 3)");
         let r = State::Refused { reason: Refusal::Unauthorized { detail: None } };

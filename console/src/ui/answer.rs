@@ -163,7 +163,7 @@ fn TextReply(card: RwSignal<CardView>, error: RwSignal<Option<String>>, busy: Si
             c.choices.clone(),
             c.is_permission(),
             // An input that names a default takes an empty reply as it.
-            c.prompt.as_deref().filter(|_| c.kind == "input").and_then(reply::default_in),
+            c.prompt.as_deref().filter(|_| c.is_input()).and_then(reply::default_in),
         )
     });
     let likely_choices = choices.clone();

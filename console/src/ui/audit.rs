@@ -3,13 +3,14 @@
 //! person, agent, command, result and local dates; one compact row per
 //! decision with its detail a tap away; Export downloads the same filter.
 
+use aep_engine::protocol::vocabulary::CommandVerb;
 use gloo_net::http::Request;
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::connect::ConnectForm;
 use super::push::page_token;
-use crate::model::audit::{self, Filter, Row, OUTCOMES, VERBS};
+use crate::model::audit::{self, verb_words, Filter, Row, OUTCOMES};
 use crate::web::platform::window;
 
 /// Local midnight (or the last ms of the day, `end`) of an `<input
@@ -126,7 +127,7 @@ pub fn Audit() -> impl IntoView {
                 <label>"Command"
                     <select name="verb" on:change=text(|f| &mut f.verb)>
                         <option value="">"Any"</option>
-                        {VERBS.iter().map(|(v, w)| view! { <option value=*v>{*w}</option> }).collect_view()}
+                        {CommandVerb::ALL.iter().map(|v| view! { <option value=v.as_str()>{verb_words(*v)}</option> }).collect_view()}
                     </select>
                 </label>
                 <label>"Result"

@@ -2,7 +2,7 @@
 //! requests waiting in it, its timeline with navigable causes, and the
 //! command audit chain.
 
-use aep_engine::protocol::vocabulary::types;
+use aep_engine::protocol::vocabulary::EventType;
 use aep_engine::store::SessionKey;
 use leptos::context::Provider;
 use leptos::ev::SubmitEvent;
@@ -14,7 +14,7 @@ use super::card::{CardItem, UnderHeading};
 use super::command::CommandRow;
 use super::route::Route;
 use crate::model::command::CommandView;
-use crate::model::session::{Lane, LaneState};
+use crate::model::session::{Lane, LaneState, NoCommands};
 use crate::model::timeline::{self, position_words, Category, Item, Row};
 use crate::model::words;
 use crate::web::bridge::{Console, SessionDetail};
@@ -114,13 +114,13 @@ fn Controls(lane: Signal<Option<Lane>>, revision: Signal<u64>) -> impl IntoView 
                 let Some(l) = lane.get() else { return ().into_any() };
                 let live = console.relays.with(|r| r.iter().any(|r| r.is_live()));
                 match l.no_commands(live, console.online.get()) {
-                    Some((token, words)) => {
-                        let class = match token {
-                            "offline" | "none" => "hint offline-agent",
-                            "ambiguous" => "hint ambiguous",
-                            _ => "hint",
+                    Some((why, words)) => {
+                        let class = match why {
+                            NoCommands::Offline | NoCommands::AgentAway => "hint offline-agent",
+                            NoCommands::Ambiguous => "hint ambiguous",
+                            NoCommands::Ended | NoCommands::ReadOnly => "hint",
                         };
-                        view! { <p class=class data-controls=token>{words}</p> }.into_any()
+                        view! { <p class=class data-controls=why.token()>{words}</p> }.into_any()
                     }
                     None => view! { <ControlButtons lane=l confirm=confirm done=done /> }.into_any(),
                 }
@@ -284,9 +284,9 @@ fn VendorForm(lane: Signal<Option<Lane>>, revision: Signal<u64>, ty: String) -> 
 fn ToolCallRow(call: Item, result: Option<Item>) -> impl IntoView {
     let newest = result.clone().unwrap_or_else(|| call.clone());
     let when = newest.at.map(crate::web::platform::wall).unwrap_or_default();
-    let outcome = match result.as_ref().map(|r| r.ty.as_str()) {
-        Some(types::TOOL_FAILED) => "\u{2192} failed",
-        Some(types::TOOL_DENIED) => "\u{2192} denied",
+    let outcome = match result.as_ref().map(Item::core) {
+        Some(Some(EventType::ToolFailed)) => "\u{2192} failed",
+        Some(Some(EventType::ToolDenied)) => "\u{2192} denied",
         Some(_) => "\u{2192} done",
         None => "running",
     };

@@ -3,7 +3,7 @@
 use leptos::prelude::*;
 
 use super::route::Route;
-use crate::model::session::Lane;
+use crate::model::session::{Lane, NoCommands};
 use crate::model::{clock, words};
 use crate::web::bridge::Console;
 
@@ -22,7 +22,9 @@ pub fn LaneSummary(lane: Lane) -> impl IntoView {
         let lane = lane.clone();
         Memo::new(move |_| {
             let live = console.relays.with(|r| r.iter().any(|r| r.is_live()));
-            lane.no_commands(live, console.online.get()).filter(|(token, _)| *token == "none").map(|(_, words)| words)
+            lane.no_commands(live, console.online.get())
+                .filter(|(why, _)| *why == NoCommands::AgentAway)
+                .map(|(_, words)| words)
         })
     };
     let agent_away =

@@ -255,7 +255,7 @@ impl Agent {
         self.conn.send_event(event).map_err(AgentError::Send)
     }
 
-    /// The target, for outcome builders; pass [`Agent::seqs`] to them.
+    /// The target, for outcome builders, and the sequence counter to pass them.
     pub fn target(&mut self) -> (&mut ControlTarget, &mut SeqCounter) {
         (&mut self.target, &mut self.seqs)
     }

@@ -12,6 +12,7 @@ use super::subscription::{self, SubState, Subscription};
 use crate::protocol::event::{Capture, Event};
 use crate::protocol::filter::Filter;
 use crate::protocol::frame::{codes, Capabilities, Closing, Delivered, ErrorFrame, Frame, Hello, SessionPosition};
+use crate::protocol::vocabulary::ErrorCode;
 use crate::protocol::AEP_VERSION;
 use crate::rng::Seeded;
 use crate::time::UnixMs;
@@ -287,7 +288,7 @@ impl Connection {
 
     /// Sends an event (a command, or an emitter's own event) byte for byte.
     /// An emitter's queued events outlive a lost socket and go out on the
-    /// next one (see [`outbox`]), and it may queue while not live. A
+    /// next one (see [`MAX_QUEUED_EVENTS`](super::MAX_QUEUED_EVENTS)), and it may queue while not live. A
     /// consumer's commands are never held for a later socket: not live is
     /// refused, and what the lost socket did not write is dropped (its
     /// sender times it out), since an approval delivered minutes later is
@@ -559,7 +560,10 @@ impl Connection {
                 // A relay may advertise replay-all yet refuse it; the spec's
                 // fallback is enumerated positions (the companion only
                 // ever asks for all, so it is simply not asked again).
-                if e.code == codes::INVALID_FILTER && (sub.sent_all || companion) && !sub.all_refused {
+                if e.registered_code() == Some(ErrorCode::InvalidFilter)
+                    && (sub.sent_all || companion)
+                    && !sub.all_refused
+                {
                     sub.all_refused = true;
                     if companion {
                         sub.catch_up_sent = false;
@@ -584,12 +588,12 @@ impl Connection {
             self.notice(ClientEvent::Error(e));
             return;
         }
-        let refusal = match e.code.as_str() {
-            codes::VERSION_UNSUPPORTED => {
+        let refusal = match e.registered_code() {
+            Some(ErrorCode::VersionUnsupported) => {
                 Some(Refusal::VersionUnsupported { peer_versions: e.versions.clone().unwrap_or_default() })
             }
-            codes::HELLO_REQUIRED => Some(Refusal::HelloRequired { detail: e.detail.clone() }),
-            codes::UNAUTHORIZED => Some(Refusal::Unauthorized { detail: e.detail.clone() }),
+            Some(ErrorCode::HelloRequired) => Some(Refusal::HelloRequired { detail: e.detail.clone() }),
+            Some(ErrorCode::Unauthorized) => Some(Refusal::Unauthorized { detail: e.detail.clone() }),
             _ => None,
         };
         self.notice(ClientEvent::Error(e));

@@ -2,13 +2,11 @@
 //! (each labelled), one [`Store`] folding what all of them deliver, and one
 //! [`ControlSender`] following the commands this client issues.
 //!
-//! A driver (the browser WebSocket driver, the console, a test) owns the
-//! sockets and one timer. It reports what happened with
-//! [`Hub::handle_open`], [`Hub::handle_text`], [`Hub::handle_binary`],
-//! [`Hub::handle_closed`] and [`Hub::handle_timeout`], then drains
-//! [`Hub::poll_transmit`] (frames per relay), [`Hub::poll_action`] (open
-//! or close a relay's socket), [`Hub::poll_change`] (what changed) and arms
-//! one timer for [`Hub::poll_timeout`].
+//! A driver (the browser's, tokio's, a test) owns the sockets, one per
+//! relay, and one timer, and runs the hub through [`SocketDriven`]: it
+//! reports each relay's socket events by [`RelayId`], then drains frames
+//! per relay, socket actions per relay and [`HubChange`]s, and arms one
+//! timer.
 //!
 //! Commands are sent on the connection of the relay where their target
 //! session was seen (the card's relay for an answer, then relays whose
@@ -27,6 +25,7 @@ use serde_json::{Map, Value};
 
 use super::config::{Config, ConfigError};
 use super::connection::Connection;
+use super::driven::SocketDriven;
 use super::output::{ClientError, ClientEvent, SocketAction, State};
 use crate::control::answer::request::check_shape;
 use crate::control::answer::{Answer, Mismatch};
@@ -47,13 +46,13 @@ mod url;
 
 pub use outcomes::WATCHED_COMMANDS;
 pub use route::{RelayId, MAX_ROUTED_SESSIONS};
-pub use url::{check_url, relay_label, socket_url, Endpoint, UrlError, DEFAULT_SOCKET_PATH, TOKEN_PARAM};
+pub use url::{check_url, relay_label, socket_url, RelayAddress, UrlError, DEFAULT_SOCKET_PATH, TOKEN_PARAM};
 
-use crate::protocol::vocabulary::{codes, EventType};
+use crate::protocol::vocabulary::{ErrorCode, EventType};
 use outcomes::OutcomeWatch;
 use route::RouteTable;
 
-/// Changes queued for [`Hub::poll_change`]; beyond this the oldest are
+/// Changes queued for [`SocketDriven::poll_change`]; beyond this the oldest are
 /// dropped and counted ([`Hub::dropped_changes`]): re-read the state then.
 pub const MAX_CHANGES: usize = 8192;
 /// Roster entries kept per relay.
@@ -107,22 +106,22 @@ impl HubConfig {
 /// Who a command is for (its [`Address`]) and, when the caller chooses,
 /// the relay (a label) it goes through instead of the routed one.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Target {
+pub struct Recipient {
     pub to: Address,
     pub relay: Option<String>,
 }
 
-impl Target {
-    pub fn session(session: impl Into<String>) -> Target {
-        Target { to: Address::session(session), relay: None }
+impl Recipient {
+    pub fn session(session: impl Into<String>) -> Recipient {
+        Recipient { to: Address::session(session), relay: None }
     }
 
-    pub fn run(mut self, run: impl Into<String>) -> Target {
+    pub fn run(mut self, run: impl Into<String>) -> Recipient {
         self.to = self.to.with_run(run);
         self
     }
 
-    pub fn via(mut self, relay: impl Into<String>) -> Target {
+    pub fn via(mut self, relay: impl Into<String>) -> Recipient {
         self.relay = Some(relay.into());
         self
     }
@@ -340,78 +339,6 @@ impl Hub {
         }
     }
 
-    // ----- driver reports ---------------------------------------------------
-
-    pub fn handle_open(&mut self, relay: RelayId, now: UnixMs) {
-        if let Some(r) = self.relays.get_mut(relay) {
-            r.conn.handle_open(now);
-            self.pump(relay, now);
-        }
-    }
-
-    pub fn handle_text(&mut self, relay: RelayId, text: &str, now: UnixMs) {
-        if let Some(r) = self.relays.get_mut(relay) {
-            r.conn.handle_text(text, now);
-            self.pump(relay, now);
-        }
-    }
-
-    pub fn handle_binary(&mut self, relay: RelayId, bytes: &[u8], now: UnixMs) {
-        if let Some(r) = self.relays.get_mut(relay) {
-            r.conn.handle_binary(bytes, now);
-            self.pump(relay, now);
-        }
-    }
-
-    pub fn handle_closed(&mut self, relay: RelayId, now: UnixMs, code: u16, reason: &str) {
-        if let Some(r) = self.relays.get_mut(relay) {
-            r.conn.handle_closed(now, code, reason);
-            self.pump(relay, now);
-        }
-    }
-
-    /// The answer to a relay's [`SocketAction::CheckAuthorization`]; see
-    /// [`Connection::handle_authorization`].
-    pub fn handle_authorization(&mut self, relay: RelayId, status: Option<u16>, now: UnixMs) {
-        if let Some(r) = self.relays.get_mut(relay) {
-            r.conn.handle_authorization(status, now);
-            self.pump(relay, now);
-        }
-    }
-
-    /// The timer armed from [`Hub::poll_timeout`] fired.
-    pub fn handle_timeout(&mut self, now: UnixMs) {
-        for id in 0..self.relays.len() {
-            self.relays[id].conn.handle_timeout(now);
-            self.pump(id, now);
-        }
-        self.sender.handle_timeout(now);
-        self.drain_sender();
-    }
-
-    // ----- drains -----------------------------------------------------------
-
-    /// The next text frame to write, and the relay whose socket takes it.
-    /// Frames of one relay come out in order.
-    pub fn poll_transmit(&mut self) -> Option<(RelayId, String)> {
-        self.relays.iter_mut().enumerate().find_map(|(id, r)| r.conn.poll_transmit().map(|t| (id, t)))
-    }
-
-    /// The next socket operation: open or close one relay's socket.
-    pub fn poll_action(&mut self) -> Option<(RelayId, SocketAction)> {
-        self.relays.iter_mut().enumerate().find_map(|(id, r)| r.conn.poll_action().map(|a| (id, a)))
-    }
-
-    /// When [`Hub::handle_timeout`] wants to be called next.
-    pub fn poll_timeout(&self) -> Option<UnixMs> {
-        self.relays.iter().filter_map(|r| r.conn.poll_timeout()).chain(self.sender.poll_timeout()).min()
-    }
-
-    /// The next change, oldest first.
-    pub fn poll_change(&mut self) -> Option<HubChange> {
-        self.changes.pop_front()
-    }
-
     /// Changes dropped because nobody drained them.
     pub fn dropped_changes(&self) -> u64 {
         self.dropped
@@ -448,7 +375,7 @@ impl Hub {
 
     /// Sends a core command (cancel, pause, resume; respond goes through
     /// [`Hub::respond`]). Returns the command id.
-    pub fn command(&mut self, target: &Target, command: &Command, now: UnixMs) -> Result<String, HubError> {
+    pub fn command(&mut self, target: &Recipient, command: &Command, now: UnixMs) -> Result<String, HubError> {
         let relay = self.route(&target.to.session, target.relay.as_deref(), None)?;
         let id = self.next_id(now);
         let event = command.build(&self.identity_on(relay), &target.to, id, now).map_err(HubError::Command)?;
@@ -457,7 +384,7 @@ impl Hub {
 
     pub fn cancel(
         &mut self,
-        target: &Target,
+        target: &Recipient,
         scope: CancelScope,
         reason: Option<String>,
         now: UnixMs,
@@ -465,11 +392,11 @@ impl Hub {
         self.command(target, &Command::Cancel { scope, reason }, now)
     }
 
-    pub fn pause(&mut self, target: &Target, now: UnixMs) -> Result<String, HubError> {
+    pub fn pause(&mut self, target: &Recipient, now: UnixMs) -> Result<String, HubError> {
         self.command(target, &Command::Pause, now)
     }
 
-    pub fn resume(&mut self, target: &Target, now: UnixMs) -> Result<String, HubError> {
+    pub fn resume(&mut self, target: &Recipient, now: UnixMs) -> Result<String, HubError> {
         self.command(target, &Command::Resume, now)
     }
 
@@ -478,7 +405,7 @@ impl Hub {
     pub fn vendor(
         &mut self,
         ty: &str,
-        target: &Target,
+        target: &Recipient,
         subject: Option<&str>,
         data: Map<String, Value>,
         capture: Capture,
@@ -735,7 +662,7 @@ impl Hub {
                 self.drain_sender();
                 // The relay found no agent where the roster had one: the
                 // roster is out of date for every card of that agent.
-                if error.code == codes::NO_ROUTE {
+                if error.registered_code() == Some(ErrorCode::NoRoute) {
                     self.refresh_roster(relay);
                 }
                 return;
@@ -877,5 +804,88 @@ impl Hub {
             self.dropped += 1;
         }
         self.changes.push_back(change);
+    }
+}
+
+/// The hub's sockets are its relays, by index; changes are [`HubChange`]s.
+impl SocketDriven for Hub {
+    type SocketId = RelayId;
+    type Change = HubChange;
+
+    fn sockets(&self) -> impl Iterator<Item = RelayId> {
+        0..self.relays.len()
+    }
+
+    fn state(&self, relay: RelayId) -> Option<&State> {
+        Hub::state(self, relay)
+    }
+
+    fn connect(&mut self, now: UnixMs) {
+        Hub::connect(self, now)
+    }
+
+    fn close(&mut self, now: UnixMs) {
+        Hub::close(self, now)
+    }
+
+    fn handle_open(&mut self, relay: RelayId, now: UnixMs) {
+        if let Some(r) = self.relays.get_mut(relay) {
+            r.conn.handle_open(now);
+            self.pump(relay, now);
+        }
+    }
+
+    fn handle_text(&mut self, relay: RelayId, text: &str, now: UnixMs) {
+        if let Some(r) = self.relays.get_mut(relay) {
+            r.conn.handle_text(text, now);
+            self.pump(relay, now);
+        }
+    }
+
+    fn handle_binary(&mut self, relay: RelayId, bytes: &[u8], now: UnixMs) {
+        if let Some(r) = self.relays.get_mut(relay) {
+            r.conn.handle_binary(bytes, now);
+            self.pump(relay, now);
+        }
+    }
+
+    fn handle_closed(&mut self, relay: RelayId, now: UnixMs, code: u16, reason: &str) {
+        if let Some(r) = self.relays.get_mut(relay) {
+            r.conn.handle_closed(now, code, reason);
+            self.pump(relay, now);
+        }
+    }
+
+    /// See [`Connection::handle_authorization`].
+    fn handle_authorization(&mut self, relay: RelayId, status: Option<u16>, now: UnixMs) {
+        if let Some(r) = self.relays.get_mut(relay) {
+            r.conn.handle_authorization(status, now);
+            self.pump(relay, now);
+        }
+    }
+
+    fn handle_timeout(&mut self, now: UnixMs) {
+        for id in 0..self.relays.len() {
+            self.relays[id].conn.handle_timeout(now);
+            self.pump(id, now);
+        }
+        self.sender.handle_timeout(now);
+        self.drain_sender();
+    }
+
+    fn poll_transmit(&mut self) -> Option<(RelayId, String)> {
+        self.relays.iter_mut().enumerate().find_map(|(id, r)| r.conn.poll_transmit().map(|t| (id, t)))
+    }
+
+    fn poll_action(&mut self) -> Option<(RelayId, SocketAction)> {
+        self.relays.iter_mut().enumerate().find_map(|(id, r)| r.conn.poll_action().map(|a| (id, a)))
+    }
+
+    fn poll_timeout(&self) -> Option<UnixMs> {
+        self.relays.iter().filter_map(|r| r.conn.poll_timeout()).chain(self.sender.poll_timeout()).min()
+    }
+
+    fn poll_change(&mut self) -> Option<HubChange> {
+        self.changes.pop_front()
     }
 }

@@ -14,6 +14,10 @@
 //!    [`Connection::poll_event`] (hand to the application), and arm one
 //!    timer for [`Connection::poll_timeout`].
 //!
+//! The same contract, with each report naming its socket, is
+//! [`SocketDriven`]: what the drivers run, for a connection, an agent or a
+//! multi-relay hub alike.
+//!
 //! Resume positions advance only when the application takes an event from
 //! [`Connection::poll_event`], so whatever was received but not processed
 //! is asked for again after a reconnect: a reconnect loses nothing, and
@@ -24,7 +28,7 @@ mod backoff;
 mod close;
 mod config;
 mod connection;
-mod endpoint;
+mod driven;
 pub mod hub;
 mod outbox;
 mod output;
@@ -33,12 +37,12 @@ mod subscription;
 
 pub use backoff::Backoff;
 pub use close::{
-    AUTH_CLOSE_CODES, CLOSE_ABNORMAL, CLOSE_GAVE_UP, CLOSE_NORMAL, CLOSE_PROTOCOL_ERROR, CLOSE_UPGRADE_FORBIDDEN,
-    CLOSE_UPGRADE_UNAUTHORIZED,
+    sendable_close_code, AUTH_CLOSE_CODES, CLOSE_ABNORMAL, CLOSE_GAVE_UP, CLOSE_NORMAL, CLOSE_NO_STATUS,
+    CLOSE_PROTOCOL_ERROR, CLOSE_UPGRADE_FORBIDDEN, CLOSE_UPGRADE_UNAUTHORIZED,
 };
 pub use config::{Config, ConfigError, ResumePolicy};
 pub use connection::{Connection, MAX_INBOX, MAX_SUBSCRIPTIONS};
-pub use endpoint::Endpoint;
+pub use driven::SocketDriven;
 pub use outbox::{MAX_QUEUED_EVENTS, MAX_QUEUED_EVENT_BYTES, MAX_SOCKET_FRAMES};
 pub use output::{ClientError, ClientEvent, Refusal, SocketAction, State};
 pub use positions::{PositionMap, DEFAULT_MAX_SESSIONS};

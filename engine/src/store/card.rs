@@ -256,7 +256,8 @@ impl Close {
 }
 
 /// Where a card stands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, strum::IntoStaticStr, strum::VariantNames)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, strum::IntoStaticStr, strum::VariantNames)]
+#[serde(rename_all = "kebab-case")]
 #[strum(serialize_all = "kebab-case")]
 pub enum CardStatus {
     /// Waiting for an answer.

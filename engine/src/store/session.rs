@@ -22,7 +22,8 @@ use crate::protocol::vocabulary::EventType;
 use crate::time::UnixMs;
 
 /// Where a session stands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, strum::IntoStaticStr, strum::VariantNames)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, strum::IntoStaticStr, strum::VariantNames)]
+#[serde(rename_all = "lowercase")]
 #[strum(serialize_all = "lowercase")]
 pub enum SessionState {
     Active,

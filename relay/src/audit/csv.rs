@@ -27,7 +27,8 @@ pub fn rows(commands: &[Summary]) -> Result<String, String> {
     for c in commands {
         let time = UnixMs(c.at).to_rfc3339();
         let latency = c.latency().map(|ms| ms.to_string()).unwrap_or_default();
-        let ack = if c.ack.is_empty() { "none" } else { c.ack.as_str() };
+        let ack = if c.ack.is_pending() { "none".to_owned() } else { c.ack.to_string() };
+        let result = c.result();
         let row = [
             time.as_str(),
             &c.principal,
@@ -38,10 +39,10 @@ pub fn rows(commands: &[Summary]) -> Result<String, String> {
             &c.id,
             &inert(&c.prompt),
             &inert(&c.answer),
-            ack,
+            &ack,
             &c.outcome,
             &latency,
-            c.result(),
+            &result,
         ];
         out.write_record(row).map_err(|e| e.to_string())?;
     }

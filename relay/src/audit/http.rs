@@ -85,7 +85,7 @@ pub async fn query(
     QueryString(params): QueryString<Params>,
 ) -> Result<Response, ApiError> {
     caller.reader("read the audit")?;
-    let audit: Arc<Audit> = app.hub.audit().ok_or(ApiError::NoAudit)?;
+    let audit: Arc<Audit> = app.switchboard.audit().ok_or(ApiError::NoAudit)?;
     let format = match params.format.as_deref() {
         None | Some("jsonl") => Format::Jsonl,
         Some("csv") => Format::Csv,

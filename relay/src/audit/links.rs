@@ -2,7 +2,7 @@
 //! the commands still open (an ack or outcome may come), the acks they got,
 //! recent `attention.requested` events (a command's `subject`) and each
 //! session's agent and label. Decides which records to write; assigns
-//! their chain positions in the order the hub saw them.
+//! their chain positions in the order the switchboard saw them.
 
 use std::collections::HashMap;
 use std::hash::Hash;
@@ -15,7 +15,7 @@ use serde_json::Value;
 use super::chain::Kind;
 use super::new_record;
 use super::store::Write;
-use super::summary::Summary;
+use super::summary::{Acked, Summary};
 use crate::recency::Recency;
 
 /// Commands kept open for their ack and outcomes.
@@ -121,18 +121,14 @@ impl Links {
             Some(command) => command.clone(),
             None => cause,
         };
-        let ack = match event.kind().core() {
-            Some(EventType::ControlAccepted) => Some("accepted"),
-            Some(EventType::ControlRejected) => Some("rejected"),
-            _ => None,
-        };
+        let ack = Acked::of(event.kind());
         let (seq, at) = match self.open.get(&command) {
             Some(_) => self.place(now),
             None => return Vec::new(),
         };
         let Some(summary) = self.open.get_mut(&command) else { return Vec::new() };
-        if let Some(ack) = ack {
-            summary.ack = ack.to_owned();
+        if let Some(ack) = &ack {
+            summary.ack = ack.clone();
             summary.ack_at = Some(at);
         } else {
             summary.outcome = event.ty().to_owned();
@@ -193,7 +189,7 @@ impl Links {
                     .ok()
                     .and_then(|v| v.get("code").and_then(Value::as_str).map(str::to_owned))
                     .unwrap_or_default();
-                summary.ack = format!("refused:{code}");
+                summary.ack = format!("{}:{code}", Acked::REFUSED).into();
                 summary.ack_at = Some(refused_at);
                 summary.records.push(refused_seq);
                 writes.push(new_record(refused_seq, refused_at, Kind::Refused, &id, &principal, Arc::from(frame)));

@@ -4,9 +4,9 @@
 //! its own retention (`--audit-retention`, `--audit-bytes`). The records are
 //! the events' own bytes, chained by hash ([`chain`]).
 //!
-//! The hub hands every admitted event and every routed command here under
+//! The switchboard hands every admitted event and every routed command here under
 //! its lock, so this only links and enqueues: a thread of its own seals the
-//! chain and writes in groups, off the hub's locks.
+//! chain and writes in groups, off the switchboard's locks.
 
 pub mod chain;
 pub mod csv;
@@ -26,7 +26,7 @@ use chain::Kind;
 use links::Links;
 pub use store::{Bounds, Page, Query, StoreError, MAX_SPAN};
 use store::{NewRecord, Store, Tail, Write};
-pub use summary::Summary;
+pub use summary::{Acked, Summary};
 
 /// Commands reloaded at start whose ack or outcome may still come.
 const REOPENED: Duration = Duration::from_secs(3600);

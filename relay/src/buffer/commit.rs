@@ -1,6 +1,6 @@
 //! Group commit for durable history: the changes of every batch admitted
 //! while the previous transaction was being synced are written together in
-//! the next one, on a thread of their own, so the hub's locks are never
+//! the next one, on a thread of their own, so the switchboard's locks are never
 //! held across a sync and concurrent writers share one sync. Each batch's
 //! answer (the 202) still waits for the transaction that holds it.
 
@@ -38,7 +38,7 @@ impl Committer {
     }
 
     /// Queues `ops` behind everything submitted before; call it while the
-    /// order of admissions is still held (under the hub's lock).
+    /// order of admissions is still held (under the switchboard's lock).
     pub fn submit(&self, ops: Vec<Op>) -> Committed {
         let (done, committed) = oneshot::channel();
         if ops.is_empty() {

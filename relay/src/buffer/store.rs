@@ -35,7 +35,7 @@ pub struct SessionStore {
     buffered: usize,
     bytes: usize,
     /// Changes not yet handed to durable history (`--data-dir`), recorded
-    /// only when history is durable; the hub's storage takes them after
+    /// only when history is durable; the switchboard's storage takes them after
     /// every admission.
     journal: Option<Vec<Op>>,
     /// Write order across sessions, kept on disk so a restart evicts the

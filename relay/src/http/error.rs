@@ -2,14 +2,15 @@
 //! body (`error` names it; `detail` says why in words), in one place.
 
 use aep_engine::protocol::frame::{codes, ErrorFrame};
+use aep_engine::protocol::vocabulary::ErrorCode;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Value};
 
 use crate::auth::Denied;
 use crate::discovery::versions;
-use crate::hub::Refusal;
 use crate::ingest::BatchError;
+use crate::switchboard::Refusal;
 
 #[derive(Debug)]
 pub enum ApiError {
@@ -51,7 +52,7 @@ pub enum ApiError {
         line: usize,
         detail: String,
     },
-    /// The hub refused the batch: another principal's events (403) or a
+    /// The switchboard refused the batch: another principal's events (403) or a
     /// conflict with what it holds (409).
     Rejected(Refusal),
     /// The durable history could not be written (503).
@@ -83,7 +84,7 @@ impl ApiError {
             ApiError::UnreadableBody(_) | ApiError::InvalidEvent { .. } | ApiError::BadSubscription(_) => {
                 StatusCode::BAD_REQUEST
             }
-            ApiError::Rejected(r) if r.code == codes::UNAUTHORIZED => StatusCode::FORBIDDEN,
+            ApiError::Rejected(r) if r.code == ErrorCode::Unauthorized => StatusCode::FORBIDDEN,
             ApiError::Rejected(_) => StatusCode::CONFLICT,
             ApiError::Unsaved => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,

@@ -14,9 +14,9 @@ use serde_json::json;
 
 use super::{json_response, ApiError, Caller};
 use crate::discovery::versions;
-use crate::hub::Origin;
 use crate::ingest::{parse_body, BatchLimits, BodyKind};
 use crate::state::AppState;
+use crate::switchboard::Origin;
 
 /// The request header naming the protocol version.
 pub const VERSION_HEADER: &str = "aep-version";
@@ -51,7 +51,7 @@ pub async fn ingest(
     };
     let limits = BatchLimits { max_events: app.config.max_batch, max_event_bytes: app.config.event_limit() };
     let events = parse_body(kind, &bytes, limits)?;
-    let report = app.hub.ingest(Origin::Http, access.principal(), events).map_err(ApiError::Rejected)?.await;
+    let report = app.switchboard.ingest(Origin::Http, access.principal(), events).map_err(ApiError::Rejected)?.await;
     if report.unsaved {
         return Err(ApiError::Unsaved);
     }

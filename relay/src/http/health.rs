@@ -22,7 +22,7 @@ pub async fn health(
     if caller.is_err() {
         return json_response(StatusCode::OK, json!({ "ok": true }));
     }
-    let stats = app.hub.stats();
+    let stats = app.switchboard.stats();
     let mut body = json!({
         "ok": true,
         "sessions": stats.sessions,

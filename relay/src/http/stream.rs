@@ -21,10 +21,10 @@ use serde_json::Value;
 use tokio::time::{interval_at, Instant, Interval, MissedTickBehavior};
 
 use super::{ApiError, Caller};
-use crate::hub::{ConnId, Hub, StreamRequest, TaskGuard};
 use crate::outbox::{CloseReason, Next, Outbox, Outgoing, ReplayPiece};
 use crate::sse;
 use crate::state::AppState;
+use crate::switchboard::{ConnId, StreamRequest, Switchboard, TaskGuard};
 use crate::wire::event_bytes;
 
 /// Body chunks are cut at about this size, so a long replay streams out
@@ -41,14 +41,14 @@ pub async fn open(
     let request = read_request(uri.query().unwrap_or(""), &headers).map_err(ApiError::BadSubscription)?;
     // Registered here, before the response is returned, so an event posted
     // right after the headers arrive is already fanned out to this stream.
-    let (conn, outbox) = app.hub.open_stream(request).map_err(ApiError::BadSubscription)?;
+    let (conn, outbox) = app.switchboard.open_stream(request).map_err(ApiError::BadSubscription)?;
     let body = SseBody {
         outbox,
         heartbeat: heartbeat(app.config.heartbeat),
         replay: None,
         replay_ceiling: None,
         ended: false,
-        _registration: Registration { hub: app.hub.clone(), conn, _task: app.hub.task_guard() },
+        _registration: Registration { switchboard: app.switchboard.clone(), conn, _task: app.switchboard.task_guard() },
     };
     let mut response = Response::new(Body::from_stream(stream::unfold(body, SseBody::step)));
     let h = response.headers_mut();
@@ -108,10 +108,10 @@ fn heartbeat(period: Duration) -> Interval {
     i
 }
 
-/// Removes the stream from the hub when the body is dropped (the client
+/// Removes the stream from the switchboard when the body is dropped (the client
 /// went away, or the stream ended).
 struct Registration {
-    hub: Arc<Hub>,
+    switchboard: Arc<Switchboard>,
     conn: Option<ConnId>,
     _task: TaskGuard,
 }
@@ -119,7 +119,7 @@ struct Registration {
 impl Drop for Registration {
     fn drop(&mut self) {
         if let Some(conn) = self.conn {
-            self.hub.detach(conn);
+            self.switchboard.detach(conn);
         }
     }
 }

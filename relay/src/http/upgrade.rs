@@ -21,7 +21,7 @@ const READ_BUFFER: usize = 4 * 1024;
 const WRITE_BUFFER: usize = 16 * 1024;
 
 pub async fn socket(State(app): State<AppState>, Caller(access): Caller, mut request: Request) -> Response {
-    let task = app.hub.task_guard();
+    let task = app.switchboard.task_guard();
     let limit = app.config.max_body;
     if deflate_offered(request.headers()) {
         if let Some(upgrade) = negotiate_deflate(&mut request) {

@@ -15,7 +15,7 @@ use super::capability::Refused;
 use super::sender::now_ms;
 use super::Push;
 use crate::auth::Access;
-use crate::hub::{Hub, Peer};
+use crate::switchboard::{Peer, Switchboard};
 
 /// What `POST /push/answer` takes.
 #[derive(Debug, serde::Deserialize)]
@@ -55,7 +55,7 @@ impl From<Refused> for Refusal {
 /// waits for the agent's ack: `{"ack": "accepted" | "rejected" |
 /// "timeout", ...}`. A command the relay could not route (the agent is
 /// not connected) is `503 not-routed`, and the capability stays usable.
-pub async fn answer(push: &Push, hub: &Arc<Hub>, answer: Answer) -> Result<Value, Refusal> {
+pub async fn answer(push: &Push, switchboard: &Arc<Switchboard>, answer: Answer) -> Result<Value, Refusal> {
     let now = now_ms();
     let grant = push.capabilities.verify(&answer.capability, now.0 / 1000)?;
     if answer.request.as_ref().is_some_and(|r| *r != grant.request) {
@@ -88,9 +88,9 @@ pub async fn answer(push: &Push, hub: &Arc<Hub>, answer: Answer) -> Result<Value
         control: None,
         emits: None,
     };
-    let (conn, _) = hub.attach_socket(Access::authenticated(principal), peer, String::new());
-    let routed = hub.route(conn, command.clone());
-    hub.detach(conn);
+    let (conn, _) = switchboard.attach_socket(Access::authenticated(principal), peer, String::new());
+    let routed = switchboard.route(conn, command.clone());
+    switchboard.detach(conn);
     if let Err(refusal) = routed {
         // Nothing reached the agent: the notification may try again.
         push.forget_ack(command.id());

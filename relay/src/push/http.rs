@@ -118,7 +118,7 @@ async fn respond(
 ) -> Result<Response, Response> {
     let push = enabled(push)?;
     let request: Answer = json_body(&body)?;
-    match answer::answer(&push, &app.hub, request).await {
+    match answer::answer(&push, &app.switchboard, request).await {
         Ok(outcome) => Ok(json_response(StatusCode::OK, outcome)),
         Err(refusal) => {
             let status = StatusCode::from_u16(refusal.status).unwrap_or(StatusCode::BAD_REQUEST);

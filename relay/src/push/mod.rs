@@ -7,9 +7,9 @@
 //! carries a [`capability`] the notification can answer with at
 //! `POST /push/answer`, without a bearer token.
 //!
-//! The hub hands events over through a bounded, drop-oldest queue
+//! The switchboard hands events over through a bounded, drop-oldest queue
 //! ([`queue`]); encryption and the network happen on the push thread, at
-//! a lower scheduling priority, never under the hub's locks.
+//! a lower scheduling priority, never under the switchboard's locks.
 
 pub mod answer;
 pub mod capability;
@@ -33,7 +33,7 @@ use tokio::sync::oneshot;
 
 use crate::auth::{Keyring, Principal};
 use crate::config::{Config, ConfigError};
-use crate::hub::Hub;
+use crate::switchboard::Switchboard;
 use crate::sync::lock;
 
 use capability::{Capabilities, Secret};
@@ -136,8 +136,12 @@ pub struct Push {
 
 impl Push {
     /// Loads (or makes) the keys and the registered devices and starts the
-    /// push task, which then sees every event the hub admits.
-    pub fn start(config: &Config, hub: &Arc<Hub>, keyring: Option<Arc<Keyring>>) -> Result<Arc<Push>, ConfigError> {
+    /// push task, which then sees every event the switchboard admits.
+    pub fn start(
+        config: &Config,
+        switchboard: &Arc<Switchboard>,
+        keyring: Option<Arc<Keyring>>,
+    ) -> Result<Arc<Push>, ConfigError> {
         let settings = config.push.clone();
         let dir = config.data_dir.as_deref();
         let vapid = VapidKey::load(settings.vapid_key.as_deref(), dir).map_err(ConfigError)?;
@@ -157,12 +161,12 @@ impl Push {
             acks: Mutex::new(HashMap::new()),
         });
         let observer = push.clone();
-        hub.observe(Box::new(move |event| observer.observe(event)));
-        sender::spawn(push.clone(), client, hub.shutdown_signal()).map_err(ConfigError)?;
+        switchboard.observe(Box::new(move |event| observer.observe(event)));
+        sender::spawn(push.clone(), client, switchboard.shutdown_signal()).map_err(ConfigError)?;
         Ok(push)
     }
 
-    /// Called by the hub for every admitted event, under its locks: only
+    /// Called by the switchboard for every admitted event, under its locks: only
     /// a type check, an ack hand-over and a non-blocking enqueue.
     fn observe(&self, event: &Event) {
         let kind = event.kind();

@@ -1,5 +1,5 @@
 //! A bounded queue that never blocks its producer: when full, the oldest
-//! item makes room (the hub must never wait on push).
+//! item makes room (the switchboard must never wait on push).
 
 use std::collections::VecDeque;
 use std::sync::Mutex;

@@ -6,6 +6,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 
+use aep_engine::protocol::attention::Channel;
 use aep_engine::protocol::kind::EventKind;
 use aep_engine::protocol::vocabulary::EventType;
 use aep_engine::{Event, Severity, UnixMs};
@@ -52,7 +53,7 @@ impl Request {
     pub fn from_event(event: &Event) -> Option<Request> {
         let data = event.data()?;
         let via = data.get("respond_via")?.as_array()?;
-        if !via.iter().any(|v| v == "control") {
+        if !via.iter().any(|v| v.as_str().map(Channel::parse) == Some(Channel::Control)) {
             return None;
         }
         let text = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).unwrap_or_default().to_owned();

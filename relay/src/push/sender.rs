@@ -2,7 +2,7 @@
 //! per device of each principal who may answer, and sends them with
 //! retries. Runs on a thread of its own at a lower priority (encrypting
 //! for a thousand devices takes real CPU): pushes use what ingest and
-//! fan-out leave. The hub only ever enqueues.
+//! fan-out leave. The switchboard only ever enqueues.
 
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;

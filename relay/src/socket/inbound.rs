@@ -12,9 +12,9 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use crate::auth::Access;
-use crate::hub::{ConnId, Hub, Origin};
 use crate::ingest::single_line;
 use crate::outbox::{Outbox, Outgoing};
+use crate::switchboard::{ConnId, Origin, Switchboard};
 
 /// The largest inbound frame accepted, by frame type. Each reply is small
 /// or bounded by the request, so these bound what a peer can make the
@@ -41,7 +41,7 @@ impl FrameLimits {
 }
 
 pub struct Inbound<'a> {
-    pub hub: &'a Hub,
+    pub switchboard: &'a Switchboard,
     pub conn: ConnId,
     pub outbox: &'a Outbox,
     pub access: Access,
@@ -84,16 +84,16 @@ impl Inbound<'_> {
                 )))
             }
             Ok(Frame::Subscribe(request)) => {
-                if let Err(refusal) = self.hub.subscribe(self.conn, request) {
+                if let Err(refusal) = self.switchboard.subscribe(self.conn, request) {
                     self.send(Frame::Error(refusal));
                 }
             }
             Ok(Frame::Unsubscribe { id }) => {
-                self.hub.unsubscribe(self.conn, &id);
+                self.switchboard.unsubscribe(self.conn, &id);
                 self.send(Frame::Unsubscribed { id });
             }
             Ok(Frame::RosterRequest { id }) if self.may_watch && self.access.may_read() => {
-                self.send(Frame::Roster { id, entries: self.hub.roster() });
+                self.send(Frame::Roster { id, entries: self.switchboard.roster() });
             }
             Ok(Frame::RosterRequest { id }) => self.send(Frame::Error(ErrorFrame::for_request(
                 id,
@@ -123,7 +123,7 @@ impl Inbound<'_> {
     fn event(&self, event: Event) {
         let event = single_line(event);
         if event.is_command() {
-            if let Err(refusal) = self.hub.route(self.conn, event) {
+            if let Err(refusal) = self.switchboard.route(self.conn, event) {
                 self.send(Frame::Error(refusal));
             }
         } else if !self.may_emit {
@@ -131,17 +131,19 @@ impl Inbound<'_> {
                 &event,
                 "a consumer connection sends commands only; say hello as an emitter to emit".into(),
             );
-        } else if let Err(refusal) = self.hub.ingest(Origin::Socket(self.conn), self.access.principal(), vec![event]) {
+        } else if let Err(refusal) =
+            self.switchboard.ingest(Origin::Socket(self.conn), self.access.principal(), vec![event])
+        {
             self.send(Frame::Error(ErrorFrame {
                 cause: Some(refusal.id),
-                ..ErrorFrame::new(refusal.code, Some(refusal.detail))
+                ..ErrorFrame::new(refusal.code.as_str(), Some(refusal.detail))
             }));
         }
     }
 
     /// Refuses an event this connection may not emit: nothing is stored.
     fn refuse_event(&self, event: &Event, detail: String) {
-        self.hub.count_refused_event();
+        self.switchboard.count_refused_event();
         let refusal =
             ErrorFrame { cause: Some(event.id().to_owned()), ..ErrorFrame::new(codes::UNAUTHORIZED, Some(detail)) };
         self.send(Frame::Error(refusal));
@@ -159,7 +161,7 @@ impl Inbound<'_> {
             (codes::INVALID_EVENT, error.to_string())
         };
         if is_command {
-            self.hub.count_refused_command();
+            self.switchboard.count_refused_command();
         }
         self.send(Frame::Error(ErrorFrame { cause: id, ..ErrorFrame::new(code, Some(detail)) }));
     }

@@ -3,7 +3,7 @@
 //! the roster and sends or receives commands.
 //!
 //! One task per connection runs the reader and the writer side by side:
-//! the reader turns frames into hub operations, the writer drains the
+//! the reader turns frames into switchboard operations, the writer drains the
 //! connection's outbox onto the wire. Whichever ends first ends both.
 
 mod compress;
@@ -21,9 +21,9 @@ use tokio::time::{sleep_until, Instant};
 
 use crate::auth::Access;
 use crate::discovery;
-use crate::hub::Peer;
 use crate::outbox::{CloseReason, Outbox};
 use crate::state::AppState;
+use crate::switchboard::Peer;
 use inbound::{FrameLimits, Inbound};
 
 pub use compress::Shared;
@@ -38,7 +38,7 @@ pub const IDLE_SOCKET_BYTES: usize = 32 * 1024;
 /// Runs one upgraded connection for `access` until either side ends it.
 pub async fn run(socket: Wire, app: AppState, access: Access) {
     let (mut sink, mut stream) = socket.split();
-    let mut shutdown = app.hub.shutdown_signal();
+    let mut shutdown = app.switchboard.shutdown_signal();
     let grace = app.config.close_grace;
     let Some(hello) = handshake::await_hello(&mut sink, &mut stream, app.config.hello_timeout, &mut shutdown).await
     else {
@@ -47,9 +47,12 @@ pub async fn run(socket: Wire, app: AppState, access: Access) {
     };
     let peer = Peer::from_hello(&hello);
     let (may_watch, may_emit) = (peer.may_watch(), peer.may_emit());
-    let (conn, outbox) =
-        app.hub.attach_socket(access.clone(), peer, discovery::hello(&app.config, app.addr, Some(access.principal())));
-    if app.hub.is_shutting_down() {
+    let (conn, outbox) = app.switchboard.attach_socket(
+        access.clone(),
+        peer,
+        discovery::hello(&app.config, app.addr, Some(access.principal())),
+    );
+    if app.switchboard.is_shutting_down() {
         outbox.close(CloseReason::Shutdown);
     }
     let limits = FrameLimits {
@@ -57,7 +60,7 @@ pub async fn run(socket: Wire, app: AppState, access: Access) {
         event: app.config.event_limit(),
         request: app.config.max_request_frame,
     };
-    let inbound = Inbound { hub: &app.hub, conn, outbox: &outbox, access, may_watch, may_emit, limits };
+    let inbound = Inbound { switchboard: &app.switchboard, conn, outbox: &outbox, access, may_watch, may_emit, limits };
     let options = writer::WriterOptions {
         heartbeat: app.config.heartbeat,
         max_tracked: app.config.max_sessions,
@@ -75,7 +78,7 @@ pub async fn run(socket: Wire, app: AppState, access: Access) {
         outbox.close(CloseReason::TooBig { limit: app.config.max_body });
         writer.await;
     }
-    app.hub.detach(conn);
+    app.switchboard.detach(conn);
     linger(&mut stream, grace).await;
 }
 

@@ -24,8 +24,8 @@ use tokio::sync::mpsc;
 
 use super::{session_token, CLAIMS};
 use crate::config::ConfigError;
-use crate::hub::routing::{Refused, RemoteClaim, Routing};
-use crate::hub::{ConnId, Hub, Peer};
+use crate::switchboard::routing::{Refused, RemoteClaim, Routing};
+use crate::switchboard::{ConnId, Peer, Switchboard};
 use crate::sync::lock;
 
 /// How long a claim outlives its member's last refresh.
@@ -156,16 +156,16 @@ impl TierClaims {
 
     /// Follows the other members' claims, refreshes this member's, and
     /// delivers commands other members forward here.
-    pub async fn start(self: &Arc<Self>, hub: Arc<Hub>) -> Result<(), ConfigError> {
+    pub async fn start(self: &Arc<Self>, switchboard: Arc<Switchboard>) -> Result<(), ConfigError> {
         let subject = format!("aep.m.{}.cmd", self.member);
         let requests = self
             .client
             .subscribe(subject)
             .await
             .map_err(|e| ConfigError(format!("cannot listen for commands: {e}")))?;
-        tokio::spawn(deliver(self.client.clone(), hub.clone(), requests));
-        tokio::spawn(watch(self.clone(), hub.clone()));
-        tokio::spawn(refresh(self.clone(), hub));
+        tokio::spawn(deliver(self.client.clone(), switchboard.clone(), requests));
+        tokio::spawn(watch(self.clone(), switchboard.clone()));
+        tokio::spawn(refresh(self.clone(), switchboard));
         Ok(())
     }
 }
@@ -257,9 +257,9 @@ async fn write(bucket: kv::Store, mut queue: mpsc::UnboundedReceiver<Write>) {
 
 /// Re-puts this member's claims before they expire; forgets other
 /// members' claims not refreshed in time.
-async fn refresh(claims: Arc<TierClaims>, hub: Arc<Hub>) {
+async fn refresh(claims: Arc<TierClaims>, switchboard: Arc<Switchboard>) {
     let mut tick = tokio::time::interval(REFRESH);
-    let mut stop = hub.shutdown_signal();
+    let mut stop = switchboard.shutdown_signal();
     loop {
         tokio::select! {
             _ = tick.tick() => {}
@@ -277,8 +277,8 @@ async fn refresh(claims: Arc<TierClaims>, hub: Arc<Hub>) {
 
 /// Mirrors the bucket; starts over (from what it holds) whenever the watch
 /// ends, as it does when NATS goes away.
-async fn watch(claims: Arc<TierClaims>, hub: Arc<Hub>) {
-    while !hub.is_shutting_down() {
+async fn watch(claims: Arc<TierClaims>, switchboard: Arc<Switchboard>) {
+    while !switchboard.is_shutting_down() {
         match claims.bucket.watch_with_history(">").await {
             Ok(mut entries) => {
                 let mut fresh = true;
@@ -310,7 +310,7 @@ async fn watch(claims: Arc<TierClaims>, hub: Arc<Hub>) {
 }
 
 /// Delivers commands other members forward to this member's connections.
-async fn deliver(client: async_nats::Client, hub: Arc<Hub>, mut requests: async_nats::Subscriber) {
+async fn deliver(client: async_nats::Client, switchboard: Arc<Switchboard>, mut requests: async_nats::Subscriber) {
     while let Some(request) = requests.next().await {
         let Some(reply) = request.reply.clone() else { continue };
         let header = |name: &str| request.headers.as_ref().and_then(|h| h.get(name)).map(|v| v.as_str().to_owned());
@@ -320,7 +320,7 @@ async fn deliver(client: async_nats::Client, hub: Arc<Hub>, mut requests: async_
         let answer = match (target, command) {
             (Some(target), Some(command)) => {
                 let id = command.id().to_owned();
-                match hub.deliver_forwarded(target, command, principal) {
+                match switchboard.deliver_forwarded(target, command, principal) {
                     Ok(()) => Bytes::new(),
                     Err(refusal) => Bytes::from(Frame::Error(ErrorFrame { cause: Some(id), ..refusal }).encode()),
                 }

@@ -27,8 +27,8 @@ use tokio::sync::{mpsc, oneshot, watch};
 use super::{session_token, STREAM};
 use crate::config::{Config, ConfigError};
 use crate::held::HeldEvent;
-use crate::hub::storage::{Admitted, Batch, Kind, Receipt, Storage};
-use crate::hub::{ConnId, Hub, IngestReport, Origin};
+use crate::switchboard::storage::{Admitted, Batch, Kind, Receipt, Storage};
+use crate::switchboard::{ConnId, IngestReport, Origin, Switchboard};
 use crate::sync::lock;
 
 /// How long a publish may wait for the stream's acknowledgement: past it
@@ -146,9 +146,9 @@ impl Log {
         JetStream(self.clone())
     }
 
-    /// Admits the stream into `hub` from its start, then as it grows;
+    /// Admits the stream into `switchboard` from its start, then as it grows;
     /// returns once everything written before is admitted.
-    pub async fn start(self: &Arc<Self>, hub: Arc<Hub>) -> Result<(), ConfigError> {
+    pub async fn start(self: &Arc<Self>, switchboard: Arc<Switchboard>) -> Result<(), ConfigError> {
         let last = self
             .stream
             .get_info()
@@ -157,7 +157,7 @@ impl Log {
             .state
             .last_sequence;
         let messages = self.subscribe(consumer::DeliverPolicy::All).await?;
-        tokio::spawn(admit(self.clone(), hub, messages));
+        tokio::spawn(admit(self.clone(), switchboard, messages));
         let mut applied = self.applied.subscribe();
         let caught_up =
             tokio::time::timeout(CATCH_UP_TIMEOUT, applied.wait_for(|a| *a >= last)).await.is_ok_and(|r| r.is_ok());
@@ -181,7 +181,7 @@ impl Log {
 }
 
 /// The one publishing task: messages leave in the order batches were
-/// accepted (under the hub's lock), so each session's order is kept. A
+/// accepted (under the switchboard's lock), so each session's order is kept. A
 /// batch goes as few messages as it can: consecutive events of one session
 /// share a message (up to [`MESSAGE_BYTES`]), events separated by a NUL
 /// byte, which JSON text never contains.
@@ -300,13 +300,13 @@ async fn settle(
 
 /// Follows the stream for good: a consumer that ends (NATS went away for
 /// long) is made again from the next sequence not yet admitted.
-async fn admit(log: Arc<Log>, hub: Arc<Hub>, first: consumer::push::Ordered) {
+async fn admit(log: Arc<Log>, switchboard: Arc<Switchboard>, first: consumer::push::Ordered) {
     let mut messages = Some(first);
     loop {
         if let Some(stream) = messages.take() {
-            follow(&log, &hub, stream).await;
+            follow(&log, &switchboard, stream).await;
         }
-        if hub.is_shutting_down() {
+        if switchboard.is_shutting_down() {
             return;
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
@@ -318,7 +318,7 @@ async fn admit(log: Arc<Log>, hub: Arc<Hub>, first: consumer::push::Ordered) {
     }
 }
 
-async fn follow(log: &Log, hub: &Hub, messages: consumer::push::Ordered) {
+async fn follow(log: &Log, switchboard: &Switchboard, messages: consumer::push::Ordered) {
     let mut chunks = messages.ready_chunks(512);
     while let Some(chunk) = chunks.next().await {
         let mut batches = Vec::with_capacity(chunk.len());
@@ -346,7 +346,7 @@ async fn follow(log: &Log, hub: &Hub, messages: consumer::push::Ordered) {
                 None => tracing::warn!("stream message {seq} is not an event; skipped"),
             }
         }
-        let reports = hub.apply_all(batches);
+        let reports = switchboard.apply_all(batches);
         {
             let mut outcomes = lock(&log.outcomes);
             for ((seq, own), report) in seqs.into_iter().zip(reports) {

@@ -23,14 +23,14 @@ use sha2::{Digest, Sha256};
 
 use crate::buffer::SessionStore;
 use crate::config::{Config, ConfigError};
-use crate::hub::Hub;
+use crate::switchboard::Switchboard;
 
 /// The stream holding the tier's history.
 const STREAM: &str = "AEP_HISTORY";
 /// The bucket holding the tier's claims.
 const CLAIMS: &str = "aep-claims";
 
-/// A member's connection to the tier, before its hub exists.
+/// A member's connection to the tier, before its switchboard exists.
 pub struct Tier {
     client: async_nats::Client,
     js: jetstream::Context,
@@ -66,19 +66,19 @@ impl Tier {
         Ok(Tier { client, js, member, log, claims })
     }
 
-    /// A hub whose history is the tier's stream and whose claims are the
+    /// A switchboard whose history is the tier's stream and whose claims are the
     /// tier's.
-    pub fn hub(&self, config: &Config) -> Hub {
-        let store = SessionStore::new(crate::hub::store_limits(config));
-        Hub::with(config, store, Box::new(self.log.storage()), self.claims.clone())
+    pub fn switchboard(&self, config: &Config) -> Switchboard {
+        let store = SessionStore::new(crate::switchboard::store_limits(config));
+        Switchboard::with(config, store, Box::new(self.log.storage()), self.claims.clone())
     }
 
-    /// Starts admitting the stream into `hub` and serving the tier's
-    /// requests for it; returns once `hub` holds the history written
+    /// Starts admitting the stream into `switchboard` and serving the tier's
+    /// requests for it; returns once `switchboard` holds the history written
     /// before it joined.
-    pub async fn run(self, hub: Arc<Hub>) -> Result<(), ConfigError> {
-        self.claims.start(hub.clone()).await?;
-        self.log.start(hub).await?;
+    pub async fn run(self, switchboard: Arc<Switchboard>) -> Result<(), ConfigError> {
+        self.claims.start(switchboard.clone()).await?;
+        self.log.start(switchboard).await?;
         let _ = (&self.client, &self.js, &self.member);
         Ok(())
     }

@@ -3,7 +3,7 @@
 //! leave is refused in words, never queued.
 
 use aep_browser::driver;
-use aep_engine::client::hub::{Hub, HubError, Target};
+use aep_engine::client::hub::{Hub, HubError, Recipient};
 use aep_engine::control::answer::Answer;
 use aep_engine::control::sender::{Address, CancelScope};
 use aep_engine::store::CardRef;
@@ -73,9 +73,9 @@ impl Console {
         self.take_held(seq);
     }
 
-    fn target(lane: &Lane, run: Option<&str>) -> Target {
+    fn target(lane: &Lane, run: Option<&str>) -> Recipient {
         let to = Address { session: lane.name.clone(), run: run.map(str::to_owned) };
-        Target { to, relay: lane.verbs.relay.clone() }
+        Recipient { to, relay: lane.verbs.relay.clone() }
     }
 
     pub fn cancel(self, lane: &Lane, run: Option<&str>, reason: Option<String>) -> Result<String, String> {

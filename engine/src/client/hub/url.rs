@@ -113,7 +113,7 @@ pub fn check_url(url: &str) -> Result<String, UrlError> {
 /// labels and errors: it goes only into the socket URL and the check's
 /// `Authorization` header. (No `Debug`, so it cannot be printed by accident.)
 #[derive(Clone)]
-pub struct Endpoint {
+pub struct RelayAddress {
     /// See [`socket_url`]; holds the token.
     pub socket: String,
     /// See [`check_url`].
@@ -121,10 +121,10 @@ pub struct Endpoint {
     pub token: Option<String>,
 }
 
-impl Endpoint {
-    pub fn new(url: &str, token: Option<&str>) -> Result<Endpoint, UrlError> {
+impl RelayAddress {
+    pub fn new(url: &str, token: Option<&str>) -> Result<RelayAddress, UrlError> {
         let token = token.map(str::trim).filter(|t| !t.is_empty());
-        Ok(Endpoint { socket: socket_url(url, token)?, check: check_url(url)?, token: token.map(str::to_owned) })
+        Ok(RelayAddress { socket: socket_url(url, token)?, check: check_url(url)?, token: token.map(str::to_owned) })
     }
 }
 
@@ -166,12 +166,12 @@ mod tests {
         assert_eq!(check_url("wss://h/socket?access_token=t").unwrap(), "https://h/events");
         assert_eq!(check_url("https://h/aep/socket/").unwrap(), "https://h/aep/events");
         assert_eq!(check_url("ws://h/custom").unwrap(), "http://h/custom/events");
-        let e = Endpoint::new("http://h:1", Some(" tok ")).unwrap();
+        let e = RelayAddress::new("http://h:1", Some(" tok ")).unwrap();
         assert_eq!(
             (e.socket.as_str(), e.check.as_str(), e.token.as_deref()),
             ("ws://h:1/socket?access_token=tok", "http://h:1/events", Some("tok"))
         );
-        assert_eq!(Endpoint::new("http://h:1", Some("  ")).unwrap().token, None);
+        assert_eq!(RelayAddress::new("http://h:1", Some("  ")).unwrap().token, None);
     }
 
     #[test]

@@ -20,7 +20,7 @@ pub const PAUSE: &str = types::CONTROL_PAUSE;
 pub const RESUME: &str = types::CONTROL_RESUME;
 
 /// What a `control.cancel` stops.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, strum::IntoStaticStr, strum::EnumString)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, strum::IntoStaticStr, strum::EnumString, strum::VariantNames)]
 #[strum(serialize_all = "lowercase")]
 pub enum CancelScope {
     Run,

@@ -6,7 +6,7 @@ use std::fmt;
 use crate::control::ack::NackReason;
 use crate::protocol::event::Event;
 use crate::protocol::validate::Violation;
-use crate::protocol::vocabulary::codes;
+use crate::protocol::vocabulary::ErrorCode;
 use crate::time::UnixMs;
 
 /// The `code` of a relay `error` frame refusing a command on the target's
@@ -26,21 +26,21 @@ pub enum RelayCode {
 
 impl RelayCode {
     pub fn parse(code: &str) -> RelayCode {
-        match code {
-            codes::UNAUTHORIZED => RelayCode::Unauthorized,
-            codes::UNSUPPORTED => RelayCode::Unsupported,
-            codes::AMBIGUOUS => RelayCode::Ambiguous,
-            codes::NO_ROUTE => RelayCode::NoRoute,
-            other => RelayCode::Other(other.to_owned()),
+        match ErrorCode::parse(code) {
+            Some(ErrorCode::Unauthorized) => RelayCode::Unauthorized,
+            Some(ErrorCode::Unsupported) => RelayCode::Unsupported,
+            Some(ErrorCode::Ambiguous) => RelayCode::Ambiguous,
+            Some(ErrorCode::NoRoute) => RelayCode::NoRoute,
+            _ => RelayCode::Other(code.to_owned()),
         }
     }
 
     pub fn as_str(&self) -> &str {
         match self {
-            RelayCode::Unauthorized => codes::UNAUTHORIZED,
-            RelayCode::Unsupported => codes::UNSUPPORTED,
-            RelayCode::Ambiguous => codes::AMBIGUOUS,
-            RelayCode::NoRoute => codes::NO_ROUTE,
+            RelayCode::Unauthorized => ErrorCode::Unauthorized.as_str(),
+            RelayCode::Unsupported => ErrorCode::Unsupported.as_str(),
+            RelayCode::Ambiguous => ErrorCode::Ambiguous.as_str(),
+            RelayCode::NoRoute => ErrorCode::NoRoute.as_str(),
             RelayCode::Other(s) => s,
         }
     }

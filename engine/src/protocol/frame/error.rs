@@ -10,6 +10,7 @@ use crate::protocol::event::EventError;
 /// Error codes used in `error` frames, from the hand-kept list beside the
 /// generated vocabulary.
 pub use crate::protocol::vocabulary::codes;
+use crate::protocol::vocabulary::ErrorCode;
 
 /// The `error` frame: a refusal scoped to the connection, a request (`id`)
 /// or a command (`cause`). Never an event, never stored.
@@ -38,6 +39,13 @@ impl ErrorFrame {
     /// Refuses a command by its id.
     pub fn for_command(cause: impl Into<String>, code: impl Into<String>, detail: Option<String>) -> ErrorFrame {
         ErrorFrame { cause: Some(cause.into()), ..ErrorFrame::new(code, detail) }
+    }
+
+    /// The code as the registry names it; `None` for a code this engine
+    /// does not know (kept as sent in [`Self::code`]). Decisions by code
+    /// match this, so a misspelt code does not compile.
+    pub fn registered_code(&self) -> Option<ErrorCode> {
+        ErrorCode::parse(&self.code)
     }
 
     pub(super) fn decode(obj: &Map<String, Value>) -> Result<ErrorFrame, FrameError> {

@@ -3,7 +3,7 @@
 //! (`crate::tier`) that shares claims with the other members and forwards
 //! commands to the member whose connection holds the claim.
 //!
-//! The hub keeps its own connections' claims ([`super::claims`]) and tells
+//! The switchboard keeps its own connections' claims ([`super::claims`]) and tells
 //! its [`Routing`] of every change; routing decisions count both.
 
 use std::sync::Arc;

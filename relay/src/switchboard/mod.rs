@@ -1,5 +1,6 @@
-//! The relay's shared state: the hub, its locks and its construction. What
-//! is done with it is in files by job: [`ingest`](self::ingest), subscribe
+//! The switchboard: the relay's shared state (who is connected, what each
+//! subscribes to, which sessions each claims, what is kept for replay), its
+//! locks and its construction. What is done with it is in files by job: [`ingest`](self::ingest), subscribe
 //! and replay ([`subscribe`](self::subscribe)), command routing
 //! ([`route`](self::route)), the connection registry
 //! ([`connections`](self::connections)), the [`roster`](self::roster),
@@ -149,7 +150,7 @@ struct Limits {
     max_connection_patterns: usize,
 }
 
-pub struct Hub {
+pub struct Switchboard {
     fanout: Mutex<Fanout>,
     state: Mutex<State>,
     /// Subscriptions across all connections, readable without waiting for
@@ -170,34 +171,40 @@ pub struct Hub {
     audit: Option<Arc<Audit>>,
 }
 
-/// Called with each admitted event, under the hub's locks.
+/// Called with each admitted event, under the switchboard's locks.
 pub type Observer = Box<dyn Fn(&Event) + Send + Sync>;
 
-impl Hub {
-    /// A hub whose history lives in memory only.
-    pub fn new(config: &Config) -> Hub {
-        Hub::with(config, SessionStore::new(store_limits(config)), Box::new(Memory), Arc::new(Alone))
+impl Switchboard {
+    /// A switchboard whose history lives in memory only.
+    pub fn new(config: &Config) -> Switchboard {
+        Switchboard::with(config, SessionStore::new(store_limits(config)), Box::new(Memory), Arc::new(Alone))
     }
 
-    /// A hub whose history is durable when `config.data_dir` names a
+    /// A switchboard whose history is durable when `config.data_dir` names a
     /// directory, restored from it.
-    pub fn open(config: &Config) -> Result<Hub, DiskError> {
-        let Some(dir) = &config.data_dir else { return Ok(Hub::new(config)) };
+    pub fn open(config: &Config) -> Result<Switchboard, DiskError> {
+        let Some(dir) = &config.data_dir else { return Ok(Switchboard::new(config)) };
         let disk = Disk::open(dir)?;
         let mut store = SessionStore::restore(store_limits(config), disk.load()?)?;
         disk.write(&store.take_journal())?;
         let storage = DataDir { dir: dir.clone(), committer: Committer::start(disk) };
-        let mut hub = Hub::with(config, store, Box::new(storage), Arc::new(Alone));
+        let mut switchboard = Switchboard::with(config, store, Box::new(storage), Arc::new(Alone));
         if !config.audit_retention.is_zero() {
             let bounds = Bounds { retention: config.audit_retention, max_bytes: config.audit_bytes };
-            hub.audit = Some(Arc::new(Audit::open(dir, bounds).map_err(|e| DiskError(format!("audit trail: {e}")))?));
+            switchboard.audit =
+                Some(Arc::new(Audit::open(dir, bounds).map_err(|e| DiskError(format!("audit trail: {e}")))?));
         }
-        Ok(hub)
+        Ok(switchboard)
     }
 
-    /// A hub over any home of history and any reach of claims.
-    pub fn with(config: &Config, store: SessionStore, storage: Box<dyn Storage>, routing: Arc<dyn Routing>) -> Hub {
-        Hub {
+    /// A switchboard over any home of history and any reach of claims.
+    pub fn with(
+        config: &Config,
+        store: SessionStore,
+        storage: Box<dyn Storage>,
+        routing: Arc<dyn Routing>,
+    ) -> Switchboard {
+        Switchboard {
             storage,
             routing,
             fanout: Mutex::new(Fanout::default()),
@@ -272,23 +279,23 @@ mod tests {
         }
     }
 
-    /// A panic while a hub lock is held must not turn every later request
-    /// into a panic: the hub keeps answering.
+    /// A panic while a switchboard lock is held must not turn every later request
+    /// into a panic: the switchboard keeps answering.
     #[test]
     fn a_panic_under_a_lock_does_not_take_the_hub_down() {
-        let hub = Hub::new(&Config::default());
-        let _ = hub.ingest(Origin::Http, &Principal::anonymous(), vec![event(0)]).unwrap();
+        let switchboard = Switchboard::new(&Config::default());
+        let _ = switchboard.ingest(Origin::Http, &Principal::anonymous(), vec![event(0)]).unwrap();
         for poison in [0, 1] {
             let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                let _fanout = hub.fanout.lock();
-                let _state = hub.state.lock();
+                let _fanout = switchboard.fanout.lock();
+                let _state = switchboard.state.lock();
                 panic!("a bug while holding the locks ({poison})");
             }));
         }
-        assert!(hub.state.is_poisoned());
-        assert_eq!(hub.stats().buffered_events, 1);
+        assert!(switchboard.state.is_poisoned());
+        assert_eq!(switchboard.stats().buffered_events, 1);
         let report = futures_util::FutureExt::now_or_never(
-            hub.ingest(Origin::Http, &Principal::anonymous(), vec![event(1)]).unwrap().into_future(),
+            switchboard.ingest(Origin::Http, &Principal::anonymous(), vec![event(1)]).unwrap().into_future(),
         );
         assert_eq!(report.map(|r| r.stored), Some(1), "memory answers at once");
         let hello = match Frame::decode(r#"{"type":"hello","versions":["0.1"]}"#).unwrap() {
@@ -296,11 +303,11 @@ mod tests {
             _ => unreachable!(),
         };
         let peer = Peer::from_hello(&hello);
-        let (conn, outbox) = hub.attach_socket(Access::anonymous(), peer, "{}".into());
-        assert!(hub.subscribe(conn, subscribe("a")).is_ok());
+        let (conn, outbox) = switchboard.attach_socket(Access::anonymous(), peer, "{}".into());
+        assert!(switchboard.subscribe(conn, subscribe("a")).is_ok());
         assert!(outbox.len() >= 2, "hello reply, subscribed and the replay are queued");
-        assert!(hub.roster().is_empty());
-        hub.detach(conn);
-        assert_eq!(hub.stats().sockets, 0);
+        assert!(switchboard.roster().is_empty());
+        switchboard.detach(conn);
+        assert_eq!(switchboard.stats().sockets, 0);
     }
 }

@@ -6,11 +6,11 @@ use std::sync::Arc;
 
 use tokio::sync::watch;
 
-use super::Hub;
+use super::Switchboard;
 use crate::outbox::CloseReason;
 use crate::sync::lock;
 
-impl Hub {
+impl Switchboard {
     /// Starts an orderly shutdown: every connection is told to close after
     /// what is already queued.
     pub fn shutdown(&self) {
@@ -41,8 +41,8 @@ impl Hub {
     }
 }
 
-/// Keeps [`Hub::running_tasks`] counting a connection task until dropped.
-pub struct TaskGuard(Arc<Hub>);
+/// Keeps [`Switchboard::running_tasks`] counting a connection task until dropped.
+pub struct TaskGuard(Arc<Switchboard>);
 
 impl Drop for TaskGuard {
     fn drop(&mut self) {

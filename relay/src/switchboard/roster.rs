@@ -3,7 +3,7 @@
 
 use aep_engine::protocol::frame::{ControlCapability, Hello, Role, RosterEntry};
 
-use super::Hub;
+use super::Switchboard;
 use crate::sync::lock;
 
 /// What a socket declared in its `hello`, repeated verbatim in rosters
@@ -43,7 +43,7 @@ impl Peer {
     }
 }
 
-impl Hub {
+impl Switchboard {
     /// One entry per live (connection, claimed session), with what that
     /// connection declared in its `hello` (AEP-0003 §4.1).
     pub fn roster(&self) -> Vec<RosterEntry> {

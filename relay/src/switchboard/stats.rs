@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering;
 
 use serde::Serialize;
 
-use super::{Binding, Hub};
+use super::{Binding, Switchboard};
 use crate::sync::lock;
 
 /// A snapshot of the relay's state and counters.
@@ -52,7 +52,7 @@ pub struct Counters {
     pub disconnected_for_backpressure: u64,
 }
 
-impl Hub {
+impl Switchboard {
     pub fn stats(&self) -> Stats {
         let state = lock(&self.state);
         let count = |b: Binding| state.conns.values().filter(|c| c.binding == b).count();

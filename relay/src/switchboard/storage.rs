@@ -1,14 +1,14 @@
 //! Where accepted events become history. One interface, three homes:
 //!
-//! - [`Memory`]: the hub's buffers are the history; nothing outlives the
+//! - [`Memory`]: the switchboard's buffers are the history; nothing outlives the
 //!   process.
 //! - [`DataDir`]: the buffers are mirrored into a database on disk, in
-//!   groups, off the hub's locks; a batch is answered once its group is
+//!   groups, off the switchboard's locks; a batch is answered once its group is
 //!   synced.
 //! - JetStream (`crate::tier`): a stream shared by every member of a tier is
 //!   the history; each member admits it, in stream order, into its buffers.
 //!
-//! The hub checks a batch, then hands it to [`Storage::append`] with a way
+//! The switchboard checks a batch, then hands it to [`Storage::append`] with a way
 //! to admit it into this process's buffers and fan it out: the local homes
 //! admit at once, the shared one when the batch comes back from the stream.
 
@@ -50,7 +50,7 @@ pub struct Admitted {
 
 /// One home of history (see the module docs).
 pub trait Storage: Send + Sync {
-    /// Takes `batch` into history. Called under the hub's fan-out lock, so
+    /// Takes `batch` into history. Called under the switchboard's fan-out lock, so
     /// the order of calls is the order of history; `admit` admits a batch
     /// into this process's buffers and fans it out.
     fn append(&self, batch: Batch, admit: &mut dyn FnMut(Batch) -> Admitted) -> Receipt;

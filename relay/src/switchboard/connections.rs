@@ -5,12 +5,12 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::fanout::Tally;
-use super::{Binding, Conn, ConnId, Fanout, Hub, Listener, Peer, State};
+use super::{Binding, Conn, ConnId, Fanout, Listener, Peer, State, Switchboard};
 use crate::auth::Access;
 use crate::outbox::{CloseReason, Outbox, Outgoing};
 use crate::sync::lock;
 
-impl Hub {
+impl Switchboard {
     /// Registers a socket whose `hello` was accepted; the reply goes out
     /// first, before anything else can be queued toward it.
     pub fn attach_socket(&self, access: Access, peer: Peer, hello_reply: String) -> (ConnId, Arc<Outbox>) {

@@ -8,7 +8,7 @@ use aep_engine::protocol::filter::Filter;
 use aep_engine::protocol::frame::{codes, ErrorFrame, Frame, ResumeFrom, SessionPosition, Subscribe};
 use aep_engine::Capture;
 
-use super::{Binding, Conn, ConnId, Hub, Listener, Subscription};
+use super::{Binding, Conn, ConnId, Listener, Subscription, Switchboard};
 use crate::auth::Access;
 use crate::buffer::{Replay, SessionStore};
 use crate::outbox::{CloseReason, Outbox, Outgoing, ReplayBatch};
@@ -26,7 +26,7 @@ pub struct StreamRequest {
     pub live: bool,
 }
 
-impl Hub {
+impl Switchboard {
     /// Opens an SSE stream: its replay is queued and, unless `live=0`, it
     /// receives live events from the same instant. `None` from `conn` for
     /// a single-pass stream, which is never registered.

@@ -4,12 +4,12 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use aep_engine::protocol::frame::codes;
+use aep_engine::protocol::vocabulary::ErrorCode;
 use aep_engine::Event;
 
 use super::fanout::{fan_out, Tally};
 use super::storage::{Admitted, Batch, Kind, Receipt};
-use super::{ConnId, Fanout, Hub, Origin, State};
+use super::{ConnId, Fanout, Origin, State, Switchboard};
 use crate::auth::Principal;
 use crate::buffer::{Admission, SessionStore};
 use crate::held::HeldEvent;
@@ -36,11 +36,11 @@ pub struct Refusal {
     pub id: String,
     /// `unauthorized` (not the sender's to emit) or `invalid-event` (its
     /// position is another event's).
-    pub code: &'static str,
+    pub code: ErrorCode,
     pub detail: String,
 }
 
-impl Hub {
+impl Switchboard {
     /// Admits events to their session buffers and fans each one out, in
     /// order, under the fan-out lock so a batch is never interleaved.
     /// Agent-scoped and unpositioned events are live-only.
@@ -191,7 +191,7 @@ impl Hub {
     }
 }
 
-/// Whether `who` may emit every event of a batch (see [`Hub::ingest`]).
+/// Whether `who` may emit every event of a batch (see [`Switchboard::ingest`]).
 fn check_batch(
     store: &SessionStore,
     who: &Principal,
@@ -200,13 +200,13 @@ fn check_batch(
 ) -> Result<(), Refusal> {
     let mut positions: HashMap<(&str, crate::buffer::Position), &Arc<HeldEvent>> = HashMap::new();
     for (index, (event, held)) in events.iter().zip(held).enumerate() {
-        let refuse = |code: &'static str, detail: String| Refusal { index, id: event.id().to_owned(), code, detail };
-        who.check_emitter(event.agent(), event.source()).map_err(|detail| refuse(codes::UNAUTHORIZED, detail))?;
+        let refuse = |code: ErrorCode, detail: String| Refusal { index, id: event.id().to_owned(), code, detail };
+        who.check_emitter(event.agent(), event.source()).map_err(|detail| refuse(ErrorCode::Unauthorized, detail))?;
         let Some(session) = event.session().filter(|_| !event.is_agent_scoped()) else { continue };
         let Some(position) = event.position() else { continue };
         if let Some(owner) = store.owner(session).filter(|owner| ***owner != *who.name) {
             return Err(refuse(
-                codes::UNAUTHORIZED,
+                ErrorCode::Unauthorized,
                 format!("session `{session}` belongs to `{owner}`; `{}` may not write in it", who.name),
             ));
         }
@@ -214,7 +214,7 @@ fn check_batch(
         let clash = earlier.is_some_and(|e| e.source() != held.source() || e.id() != held.id());
         if clash || store.position_taken(session, held) {
             return Err(refuse(
-                codes::INVALID_EVENT,
+                ErrorCode::InvalidEvent,
                 format!("session `{session}` already has another event at epoch {} seq {}", position.0, position.1),
             ));
         }

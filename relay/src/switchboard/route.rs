@@ -16,7 +16,7 @@
 //! 4. a target that declared `control.accepts` without this type is
 //!    refused on its behalf (`unsupported`);
 //! 5. the exact bytes go to that one target (subscribers other than the
-//!    target then see it, fanned out by the hub). They are the bytes every
+//!    target then see it, fanned out by the switchboard). They are the bytes every
 //!    binding serves: a pretty-printed command was put on one line on
 //!    arrival, only the whitespace between its tokens removed.
 //!
@@ -30,7 +30,7 @@ use aep_engine::Event;
 
 use super::routing::{RemoteClaim, Routing};
 use super::storage::{Batch, Kind};
-use super::{ConnId, Fanout, Hub, Origin, State};
+use super::{ConnId, Fanout, Origin, State, Switchboard};
 use crate::held::HeldEvent;
 use crate::outbox::{Outgoing, Pushed};
 use crate::sync::lock;
@@ -125,7 +125,7 @@ pub enum Routed {
     Forwarded,
 }
 
-impl Hub {
+impl Switchboard {
     /// Routes a command from `sender` to the one claimant of its session,
     /// or says why not (see [the gates](self)). A forwarded command
     /// joins its session's history (AEP-0004 §4.4) and subscribers other
