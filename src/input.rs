@@ -153,8 +153,8 @@ impl StoreLimits {
 }
 
 /// One relay of `new AepClient(options)`.
-// Read member by member (`js::options`): serde's messages quote values, and
-// a token is a value.
+// Read by `js::members`: serde's messages quote values, and a token is a
+// value.
 #[skip_serializing_none]
 #[derive(Clone, Debug, Tsify)]
 pub struct RelayOptions {
@@ -178,7 +178,7 @@ pub enum Resume {
 }
 
 /// `new AepClient(options)`.
-// Read member by member (`js::options`), like the relays.
+// Read by `js::members`, like the relays.
 #[skip_serializing_none]
 #[derive(Debug, Tsify)]
 #[serde(rename_all = "camelCase")]
@@ -206,7 +206,7 @@ pub struct AepClientOptions {
 }
 
 /// `new ControlTarget(options)`; `new AepAgent(options)` takes these too.
-// Read member by member (`js::target`), as an agent's options always were.
+// Read by `js::members`.
 #[skip_serializing_none]
 #[derive(Clone, Debug, Tsify)]
 #[serde(rename_all = "camelCase")]
@@ -226,7 +226,7 @@ pub struct ControlTargetOptions {
 }
 
 /// `new AepAgent(options)`.
-// Read member by member (`js::agent`): a token is a value, and functions
+// Read by `js::members`: a token is a value, and functions
 // do not survive JSON.
 #[skip_serializing_none]
 #[derive(Debug, Tsify)]
@@ -251,7 +251,7 @@ pub struct AepAgentOptions {
 }
 
 /// One of an agent's own events, before the target stamps it.
-// Read member by member (`js::target`).
+// Read by `js::members`.
 #[skip_serializing_none]
 #[derive(Clone, Debug, Tsify)]
 pub struct EventDraft {

@@ -191,6 +191,37 @@ fn the_control_target_sequences_dedupes_and_refuses() {
     assert!(JsControlTarget::new(js_value(&json!({"agent": "x", "accepts": ["progress.status"]}))).is_err());
 }
 
+/// Every member of a target's options and of a draft is read for what it
+/// is: a wrong kind is refused by name, never dropped or passed over.
+#[wasm_bindgen_test]
+fn target_options_and_drafts_refuse_a_member_of_the_wrong_kind() {
+    let refused = |options: serde_json::Value, member: &str| {
+        let err = JsControlTarget::new(js_value(&options)).err().unwrap_or_else(|| panic!("{options} is refused"));
+        let message = js::get(&err, "message").as_string().unwrap();
+        assert_eq!(js::get(&err, "code").as_string().as_deref(), Some("invalid-argument"), "{message}");
+        assert!(message.contains(member) && !message.contains("s3cret"), "{options}: {message}");
+    };
+    refused(json!({"agent": "a", "accepts": ["control.pause", 7]}), "`accepts[1]`");
+    refused(json!({"agent": "a", "accepts": "control.pause"}), "`accepts`");
+    refused(json!({"agent": "a", "accepts": ["control.pause"], "epoch": "s3cret"}), "`epoch`");
+    refused(json!({"agent": "a", "accepts": ["control.pause"], "capture": "most"}), "`capture`");
+    refused(json!({"agent": "", "accepts": ["control.pause"]}), "`agent`");
+
+    let mut t = JsControlTarget::new(js_value(&json!({"agent": "a", "accepts": ["control.pause"]}))).unwrap();
+    for (draft, member) in [
+        (json!({"session": "s"}), "`type`"),
+        (json!({"type": "progress.status", "session": 7}), "`session`"),
+        (json!({"type": "progress.status", "session": "s", "seq": -1}), "`seq`"),
+        (json!({"type": "progress.status", "session": "s", "data": ["s3cret"]}), "`data`"),
+        (json!({"type": "progress.status", "severity": "dire"}), "`severity`"),
+    ] {
+        let err = t.event(js_value(&draft)).err().unwrap_or_else(|| panic!("{draft} is refused"));
+        let message = js::get(&err, "message").as_string().unwrap();
+        assert!(message.starts_with("draft: ") && message.contains(member), "{draft}: {message}");
+        assert!(!message.contains("s3cret"), "{draft}: {message}");
+    }
+}
+
 #[wasm_bindgen_test]
 fn the_control_target_never_repeats_a_position() {
     let options = json!({"agent": "js-agent", "accepts": ["control.pause"]});

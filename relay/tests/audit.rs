@@ -157,16 +157,8 @@ impl Agent {
                     format!("{}\n", e.raw())
                 })
                 .collect();
-            let status = http
-                .post(format!("{}/events", relay.base()))
-                .bearer_auth(token)
-                .header("content-type", "application/x-ndjson")
-                .header("AEP-Version", "0.1")
-                .body(body)
-                .send()
-                .await
-                .unwrap()
-                .status();
+            let url = format!("{}/events", relay.base());
+            let status = post_ndjson(&http, &url, Some(token), body).send().await.unwrap().status();
             assert_eq!(status, 202);
         }
     }

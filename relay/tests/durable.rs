@@ -34,16 +34,8 @@ impl Binary {
     }
 
     async fn post(&self, events: &[Event]) -> reqwest::StatusCode {
-        let body: String = events.iter().map(|e| format!("{}\n", e.raw())).collect();
-        reqwest::Client::new()
-            .post(format!("{}/events", self.base))
-            .header("content-type", "application/x-ndjson")
-            .header("AEP-Version", "0.1")
-            .body(body)
-            .send()
-            .await
-            .unwrap()
-            .status()
+        let url = format!("{}/events", self.base);
+        post_ndjson(&reqwest::Client::new(), &url, None, ndjson(events)).send().await.unwrap().status()
     }
 
     /// A finished replay of `session`: its data lines and comment lines.

@@ -159,14 +159,7 @@ async fn health_answers_while_a_heavy_fan_out_runs() {
         let mut body = lines.join("\n");
         body.push('\n');
         tokio::spawn(async move {
-            let r = http
-                .post(url)
-                .header("content-type", "application/x-ndjson")
-                .header("aep-version", "0.1")
-                .body(body)
-                .send()
-                .await
-                .unwrap();
+            let r = post_ndjson(&http, &url, None, body).send().await.unwrap();
             assert_eq!(r.status(), 202);
             Instant::now()
         })

@@ -53,16 +53,7 @@ fn command_as(agent: &str, ty: &str, session: &str) -> Event {
 }
 
 async fn post_as(t: &TestRelay, token: &str, events: &[&Event]) -> reqwest::Response {
-    let body: String = events.iter().map(|e| format!("{}\n", e.raw())).collect();
-    t.http
-        .post(t.url("/events"))
-        .bearer_auth(token)
-        .header("content-type", "application/x-ndjson")
-        .header("aep-version", "0.1")
-        .body(body)
-        .send()
-        .await
-        .unwrap()
+    post_ndjson(&t.http, &t.url("/events"), Some(token), ndjson(events.iter().copied())).send().await.unwrap()
 }
 
 async fn emitter_as(t: &TestRelay, token: &str, agent: &str) -> Ws {

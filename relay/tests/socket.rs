@@ -155,14 +155,10 @@ async fn replay_then_live_loses_nothing_and_repeats_nothing(binding: Binding) {
             let posture = t.posture;
             tokio::spawn(async move {
                 for chunk in (100..TOTAL).collect::<Vec<_>>().chunks(20) {
-                    let body: String =
-                        chunk.iter().map(|i| format!("{}\n", event("progress.status", &s, 0, *i).raw())).collect();
-                    let mut r =
-                        http.post(&url).header("content-type", "application/x-ndjson").header("aep-version", "0.1");
-                    if posture == Posture::Token {
-                        r = r.bearer_auth(TOKEN);
-                    }
-                    assert_eq!(r.body(body).send().await.unwrap().status(), 202);
+                    let events: Vec<Event> = chunk.iter().map(|i| event("progress.status", &s, 0, *i)).collect();
+                    let token = (posture == Posture::Token).then_some(TOKEN);
+                    let r = post_ndjson(&http, &url, token, ndjson(&events));
+                    assert_eq!(r.send().await.unwrap().status(), 202);
                 }
             })
         };

@@ -102,18 +102,11 @@ impl Member {
     }
 
     async fn post(&self, events: &[Event]) -> reqwest::Result<reqwest::Response> {
-        let mut body: String = events.iter().map(|e| format!("{}\n", e.raw())).collect();
+        let mut body = ndjson(events);
         if body.is_empty() {
             body.push('\n');
         }
-        self.http
-            .post(self.url("/events"))
-            .bearer_auth(TOKEN)
-            .header("content-type", "application/x-ndjson")
-            .header("aep-version", "0.1")
-            .body(body)
-            .send()
-            .await
+        post_ndjson(&self.http, &self.url("/events"), Some(TOKEN), body).send().await
     }
 
     async fn sse(&self, query: &str, last_event_id: Option<&str>) -> Sse {
@@ -433,16 +426,9 @@ async fn a_member_killed_mid_flow_loses_nothing_and_its_clients_resume_on_anothe
             if n == 15 {
                 let _ = killed_tx.take().unwrap().send(());
             }
-            let body: String = batch.iter().map(|e| format!("{}\n", e.raw())).collect();
+            let body = ndjson(batch);
             loop {
-                let sent = http
-                    .post(&url)
-                    .bearer_auth(TOKEN)
-                    .header("content-type", "application/x-ndjson")
-                    .header("aep-version", "0.1")
-                    .body(body.clone())
-                    .send()
-                    .await;
+                let sent = post_ndjson(&http, &url, Some(TOKEN), body.clone()).send().await;
                 match sent {
                     Ok(r) if r.status() == 202 => break,
                     _ if url != b_url => url = b_url.clone(),

@@ -12,7 +12,7 @@ use aep_engine::protocol::event::Event;
 use wasm_bindgen::prelude::*;
 
 use super::convert::{self, aep_error};
-use super::options::{number_member, string_member};
+use super::members::Members;
 use super::target::{ask_decider, invalid, out, read_options, received_to_js, TargetOps, TargetOptions};
 use crate::error::AepErrorCode;
 use crate::input::AepAgentOptions;
@@ -23,24 +23,15 @@ use crate::view;
 fn read_agent_options(options: &JsValue) -> Result<AepAgentOptions, JsValue> {
     // The target's members first, as they always were.
     let target = read_options(options)?;
-    let url = string_member(options, "url")?.ok_or_else(|| invalid("`url` is required"))?;
-    let token = string_member(options, "token")?;
-    let number = |key: &str| number_member(options, key).map_err(invalid);
-    let function = |key: &str| -> Result<Option<JsValue>, JsValue> {
-        match convert::get(options, key) {
-            v if v.is_undefined() || v.is_null() => Ok(None),
-            v if v.is_function() => Ok(Some(v)),
-            _ => Err(invalid(format!("`{key}` must be a function"))),
-        }
-    };
+    let m = Members::of(options, "options: ", AepErrorCode::InvalidArgument)?;
     Ok(AepAgentOptions {
         target,
-        url,
-        token,
-        ack_window_ms: number("ackWindowMs")?,
-        ping_interval_ms: number("pingIntervalMs")?,
-        decide: function("decide")?,
-        websocket: function("WebSocket")?,
+        url: m.required("url")?,
+        token: m.text("token")?,
+        ack_window_ms: m.count("ackWindowMs")?,
+        ping_interval_ms: m.count("pingIntervalMs")?,
+        decide: m.function("decide")?.map(JsValue::from),
+        websocket: m.function("WebSocket")?.map(JsValue::from),
     })
 }
 

@@ -14,7 +14,8 @@ use wasm_bindgen::prelude::*;
 
 use super::convert::{self, aep_error};
 use super::feed::{JsFeed, Kind};
-use super::options::{self, string_member};
+use super::members::Members;
+use super::options;
 use crate::error::AepErrorCode;
 use crate::input::{self, CancelArgs, VendorArgs};
 use crate::view;
@@ -244,8 +245,8 @@ impl AepClient {
     /// One session (`{ source, name }`) with its runs, cards and commands,
     /// or `null`.
     pub fn session(&self, key: JsValue) -> Result<JsValue, JsValue> {
-        let source = string_member(&key, "source")?.ok_or_else(|| invalid("`source` is required"))?;
-        let name = string_member(&key, "name")?.ok_or_else(|| invalid("`name` is required"))?;
+        let m = Members::of(&key, "session(key): ", AepErrorCode::InvalidArgument)?;
+        let (source, name) = (m.required("source")?, m.required("name")?);
         let d = self.driver.borrow();
         Ok(d.hub
             .store()

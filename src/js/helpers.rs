@@ -12,7 +12,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::convert::{self, aep_error};
-use super::options::{json_member, optional};
+use super::members::Members;
 use crate::error::AepErrorCode;
 use crate::input::StoreLimits;
 use crate::view::{self, EventValidation, EventViolation, FilterError, FilterValidation};
@@ -75,9 +75,11 @@ fn read_filter(filter: &JsValue) -> Result<Filter, FilterError> {
 #[wasm_bindgen(js_name = projectState)]
 pub fn project_state(events: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
     let now = convert::now();
-    let mut config = match optional(options) {
-        None => StoreConfig::unbounded(),
-        Some(o) => limits(json_member(&o, "limits")?)?,
+    let mut config = if options.is_undefined() || options.is_null() {
+        StoreConfig::unbounded()
+    } else {
+        let m = Members::of(&options, "projectState(options): ", AepErrorCode::InvalidArgument)?;
+        limits(m.json("limits")?)?
     };
     // Only the end state is returned: nobody reads a change feed.
     config.changes = ChangeFeed::Off;

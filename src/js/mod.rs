@@ -4,6 +4,7 @@
 //! * [`client`]: `AepClient`, the multi-relay console client.
 //! * [`feed`]: the JavaScript front end: listeners and command promises.
 //! * [`options`]: reading `new AepClient(options)`.
+//! * [`members`]: reading any object handed in, member by member.
 //! * [`helpers`]: `validateEvent`, `validateFilter`, `matches`, `projectState`.
 //! * [`target`]: `ControlTarget` for agents written in JavaScript.
 //! * [`agent`]: `AepAgent`, such an agent's own relay connection.
@@ -17,5 +18,6 @@ pub mod client;
 pub mod convert;
 pub mod feed;
 pub mod helpers;
+pub mod members;
 pub mod options;
 pub mod target;

@@ -6,10 +6,10 @@ use aep_engine::client::{Config, ResumePolicy};
 use aep_engine::protocol::filter::Filter;
 use aep_engine::protocol::frame::HelloIdentity;
 use aep_engine::protocol::ids::{source_uri, Identity};
-use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
 use super::convert::{self, aep_error};
+use super::members::Members;
 use crate::error::AepErrorCode;
 use crate::input::{AepClientOptions, RelayOptions, Resume};
 use aep_engine::protocol::event::Capture;
@@ -28,51 +28,27 @@ fn invalid(message: impl AsRef<str>) -> JsValue {
 }
 
 pub fn parse(options: &JsValue) -> Result<Parsed, JsValue> {
-    if !options.is_object() {
-        return Err(invalid("new AepClient(options): options must be an object"));
-    }
-    // Functions do not survive serde; read them first.
-    let websocket = match convert::get(options, "WebSocket") {
-        v if v.is_undefined() || v.is_null() => None,
-        v => Some(convert::as_function(&v).ok_or_else(|| invalid("`WebSocket` must be a WebSocket constructor"))?),
-    };
-    let filter_json = match convert::get(options, "filter") {
-        v if v.is_undefined() || v.is_null() => None,
-        v => Some(convert::to_json(&v).map_err(|e| invalid(format!("`filter`: {e}")))?),
-    };
+    let m = Members::of(options, "new AepClient(options): ", AepErrorCode::InvalidOptions)?;
+    let filter_json = m.json("filter")?;
     let filter = match &filter_json {
         None => Filter::match_all(),
         Some(json) => {
             Filter::parse(json).map_err(|e| aep_error(AepErrorCode::InvalidFilter, format!("`filter`: {e}")))?
         }
     };
-    // Member by member: serde's messages quote values, and a token is a
-    // value (and the package's size is budgeted).
-    let relays_ = relays(&convert::get(options, "relays"))?;
-    let text = |key: &str| string_member(options, key).map_err(|_| invalid(format!("`{key}` must be a string")));
-    let agent = text("agent")?.filter(|a| !a.trim().is_empty());
-    let agent = agent.ok_or_else(|| invalid("`agent` names this client and must not be empty"))?;
-    let capture = match text("capture")? {
-        None => None,
-        Some(c) => Some(Capture::parse(&c).ok_or_else(|| invalid(format!("`capture`: unknown level `{c}`")))?),
-    };
-    let resume = match text("resume")? {
-        None => None,
-        Some(r) => {
-            Some(Resume::parse(&r).ok_or_else(|| invalid(format!("`resume`: `{r}` is not \"positions\" or \"all\"")))?)
-        }
-    };
+    let agent = m.text("agent")?.filter(|a| !a.trim().is_empty());
+    let agent = agent.ok_or_else(|| m.refuse("`agent` names this client and must not be empty"))?;
     let o = AepClientOptions {
-        relays: relays_,
+        relays: relays(&m)?,
         agent,
-        host: text("host")?,
-        source: text("source")?,
+        host: m.text("host")?,
+        source: m.text("source")?,
         filter: filter_json,
-        capture,
-        ack_window_ms: number_member(options, "ackWindowMs").map_err(invalid)?,
-        ping_interval_ms: number_member(options, "pingIntervalMs").map_err(invalid)?,
-        resume,
-        websocket: websocket.map(JsValue::from),
+        capture: m.named("capture", "capture level", Capture::parse)?,
+        ack_window_ms: m.count("ackWindowMs")?,
+        ping_interval_ms: m.count("pingIntervalMs")?,
+        resume: m.named("resume", "resume policy (\"positions\" or \"all\")", Resume::parse)?,
+        websocket: m.function("WebSocket")?.map(JsValue::from),
     };
     let resume = match o.resume {
         None | Some(Resume::Positions) => ResumePolicy::Positions,
@@ -110,65 +86,16 @@ pub fn parse(options: &JsValue) -> Result<Parsed, JsValue> {
     Ok(Parsed { hub, relays, endpoints, websocket: o.websocket.map(JsCast::unchecked_into) })
 }
 
-fn relays(value: &JsValue) -> Result<Vec<RelayOptions>, JsValue> {
-    let shape = "`relays` must be a non-empty array of { url, token?, label? }";
-    if !js_sys::Array::is_array(value) {
-        return Err(invalid(shape));
-    }
-    let list = js_sys::Array::from(value);
-    if list.length() == 0 {
-        return Err(invalid(shape));
-    }
-    let mut out = Vec::new();
-    for (i, r) in list.iter().enumerate() {
-        if !r.is_object() {
-            return Err(invalid(shape));
-        }
-        let text = |key: &str| -> Result<Option<String>, JsValue> {
-            match optional(convert::get(&r, key)) {
-                None => Ok(None),
-                Some(v) => {
-                    v.as_string().map(Some).ok_or_else(|| invalid(format!("relays[{i}].{key} must be a string")))
-                }
-            }
-        };
-        let url = text("url")?.ok_or_else(|| invalid(format!("relays[{i}].url is required")))?;
-        out.push(RelayOptions { url, token: text("token")?, label: text("label")? });
-    }
-    Ok(out)
-}
-
-/// A `Value` for a missing optional JS member.
-pub fn optional(value: JsValue) -> Option<JsValue> {
-    (!value.is_undefined() && !value.is_null()).then_some(value)
-}
-
-/// Reads an optional string member.
-pub fn string_member(source: &JsValue, key: &str) -> Result<Option<String>, JsValue> {
-    match optional(convert::get(source, key)) {
-        None => Ok(None),
-        Some(v) => v
-            .as_string()
-            .map(Some)
-            .ok_or_else(|| aep_error(AepErrorCode::InvalidArgument, format!("`{key}` must be a string"))),
-    }
-}
-
-/// Reads an optional non-negative integer member; the error names it.
-pub fn number_member(source: &JsValue, key: &str) -> Result<Option<u64>, String> {
-    match optional(convert::get(source, key)).map(|v| v.as_f64()) {
-        None => Ok(None),
-        Some(Some(n)) if n >= 0.0 && n.fract() == 0.0 => Ok(Some(n as u64)),
-        Some(_) => Err(format!("`{key}` must be a non-negative integer")),
-    }
-}
-
-/// The JSON of an optional member.
-pub fn json_member(source: &JsValue, key: &str) -> Result<Option<Value>, JsValue> {
-    match optional(convert::get(source, key)) {
-        None => Ok(None),
-        Some(v) => convert::to_json(&v)
-            .map(Some)
-            .map_err(|e| aep_error(AepErrorCode::InvalidArgument, format!("`{key}`: {e}"))),
+fn relays(options: &Members<'_>) -> Result<Vec<RelayOptions>, JsValue> {
+    let shape = || options.refuse("`relays` must be a non-empty array of { url, token?, label? }");
+    let relay = |r: JsValue, at: &str| {
+        let at = format!("new AepClient(options): {at}: ");
+        let m = Members::of(&r, &at, AepErrorCode::InvalidOptions)?;
+        Ok(RelayOptions { url: m.required("url")?, token: m.text("token")?, label: m.text("label")? })
+    };
+    match options.array("relays", relay) {
+        Ok(Some(list)) if !list.is_empty() => Ok(list),
+        Ok(_) => Err(shape()),
+        Err(e) => Err(e),
     }
 }

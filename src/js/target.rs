@@ -13,7 +13,7 @@ use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
 use super::convert::{self, aep_error};
-use super::options::string_member;
+use super::members::Members;
 use crate::error::AepErrorCode;
 use crate::input::{ControlTargetOptions, EventDraft};
 use crate::view;
@@ -27,44 +27,23 @@ pub(crate) fn event_from(value: &JsValue, what: &str) -> Result<Event, JsValue> 
     Event::parse(&text).map_err(|e| invalid(format!("{what}: {e}")))
 }
 
-/// An [`EventDraft`], member by member (a small reader: the package's size
-/// is budgeted, and serde's would be larger).
+/// An [`EventDraft`], member by member.
 fn read_draft(value: &JsValue) -> Result<EventDraft, JsValue> {
-    let v = convert::to_json(value).map_err(|e| invalid(format!("draft: {e}")))?;
-    let Value::Object(m) = v else { return Err(invalid("draft: expected an object")) };
-    let text = |k: &str| -> Result<Option<String>, JsValue> {
-        match m.get(k) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s.clone())),
-            Some(_) => Err(invalid(format!("draft: `{k}` must be a string"))),
-        }
-    };
-    let ty = text("type")?.ok_or_else(|| invalid("draft: `type` is required"))?;
-    let (session, run, step, subject) = (text("session")?, text("run")?, text("step")?, text("subject")?);
-    let (cause, traceparent) = (text("cause")?, text("traceparent")?);
-    let severity = match text("severity")? {
-        None => None,
-        Some(s) => Some(Severity::parse(&s).ok_or_else(|| invalid(format!("draft: unknown severity `{s}`")))?),
-    };
-    let capture = match text("capture")? {
-        None => None,
-        Some(s) => Some(Capture::parse(&s).ok_or_else(|| invalid(format!("draft: unknown capture level `{s}`")))?),
-    };
-    let data = match m.get("data") {
-        None | Some(Value::Null) => None,
-        Some(Value::Object(data)) => Some(data.clone()),
-        Some(_) => return Err(invalid("draft: `data` must be an object")),
-    };
-    let count = |k: &str| -> Result<Option<u64>, JsValue> {
-        match m.get(k) {
-            None | Some(Value::Null) => Ok(None),
-            Some(v) => {
-                Ok(Some(v.as_u64().ok_or_else(|| invalid(format!("draft: `{k}` must be a non-negative integer")))?))
-            }
-        }
-    };
-    let (seq, epoch) = (count("seq")?, count("epoch")?);
-    Ok(EventDraft { ty, session, run, step, subject, cause, traceparent, severity, capture, data, seq, epoch })
+    let m = Members::of(value, "draft: ", AepErrorCode::InvalidArgument)?;
+    Ok(EventDraft {
+        ty: m.required("type")?,
+        session: m.text("session")?,
+        run: m.text("run")?,
+        step: m.text("step")?,
+        subject: m.text("subject")?,
+        cause: m.text("cause")?,
+        traceparent: m.text("traceparent")?,
+        severity: m.named("severity", "severity", Severity::parse)?,
+        capture: m.named("capture", "capture level", Capture::parse)?,
+        data: m.object("data")?,
+        seq: m.count("seq")?,
+        epoch: m.count("epoch")?,
+    })
 }
 
 /// Reads a draft (see [`EventDraft`]); a session event takes the
@@ -157,28 +136,15 @@ impl TargetOptions {
 
 /// `{ agent, accepts, host?, source?, epoch?, capture? }`, member by member.
 pub(crate) fn read_options(options: &JsValue) -> Result<ControlTargetOptions, JsValue> {
-    let agent =
-        string_member(options, "agent")?.filter(|a| !a.is_empty()).ok_or_else(|| invalid("`agent` is required"))?;
-    let accepts_js = convert::get(options, "accepts");
-    if !js_sys::Array::is_array(&accepts_js) {
-        return Err(invalid("`accepts` must be an array of command types"));
-    }
-    let epoch = match convert::get(options, "epoch").as_f64() {
-        Some(e) if e >= 0.0 && e.fract() == 0.0 => Some(e as u64),
-        Some(_) => return Err(invalid("`epoch` must be a non-negative integer")),
-        None => None,
-    };
-    let capture = match string_member(options, "capture")? {
-        None => None,
-        Some(c) => Some(Capture::parse(&c).ok_or_else(|| invalid(format!("`capture`: unknown capture level `{c}`")))?),
-    };
+    let m = Members::of(options, "options: ", AepErrorCode::InvalidArgument)?;
+    let verb = |v: JsValue, at: &str| v.as_string().ok_or_else(|| m.refuse(format!("`{at}` must be a command type")));
     Ok(ControlTargetOptions {
-        agent,
-        accepts: js_sys::Array::from(&accepts_js).iter().filter_map(|v| v.as_string()).collect(),
-        host: string_member(options, "host")?,
-        source: string_member(options, "source")?,
-        epoch,
-        capture,
+        agent: m.required("agent")?,
+        accepts: m.array("accepts", verb)?.ok_or_else(|| m.refuse("`accepts` must be an array of command types"))?,
+        host: m.text("host")?,
+        source: m.text("source")?,
+        epoch: m.count("epoch")?,
+        capture: m.named("capture", "capture level", Capture::parse)?,
     })
 }
 
@@ -206,10 +172,10 @@ impl TargetOps<'_> {
 
     pub fn answer_outcomes(&mut self, command: &JsValue, action: &JsValue) -> Result<[Event; 2], JsValue> {
         let e = event_from(command, "command")?;
-        let request = string_member(action, "request")?.ok_or_else(|| invalid("action: not a respond action"))?;
-        let answer = convert::to_json(&convert::get(action, "answer"))
-            .map_err(|e| invalid(format!("action.answer: {e}")))
-            .and_then(|v| Answer::from_value(&v).map_err(|e| invalid(format!("action.answer: {e}"))))?;
+        let m = Members::of(action, "action: ", AepErrorCode::InvalidArgument)?;
+        let request = m.text("request")?.ok_or_else(|| m.refuse("not a respond action"))?;
+        let answer = m.json("answer")?.ok_or_else(|| m.refuse("`answer` is required"))?;
+        let answer = Answer::from_value(&answer).map_err(|e| m.refuse(format!("`answer`: {e}")))?;
         let open = self
             .target
             .request(&request)

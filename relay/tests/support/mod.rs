@@ -172,13 +172,7 @@ impl TestRelay {
 
     /// POSTs `body` to `/events` as `content_type`, declaring 0.1.
     pub async fn post_body(&self, content_type: &str, body: impl Into<reqwest::Body>) -> reqwest::Response {
-        self.post("/events")
-            .header("content-type", content_type)
-            .header("aep-version", "0.1")
-            .body(body)
-            .send()
-            .await
-            .unwrap()
+        declared(self.post("/events"), content_type).body(body).send().await.unwrap()
     }
 
     /// POSTs NDJSON lines (with a trailing newline) as 0.1.
@@ -255,6 +249,32 @@ impl TestRelay {
 }
 
 /// A unique, lowercase ULID.
+/// `request` as a batch of events: `content_type`, declaring AEP 0.1.
+pub fn declared(request: reqwest::RequestBuilder, content_type: &str) -> reqwest::RequestBuilder {
+    request.header("content-type", content_type).header("aep-version", "0.1")
+}
+
+/// `events` as an NDJSON body, each on its line.
+pub fn ndjson<'a>(events: impl IntoIterator<Item = &'a Event>) -> String {
+    events.into_iter().map(|e| format!("{}\n", e.raw())).collect()
+}
+
+/// A `POST` of an NDJSON `body` to `url` (a relay's `/events`), declaring
+/// 0.1, with `token` as its bearer credential when there is one.
+pub fn post_ndjson(
+    http: &reqwest::Client,
+    url: &str,
+    token: Option<&str>,
+    body: impl Into<reqwest::Body>,
+) -> reqwest::RequestBuilder {
+    let request = http.post(url);
+    let request = match token {
+        Some(token) => request.bearer_auth(token),
+        None => request,
+    };
+    declared(request, "application/x-ndjson").body(body)
+}
+
 pub fn fresh_id() -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(1);
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
