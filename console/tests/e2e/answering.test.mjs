@@ -711,6 +711,38 @@ try {
     });
   });
 
+  await step('phone: a session longer than this device keeps says how many earlier events are no longer kept', async () => {
+    await withAgent({ agent: 'e2e-longer' }, 'Longer session', PHONE, async ({ agent, page }) => {
+      // session.started, run.started and 1,100 ticks: 1,102 events, of
+      // which the console keeps the newest 1,024 of a session.
+      const ticks = 1_100;
+      for (let n = 1; n <= ticks; n++) agent.emit('x.e2e.test.tick', { n });
+      const kept = 1_024;
+      const dropped = ticks + 2 - kept;
+      await page.goto(`${relay.base}/#/session/${encodeURIComponent(agent.source)}/${encodeURIComponent(agent.session)}`);
+      const rows = page.locator('main ol.timeline > li');
+      const earlier = page.locator('main button.earlier');
+      const hint = page.locator('main p.hint.dropped');
+      await until(async () => (await rows.count()) === 300, 'the newest 300 events', 10_000);
+      await until(async () => (await earlier.textContent()).trim() === 'Show 300 earlier events', 'the earlier ones a tap away', 10_000)
+        .catch(async (e) => { throw new Error(`${e.message}: ${await earlier.textContent()}`); });
+      check(await hint.isHidden(), 'no word of lost events while earlier ones can still be shown');
+      for (const shown of [600, 900, kept]) {
+        await earlier.tap();
+        await until(async () => (await rows.count()) === shown, `${shown} events shown`, 5_000)
+          .catch(async (e) => { throw new Error(`${e.message}: ${await rows.count()} rows`); });
+      }
+      check(await earlier.isHidden(), 'nothing kept is left to show');
+      await hint.waitFor({ state: 'visible', timeout: 3_000 });
+      const said = (await hint.textContent()).trim();
+      check(said === `${dropped} earlier events are no longer kept on this device.`, `says what is gone: ${said}`);
+      const oldest = await rows.last().getAttribute('data-type');
+      check(oldest === 'x.e2e.test.tick', `the oldest shown is a tick, the session's start is gone: ${oldest}`);
+      await hint.scrollIntoViewIfNeeded();
+      await page.screenshot({ path: `${ROOT}target/console-e2e/session-dropped-390x844.png` });
+    });
+  });
+
   // The issue's phone checks: a destructive approval is not one tap, and
   // every answer can be taken back for a few seconds before it leaves.
   await step('phone: approving a critical request takes a second, deliberate tap; Undo sends nothing; Send now sends at once', async () => {
