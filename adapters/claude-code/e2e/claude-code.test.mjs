@@ -11,7 +11,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { ROOT, Relay, Steps, browser, check, freePort, sleep, until } from '../../../console/tests/e2e/lib.mjs';
+import { ROOT, Relay, Steps, browser, check, freePort, sleep, until, BIN_DIR, STATIC_DIR } from '../../../console/tests/e2e/lib.mjs';
 import { AdapterProcess, allowDestructive, card, history as historyOf, openConsole } from '../../kit/e2e/support.mjs';
 import { installPackage } from '../../../npm/test/support.mjs';
 import { FakeModel } from './fake-model.mjs';
@@ -19,7 +19,7 @@ import { FakeModel } from './fake-model.mjs';
 const HERE = new URL('.', import.meta.url).pathname;
 const CLAUDE = join(HERE, 'node_modules/@anthropic-ai/claude-code-linux-x64/claude');
 // E2E_ADAPTER runs another build of the adapter (an older one, to see a check fail).
-const ADAPTER = process.env.E2E_ADAPTER || `${ROOT}target/release/aep-claude-code`;
+const ADAPTER = process.env.E2E_ADAPTER || `${BIN_DIR}/aep-claude-code`;
 const SHOTS = `${ROOT}target/claude-code-e2e`;
 /** What Claude Code waits for a held hook, and the adapter before it gives up. */
 const HOOK_TIMEOUT_S = 60;
@@ -96,7 +96,7 @@ async function asking(name, file) {
 }
 
 // E2E_STATIC_DIR serves another console build, as in console/tests/e2e.
-let relay = new Relay({ port: await freePort(), token, demo: false, staticDir: process.env.E2E_STATIC_DIR || 'dist', args: ['--data-dir', join(scratch, 'history')] });
+let relay = new Relay({ port: await freePort(), token, demo: false, staticDir: STATIC_DIR, args: ['--data-dir', join(scratch, 'history')] });
 await relay.start();
 const adapter = new Adapter({ relay });
 await adapter.start();

@@ -12,7 +12,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { ROOT, Relay, Steps, browser, check, freePort, until } from '../../../console/tests/e2e/lib.mjs';
+import { ROOT, Relay, Steps, browser, check, freePort, until, BIN_DIR, STATIC_DIR } from '../../../console/tests/e2e/lib.mjs';
 import { AdapterProcess, allowDestructive, card, history as historyOf, openConsole } from '../../kit/e2e/support.mjs';
 import { installPackage } from '../../../npm/test/support.mjs';
 import { FakeResponses } from './fake-responses.mjs';
@@ -20,7 +20,7 @@ import { FakeResponses } from './fake-responses.mjs';
 const HERE = new URL('.', import.meta.url).pathname;
 const CODEX = join(HERE, 'node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex');
 // E2E_ADAPTER runs another build of the adapter (an older one, to see a check fail).
-const ADAPTER = process.env.E2E_ADAPTER || `${ROOT}target/release/aep-codex`;
+const ADAPTER = process.env.E2E_ADAPTER || `${BIN_DIR}/aep-codex`;
 const SHOTS = `${ROOT}target/codex-e2e`;
 /** What Codex lets the held hook run, and the adapter waits before it gives up. */
 const HOOK_TIMEOUT_S = 60;
@@ -107,7 +107,7 @@ async function asking(adapter, name, file) {
   return { ...project, seen, run, c };
 }
 
-let relay = new Relay({ port: await freePort(), token, demo: false, staticDir: process.env.E2E_STATIC_DIR || 'dist', args: ['--data-dir', join(scratch, 'history')] });
+let relay = new Relay({ port: await freePort(), token, demo: false, staticDir: STATIC_DIR, args: ['--data-dir', join(scratch, 'history')] });
 await relay.start();
 const adapter = new Adapter({ relay });
 await adapter.start();

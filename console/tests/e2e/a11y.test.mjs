@@ -15,7 +15,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { randomBytes } from 'node:crypto';
-import { Relay, Steps, browser, check, freePort, sleep, until } from './lib.mjs';
+import { Relay, Steps, browser, check, freePort, sleep, until, STATIC_DIR } from './lib.mjs';
 
 const require = createRequire(import.meta.url);
 const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
@@ -38,7 +38,7 @@ const KINDS = {
 };
 
 const token = `a11y-${randomBytes(12).toString('hex')}`;
-const relay = new Relay({ port: await freePort(), token, seed: 7, staticDir: process.env.E2E_STATIC_DIR || 'dist' });
+const relay = new Relay({ port: await freePort(), token, seed: 7, staticDir: STATIC_DIR });
 await relay.start();
 const chromium = await browser();
 const steps = new Steps();

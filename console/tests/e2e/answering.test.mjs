@@ -6,7 +6,7 @@
 
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { ROOT, Relay, Steps, TestAgent, answerNow, browser, cardIn, check, freePort, sendNow, sleep, successColour, until } from './lib.mjs';
+import { ROOT, Relay, Steps, TestAgent, answerNow, browser, cardIn, check, freePort, sendNow, sleep, successColour, until, STATIC_DIR } from './lib.mjs';
 
 mkdirSync(`${ROOT}target/console-e2e`, { recursive: true });
 
@@ -23,7 +23,7 @@ async function step(name, fn, args = []) {
   // E2E_ONLY=words runs only the checks whose names contain them.
   if (process.env.E2E_ONLY && !name.includes(process.env.E2E_ONLY)) return;
   await steps.step(name, async () => {
-    relay = new Relay({ port: await freePort(), token, demo: false, staticDir: process.env.E2E_STATIC_DIR || 'dist', args });
+    relay = new Relay({ port: await freePort(), token, demo: false, staticDir: STATIC_DIR, args });
     await relay.start();
     try {
       await fn();

@@ -6,7 +6,7 @@
 
 import { mkdirSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { Relay, TestAgent, answerNow, browser, cardIn, check, freePort, sendNow, sleep, socketControl, tapSettled, until, ROOT } from './lib.mjs';
+import { Relay, TestAgent, answerNow, browser, cardIn, check, freePort, sendNow, sleep, socketControl, tapSettled, until, ROOT, STATIC_DIR } from './lib.mjs';
 
 const SHOTS = `${ROOT}target/console-e2e`;
 mkdirSync(SHOTS, { recursive: true });
@@ -67,7 +67,7 @@ async function unnamedControls(page, where) {
 const token = `e2e-${randomBytes(12).toString('hex')}`;
 const port = await freePort();
 // E2E_STATIC_DIR serves another build (an older one, to see a check fail).
-const relay = new Relay({ port, token, seed: 7, staticDir: process.env.E2E_STATIC_DIR || 'dist' });
+const relay = new Relay({ port, token, seed: 7, staticDir: STATIC_DIR });
 await relay.start();
 const chromium = await browser();
 const desk = await chromium.newContext({ viewport: { width: 1280, height: 800 } });

@@ -8,10 +8,10 @@
 // Run with scripts/test-console. E2E_STATIC_DIR serves another build.
 
 import { randomBytes } from 'node:crypto';
-import { Relay, Steps, TestAgent, browser, check, freePort, sleep, until } from './lib.mjs';
+import { Relay, Steps, TestAgent, browser, check, freePort, sleep, until, STATIC_DIR } from './lib.mjs';
 
 const token = `kbd-${randomBytes(12).toString('hex')}`;
-const relay = new Relay({ port: await freePort(), token, demo: false, staticDir: process.env.E2E_STATIC_DIR || 'dist' });
+const relay = new Relay({ port: await freePort(), token, demo: false, staticDir: STATIC_DIR });
 await relay.start();
 const chromium = await browser();
 const steps = new Steps();

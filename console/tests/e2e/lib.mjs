@@ -10,6 +10,16 @@ import { chromium } from 'playwright-core';
 
 export const ROOT = new URL('../../../', import.meta.url).pathname;
 
+/**
+ * Where the binaries under test are (the relay, the adapters): the release
+ * build of this checkout unless AEP_BIN_DIR names the one build the test
+ * command made for every end-to-end stage.
+ */
+export const BIN_DIR = process.env.AEP_BIN_DIR || `${ROOT}target/release`;
+
+/** The console build under test: dist/ unless E2E_STATIC_DIR names another. */
+export const STATIC_DIR = STATIC_DIR;
+
 export const CHROMIUM_ARGS = [
   '--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
   '--disable-component-update', '--disable-sync', '--no-first-run',
@@ -35,13 +45,13 @@ export async function freePort() {
  * is where it is reached (`https://…` when `args` give it TLS).
  */
 export class Relay {
-  constructor({ port, token, seed = 7, staticDir = 'dist', demo = true, args = [], base = `http://127.0.0.1:${port}` }) {
+  constructor({ port, token, seed = 7, staticDir = STATIC_DIR, demo = true, args = [], base = `http://127.0.0.1:${port}` }) {
     Object.assign(this, { port, token, seed, staticDir, demo, args, base });
     this.log = [];
   }
 
   async start() {
-    const bin = `${ROOT}target/release/aep-relay`;
+    const bin = `${BIN_DIR}/aep-relay`;
     // The token goes through the environment, never the command line.
     const args = ['--listen', `127.0.0.1:${this.port}`, '--static-dir', this.staticDir];
     if (this.demo) args.push('--demo', '--demo-seed', String(this.seed));

@@ -12,7 +12,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import { chromium } from 'playwright-core';
-import { CHROMIUM_ARGS, Relay, Steps, TestAgent, answerNow, cardIn, check, freePort, until, ROOT } from './lib.mjs';
+import { CHROMIUM_ARGS, Relay, Steps, TestAgent, answerNow, cardIn, check, freePort, until, ROOT, BIN_DIR } from './lib.mjs';
 
 const NAME = 'phone.test';
 const DIR = `${ROOT}target/console-e2e/phone`;
@@ -49,7 +49,7 @@ function makeCertificates(dir) {
 
 /** `aep-relay pair`: adds a device to the credentials file; its link. */
 function pair(name, credentials, publicUrl) {
-  const out = execFileSync(`${ROOT}target/release/aep-relay`, ['pair', '--name', name, '--credentials', credentials, '--public-url', publicUrl], { encoding: 'utf8' });
+  const out = execFileSync(`${BIN_DIR}/aep-relay`, ['pair', '--name', name, '--credentials', credentials, '--public-url', publicUrl], { encoding: 'utf8' });
   const link = out.match(/https:\/\/\S+#token=\S+/);
   check(link, `pair printed a link: ${out}`);
   return link[0];
@@ -66,7 +66,7 @@ async function taken(link, expect = true) {
 }
 
 function unpair(name, credentials) {
-  execFileSync(`${ROOT}target/release/aep-relay`, ['unpair', name, '--credentials', credentials], { encoding: 'utf8' });
+  execFileSync(`${BIN_DIR}/aep-relay`, ['unpair', name, '--credentials', credentials], { encoding: 'utf8' });
 }
 
 const steps = new Steps();

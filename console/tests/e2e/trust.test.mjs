@@ -12,7 +12,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium as playwright } from 'playwright-core';
-import { CHROMIUM_ARGS, ROOT, Relay, Steps, TestAgent, answerNow, browser, cardIn, check, freePort, sendNow, sleep, successColour, until } from './lib.mjs';
+import { CHROMIUM_ARGS, ROOT, Relay, Steps, TestAgent, answerNow, browser, cardIn, check, freePort, sendNow, sleep, successColour, until, STATIC_DIR } from './lib.mjs';
 
 const SHOTS = `${ROOT}target/console-e2e`;
 mkdirSync(SHOTS, { recursive: true });
@@ -32,7 +32,7 @@ let relay;
 async function step(name, fn, { demo = false, args = [] } = {}) {
   if (process.env.E2E_ONLY && !name.includes(process.env.E2E_ONLY)) return;
   await steps.step(name, async () => {
-    relay = new Relay({ port: await freePort(), token, demo, staticDir: process.env.E2E_STATIC_DIR || 'dist', args });
+    relay = new Relay({ port: await freePort(), token, demo, staticDir: STATIC_DIR, args });
     await relay.start();
     try {
       await fn();
