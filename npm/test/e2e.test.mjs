@@ -233,6 +233,8 @@ test('a wrong token is refused for good, not retried', async () => {
   const [status] = await wrong.connect();
   assert.equal(status.state, 'refused', JSON.stringify(seenStatuses));
   assert.match(status.reason, /not authorized.*401/);
+  // The timer under test: a client that would retry does so within its
+  // first backoff (500 ms at most); three of those pass with no attempt.
   await new Promise((r) => setTimeout(r, 1500));
   assert.equal(wrong.status()[0].state, 'refused', 'no reconnect after the relay refused the token');
   assert.ok(!JSON.stringify(seenStatuses).includes('not-the-token-xyz'));

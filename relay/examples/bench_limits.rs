@@ -7,6 +7,10 @@
 //!   20 000 events (1 KB, `notice`, so none may be dropped);
 //! * 200 sockets that each send one 1 MB `ping` and never read;
 //! * 300 connections that send half a request head and stall;
+//! * `/healthz` while 8 consumers with 8 filters of 256 patterns each
+//!   (none matching) see 5 000 events ingested in one POST: the slowest
+//!   probe's latency against the ingest's time (a ratio; well under 1/4
+//!   means health does not wait behind the fan-out);
 //! * durability: 20 000 events POSTed (202) across 20 sessions, then
 //!   `kill -9` and a restart: events lost without and with `--data-dir`,
 //!   and ingest throughput with `--data-dir` against in memory (ratio).
@@ -117,6 +121,52 @@ fn event(n: u64) -> String {
         "severity": "notice", "data": {"note": "x".repeat(900)}
     })
     .to_string()
+}
+
+const HEAVY_CONSUMERS: usize = 8;
+const HEAVY_FILTERS: usize = 8;
+const HEAVY_PATTERNS: usize = 256;
+const HEAVY_EVENTS: u64 = 5_000;
+
+/// The slowest `/healthz` answer while one POST of 5 000 events fans out to
+/// consumers whose every pattern is tried and none matches, the ingest's
+/// time, and how many probes were answered meanwhile.
+async fn health_during_fan_out(binary: &str) -> (Duration, Duration, usize) {
+    let relay = Relay::start(binary);
+    let mut consumers = Vec::new();
+    for c in 0..HEAVY_CONSUMERS {
+        let mut ws = socket(relay.addr).await;
+        for i in 0..HEAVY_FILTERS {
+            let types: Vec<String> = (0..HEAVY_PATTERNS).map(|k| format!("zz{c}x{i}y{k}.*")).collect();
+            let subscribe = json!({"type": "subscribe", "id": format!("s{i}"), "filter": {"type": types}});
+            ws.send(Message::text(subscribe.to_string())).await.unwrap();
+        }
+        consumers.push(ws);
+    }
+    let http = reqwest::Client::new();
+    let mut body: String = (0..HEAVY_EVENTS).map(|n| event(n) + "\n").collect();
+    body.shrink_to_fit();
+    let started = Instant::now();
+    let post = {
+        let request = post_ndjson(&http, &format!("http://{}/events", relay.addr), body);
+        tokio::spawn(async move {
+            let status = request.send().await.unwrap().status();
+            assert_eq!(status, 202);
+            Instant::now()
+        })
+    };
+    let health = format!("http://{}/healthz", relay.addr);
+    let (mut slowest, mut probes) = (Duration::ZERO, 0);
+    while !post.is_finished() {
+        let asked = Instant::now();
+        assert!(http.get(&health).send().await.unwrap().status().is_success());
+        slowest = slowest.max(asked.elapsed());
+        probes += 1;
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let ingest = post.await.unwrap() - started;
+    drop(consumers);
+    (slowest, ingest, probes)
 }
 
 /// Peak and final RSS (MB) while 200 stalled consumers face a flood.
@@ -338,6 +388,20 @@ async fn main() {
     if only_durability {
         return;
     }
+
+    let (slowest, ingest, probes) = health_during_fan_out(&binary).await;
+    let base = match &baseline {
+        Some(b) => Some(health_during_fan_out(b).await),
+        None => None,
+    };
+    println!(
+        "/healthz during a {HEAVY_EVENTS}-event fan-out to {HEAVY_CONSUMERS}x{HEAVY_FILTERS} filters of {HEAVY_PATTERNS} patterns: \
+         slowest probe {:.1} ms of a {:.0} ms ingest (ratio {:.3}{}), {probes} probes",
+        slowest.as_secs_f64() * 1e3,
+        ingest.as_secs_f64() * 1e3,
+        slowest.as_secs_f64() / ingest.as_secs_f64(),
+        ratio(slowest.as_secs_f64(), base.map(|b| b.0.as_secs_f64())),
+    );
 
     let (peak, end, note) = stalled_consumers(&binary).await;
     let base = match &baseline {

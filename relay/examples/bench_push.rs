@@ -27,7 +27,7 @@ use aep_relay::{serve, Config, Relay};
 use serde_json::json;
 
 mod common;
-#[path = "../tests/support/push_service.rs"]
+#[path = "../tests/suite/support/push_service.rs"]
 mod push_service;
 use common::{count_events, id, now, percentile, post_ndjson, subscriber, TOKEN};
 use push_service::PushService;

@@ -35,7 +35,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 mod common;
-#[path = "../tests/support/raw_frame.rs"]
+#[path = "../tests/suite/support/raw_frame.rs"]
 mod raw_frame;
 use common::{id, now, post_ndjson, TOKEN};
 use raw_frame::{frame_at, masked_text};

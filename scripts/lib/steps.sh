@@ -44,29 +44,3 @@ elapsed_since() {
   local s=$((SECONDS - $1))
   if [ "$s" -ge 60 ]; then printf '%dm%02ds' $((s / 60)) $((s % 60)); else printf '%ds' "$s"; fi
 }
-
-# background_step "<what>" "<estimate>" <log> command...: starts the command
-# with its output in <log> and returns at once, so that a build can overlap
-# another; await_step waits for it and reports as quiet_step does. One at a
-# time (BG_PID names it).
-background_step() {
-  BG_WHAT=$1 BG_LOG=$3 BG_START=$SECONDS
-  printf '[%s] %s, alongside what follows (%s; output in %s)\n' "$STEP_PREFIX" "$1" "$2" "$3"
-  shift 3
-  "$@" >"$BG_LOG" 2>&1 &
-  BG_PID=$!
-}
-
-await_step() {
-  local status=0
-  if kill -0 "$BG_PID" 2>/dev/null; then
-    printf '[%s] waiting for: %s (%s so far)\n' "$STEP_PREFIX" "$BG_WHAT" "$(elapsed_since "$BG_START")"
-  fi
-  wait "$BG_PID" || status=$?
-  if [ "$status" != 0 ]; then
-    tail -n 60 "$BG_LOG" >&2
-    printf '[%s] %s failed after %s (whole log: %s)\n' "$STEP_PREFIX" "$BG_WHAT" "$(elapsed_since "$BG_START")" "$BG_LOG" >&2
-    return "$status"
-  fi
-  printf '[%s] %s: done in %s\n' "$STEP_PREFIX" "$BG_WHAT" "$(elapsed_since "$BG_START")"
-}

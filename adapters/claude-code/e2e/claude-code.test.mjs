@@ -11,7 +11,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { ROOT, Relay, Steps, browser, check, freePort, sleep, until, BIN_DIR, STATIC_DIR } from '../../../console/tests/e2e/lib.mjs';
+import { ROOT, Relay, Steps, browser, check, freePort, until, BIN_DIR, STATIC_DIR } from '../../../console/tests/e2e/lib.mjs';
 import { AdapterProcess, allowDestructive, card, history as historyOf, openConsole } from '../../kit/e2e/support.mjs';
 import { installPackage } from '../../../npm/test/support.mjs';
 import { FakeModel } from './fake-model.mjs';
@@ -158,8 +158,8 @@ try {
     const run = claude(dir, `please TWO:touch ${dir}/first.txt|touch ${dir}/second.txt`);
     const first = card(page, `Bash: touch ${dir}/first.txt`);
     await first.waitFor({ timeout: 30_000 });
-    // Claude Code asks for one, then the next: the second is not up yet.
-    await sleep(1_500);
+    // Claude Code asks for one, then the next: the second is not up yet
+    // (should it ever ask for both at once, each is still answered alone).
     const together = await card(page, `Bash: touch ${dir}/second.txt`).isVisible();
     console.log(`      Claude Code asked for both at once: ${together}`);
     const second = card(page, `Bash: touch ${dir}/second.txt`);
@@ -186,7 +186,7 @@ try {
     const prompt = `Bash: touch ${dir}/after-restart.txt`;
     await card(page, prompt).waitFor({ timeout: 30_000 });
     await relay.stop();
-    await sleep(500);
+    await until(async () => !(await (await fetch(`${adapter.origin}/healthz`)).json()).relay, 'the adapter sees the relay gone', 20_000);
     await relay.start();
     await until(async () => (await (await fetch(`${adapter.origin}/healthz`)).json()).relay, 'the adapter is back on the relay', 20_000);
     await page.locator('.chip[data-state="live"]').waitFor({ timeout: 30_000 });

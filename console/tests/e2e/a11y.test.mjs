@@ -15,7 +15,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { randomBytes } from 'node:crypto';
-import { Relay, Steps, browser, check, freePort, sleep, until, STATIC_DIR } from './lib.mjs';
+import { Relay, Steps, atRest, browser, check, freePort, until, STATIC_DIR } from './lib.mjs';
 
 const require = createRequire(import.meta.url);
 const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
@@ -46,11 +46,9 @@ const pageErrors = [];
 /** Every audit's findings: { mode, view, failing: [...], others: [...] }. */
 const audits = [];
 
-/** Two frames, then until no card is still settling into place. */
+/** Until the page is at rest: no card settling into place, no transition running. */
 async function settle(page) {
-  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
-  await until(() => page.evaluate(() => !document.querySelector('[data-steady="settling"]')), 'the page settles', 5_000, 50);
-  await sleep(200);
+  await atRest(page, 5_000);
 }
 
 /**
@@ -108,7 +106,7 @@ async function everyKind(page) {
     }
     return gone;
   };
-  await until(async () => (await missing()).length === 0, 'a card of every kind in the inbox', 60_000, 250)
+  await until(async () => (await missing()).length === 0, 'a card of every kind in the inbox', 60_000)
     .catch(async (e) => { throw new Error(`${e.message}; missing: ${(await missing()).join(', ')}`); });
 }
 
@@ -151,7 +149,7 @@ try {
       }
       // A build-bot permission: its Deny is one tap, held on the device.
       const c = page.locator('main article.card[data-kind="permission"]', { has: page.locator('.card-agent', { hasText: 'build-bot' }) }).first();
-      await until(async () => (await bringIn(page), await c.count()), 'a permission request of build-bot\'s', 30_000, 250);
+      await until(async () => (await bringIn(page), await c.count()), 'a permission request of build-bot\'s', 30_000);
       const id = await c.getAttribute('data-request');
       await until(async () => (await c.getAttribute('data-steady')) === 'ready', 'the card settles', 5_000, 50);
       await c.locator('button.option[data-option="deny"]').click();

@@ -6,7 +6,7 @@
 
 import { mkdirSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { Relay, TestAgent, answerNow, browser, cardIn, check, freePort, sendNow, sleep, socketControl, tapSettled, until, ROOT, STATIC_DIR } from './lib.mjs';
+import { Relay, TestAgent, answerNow, atRest, browser, cardIn, check, freePort, relayHolds, relayStats, sendNow, socketControl, tapSettled, until, ROOT, STATIC_DIR } from './lib.mjs';
 
 const SHOTS = `${ROOT}target/console-e2e`;
 mkdirSync(SHOTS, { recursive: true });
@@ -29,6 +29,32 @@ async function step(name, fn) {
 
 const card = cardIn;
 const settled = (page, id) => page.locator(`main article.settled[data-request="${id}"]`).first();
+
+/**
+ * Until an image at `src` has failed to load in `page`, and the page has
+ * answered since: an element injected earlier with the same address has
+ * had its error, and whatever handler it ran has run.
+ */
+async function imageFailed(page, src) {
+  await page.evaluate((s) => new Promise((r) => {
+    const img = new Image();
+    img.onerror = img.onload = r;
+    img.src = s;
+  }), src);
+}
+
+/**
+ * What the Sessions list says of each session's work, without the clock:
+ * its state, events, runs and waiting requests. It changes as they work,
+ * wait and end.
+ */
+async function laneWork(page) {
+  return page.$$eval('main .lane', (els) => els.map((e) => [
+    e.getAttribute('data-session'), e.getAttribute('data-state'),
+    (e.querySelector('.lane-meta')?.textContent || '').replace(/\s*\u00b7\s*updated .*$/, ''),
+    e.querySelector('.lane-runs')?.textContent, e.querySelector('.pending')?.textContent,
+  ].join(' | ')).join('\n'));
+}
 
 async function inboxIds(page) {
   return page.$$eval('main ol.cards article.card', (els) => els.map((e) => e.getAttribute('data-request')));
@@ -220,7 +246,7 @@ try {
     check((await page.locator('img[src="x"]').count()) === 0, 'no <img> was injected');
     check((await page.locator('body script:not([src])').count()) <= 1, 'no inline script was injected');
     check((await xss.locator('blockquote.prompt *').count()) === 0, 'the quoted prompt holds no elements');
-    await sleep(500);
+    await imageFailed(page, 'x');
     check(dialogs.length === 0, `no dialog opened (${dialogs.join(', ')})`);
     const attribution = await xss.locator('.agent-text figcaption').textContent();
     check(attribution.includes('build-bot'), 'the quote names the agent');
@@ -245,8 +271,7 @@ try {
     const countdown = expiring.locator('.expires');
     const first = await countdown.textContent();
     check(/^expires in \d+:\d\d$/.test(first), `the expiring request counts down: ${first}`);
-    await sleep(1_100);
-    check((await countdown.textContent()) !== first, 'the countdown moves');
+    await until(async () => (await countdown.textContent()) !== first, 'the countdown moves', 3_000);
     const focused = await page.evaluate(() => document.activeElement && document.activeElement.className);
     check(!String(focused).includes('option'), 'no answer button holds the focus by default');
     // Most severe first; among equals, the soonest to expire, then the oldest.
@@ -535,9 +560,11 @@ try {
     await page.goto(`${relay.base}/#/sessions`);
     await page.locator('main .lane').first().waitFor({ timeout: 10_000 });
     const lists = [];
+    let work = await laneWork(page);
     for (let i = 0; i < 10; i++) {
+      // Each look after some session moved on.
+      if (i > 0) work = await until(async () => { const w = await laneWork(page); return w !== work && w; }, 'the sessions keep working', 15_000);
       lists.push(await page.$$eval('main .lane', (els) => els.map((e) => [e.getAttribute('data-session'), Number(e.getAttribute('data-started'))])));
-      await sleep(800);
     }
     for (const list of lists) {
       const started = list.map(([, t]) => t);
@@ -600,7 +627,7 @@ try {
       await c.waitFor({ timeout: 10_000 });
       await card(p, 'Also delete its snapshots?').waitFor({ timeout: 10_000 });
       agent.drop();
-      await sleep(500);
+      await until(async () => (await relayStats(quiet)).claims === 0, 'the relay lets the agent\'s claim go', 10_000);
       await answerNow(c, 'allow');
       const row = c.locator('.cmd[data-phase="relay-refused"]');
       await row.waitFor({ timeout: 10_000 });
@@ -626,9 +653,10 @@ try {
     agent.ask('Restart the e2e worker pool?');
     const c = card(page, 'Restart the e2e worker pool?');
     await c.waitFor({ timeout: 10_000 });
-    // The hub asks for the roster when a session starts; give it a moment
-    // so the declared 1.5 s window applies rather than the 10 s default.
-    await sleep(700);
+    // The hub asks for the roster when a session starts; a session it has
+    // not seen is answerable once a roster lists it, with its declared
+    // 1.5 s window (rather than the 10 s default).
+    await c.locator('.actions[data-answering="options"]').waitFor({ timeout: 10_000 });
     await answerNow(c, 'deny');
     const timedOut = c.locator('.cmd[data-phase="timeout"]');
     await timedOut.waitFor({ timeout: 15_000 });
@@ -670,7 +698,7 @@ try {
     await unnamedControls(p, 'inbox');
     // A compact card's buttons stay under its prompt: none float over a
     // card cut off by the bottom of the screen, away from what they answer.
-    await sleep(300);
+    await atRest(p);
     const floating = await p.$$eval('main article.card', (cards) => cards.map((c) => {
       const q = c.querySelector('.prompt');
       const o = c.querySelector('.options');
@@ -743,8 +771,9 @@ try {
     await p.locator('.chip[data-state="reconnecting"]').waitFor({ timeout: 5_000 });
     // While the console is away: one request is withdrawn, three are raised.
     agent.emit('attention.resolved', { resolution: 'dismissed' }, { subject: q1.id, run: 'run-e2e' });
-    for (const n of ['three', 'four', 'five']) agent.ask(`Resume check: question ${n}?`);
-    await sleep(300);
+    let last;
+    for (const n of ['three', 'four', 'five']) last = agent.ask(`Resume check: question ${n}?`);
+    await relayHolds(relay, last);
     await p.evaluate(() => { window.__aepSockets.block = false; });
     await p.locator('.chip[data-state="live"]').waitFor({ timeout: 20_000 });
     await card(p, 'Resume check: question five?').waitFor({ timeout: 10_000 });
@@ -776,8 +805,7 @@ try {
       await p.evaluate(() => { window.__aepSockets.block = true; window.__aepSockets.dropAll(); });
       await p.locator('.chip[data-state="reconnecting"]').waitFor({ timeout: 5_000 });
       for (let i = 0; i < 20; i++) agent.emit('progress.status', { phase: 'working', percent: i * 5 }, { run: 'run-e2e' });
-      agent.ask('Trim check: second question?');
-      await sleep(300);
+      await relayHolds(small, agent.ask('Trim check: second question?'));
       await p.evaluate(() => { window.__aepSockets.block = false; });
       const notice = p.locator('[data-notice="trimmed"]');
       await notice.waitFor({ timeout: 20_000 });

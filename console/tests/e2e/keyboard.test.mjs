@@ -8,7 +8,7 @@
 // Run with scripts/test-console. E2E_STATIC_DIR serves another build.
 
 import { randomBytes } from 'node:crypto';
-import { Relay, Steps, TestAgent, browser, check, freePort, sleep, until, STATIC_DIR } from './lib.mjs';
+import { Relay, Steps, TestAgent, atRest, browser, check, freePort, until, STATIC_DIR } from './lib.mjs';
 
 const token = `kbd-${randomBytes(12).toString('hex')}`;
 const relay = new Relay({ port: await freePort(), token, demo: false, staticDir: STATIC_DIR });
@@ -204,7 +204,8 @@ try {
     }, 'the live region says the answer settled', 10_000);
     const focus = await active(page);
     check(focus.card === form.id, `after the answer the focus is on the next waiting card: ${JSON.stringify(focus)}`);
-    await sleep(500);
+    // The settled answer has been drawn and every card it moved has come to rest.
+    await atRest(page);
     const still = await active(page);
     check(still.card === form.id && still.tag === focus.tag, `the settled answer took no focus (${JSON.stringify(still)})`);
     console.log(`      said: ${words}`);

@@ -18,7 +18,7 @@ export const ROOT = new URL('../../../', import.meta.url).pathname;
 export const BIN_DIR = process.env.AEP_BIN_DIR || `${ROOT}target/release`;
 
 /** The console build under test: dist/ unless E2E_STATIC_DIR names another. */
-export const STATIC_DIR = STATIC_DIR;
+export const STATIC_DIR = process.env.E2E_STATIC_DIR || `${ROOT}dist`;
 
 export const CHROMIUM_ARGS = [
   '--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
@@ -183,7 +183,7 @@ export class TestAgent {
             await this.connect();
             return;
           } catch {
-            await sleep(150);
+            await sleep(100);
           }
         }
       };
@@ -342,19 +342,84 @@ export function cardIn(page, text) {
 }
 
 /**
+ * Two animation frames in `page`: whatever the last change asked to be
+ * drawn (or to run before the next paint) has been.
+ */
+export async function frames(page) {
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+}
+
+/**
+ * Until `page` is at rest: drawn, no card still settling into place after
+ * something moved it, and no CSS transition or animation running.
+ */
+export async function atRest(page, timeout = 10_000) {
+  await until(async () => {
+    await frames(page);
+    return page.evaluate(() => !document.querySelector('[data-steady="settling"]')
+      && document.getAnimations().every((a) => a.playState !== 'running' || a.effect?.getComputedTiming().endTime === Infinity));
+  }, 'the page comes to rest', timeout, 50);
+}
+
+/**
+ * What `relay` says it holds now (its `/healthz` to a caller with the
+ * token): sessions, buffered events, live claims, counters.
+ */
+export async function relayStats(relay) {
+  const r = await fetch(`${relay.base}/healthz`, { headers: { authorization: `Bearer ${relay.token}` } });
+  check(r.ok, `the relay reports its state: ${r.status}`);
+  return r.json();
+}
+
+/**
+ * Until `relay` holds `event` (as sent by a TestAgent) in its replay
+ * buffer, read back by a one-pass `/stream` of its session: the relay has
+ * taken it, and whatever its emitter sent before it.
+ */
+export async function relayHolds(relay, event, timeout = 10_000) {
+  const filter = encodeURIComponent(JSON.stringify({ session: event.session }));
+  await until(async () => {
+    const r = await fetch(`${relay.base}/stream?live=0&from=all&filter=${filter}`, { headers: { authorization: `Bearer ${relay.token}` } });
+    return r.ok && (await r.text()).includes(event.id);
+  }, `the relay holds ${event.type} ${event.id}`, timeout);
+}
+
+/**
  * Taps `button` inside card `c` once the card has stopped moving: a card
  * that was just pushed by something arriving or a banner appearing takes
  * no tap for a moment (its buttons say so with aria-disabled), as a
  * person would see and wait for.
  */
 export async function tapSettled(c, button) {
-  const page = c.page();
-  const frames = () => page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  await steadied(c);
+  await button.click();
+}
+
+/**
+ * Until card `c` has been seen in place long enough to take a tap: the
+ * card says so itself (`data-steady="ready"`). Read after four frames: a
+ * scroll just made is noted in one frame and measured in the next.
+ */
+export async function steadied(c) {
   await until(async () => {
-    await frames();
+    await frames(c.page());
+    await frames(c.page());
     return (await c.getAttribute('data-steady')) === 'ready';
   }, 'the card settles', 10_000, 50);
-  await button.click();
+}
+
+/**
+ * The second tap of a two-step approval on `button` in card `c`, once it
+ * is taken. After the first tap the button ignores taps for a moment (a
+ * double tap is not both steps) and shows nothing of it: a person taps
+ * "Tap again to …" until it acts, and the card says so by leaving its
+ * `confirming` state.
+ */
+export async function confirmTap(c, button) {
+  await until(async () => {
+    await button.click({ timeout: 5_000 });
+    return (await c.locator('button.option.confirming').count()) === 0;
+  }, 'the approval takes its second tap', 10_000, 50);
 }
 
 /**
@@ -364,9 +429,6 @@ export async function tapSettled(c, button) {
 export async function answerNow(c, option) {
   const button = c.locator(`button.option[data-option="${option}"]`);
   await tapSettled(c, button);
-  if (await c.locator('button.option.confirming').count()) {
-    await sleep(600);
-    await button.click();
-  }
+  if (await c.locator('button.option.confirming').count()) await confirmTap(c, button);
   await sendNow(c);
 }

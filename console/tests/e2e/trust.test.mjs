@@ -12,7 +12,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium as playwright } from 'playwright-core';
-import { CHROMIUM_ARGS, ROOT, Relay, Steps, TestAgent, answerNow, browser, cardIn, check, freePort, sendNow, sleep, successColour, until, STATIC_DIR } from './lib.mjs';
+import { CHROMIUM_ARGS, ROOT, Relay, Steps, TestAgent, answerNow, atRest, browser, cardIn, check, frames, freePort, relayStats, sendNow, sleep, steadied, successColour, until, STATIC_DIR } from './lib.mjs';
 
 const SHOTS = `${ROOT}target/console-e2e`;
 mkdirSync(SHOTS, { recursive: true });
@@ -42,8 +42,9 @@ async function step(name, fn, { demo = false, args = [] } = {}) {
   });
 }
 
-async function open(kind, { as = token, live = true, context = {} } = {}) {
+async function open(kind, { as = token, live = true, context = {}, init } = {}) {
   const ctx = await chromium.newContext({ ...kind, ...context });
+  if (init) await ctx.addInitScript(init);
   const page = await ctx.newPage();
   page.on('pageerror', (e) => pageErrors.push(String(e)));
   await page.goto(`${relay.base}/#token=${encodeURIComponent(as)}`);
@@ -62,6 +63,34 @@ const cardsOnScreen = (page) => page.$$eval('main ol.cards article.card', (els) 
   id: e.getAttribute('data-request'), severity: e.getAttribute('data-severity'),
 })));
 
+/**
+ * In the page from its first moment: counts the frames and changes in
+ * which the "N new" pill shows, and notes when a card last joined the
+ * inbox (`window.__arrivals`).
+ */
+function arrivalWatch() {
+  const seen = { pill: 0, cardAt: Date.now() };
+  window.__arrivals = seen;
+  const shows = (e) => {
+    if (!e) return false;
+    const r = e.getBoundingClientRect();
+    return r.width > 0 && r.height > 0 && getComputedStyle(e).visibility !== 'hidden';
+  };
+  const look = () => {
+    if (shows(document.querySelector('button.new-above'))) seen.pill++;
+  };
+  const frame = () => {
+    look();
+    requestAnimationFrame(frame);
+  };
+  requestAnimationFrame(frame);
+  const isCard = (n) => n.nodeType === 1 && (n.matches('article.card') || !!n.querySelector('article.card'));
+  new MutationObserver((records) => {
+    look();
+    if (records.some((r) => [...r.addedNodes].some(isCard))) seen.cardAt = Date.now();
+  }).observe(document, { childList: true, subtree: true, attributes: true });
+}
+
 /** Whether two boxes overlap (by more than a hairline). */
 const overlap = (a, b) => a.x < b.x + b.width - 1 && b.x < a.x + a.width - 1 && a.y < b.y + b.height - 1 && b.y < a.y + a.height - 1;
 
@@ -77,21 +106,18 @@ try {
       const rounds = 8;
       let last;
       for (let round = 1; round <= rounds; round++) {
-        const { ctx, page } = await open(PHONE, { live: false });
-        let pill = 0;
-        const t0 = Date.now();
+        // Watched in every frame from the page's first moment until every
+        // request is drawn, when none is left to wait behind the pill.
+        const { ctx, page } = await open(PHONE, { live: false, init: arrivalWatch });
         await page.locator('main ol.cards article.card').first().waitFor({ timeout: 15_000 });
-        // Watched from the first card to well after the catch-up.
-        while (Date.now() - t0 < 3_000) {
-          if (await page.locator('button.new-above').isVisible()) pill++;
-          await sleep(50);
-        }
         const shown = await until(async () => {
           const s = await cardsOnScreen(page);
           return s.length === asked.length && s;
         }, `round ${round}: all ${asked.length} waiting requests drawn`, 5_000).catch(async (e) => {
           throw new Error(`${e.message}: ${JSON.stringify(await cardsOnScreen(page))}, pill "${await page.locator('button.new-above').textContent()}"`);
         });
+        await frames(page);
+        const pill = await page.evaluate(() => window.__arrivals.pill);
         const ranks = shown.map((c) => RANK[c.severity]);
         check(pill === 0, `round ${round}: ${pill} samples saw requests held behind "${await page.locator('button.new-above').textContent()}" on a first open`);
         check(ranks.every((r, i) => i === 0 || ranks[i - 1] <= r), `round ${round}: most urgent first: ${shown.map((c) => c.severity)}`);
@@ -106,7 +132,9 @@ try {
       // the pill, which sits in a place of its own.
       const { ctx, page } = last;
       try {
-        await sleep(1_000);
+        // protocol timer under test: the first catch-up is over once the
+        // list has been still for 700 ms (LOAD_QUIET_MS, console/src/model/inbox.rs).
+        await page.waitForFunction(() => Date.now() - window.__arrivals.cardAt >= 700, null, { timeout: 10_000, polling: 50 });
         const more = agent.ask('First open: a later critical question?', undefined, { severity: 'critical' });
         const pill = page.locator('button.new-above');
         await pill.waitFor({ state: 'visible', timeout: 5_000 });
@@ -156,7 +184,7 @@ try {
         await c.waitFor({ timeout: 10_000 });
         // Just under the tab bar, the urgent cards above it out of view.
         await c.evaluate((e) => window.scrollBy(0, e.getBoundingClientRect().top - 60));
-        await sleep(1_200);
+        await steadied(c);
         // One of them is settled by its agent: it folds to a row, above
         // and out of view; what is on screen stays where it is.
         const gone = await until(async () => {
@@ -190,6 +218,8 @@ try {
         const y = box.y + box.height / 2;
         const before = agent.commands.length;
         await page.touchscreen.tap(x, y);
+        // protocol timer under test: a double tap, its second half 150 ms
+        // after the first (inside the 500 ms a fresh hold takes no tap).
         await sleep(150);
         await page.touchscreen.tap(x, y);
         raise();
@@ -203,7 +233,8 @@ try {
         }
         await sendNow(c);
         await until(() => agent.commands.length === before + 1, `round ${round}: its answer left`, 5_000);
-        await sleep(300);
+        // Its outcome came back through the relay: whatever the taps sent went before it.
+        await page.locator(`main article.settled[data-request="${q.id}"]`).waitFor({ state: 'attached', timeout: 10_000 });
         check(agent.commands.length === before + 1, `round ${round}: one command (${agent.commands.length - before})`);
         const last = agent.commands[agent.commands.length - 1];
         check(last.subject === q.id && last.data.answer.option === 'deny', `round ${round}: Deny to its own request`);
@@ -225,7 +256,8 @@ try {
       const second = cardIn(page, q2.data.prompt);
       await first.waitFor({ timeout: 10_000 });
       await second.waitFor({ timeout: 10_000 });
-      await sleep(1_000);
+      await steadied(first);
+      await steadied(second);
       const was = await second.boundingBox();
       await answerNow(first, 'deny');
       // The first folds to a row once answered; the second moves up, and a
@@ -247,7 +279,7 @@ try {
       check((await second.locator('.hold').count()) === 0, 'the tap was not taken');
       const noteBox = await note.boundingBox();
       check(noteBox.y > deny.y, `the note is below the buttons, which stay where they were (${noteBox.y} vs ${deny.y}; moved to ${moved.y})`);
-      await sleep(600);
+      await steadied(second);
       await second.locator('button.option[data-option="deny"]').tap();
       await second.locator('.hold').waitFor({ timeout: 2_000 });
       check(await note.isHidden(), 'the note goes once a tap is taken');
@@ -277,7 +309,7 @@ try {
       const count = async () => (await page.locator('#inbox-title .count').textContent()).trim();
       check((await count()) === '2', `both wait at first (${await count()})`);
       gone.drop();
-      await sleep(300);
+      await until(async () => (await relayStats(relay)).claims === 1, 'the relay lets the gone agent\'s claim go', 10_000);
       await relay.stop();
       const closing = page.locator('.banners [data-notice="closing"]');
       await closing.waitFor({ timeout: 10_000 });
@@ -329,7 +361,8 @@ try {
     try {
       const c = cardIn(v.page, q.data.prompt);
       await c.waitFor({ timeout: 10_000 });
-      await sleep(500);
+      // Drawn for a viewer: the card's answer area is its read-only note.
+      await c.locator('.actions[data-answering="read-only"] .read-only').waitFor({ timeout: 10_000 });
       check((await c.locator('button.option').count()) === 0, 'no answer buttons for a viewer');
       check((await c.locator('form.reply, form.form-answer, button.open-form').count()) === 0, 'no reply box or form either');
       const note = (await c.locator('.read-only').textContent({ timeout: 3_000 })).trim();
@@ -371,11 +404,11 @@ try {
         options: [{ id: 'allow', label: 'Allow' }, { id: 'deny', label: 'Deny' }],
       }, { run: 'run-e2e', severity: 'info', subject: 'call-e2e-1' });
       for (const q of [denied, review, allowed]) await cardIn(page, q.data.prompt).waitFor({ timeout: 10_000 });
-      await sleep(800);
+      await atRest(page);
       const answer = async (q, option) => {
         await answerNow(cardIn(page, q.data.prompt), option);
-        await page.locator(`main article.settled[data-request="${q.id}"]`).waitFor({ timeout: 10_000 });
-        await sleep(700);
+        await page.locator(`main article.settled[data-request="${q.id}"][data-status="resolved"]`).waitFor({ timeout: 10_000 });
+        await atRest(page);
       };
       await answer(denied, 'deny');
       await answer(review, 'request_changes');
@@ -392,7 +425,7 @@ try {
         `a review's "Request changes" is not "Denied": ${await line(review)}`);
       check((await line(allowed)) === `Allowed by ${me} \u2014 Bash ran and completed`, `the tool's outcome follows "Allowed": ${await line(allowed)}`);
       await page.evaluate(() => window.scrollTo(0, 0));
-      await sleep(300);
+      await frames(page);
       await page.screenshot({ path: `${SHOTS}/settled-rows-390x844.png` });
       for (const q of [denied, review, allowed]) {
         const cut = await row(q).locator('.outcome').evaluate((e) => {
@@ -426,10 +459,15 @@ try {
     const agent = await agentWith('e2e-first-screen', 'First screen');
     for (let i = 1; i <= 4; i++) agent.ask(`First screen: question ${i}?`, undefined, { severity: i === 1 ? 'error' : 'warning' });
     const firstCard = (page) => page.locator('main ol.cards article.card').first();
+    /** Until the four requests are drawn and nothing on the page moves any more. */
+    const allDrawn = async (page) => {
+      await until(async () => (await page.locator('main ol.cards article.card').count()) === 4, 'the four requests are drawn', 10_000);
+      await atRest(page);
+    };
     const { ctx, page } = await open(PHONE);
     try {
       await firstCard(page).waitFor({ timeout: 10_000 });
-      await sleep(800);
+      await allDrawn(page);
       const top = await firstCard(page).evaluate((e) => e.getBoundingClientRect().top);
       console.log(`      first card at ${Math.round(top)} px of 844 (390x844)`);
       check(top <= 200, `the first card starts within 200 px of the top (${top})`);
@@ -462,7 +500,7 @@ try {
       p.on('pageerror', (e) => pageErrors.push(String(e)));
       await p.goto(`${relay.base}/#token=${encodeURIComponent(token)}`);
       await firstCard(p).waitFor({ timeout: 15_000 });
-      await sleep(800);
+      await allDrawn(p);
       const size = await p.evaluate(() => getComputedStyle(document.documentElement).fontSize);
       check(size === '32px', `the text is at 200 % (${size})`);
       const box = await firstCard(p).evaluate((e) => {

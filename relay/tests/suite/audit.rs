@@ -1,0 +1,447 @@
+//! The audit trail, with the real binary: commands, their acks, outcomes
+//! and the requests they answer survive the replay buffer and a restart;
+//! the query filters by principal, agent, time and outcome; the CSV names
+//! who, what was asked, the answer and the result; an export verifies
+//! offline only untouched; retention drops what is older than its bound.
+
+use crate::support;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use aep_engine::protocol::ids::{Draft, Identity};
+use aep_engine::Event;
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+use support::*;
+
+const ALICE: &str = "alice-token-0123456789";
+const BOB: &str = "bob-token-0123456789ab";
+const CAROL: &str = "carol-token-0123456789";
+const BUILDER: &str = "builder-token-01234567";
+const DEPLOYER: &str = "deployer-token-0123456";
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("aep-audit-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Two operators, a viewer and two agents.
+fn credentials(dir: &Path) -> PathBuf {
+    let hash = |token: &str| Sha256::digest(token.as_bytes()).iter().map(|b| format!("{b:02x}")).collect::<String>();
+    let lines = [
+        ("alice", "operator", ALICE),
+        ("bob", "operator", BOB),
+        ("carol", "viewer", CAROL),
+        ("builder", "agent", BUILDER),
+        ("deployer", "agent", DEPLOYER),
+    ]
+    .map(|(name, roles, token)| format!("{name} {roles} {}\n", hash(token)))
+    .concat();
+    let file = dir.join("credentials");
+    std::fs::write(&file, lines).unwrap();
+    file
+}
+
+fn start(dir: &Path, extra: &[&str]) -> RelayProcess {
+    let data = dir.join("data");
+    let creds = credentials(dir);
+    let mut args = vec!["--data-dir", data.to_str().unwrap(), "--credentials", creds.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    RelayProcess::start(&args)
+}
+
+async fn socket(relay: &RelayProcess, token: &str, role: &str, agent: &str) -> Ws {
+    let mut ws = Ws::connect(&format!("ws://{}/socket?access_token={token}", relay.addr)).await.unwrap();
+    let accepts = ["control.attention.respond", "control.cancel"];
+    ws.send(&json!({"type": "hello", "versions": ["0.1"], "role": role, "identity": {"agent": agent, "instance": "t"},
+        "capabilities": {"control": {"accepts": accepts, "ack_window_ms": 10000}}}))
+        .await;
+    let reply = ws.recv_json().await;
+    assert_eq!(reply["type"], "hello", "{reply}");
+    ws
+}
+
+/// An agent that asks one question in its own session and answers every
+/// command: accepted, then the outcome (`attention.answered` and
+/// `attention.resolved`, or `run.cancelled`), each `cause`-linked.
+struct Agent {
+    session: String,
+    request: Event,
+    me: Identity,
+    seq: Arc<Mutex<u64>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Agent {
+    async fn start(relay: &RelayProcess, name: &str, token: &str, label: &str, prompt: &str) -> Agent {
+        let session = session_name(name);
+        let me = Identity::new(format!("aep://test/agent/{name}/session/{session}"), name);
+        let seq = Arc::new(Mutex::new(0u64));
+        let emit = {
+            let (me, session, seq) = (me.clone(), session.clone(), seq.clone());
+            move |draft: Draft| {
+                let mut n = seq.lock().unwrap();
+                let e = draft.session(&session).seq(*n).build(&me, fresh_id(), now()).unwrap();
+                *n += 1;
+                e
+            }
+        };
+        let mut ws = socket(relay, token, "emitter", name).await;
+        let started = emit(Draft::new("session.started").data(json!({"label": label})));
+        let run = emit(Draft::new("run.started").run("r1").data(json!({"trigger": "user"})));
+        let request = emit(Draft::new("attention.requested").run("r1").data(json!({
+            "kind": "approval", "prompt": prompt,
+            "options": [{"id": "allow", "label": "Allow"}, {"id": "deny", "label": "Deny"}]})));
+        for e in [&started, &run, &request] {
+            ws.send_text(e.raw()).await;
+        }
+        let task = tokio::spawn(async move {
+            loop {
+                let Some(Incoming::Text(text)) = ws.recv(Duration::from_secs(3600)).await else { return };
+                let v: Value = serde_json::from_str(&text).unwrap();
+                if v["type"] == "ping" {
+                    ws.send(&json!({"type": "pong", "t": v["t"]})).await;
+                    continue;
+                }
+                let Ok(command) = Event::parse(&text) else { continue };
+                if !command.is_command() {
+                    continue;
+                }
+                let mut out = vec![emit(Draft::new("control.accepted").cause(command.id()).data(json!({})))];
+                if command.ty() == "control.cancel" {
+                    out.push(emit(
+                        Draft::new("run.cancelled").run("r1").cause(command.id()).data(json!({"by": "control"})),
+                    ));
+                } else {
+                    let subject = command.subject().unwrap_or_default().to_owned();
+                    let answer = command.data_field("answer").cloned().unwrap_or_default();
+                    out.push(emit(
+                        Draft::new("attention.answered")
+                            .subject(&subject)
+                            .cause(command.id())
+                            .data(json!({"answer": answer})),
+                    ));
+                    out.push(emit(
+                        Draft::new("attention.resolved")
+                            .subject(&subject)
+                            .cause(command.id())
+                            .data(json!({"how": "answered"})),
+                    ));
+                }
+                for e in out {
+                    ws.send_text(e.raw()).await;
+                }
+            }
+        });
+        Agent { session, request, me, seq, task }
+    }
+
+    /// `n` ordinary events in its session, over HTTP.
+    async fn chatter(&self, relay: &RelayProcess, token: &str, n: usize) {
+        let http = reqwest::Client::new();
+        for chunk in 0..n.div_ceil(1000) {
+            let body: String = (0..1000.min(n - chunk * 1000))
+                .map(|_| {
+                    let mut seq = self.seq.lock().unwrap();
+                    let e = Draft::new("progress.status")
+                        .session(&self.session)
+                        .seq(*seq)
+                        .data(json!({"message": "working"}))
+                        .build(&self.me, fresh_id(), now())
+                        .unwrap();
+                    *seq += 1;
+                    format!("{}\n", e.raw())
+                })
+                .collect();
+            let url = format!("{}/events", relay.base());
+            let status = post_ndjson(&http, &url, Some(token), body).send().await.unwrap().status();
+            assert_eq!(status, 202);
+        }
+    }
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// An operator's console socket.
+struct Operator {
+    ws: Ws,
+    me: Identity,
+}
+
+impl Operator {
+    async fn connect(relay: &RelayProcess, name: &str, token: &str) -> Operator {
+        let ws = socket(relay, token, "consumer", name).await;
+        Operator { ws, me: Identity::new(format!("aep://console/agent/{name}"), name) }
+    }
+
+    async fn send(&mut self, command: Event) -> Event {
+        self.ws.send_text(command.raw()).await;
+        command
+    }
+
+    async fn answer(&mut self, agent: &Agent, option: &str) -> Event {
+        let command = Draft::new("control.attention.respond")
+            .session(&agent.session)
+            .subject(agent.request.id())
+            .data(json!({"answer": {"option": option}}))
+            .build(&self.me, fresh_id(), now())
+            .unwrap();
+        self.send(command).await
+    }
+
+    async fn cancel(&mut self, session: &str) -> Event {
+        let command = Draft::new("control.cancel")
+            .session(session)
+            .run("r1")
+            .data(json!({}))
+            .build(&self.me, fresh_id(), now())
+            .unwrap();
+        self.send(command).await
+    }
+}
+
+async fn audit(relay: &RelayProcess, token: &str, query: &str) -> (reqwest::StatusCode, String) {
+    let response =
+        reqwest::Client::new().get(format!("{}/audit?{query}", relay.base())).bearer_auth(token).send().await.unwrap();
+    (response.status(), response.text().await.unwrap())
+}
+
+/// The events (with their kind) of a JSONL answer, whole records only.
+fn records(jsonl: &str) -> Vec<(String, String, Value)> {
+    jsonl
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v.get("event").is_some())
+        .map(|v| {
+            (v["kind"].as_str().unwrap().to_owned(), v["command"].as_str().unwrap().to_owned(), v["event"].clone())
+        })
+        .collect()
+}
+
+/// Command ids in a JSONL answer, in order of first appearance.
+fn commands(jsonl: &str) -> Vec<String> {
+    let mut ids: Vec<String> = Vec::new();
+    for (kind, command, _) in records(jsonl) {
+        if kind == "command" && !ids.contains(&command) {
+            ids.push(command);
+        }
+    }
+    ids
+}
+
+/// Polls the audit until `check` holds (the trail is written off the hot path).
+async fn until(relay: &RelayProcess, query: &str, check: impl Fn(&str) -> bool) -> String {
+    let deadline = tokio::time::Instant::now() + PROMPT;
+    loop {
+        let (status, body) = audit(relay, CAROL, query).await;
+        assert_eq!(status, 200, "{body}");
+        if check(&body) {
+            return body;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the audit never showed it: {query}\n{body}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn verify(file: &Path) -> (bool, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_aep-relay"))
+        .args(["audit", "verify", file.to_str().unwrap()])
+        .output()
+        .unwrap();
+    (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+#[tokio::test]
+async fn a_command_its_ack_and_outcome_outlive_the_replay_buffer_and_a_restart() {
+    let dir = scratch("restart");
+    let relay = start(&dir, &["--buffer", "50"]);
+    assert!(relay.boot.contains("audit trail"), "the bound is stated at start: {}", relay.boot);
+    let agent = Agent::start(&relay, "builder", BUILDER, "build box", "Run `rm -rf build/`?").await;
+    let mut alice = Operator::connect(&relay, "alice", ALICE).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let command = alice.answer(&agent, "allow").await;
+    let session = format!("session={}", agent.session);
+    until(&relay, &session, |b| b.contains("attention.resolved")).await;
+    agent.chatter(&relay, BUILDER, 10_000).await;
+    drop(relay);
+
+    let relay = start(&dir, &["--buffer", "50"]);
+    let (_, body) = audit(&relay, CAROL, &session).await;
+    let kept = records(&body);
+    let kinds: Vec<(&str, &str)> =
+        kept.iter().map(|(k, _, e)| (k.as_str(), e["type"].as_str().unwrap_or_default())).collect();
+    assert_eq!(
+        kinds,
+        [
+            ("command", "control.attention.respond"),
+            ("request", "attention.requested"),
+            ("ack", "control.accepted"),
+            ("outcome", "attention.answered"),
+            ("outcome", "attention.resolved"),
+        ],
+        "{body}"
+    );
+    assert!(body.contains(command.raw()), "the command's own bytes");
+    assert!(body.contains(agent.request.raw()), "the request's own bytes");
+    assert!(kept.iter().all(|(_, id, _)| *id == command.id()));
+    assert_eq!(kept[2].2["cause"], command.id());
+
+    // The CSV names the person, the prompt, the answer and the outcome.
+    let (status, csv) = audit(&relay, CAROL, &format!("{session}&format=csv")).await;
+    assert_eq!(status, 200);
+    let rows: Vec<&str> = csv.lines().collect();
+    assert_eq!(rows.len(), 2, "{csv}");
+    assert!(rows[0].starts_with("time,who,agent,session,label,verb,command,prompt,answer,ack,outcome,latency_ms"));
+    for field in ["alice", "builder", "build box", "Run `rm -rf build/`?", "allow", "accepted", "attention.resolved"] {
+        assert!(rows[1].contains(field), "`{field}` in {}", rows[1]);
+    }
+
+    // The same row as an object, for the console.
+    let (_, json) = audit(&relay, CAROL, &format!("{session}&format=json")).await;
+    let rows: Value = serde_json::from_str(&json).unwrap();
+    let row = &rows[0];
+    assert_eq!(rows.as_array().unwrap().len(), 1);
+    assert_eq!((row["who"].as_str(), row["answer"].as_str()), (Some("alice"), Some("allow")));
+    assert_eq!(
+        (row["prompt"].as_str(), row["result"].as_str()),
+        (Some("Run `rm -rf build/`?"), Some("attention.resolved"))
+    );
+    assert_eq!(row["command"], command.id());
+
+    // An export verifies untouched; one record removed or edited does not.
+    let export = dir.join("export.jsonl");
+    std::fs::write(&export, &body).unwrap();
+    let (ok, said) = verify(&export);
+    assert!(ok, "{said}");
+    let lines: Vec<&str> = body.lines().collect();
+    let mut removed = lines.clone();
+    removed.remove(2);
+    std::fs::write(&export, removed.join("\n")).unwrap();
+    let (ok, said) = verify(&export);
+    assert!(!ok && said.contains("missing"), "{said}");
+    std::fs::write(&export, body.replacen("\"option\":\"allow\"", "\"option\":\"deny\"", 1)).unwrap();
+    let (ok, said) = verify(&export);
+    assert!(!ok && said.contains("edited"), "{said}");
+    std::fs::write(&export, body.replacen("\"principal\":\"alice\"", "\"principal\":\"bob\"", 1)).unwrap();
+    assert!(!verify(&export).0, "the person is covered by the chain too");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn filters_return_exactly_the_matching_commands() {
+    let dir = scratch("filters");
+    let relay = start(&dir, &[]);
+    let builder = Agent::start(&relay, "builder", BUILDER, "build box", "Delete the cache?").await;
+    let deployer = Agent::start(&relay, "deployer", DEPLOYER, "prod", "Deploy to production?").await;
+    let mut alice = Operator::connect(&relay, "alice", ALICE).await;
+    let mut bob = Operator::connect(&relay, "bob", BOB).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    // Each after the one before is recorded: two sockets have no order.
+    let a1 = alice.answer(&builder, "allow").await;
+    until(&relay, "", |b| b.contains(a1.id())).await;
+    let b1 = bob.cancel(&builder.session).await;
+    until(&relay, "", |b| b.contains("run.cancelled") && b.contains("attention.resolved")).await;
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let since = now().0;
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let a2 = alice.answer(&deployer, "deny").await;
+    until(&relay, "", |b| b.contains(a2.id())).await;
+    let b2 = bob.cancel("no-such-session").await;
+    let refusal = bob.ws.recv_json().await;
+    assert_eq!(refusal["code"], "no-route");
+    let all = until(&relay, "", |b| commands(b).len() == 4 && b.matches("attention.resolved").count() >= 2).await;
+
+    let ids = |cs: &[&Event]| cs.iter().map(|c| c.id().to_owned()).collect::<Vec<_>>();
+    assert_eq!(commands(&all), ids(&[&b2, &a2, &b1, &a1]), "newest first");
+    let query = |q: String| {
+        let relay = &relay;
+        async move {
+            let (status, body) = audit(relay, ALICE, &q).await;
+            assert_eq!(status, 200, "{body}");
+            commands(&body)
+        }
+    };
+    assert_eq!(query("principal=alice".into()).await, ids(&[&a2, &a1]));
+    assert_eq!(query("principal=bob".into()).await, ids(&[&b2, &b1]));
+    assert_eq!(query("agent=builder".into()).await, ids(&[&b1, &a1]));
+    assert_eq!(query("agent=deployer".into()).await, ids(&[&a2]));
+    assert_eq!(query(format!("from={since}")).await, ids(&[&b2, &a2]));
+    assert_eq!(query(format!("to={since}")).await, ids(&[&b1, &a1]));
+    assert_eq!(query("outcome=refused".into()).await, ids(&[&b2]));
+    assert_eq!(query("outcome=run.cancelled".into()).await, ids(&[&b1]));
+    assert_eq!(query("outcome=attention.resolved".into()).await, ids(&[&a2, &a1]));
+    assert_eq!(query("verb=control.cancel&principal=bob".into()).await, ids(&[&b2, &b1]));
+    let from = aep_engine::UnixMs(since).to_rfc3339();
+    assert_eq!(query(format!("principal=alice&from={from}")).await, ids(&[&a2]));
+
+    // Paged: one at a time, newest first, the cursor in a header.
+    let response =
+        reqwest::Client::new().get(format!("{}/audit?limit=3", relay.base())).bearer_auth(ALICE).send().await.unwrap();
+    let next = response.headers()["aep-audit-next"].to_str().unwrap().to_owned();
+    assert_eq!(commands(&response.text().await.unwrap()), ids(&[&b2, &a2, &b1]));
+    assert_eq!(query(format!("limit=3&before={next}")).await, ids(&[&a1]));
+
+    // The refusal is recorded with its cause, and the whole answer verifies.
+    assert!(all.contains(r#""kind":"refused""#) && all.contains(r#""code":"no-route""#), "{all}");
+    let export = dir.join("all.jsonl");
+    std::fs::write(&export, &all).unwrap();
+    assert!(verify(&export).0);
+    let (_, alices) = audit(&relay, ALICE, "principal=alice").await;
+    std::fs::write(&export, &alices).unwrap();
+    let (ok, said) = verify(&export);
+    assert!(ok, "a filtered export carries the links of what it leaves out: {said}");
+
+    // Operators and viewers read it; an agent, or no token, does not.
+    assert_eq!(audit(&relay, BUILDER, "").await.0, 403);
+    assert_eq!(reqwest::get(format!("{}/audit", relay.base())).await.unwrap().status(), 401);
+    assert_eq!(audit(&relay, CAROL, "from=yesterday").await.0, 400);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn retention_drops_what_is_older_than_its_bound_and_nothing_newer() {
+    let dir = scratch("retention");
+    let relay = start(&dir, &["--audit-retention", "2s"]);
+    assert!(relay.boot.contains("audit trail (commands, acks, outcomes) kept 2s"), "{}", relay.boot);
+    let agent = Agent::start(&relay, "builder", BUILDER, "build box", "Delete the cache?").await;
+    let mut alice = Operator::connect(&relay, "alice", ALICE).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let old = alice.answer(&agent, "allow").await;
+    until(&relay, "", |b| b.contains("attention.resolved")).await;
+    tokio::time::sleep(Duration::from_millis(2_500)).await;
+    let new = alice.cancel(&agent.session).await;
+    let body = until(&relay, "", |b| b.contains("run.cancelled")).await;
+    assert_eq!(commands(&body), [new.id().to_owned()], "{body}");
+    assert!(!body.contains(old.id()), "nothing of the older command is left: {body}");
+    let kinds: Vec<String> = records(&body).into_iter().map(|(k, _, _)| k).collect();
+    assert_eq!(kinds, ["command", "ack", "outcome"], "the newer command keeps all of it");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn commands_from_no_credential_are_not_kept() {
+    let dir = scratch("anonymous");
+    let data = dir.join("data");
+    let relay = RelayProcess::start(&["--data-dir", data.to_str().unwrap()]);
+    let mut ws = Ws::connect(&format!("ws://{}/socket", relay.addr)).await.unwrap();
+    ws.send(&json!({"type": "hello", "versions": ["0.1"], "role": "consumer"})).await;
+    assert_eq!(ws.recv_json().await["type"], "hello");
+    for _ in 0..3 {
+        let cmd = command("control.cancel", "anywhere", json!({}));
+        ws.send_text(cmd.raw()).await;
+        assert_eq!(ws.recv_json().await["code"], "unauthorized");
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let body = reqwest::get(format!("{}/audit", relay.base())).await.unwrap().text().await.unwrap();
+    assert_eq!(body, "", "anyone could fill the trail otherwise");
+    let _ = std::fs::remove_dir_all(&dir);
+}
