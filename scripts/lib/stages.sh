@@ -43,8 +43,13 @@ stage_start() {
   local name=$1 log=$2
   shift 2
   printf '\n== %s: started alongside what follows (output in %s)\n' "$name" "$log"
+  # A process group of its own (set -m): signals reach it as they would a
+  # command started from a terminal (a background job of a script ignores
+  # SIGINT otherwise), and it can be stopped as a whole.
+  set -m
   "$@" >"$log" 2>&1 &
   STAGE_PID[$name]=$!
+  set +m
   STAGE_LOG[$name]=$log
   STAGE_BEGAN[$name]=$SECONDS
 }
@@ -70,7 +75,7 @@ stage_await() {
 stage_table() {
   local status=$? i name
   for name in "${!STAGE_PID[@]}"; do
-    kill -- "${STAGE_PID[$name]}" 2>/dev/null || true
+    kill -- "-${STAGE_PID[$name]}" 2>/dev/null || true
     printf '== %s: stopped, still running at the end (output in %s)\n' "$name" "${STAGE_LOG[$name]}"
   done
   printf '\n%-72s %8s  %s\n' "stage" "time" "result"
