@@ -78,11 +78,11 @@ stage_table() {
     kill -- "-${STAGE_PID[$name]}" 2>/dev/null || true
     printf '== %s: stopped, still running at the end (output in %s)\n' "$name" "${STAGE_LOG[$name]}"
   done
-  printf '\n%-72s %8s  %s\n' "stage" "time" "result"
+  printf '\n%-100s %8s  %s\n' "stage" "time" "result"
   for i in "${!STAGE_NAMES[@]}"; do
-    printf '%-72s %8s  %s\n' "${STAGE_NAMES[$i]}" "$(stage_seconds "${STAGE_SECONDS[$i]}")" "${STAGE_RESULTS[$i]}"
+    printf '%-100s %8s  %s\n' "${STAGE_NAMES[$i]}" "$(stage_seconds "${STAGE_SECONDS[$i]}")" "${STAGE_RESULTS[$i]}"
   done
-  printf '%-72s %8s  %s\n' "the whole test command" "$(stage_seconds $((SECONDS - STAGES_START)))" \
+  printf '%-100s %8s  %s\n' "the whole test command" "$(stage_seconds $((SECONDS - STAGES_START)))" \
     "$([ "$status" = 0 ] && echo passed || echo "FAILED (exit $status)")"
   return "$status"
 }
