@@ -4,7 +4,7 @@
 
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { check, freePort, sleep, until } from '../../../console/tests/e2e/lib.mjs';
+import { check, freePort, steadied, until } from '../../../console/tests/e2e/lib.mjs';
 
 export const PHONE = { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 };
 
@@ -65,16 +65,20 @@ export async function allowDestructive(page, c, { project, keeps, shot }) {
   check((await c.getAttribute('data-severity')) === 'warning', `graded a warning (${await c.getAttribute('data-severity')})`);
   const named = (await c.locator('.card-project').textContent()).trim();
   check(named.includes(project), `the card names the project that asks: ${named}`);
-  await sleep(700);
   const allow = c.locator('button.option[data-option="allow"]');
+  await allow.scrollIntoViewIfNeeded();
+  await steadied(c);
   await allow.tap();
-  await sleep(100);
+  await until(async () => (await allow.textContent()).includes('Tap again'), 'the first tap asks again', 5_000, 50);
   const asked = (await allow.textContent()).trim();
   check(asked.includes('Tap again to Allow (destructive)'), `the first tap only asks, saying why: ${asked}`);
   check((await c.locator('.hold').count()) === 0, 'the first tap sends nothing');
   check(existsSync(keeps), 'and nothing is removed');
   await page.screenshot({ path: shot });
-  await sleep(700);
-  await allow.tap();
-  await c.locator('.hold').waitFor({ timeout: 2_000 });
+  // The button ignores taps for a moment after the first (a double tap is
+  // not both steps): a person taps again until it acts.
+  await until(async () => {
+    await allow.tap({ timeout: 5_000 });
+    return (await c.locator('.hold').count()) > 0;
+  }, 'the second, deliberate tap holds the answer', 10_000, 50);
 }

@@ -6,7 +6,7 @@
 
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { ROOT, Relay, Steps, TestAgent, answerNow, browser, cardIn, check, freePort, sendNow, sleep, successColour, tapSettled, until, STATIC_DIR } from './lib.mjs';
+import { ROOT, Relay, Steps, TestAgent, answerNow, browser, cardIn, check, freePort, sendNow, sleep, successColour, tapSettled, until, STATIC_DIR, frames, steadied, relayHolds } from './lib.mjs';
 
 mkdirSync(`${ROOT}target/console-e2e`, { recursive: true });
 
@@ -83,24 +83,6 @@ const HOLD_MS = 5_000;
 const CONFIRM_INERT_MS = 500;
 /** The first catch-up ends once no request has joined the list for this long (inbox::LOAD_QUIET_MS). */
 const LOAD_QUIET_MS = 700;
-
-/** Two animation frames: what the last change set off has been drawn. */
-async function frames(page) {
-  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
-}
-
-/**
- * Until card `c` takes taps: it has been still, in view, long enough to
- * have been read (its `data-steady`, which the page measures every frame
- * something can have moved it).
- */
-async function steady(c) {
-  const page = c.page();
-  await until(async () => {
-    await frames(page);
-    return (await c.getAttribute('data-steady')) === 'ready';
-  }, 'the card settles', 10_000, 50);
-}
 
 /** Until every card on the page takes taps: the page is drawn and still. */
 async function allSteady(page) {
@@ -186,19 +168,6 @@ async function clicksTaken(page, n) {
 }
 
 /**
- * Until the relay holds `event` (sent by a test agent) in its replay
- * buffer, read back over a one-pass `/stream`: it has taken that event and
- * everything its emitter sent before.
- */
-async function relayHolds(event) {
-  const filter = encodeURIComponent(JSON.stringify({ session: event.session }));
-  await until(async () => {
-    const r = await fetch(`${relay.base}/stream?live=0&from=all&filter=${filter}`, { headers: { authorization: `Bearer ${token}` } });
-    return r.ok && (await r.text()).includes(event.id);
-  }, `the relay holds ${event.type} ${event.id}`, 10_000);
-}
-
-/**
  * Two requests, one above the other; a double click (or a double tap) on
  * the first one's Deny, both halves sent at once as a quick hand does. The
  * first answers the first request; the second lands on what is in its
@@ -216,7 +185,7 @@ async function doubleHit(kind, name, double) {
     // The first card at the top of the view, so the second one's buttons
     // are in view after it moves up; then read, as anyone would first.
     await first.evaluate((e) => window.scrollBy(0, e.getBoundingClientRect().top - 8));
-    await steady(first);
+    await steadied(first);
     const box = await first.locator('button.option[data-option="deny"]').boundingBox();
     const x = box.x + box.width / 2;
     const y = box.y + box.height / 2;
@@ -265,7 +234,7 @@ try {
       const lowCard = card(page, low.data.prompt);
       await lowCard.waitFor({ timeout: 10_000 });
       const joined = await pageNow(page);
-      await steady(lowCard);
+      await steadied(lowCard);
       await caughtUp(page, joined);
       const box = await lowCard.locator('button.option[data-option="allow"]').boundingBox();
       // A more severe request is raised: it waits behind "1 new request"
@@ -306,7 +275,7 @@ try {
       await last.locator('.moved-note').waitFor({ timeout: 5_000 });
       check(agent.commands.length === 0 && (await last.locator('.hold').count()) === 0,
         `nothing answered just after it came into view: ${JSON.stringify(agent.commands.map((c) => c.subject))}`);
-      await steady(last);
+      await steadied(last);
       await page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
       await sendNow(last);
       await until(() => agent.commands.length === 1 && agent.commands[0].subject === qs[7].id, 'once seen, it answers', 5_000);
@@ -412,7 +381,7 @@ try {
         check(Math.abs(box.y - was.y) < 30, `the row is where the card was (${box.y} vs ${was.y})`);
         check(box.height <= 100, `the row is compact: its outcome, then what was asked (${box.height} px)`);
         check((await page.locator('main section.recent').count()) === 0, 'no separate list of settled cards at the top');
-        await steady(card(page, qs[1].data.prompt));
+        await steadied(card(page, qs[1].data.prompt));
         await act(card(page, qs[1].data.prompt).locator('button.option[data-option="deny"]'));
         await sendNow(card(page, qs[1].data.prompt));
         await page.locator(`main ol.cards article.settled[data-request="${qs[1].id}"]`).waitFor({ timeout: 5_000 });
@@ -431,7 +400,7 @@ try {
       const q = agent.ask('Two answers: drop the stale feature flags?');
       const c = card(page, q.data.prompt);
       await c.waitFor({ timeout: 10_000 });
-      await steady(c);
+      await steadied(c);
       await c.locator('button.option[data-option="deny"]').click();
       await sendNow(c);
       await c.locator('.cmd[data-phase="timeout"]').waitFor({ timeout: 15_000 });
@@ -568,7 +537,7 @@ try {
       await page.screenshot({ path: `${ROOT}target/console-e2e/form-390x844.png` });
       await fc.locator('[data-field="version"] input').fill('v3.1.0');
       await fc.locator('[data-field="replicas"] input').fill('2');
-      await steady(fc);
+      await steadied(fc);
       await fc.locator('form.form-answer button[type="submit"]').tap();
       await fc.locator('.hold button.send-now').tap();
       await until(() => agent.commands.some((x) => x.subject === f.id), 'the form answer went out', 5_000);
@@ -678,7 +647,7 @@ try {
       agent.start('A page of requests');
       let asked;
       for (let i = 0; i < 45; i++) asked = agent.ask(`Page: question ${i + 1}?`);
-      await relayHolds(asked);
+      await relayHolds(relay, asked);
       const ctx = await chromium.newContext(PHONE);
       const page = await ctx.newPage();
       page.on('pageerror', (e) => pageErrors.push(String(e)));
@@ -896,7 +865,7 @@ try {
       const q = agent.ask('Grant write access to the production database?', undefined, { severity: 'critical' });
       const c = card(page, q.data.prompt);
       await c.waitFor({ timeout: 10_000 });
-      await steady(c);
+      await steadied(c);
       const allow = c.locator('button.option[data-option="allow"]');
       const box = await allow.boundingBox();
       const x = box.x + box.width / 2;
@@ -932,7 +901,7 @@ try {
       check(agent.commands.length === 0 && answersIn(sent).length === 0,
         `Undo sent nothing: ${JSON.stringify(agent.commands.map((x) => x.data))}, ${answersIn(sent).length} sent by the page`);
       check((await inboxIds(page)).includes(q.id), 'the request still waits');
-      await steady(c);
+      await steadied(c);
       await c.locator('button.option[data-option="allow"]').tap();
       await until(async () => (await allow.textContent()).includes('Tap again'), 'the first tap asks again', 5_000);
       const again = await pageNow(page);
@@ -955,7 +924,7 @@ try {
       const c = card(page, q.data.prompt);
       await c.waitFor({ timeout: 10_000 });
       await card(page, i.data.prompt).waitFor({ timeout: 10_000 });
-      await steady(c);
+      await steadied(c);
       const t0 = Date.now();
       await c.locator('button.option[data-option="deny"]').tap();
       check((await c.locator('button.option.confirming').count()) === 0, 'no second step to deny');
@@ -969,7 +938,7 @@ try {
         'the settled card says in plain words that it will not happen', 5_000);
       await page.screenshot({ path: `${ROOT}target/console-e2e/settled-390x844.png` });
       const info = card(page, i.data.prompt);
-      await steady(info);
+      await steadied(info);
       await info.locator('button.option[data-option="allow"]').tap();
       check((await info.locator('button.option.confirming').count()) === 0, 'no second step for an info request');
       await info.locator('.hold').waitFor({ timeout: 2_000 });
@@ -982,7 +951,7 @@ try {
       const q = agent.ask('Delete the old release branches?', undefined, { severity: 'warning' });
       const c = card(page, q.data.prompt);
       await c.waitFor({ timeout: 10_000 });
-      await steady(c);
+      await steadied(c);
       await c.locator('button.option[data-option="deny"]').tap();
       await c.locator('.hold').waitFor({ timeout: 2_000 });
       let asked = null;
@@ -1076,7 +1045,7 @@ try {
         const likely = c.locator('button.likely');
         check((await likely.textContent()).includes('\u201cAllow\u201d'), `"${typed}": the likely option is offered: ${await likely.textContent()}`);
       }
-      await steady(c);
+      await steadied(c);
       await c.locator('button.likely').tap();
       await c.locator('.hold', { hasText: 'Sending \u201cAllow\u201d' }).waitFor({ timeout: 3_000 });
       await sendNow(c);
@@ -1086,7 +1055,7 @@ try {
       const i = agent.ask('Which project should I search? (default: OPS)', [], { data: { kind: 'input' } });
       const ic = card(page, i.data.prompt);
       await ic.waitFor({ timeout: 10_000 });
-      await steady(ic);
+      await steadied(ic);
       const send = ic.locator('form.reply button.send');
       check((await send.textContent()).includes('\u201cOPS\u201d (the default)'), `an empty reply sends the default: ${await send.textContent()}`);
       await send.tap();

@@ -309,10 +309,15 @@ export class Steps {
 
 /**
  * Sends the answer held in card `c` at once, with its "Send now" (an
- * answer is held on the device for a few seconds, to be undone).
+ * answer is held on the device for a few seconds, to be undone). Its
+ * buttons take no tap while the hold's entrance runs (console.css: the
+ * second half of a double tap is neither Undo nor Send now).
  */
 export async function sendNow(c) {
-  await c.locator('.hold button.send-now').click({ timeout: 5_000 });
+  const button = c.locator('.hold button.send-now');
+  await until(() => button.evaluate((b) => b.closest('.hold-buttons').getAnimations().length === 0, null, { timeout: 1_000 }),
+    'the held answer\'s buttons take taps', 5_000, 50);
+  await button.click({ timeout: 5_000 });
 }
 
 /**
@@ -388,9 +393,11 @@ export async function relayHolds(relay, event, timeout = 10_000) {
  * Taps `button` inside card `c` once the card has stopped moving: a card
  * that was just pushed by something arriving or a banner appearing takes
  * no tap for a moment (its buttons say so with aria-disabled), as a
- * person would see and wait for.
+ * person would see and wait for. Scrolled to first: coming into view
+ * starts that moment too.
  */
 export async function tapSettled(c, button) {
+  await button.scrollIntoViewIfNeeded();
   await steadied(c);
   await button.click();
 }
