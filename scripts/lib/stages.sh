@@ -46,8 +46,16 @@ stage_start() {
   # A process group of its own (set -m): signals reach it as they would a
   # command started from a terminal (a background job of a script ignores
   # SIGINT otherwise), and it can be stopped as a whole.
+  # The stage's own time is written beside its log when it ends.
   set -m
-  "$@" >"$log" 2>&1 &
+  (
+    set +m # the command stays in this job's process group
+    began=$SECONDS
+    status=0
+    "$@" || status=$?
+    echo $((SECONDS - began)) >"$log.seconds"
+    exit "$status"
+  ) >"$log" 2>&1 &
   STAGE_PID[$name]=$!
   set +m
   STAGE_LOG[$name]=$log
@@ -55,17 +63,19 @@ stage_start() {
 }
 
 # stage_await "<name>": waits for a stage stage_start began, shows its
-# output, records its time (from its start) and stops the run if it failed.
+# output, records its own time (start to end, however long before it was
+# awaited) and stops the run if it failed.
 stage_await() {
-  local name=$1 status=0
+  local name=$1 status=0 took
   printf '\n== %s: waiting for it\n' "$name"
   wait "${STAGE_PID[$name]}" || status=$?
   cat "${STAGE_LOG[$name]}"
   unset 'STAGE_PID[$name]'
+  took=$(cat "${STAGE_LOG[$name]}.seconds" 2>/dev/null || echo $((SECONDS - STAGE_BEGAN[$name])))
   if [ "$status" = 0 ]; then
-    stage_record "$name" $((SECONDS - STAGE_BEGAN[$name])) passed
+    stage_record "$name (beside others)" "$took" passed
   else
-    stage_record "$name" $((SECONDS - STAGE_BEGAN[$name])) "FAILED (exit $status)"
+    stage_record "$name (beside others)" "$took" "FAILED (exit $status)"
     exit "$status"
   fi
 }

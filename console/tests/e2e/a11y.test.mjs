@@ -15,7 +15,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { randomBytes } from 'node:crypto';
-import { Relay, Steps, atRest, browser, check, freePort, until, STATIC_DIR } from './lib.mjs';
+import { Relay, Steps, atRest, browser, check, freePort, tapSettled, until, STATIC_DIR } from './lib.mjs';
 
 const require = createRequire(import.meta.url);
 const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
@@ -151,8 +151,9 @@ try {
       const c = page.locator('main article.card[data-kind="permission"]', { has: page.locator('.card-agent', { hasText: 'build-bot' }) }).first();
       await until(async () => (await bringIn(page), await c.count()), 'a permission request of build-bot\'s', 30_000);
       const id = await c.getAttribute('data-request');
-      await until(async () => (await c.getAttribute('data-steady')) === 'ready', 'the card settles', 5_000, 50);
-      await c.locator('button.option[data-option="deny"]').click();
+      // Scrolled into view first and taken once the card has been still
+      // there: a card that just came into view refuses a tap.
+      await tapSettled(c, c.locator('button.option[data-option="deny"]'));
       await c.locator('.hold button.send-now').waitFor();
       await audit(page, mode, 'inbox, an answer held');
       await c.locator('.hold button.send-now').click({ timeout: 5_000 });
