@@ -47,6 +47,10 @@ test('a permission request is answered: accepted, answered, resolved', async () 
   assert.equal(card.relay, 'local');
   assert.deepEqual(card.options.map((o) => o.id), ['allow', 'deny']);
   assert.equal(cards.get(request.id)?.status, 'pending', 'the attention listener saw it');
+  // The agent's window comes with the relay's roster; the command below
+  // carries it once the client has that roster, not before.
+  await waitFor(async () => (await client.roster()).find((r) => r.session === 'build-1' && r.control?.ackWindowMs === 3000),
+    'the roster to list build-1 with its window');
 
   const { ack, outcome } = await client.respond(request.id, { option: 'allow' });
   assert.equal(ack.type, 'control.accepted');
