@@ -435,7 +435,14 @@ export async function confirmTap(c, button) {
  */
 export async function answerNow(c, option) {
   const button = c.locator(`button.option[data-option="${option}"]`);
-  await tapSettled(c, button);
-  if (await c.locator('button.option.confirming').count()) await confirmTap(c, button);
+  const held = c.locator('.hold button.send-now');
+  // A tap the card refused (it moved just then, which a loaded machine
+  // makes likelier) holds nothing: a person sees that and taps again.
+  await until(async () => {
+    if (await held.count()) return true;
+    await tapSettled(c, button);
+    if (await c.locator('button.option.confirming').count()) await confirmTap(c, button);
+    return held.waitFor({ timeout: 3_000 }).then(() => true, () => false);
+  }, 'the answer is held on the device', 20_000, 50);
   await sendNow(c);
 }
