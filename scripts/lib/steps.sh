@@ -44,3 +44,21 @@ elapsed_since() {
   local s=$((SECONDS - $1))
   if [ "$s" -ge 60 ]; then printf '%dm%02ds' $((s / 60)) $((s % 60)); else printf '%ds' "$s"; fi
 }
+
+# without_build_tools <dir>: prints a PATH for a new machine's first run:
+# <dir>/tools/bin (an empty tools root, for CARGO_INSTALL_ROOT=<dir>/tools),
+# Rust's own commands linked into <dir>/rust, and every directory of PATH
+# except those holding the build tools scripts/setup installs.
+without_build_tools() {
+  local dir=$1 b d path
+  mkdir -p "$dir/rust" "$dir/tools"
+  for b in cargo rustc rustup rustdoc clippy-driver cargo-clippy rustfmt cargo-fmt; do
+    ln -sf "$(command -v "$b")" "$dir/rust/$b"
+  done
+  path="$dir/tools/bin:$dir/rust"
+  IFS=: read -ra dirs <<<"$PATH"
+  for d in "${dirs[@]}"; do
+    [ -x "$d/trunk" ] || [ -x "$d/wasm-bindgen" ] || [ -x "$d/wasm-pack" ] || path="$path:$d"
+  done
+  printf '%s' "$path"
+}
