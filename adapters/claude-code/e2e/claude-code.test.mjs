@@ -7,12 +7,12 @@
 // stray lookup fails at once instead of leaving the machine.
 
 import { spawn, execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { ROOT, Relay, Steps, browser, check, freePort, until, BIN_DIR, STATIC_DIR } from '../../../console/tests/e2e/lib.mjs';
-import { AdapterProcess, allowDestructive, card, history as historyOf, openConsole } from '../../kit/e2e/support.mjs';
+import { ROOT, Relay, Steps, answerNow, browser, check, freePort, until, BIN_DIR, STATIC_DIR } from '../../../console/tests/e2e/lib.mjs';
+import { AdapterProcess, allowDestructive, card, history as historyOf, openConsole, streamBroken } from '../../kit/e2e/support.mjs';
 import { installPackage } from '../../../npm/test/support.mjs';
 import { FakeModel } from './fake-model.mjs';
 
@@ -116,6 +116,34 @@ try {
     const result = await resultFor('toolu_e2e_1', seen);
     check(!result.error, `the model got the tool's own result (${result.content})`);
     check(code === 0, `claude exited 0 (${code})`);
+  });
+
+  await steps.step("Allow, and don't ask again: Claude Code keeps the rule, and the next turn runs the command without asking", async () => {
+    const { dir, run, c } = await asking('remember', 'remembered.txt');
+    const command = `touch ${dir}/remembered.txt`;
+    const remember = c.locator('button.option', { hasText: `don't ask again for \`${command}\`` }).first();
+    const label = (await remember.textContent()).trim();
+    check(label.endsWith(' in remember'), `the option names the command and the project: ${label}`);
+    await page.screenshot({ path: `${SHOTS}/remember-phone.png` });
+    await answerNow(c, await remember.getAttribute('data-option'));
+    const first = await run.done;
+    check(first.code === 0 && existsSync(`${dir}/remembered.txt`), `the command ran (exit ${first.code})`);
+    const kept = join(dir, '.claude', 'settings.local.json');
+    check(existsSync(kept), 'Claude Code wrote the project\'s local settings');
+    const settings = JSON.parse(readFileSync(kept, 'utf8'));
+    check(settings.permissions?.allow?.includes(`Bash(${command})`), `Claude Code kept the rule: ${JSON.stringify(settings)}`);
+    const askedFor = (events) => events.filter((e) => e.type === 'attention.requested' && e.data.prompt === `Bash: ${command}`);
+    const before = askedFor(await history(relay)).length;
+    rmSync(`${dir}/remembered.txt`);
+    const again = await claude(dir, `please RUN:${command}`).done;
+    check(again.code === 0 && existsSync(`${dir}/remembered.txt`), `the next turn ran it again (exit ${again.code})\n${again.out.slice(-1500)}`);
+    // The second turn's hooks reached the adapter (its PreToolUse), and no permission request did.
+    const ran = (events) => events.filter((e) => e.type === 'tool.requested' && e.data.args?.command === command);
+    const events = await until(async () => {
+      const all = await history(relay);
+      return ran(all).length >= 2 && all;
+    }, 'the second turn\'s tool call reached the adapter', 10_000);
+    check(askedFor(events).length === before, `no permission request for the second turn (${askedFor(events).length - before})`);
   });
 
   await steps.step('Deny on the phone: the command does not run, and the model is told', async () => {
@@ -225,6 +253,8 @@ try {
     }
     const bad = events.map((e) => [e, pkg.validateEvent(e)]).filter(([, r]) => !r.valid);
     check(bad.length === 0, `all ${events.length} valid: ${JSON.stringify(bad.slice(0, 3).map(([e, r]) => [e.type, r.violations]))}`);
+    const broken = streamBroken(events);
+    check(broken.length === 0, `permission requests graded, every tool call closed:\n${broken.join('\n')}`);
   });
 
   await steps.step('The session page shows the prompt and the tool calls', async () => {

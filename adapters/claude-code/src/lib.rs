@@ -7,6 +7,8 @@
 //! * [`mapping`]: hooks to AEP events (AEP-0002 Annex A.1), pure.
 //! * [`grade`]: which permission requests are destructive (the adapter
 //!   kit's rule).
+//! * [`remember`]: "Allow, and don't ask again": the permission updates
+//!   a request offers, so Claude Code itself remembers the decision.
 //! * [`form`]: MCP elicitation as an AEP-0006 form.
 //! * [`daemon`]: the engine agent that emits them and holds requests (the
 //!   adapter kit's, reading hooks through [`mapping`]).
@@ -19,5 +21,6 @@ pub mod form;
 pub use aep_adapter_kit::grade;
 pub mod hook;
 pub mod mapping;
+pub mod remember;
 pub mod server;
 pub mod settings;

@@ -29,15 +29,16 @@
 //! `attention.requested`, and a second, unanswerable card for the same
 //! prompt would be noise.
 
+use aep_adapter_kit::grade::permission_severity;
 use aep_adapter_kit::mapping::{add_project, as_object, cut, run_started, session_ended, Mapping, Sessions};
 use aep_engine::control::answer::Answer;
 use aep_engine::protocol::event::Event;
 use aep_engine::protocol::ids::Draft;
 use aep_engine::protocol::vocabulary::types;
-use aep_engine::Severity;
 use serde_json::{json, Map, Value};
 
-use crate::hook::HookInput;
+use crate::hook::{Decision, HookInput};
+use crate::remember::Remember;
 
 /// The agent name and vendor prefix the adapter emits under.
 pub const AGENT: &str = "claude-code";
@@ -53,9 +54,12 @@ const PROMPT_INPUT_CHARS: usize = 600;
 pub type Plan = aep_adapter_kit::mapping::Plan<AskKind>;
 
 /// What a held request returns to Claude Code.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum AskKind {
-    Permission,
+    /// A permission, with the decisions it offers to remember.
+    Permission {
+        remember: Vec<Remember>,
+    },
     Elicitation,
 }
 
@@ -159,16 +163,17 @@ impl Mapper {
                 in_run(Draft::new(types::TOOL_DENIED)).data(json!({ "tool": tool(), "by": "policy" }))
             }
             "PermissionRequest" => {
-                let mut request = in_run(Draft::new(types::ATTENTION_REQUESTED)).data(permission_request(hook));
-                if destructive_because(hook).is_some() {
-                    request = request.severity(Severity::Warning);
-                }
+                let destructive = destructive_because(hook).is_some();
+                let remember = if destructive { Vec::new() } else { remember_offers(hook) };
+                let mut request = in_run(Draft::new(types::ATTENTION_REQUESTED))
+                    .data(permission_request(hook, &remember))
+                    .severity(permission_severity(destructive));
                 // About which tool call: its `tool.completed` (or `.failed`)
                 // names the same call id, so a console can say how it ended.
                 if let Some(call) = self.call_asked_about(&session, hook) {
                     request = request.subject(call);
                 }
-                return Plan::Ask { before: out, session, request, kind: AskKind::Permission };
+                return Plan::Ask { before: out, session, request, kind: AskKind::Permission { remember } };
             }
             "Elicitation" => {
                 let data = match crate::form::elicitation_request(hook) {
@@ -267,13 +272,16 @@ impl Mapping for Mapper {
         Mapper::run_of(self, session)
     }
 
-    fn refusing(kind: AskKind) -> Option<&'static str> {
-        (kind == AskKind::Permission).then_some(DENY)
+    fn refusing(kind: &AskKind) -> Option<&'static str> {
+        matches!(kind, AskKind::Permission { .. }).then_some(DENY)
     }
 
-    fn answered(kind: AskKind, answer: &Answer, by: &str) -> Value {
+    fn answered(kind: &AskKind, answer: &Answer, by: &str) -> Value {
         match kind {
-            AskKind::Permission => crate::daemon::permission_output(answer, by),
+            AskKind::Permission { remember } => match remembered(remember, answer) {
+                Some(update) => Decision::AllowAndRemember { update: update.clone() }.to_hook_output(),
+                None => crate::daemon::permission_output(answer, by),
+            },
             AskKind::Elicitation => match answer {
                 Answer::Values { map } => crate::form::elicitation_output(Some(map)),
                 _ => crate::form::elicitation_output(None),
@@ -281,10 +289,38 @@ impl Mapping for Mapper {
         }
     }
 
+    fn refuses(kind: &AskKind, answer: &Answer) -> bool {
+        match kind {
+            AskKind::Permission { remember } => {
+                remembered(remember, answer).is_none() && Decision::refuses(answer, ALLOW)
+            }
+            AskKind::Elicitation => false,
+        }
+    }
+
     /// A form's prompt below `redacted` is said structurally.
     fn gate(event: Event) -> Event {
         crate::form::structural_prompt(&event)
     }
+}
+
+/// The update a "don't ask again" option returns, when `answer` chose one.
+fn remembered<'a>(remember: &'a [Remember], answer: &Answer) -> Option<&'a Value> {
+    match answer {
+        Answer::Option { id, .. } => crate::remember::chosen(remember, id).map(|r| &r.update),
+        _ => None,
+    }
+}
+
+/// What the permission request offers to remember ([`crate::remember`]).
+fn remember_offers(hook: &HookInput) -> Vec<Remember> {
+    let project = hook.cwd.as_deref().and_then(|c| std::path::Path::new(c).file_name()).and_then(|n| n.to_str());
+    crate::remember::offers(
+        hook.tool_name.as_deref().unwrap_or_default(),
+        hook.tool_input.as_ref(),
+        hook.rest.get("permission_suggestions"),
+        project,
+    )
 }
 
 fn emission(session: &str, draft: Draft) -> Emission {
@@ -316,12 +352,15 @@ fn destructive_because(hook: &HookInput) -> Option<&'static str> {
 /// A permission request: the tool and exactly what it would do, so a
 /// person can decide from the prompt alone; marked destructive (with why)
 /// when approving it cannot be undone.
-fn permission_request(hook: &HookInput) -> Value {
+fn permission_request(hook: &HookInput, remember: &[Remember]) -> Value {
     let tool = hook.tool_name.as_deref().unwrap_or("a tool");
+    let mut options = vec![json!({ "id": ALLOW, "label": "Allow" })];
+    options.extend(remember.iter().map(|r| json!({ "id": r.id, "label": r.label })));
+    options.push(json!({ "id": DENY, "label": "Deny" }));
     let mut data = json!({
         "kind": "permission",
         "prompt": permission_prompt(tool, hook.tool_input.as_ref()),
-        "options": [{ "id": ALLOW, "label": "Allow" }, { "id": DENY, "label": "Deny" }],
+        "options": options,
         "respond_via": ["control"],
     });
     let mut context = json!({ "tool": tool });
@@ -360,6 +399,7 @@ pub fn permission_prompt(tool: &str, input: Option<&Value>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use aep_engine::Severity;
 
     fn hook(v: Value) -> HookInput {
         serde_json::from_value(v).unwrap()
@@ -393,7 +433,7 @@ mod tests {
             (Severity::Warning, Some(json!(true)), Some(json!("removes recursively")))
         );
         let (severity, destructive, _) = ask(&mut m, json!({ "command": "ls -la" }));
-        assert_eq!((severity, destructive), (Severity::Info, None));
+        assert_eq!((severity, destructive), (Severity::Notice, None));
     }
 
     #[test]

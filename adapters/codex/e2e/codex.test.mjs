@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { ROOT, Relay, Steps, browser, check, freePort, until, BIN_DIR, STATIC_DIR } from '../../../console/tests/e2e/lib.mjs';
-import { AdapterProcess, allowDestructive, card, history as historyOf, openConsole } from '../../kit/e2e/support.mjs';
+import { AdapterProcess, allowDestructive, card, history as historyOf, openConsole, streamBroken } from '../../kit/e2e/support.mjs';
 import { installPackage } from '../../../npm/test/support.mjs';
 import { FakeResponses } from './fake-responses.mjs';
 
@@ -121,6 +121,18 @@ try {
     check(trusted.every((l) => l.includes(join(home, '.codex', 'config.toml')) && l.includes(' hook --adapter ')), `each names its key and command:\n${said}`);
   });
 
+  await steps.step('Codex takes the hooks as installed: `codex exec --json` reports no error about them', async () => {
+    const { dir, home } = adapter.project('as-installed');
+    const env = { PATH: '/usr/bin:/bin', HOME: home, CODEX_HOME: join(home, '.codex'), FAKE_API_KEY: 'sk-e2e-not-a-key' };
+    const out = execFileSync(CODEX, ['exec', '--json', '--skip-git-repo-check', '-c', 'analytics.enabled=false', 'say ok'],
+      { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 }).toString();
+    const items = out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
+    check(items.some((i) => i.type === 'turn.completed'), `the turn completed:\n${out.slice(-1500)}`);
+    const errors = items.filter((i) => i.type === 'error' || i.item?.type === 'error').map((i) => i.message ?? i.item.message);
+    const aboutHooks = errors.filter((m) => /hook/i.test(m));
+    check(aboutHooks.length === 0, `no error about the adapter's hooks: ${JSON.stringify(aboutHooks)}`);
+  });
+
   await steps.step('Allow on the phone: the command runs', async () => {
     const { dir, seen, run, c } = await asking(adapter, 'allow', 'allowed.txt');
     await page.screenshot({ path: `${SHOTS}/permission-phone.png` });
@@ -200,6 +212,8 @@ try {
     }
     const bad = events.map((e) => [e, pkg.validateEvent(e)]).filter(([, r]) => !r.valid);
     check(bad.length === 0, `all ${events.length} valid: ${JSON.stringify(bad.slice(0, 3).map(([e, r]) => [e.type, r.violations]))}`);
+    const broken = streamBroken(events);
+    check(broken.length === 0, `permission requests graded, every tool call closed:\n${broken.join('\n')}`);
     // The thread is the session, the turn the run.
     const dir = join(scratch, 'allow');
     const thread = threads[dir];

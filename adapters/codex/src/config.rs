@@ -34,6 +34,9 @@ pub const HOOKED: [&str; 10] = [
 const HELD: &str = "PermissionRequest";
 /// Seconds an observing hook may take (the adapter answers at once).
 const OBSERVE_TIMEOUT_S: i64 = 10;
+/// Codex caps the `SessionEnd` hook at 3 seconds, and says so as an
+/// `error` event on every run when asked for more.
+const SESSION_END_TIMEOUT_S: i64 = 3;
 /// What marks a hook command as the adapter's.
 const SUBCOMMAND: &str = " hook --adapter ";
 
@@ -56,8 +59,11 @@ impl Hooks {
     }
 
     fn group(&self, event: &str) -> Table {
-        let timeout =
-            if event == HELD { i64::try_from(self.held_timeout_s).unwrap_or(i64::MAX) } else { OBSERVE_TIMEOUT_S };
+        let timeout = match event {
+            HELD => i64::try_from(self.held_timeout_s).unwrap_or(i64::MAX),
+            "SessionEnd" => SESSION_END_TIMEOUT_S,
+            _ => OBSERVE_TIMEOUT_S,
+        };
         let mut hook = Table::new();
         hook.insert("type", value("command"));
         hook.insert("command", value(self.command()));

@@ -25,13 +25,13 @@
 //! CLI has it, on some paths only): mapped as for Claude Code.
 
 use aep_adapter_kit::decision::Decision;
+use aep_adapter_kit::grade::permission_severity;
 use aep_adapter_kit::mapping::{
     add_project, as_object, cut, run_started, session_ended, snake_case, Emission, Mapping, Sessions,
 };
 use aep_engine::control::answer::Answer;
 use aep_engine::protocol::ids::Draft;
 use aep_engine::protocol::vocabulary::types;
-use aep_engine::Severity;
 use serde_json::{json, Value};
 
 use crate::hook::HookInput;
@@ -122,12 +122,10 @@ impl Mapper {
             }
             "PermissionRequest" => {
                 let because = destructive_because(hook);
-                let mut request = in_run(Draft::new(types::ATTENTION_REQUESTED))
+                let request = in_run(Draft::new(types::ATTENTION_REQUESTED))
                     .subject(tool())
-                    .data(permission_request(hook, because));
-                if because.is_some() {
-                    request = request.severity(Severity::Warning);
-                }
+                    .data(permission_request(hook, because))
+                    .severity(permission_severity(because.is_some()));
                 return Plan::Ask { before: out, session, request, kind: Permission };
             }
             "SubagentStart" | "SubagentStop" => {
@@ -189,12 +187,16 @@ impl Mapping for Mapper {
         Mapper::run_of(self, session)
     }
 
-    fn refusing(_: Permission) -> Option<&'static str> {
+    fn refusing(_: &Permission) -> Option<&'static str> {
         Some(DENY)
     }
 
-    fn answered(_: Permission, answer: &Answer, by: &str) -> Value {
+    fn answered(_: &Permission, answer: &Answer, by: &str) -> Value {
         Decision::of(answer, by, ALLOW).to_hook_output()
+    }
+
+    fn refuses(_: &Permission, answer: &Answer) -> bool {
+        Decision::refuses(answer, ALLOW)
     }
 }
 
@@ -272,6 +274,7 @@ pub fn permission_prompt(tool: &str, input: Option<&Value>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use aep_engine::Severity;
 
     fn hook(v: Value) -> HookInput {
         serde_json::from_value(v).unwrap()
@@ -317,7 +320,7 @@ mod tests {
             (e.severity(), e.data_field("destructive").cloned())
         };
         assert_eq!(ask("rm -rf build/"), (Severity::Warning, Some(json!(true))));
-        assert_eq!(ask("ls -la"), (Severity::Info, None));
+        assert_eq!(ask("ls -la"), (Severity::Notice, None));
     }
 
     #[test]
@@ -327,9 +330,9 @@ mod tests {
 
     #[test]
     fn typed_words_deny_with_the_words_and_the_allow_option_allows() {
-        let typed = Mapper::answered(Permission, &Answer::Text { text: "not now".into() }, "phone");
+        let typed = Mapper::answered(&Permission, &Answer::Text { text: "not now".into() }, "phone");
         assert_eq!(typed["hookSpecificOutput"]["decision"], json!({"behavior": "deny", "message": "not now"}));
-        let allow = Mapper::answered(Permission, &Answer::option(ALLOW), "phone");
+        let allow = Mapper::answered(&Permission, &Answer::option(ALLOW), "phone");
         assert_eq!(allow["hookSpecificOutput"]["decision"], json!({"behavior": "allow"}));
     }
 }

@@ -65,6 +65,8 @@ fn install_merges_with_the_users_config_and_removal_restores_it_byte_for_byte() 
     }
     assert_eq!(d["hooks"]["PermissionRequest"][0]["hooks"][0]["timeout"].as_integer(), Some(300));
     assert_eq!(d["hooks"]["PreToolUse"][1]["hooks"][0]["timeout"].as_integer(), Some(10));
+    // Codex caps `SessionEnd` at 3 s and reports more as an error on every run.
+    assert_eq!(d["hooks"]["SessionEnd"][0]["hooks"][0]["timeout"].as_integer(), Some(3));
     assert_eq!(
         d["hooks"]["PermissionRequest"][0]["hooks"][0]["command"].as_str(),
         Some("/opt/aep/bin/aep-codex hook --adapter http://127.0.0.1:8790")

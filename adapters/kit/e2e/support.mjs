@@ -82,3 +82,39 @@ export async function allowDestructive(page, c, { project, keeps, shot }) {
     return (await c.locator('.hold').count()) > 0;
   }, 'the second, deliberate tap holds the answer', 10_000, 50);
 }
+
+const SEVERITIES = ['debug', 'info', 'notice', 'warning', 'error', 'critical'];
+
+/**
+ * What every adapter's stream promises, as a list of what breaks it: a
+ * permission request is at least a `notice` (a destructive one a
+ * `warning`), and in each session every `tool.requested` is closed by a
+ * `tool.completed`, `tool.failed` or `tool.denied` of the same call.
+ */
+export function streamBroken(events) {
+  const broken = [];
+  const rank = (s) => SEVERITIES.indexOf(s ?? 'info');
+  for (const e of events.filter((e) => e.type === 'attention.requested' && e.data?.kind === 'permission')) {
+    const least = e.data.destructive ? 'warning' : 'notice';
+    if (rank(e.severity) < rank(least)) broken.push(`"${e.data.prompt}" is ${e.severity ?? 'info'}, less than ${least}`);
+  }
+  const open = new Map();
+  for (const e of events) {
+    const tool = e.data?.tool;
+    if (!e.type.startsWith('tool.') || !tool) continue;
+    const calls = open.get(e.session) ?? [];
+    open.set(e.session, calls);
+    if (e.type === 'tool.requested') {
+      calls.push(e);
+      continue;
+    }
+    const same = (r) => (tool.call_id && r.data.tool.call_id ? r.data.tool.call_id === tool.call_id : r.data.tool.name === tool.name);
+    const at = calls.findIndex(same);
+    if (at < 0) broken.push(`${e.type} ${JSON.stringify(tool)} closes no open call`);
+    else calls.splice(at, 1);
+  }
+  for (const calls of open.values()) {
+    for (const r of calls) broken.push(`tool.requested ${JSON.stringify(r.data.tool)} (${r.id}) was never closed`);
+  }
+  return broken;
+}

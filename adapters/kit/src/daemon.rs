@@ -20,6 +20,7 @@ use aep_engine::UnixMs;
 use serde_json::{json, Value};
 use tokio::sync::{mpsc, oneshot};
 
+use crate::calls::OpenCalls;
 use crate::decision::Decision;
 use crate::mapping::{Emission, Mapping, Plan};
 
@@ -67,6 +68,9 @@ struct Held<K> {
     run: Option<String>,
     raised: UnixMs,
     deadline: UnixMs,
+    /// The request's subject and the tool it asks about, to close the
+    /// call when a person refuses it.
+    about: (Option<String>, Option<String>),
 }
 
 /// Runs the agent, with `mapper` reading the hooks, until `calls` closes.
@@ -104,7 +108,8 @@ pub async fn run<M: Mapping>(
     let (ceiling, redactor) = (options.ceiling.clone(), Redactor::new(options.redaction.clone()));
     agent.set_gate(Some(Box::new(move |event| M::gate(emit_at_ceiling(event, &ceiling, &redactor)))));
     let mut link = Link::new(agent, options.socket_url.clone());
-    let mut daemon = Daemon { mapper, held: HashMap::new(), timeout: options.attention_timeout };
+    let mut daemon =
+        Daemon { mapper, held: HashMap::new(), calls: OpenCalls::default(), timeout: options.attention_timeout };
     link.conn().connect(now());
     loop {
         let wake = daemon.held.values().map(|h| h.deadline).min();
@@ -129,6 +134,7 @@ pub async fn run<M: Mapping>(
 struct Daemon<M: Mapping> {
     mapper: M,
     held: HashMap<String, Held<M::Ask>>,
+    calls: OpenCalls,
     timeout: Duration,
 }
 
@@ -136,17 +142,19 @@ impl<M: Mapping> Daemon<M> {
     fn on_hook(&mut self, agent: &mut Agent, call: HookCall<M::Input>, at: UnixMs) {
         match self.mapper.plan(&call.input) {
             Plan::Observe(emissions) => {
-                emit_all(agent, emissions, at);
+                self.emit_all(agent, emissions, at);
                 let _ = call.reply.send(json!({}));
             }
             Plan::Ask { before, session, request, kind } => {
-                emit_all(agent, before, at);
+                self.emit_all(agent, before, at);
                 let run = self.mapper.run_of(&session).map(str::to_owned);
-                let refusing = M::refusing(kind);
+                let refusing = M::refusing(&kind);
                 match agent.ask(prepare(request), &session, refusing, at) {
                     Ok(event) => {
                         let deadline = UnixMs(at.0 + u64::try_from(self.timeout.as_millis()).unwrap_or(u64::MAX));
-                        let held = Held { reply: call.reply, kind, session, run, raised: at, deadline };
+                        let tool = event.data_field("context").and_then(|c| c.get("tool")).and_then(Value::as_str);
+                        let about = (event.subject().map(str::to_owned), tool.map(str::to_owned));
+                        let held = Held { reply: call.reply, kind, session, run, raised: at, deadline, about };
                         self.held.insert(event.id().to_owned(), held);
                     }
                     Err(e) => {
@@ -194,7 +202,13 @@ impl<M: Mapping> Daemon<M> {
             Err(e) => tracing::warn!("the outcome of {} could not be built: {e}", command.id()),
         }
         let Some(held) = self.held.remove(&request.id) else { return };
-        let _ = held.reply.send(M::answered(held.kind, answer, command.agent()));
+        if M::refuses(&held.kind, answer) {
+            let (subject, tool) = &held.about;
+            if let Some(denied) = self.calls.refused(&held.session, subject.as_deref(), tool.as_deref(), command) {
+                self.emit_all(agent, vec![Emission { session: Some(held.session.clone()), draft: denied }], at);
+            }
+        }
+        let _ = held.reply.send(M::answered(&held.kind, answer, command.agent()));
     }
 
     /// A relay routes a session's commands to the connection that last
@@ -216,6 +230,21 @@ impl<M: Mapping> Daemon<M> {
         }
     }
 
+    /// Emits each in order; a turn or session that ends first closes the
+    /// tool calls still open in it (see [`crate::calls`]).
+    fn emit_all(&mut self, agent: &mut Agent, emissions: Vec<Emission>, at: UnixMs) {
+        for Emission { session, draft } in emissions {
+            let closing = session.as_deref().map(|s| self.calls.before(s, draft.ty())).unwrap_or_default();
+            for draft in closing.into_iter().chain([draft]) {
+                let ty = draft.ty().to_owned();
+                match agent.emit(prepare(draft), session.as_deref(), None, at) {
+                    Ok(event) => self.calls.emitted(&event),
+                    Err(e) => tracing::warn!("{ty} not emitted: {e}"),
+                }
+            }
+        }
+    }
+
     /// Requests past the adapter's timeout: `attention.timeout` on the
     /// stream, and the agent decides for itself.
     fn expire(&mut self, agent: &mut Agent, at: UnixMs) {
@@ -231,15 +260,6 @@ impl<M: Mapping> Daemon<M> {
                 tracing::warn!("attention.timeout for {id} not emitted: {e}");
             }
             let _ = held.reply.send(Decision::Undecided.to_hook_output());
-        }
-    }
-}
-
-fn emit_all(agent: &mut Agent, emissions: Vec<Emission>, at: UnixMs) {
-    for Emission { session, draft } in emissions {
-        let ty = draft.ty().to_owned();
-        if let Err(e) = agent.emit(prepare(draft), session.as_deref(), None, at) {
-            tracing::warn!("{ty} not emitted: {e}");
         }
     }
 }

@@ -8,6 +8,12 @@ use serde_json::{json, Value};
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Decision {
     Allow,
+    /// Allowed, and the agent keeps `update` (one of Claude Code's
+    /// permission updates: a rule, a mode, a directory) so that it does not
+    /// ask again.
+    AllowAndRemember {
+        update: Value,
+    },
     /// Not run; the model reads `message` as the tool's result.
     Deny {
         message: String,
@@ -30,10 +36,16 @@ impl Decision {
         }
     }
 
+    /// Whether `answer` refuses what the `allow` option would allow.
+    pub fn refuses(answer: &Answer, allow: &str) -> bool {
+        Decision::of(answer, "", allow) != Decision::Allow
+    }
+
     /// The hook's JSON answer to a `PermissionRequest`.
     pub fn to_hook_output(&self) -> Value {
         let decision = match self {
             Decision::Allow => json!({ "behavior": "allow" }),
+            Decision::AllowAndRemember { update } => json!({ "behavior": "allow", "updatedPermissions": [update] }),
             Decision::Deny { message } => json!({ "behavior": "deny", "message": message }),
             Decision::Undecided => return json!({}),
         };

@@ -13,14 +13,25 @@
 //!   outside the project: its path, resolved against the session's working
 //!   directory, is not under that directory.
 //!
-//! Anything else keeps the request's default severity. The rule reads the
+//! Any other permission request is a `notice`: a person must answer it,
+//! and AEP-0002 recommends at least `notice` for that. The rule reads the
 //! command as the shell would split it into words (quotes honoured); it
 //! does not run or expand anything, so a command built at run time (a
 //! variable holding `rm -rf`) is not caught.
 
 use std::path::{Component, Path, PathBuf};
 
+use aep_engine::Severity;
 use serde_json::Value;
+
+/// The severity of a permission request, `destructive` or not.
+pub fn permission_severity(destructive: bool) -> Severity {
+    if destructive {
+        Severity::Warning
+    } else {
+        Severity::Notice
+    }
+}
 
 /// Why a request is destructive, in a few words for the card.
 pub fn destructive(tool: &str, input: Option<&Value>, cwd: Option<&str>) -> Option<&'static str> {

@@ -4,6 +4,7 @@
 //!
 //! * [`mapping`]: the plan a mapping makes of one hook, and the
 //!   [`Mapping`](mapping::Mapping) an adapter implements.
+//! * [`calls`]: every announced tool call closed exactly once.
 //! * [`decision`]: what a held permission hook is told.
 //! * [`grade`]: which permission requests are destructive.
 //! * [`daemon`]: the engine agent on one relay connection that emits the
@@ -12,6 +13,7 @@
 //! * [`serve`]: running both, as an adapter's `serve` command does.
 //! * [`settings`]: the settings-file edit contract's shared parts.
 
+pub mod calls;
 pub mod daemon;
 pub mod decision;
 pub mod grade;

@@ -40,8 +40,9 @@ pub enum Plan<K> {
 pub trait Mapping: 'static {
     /// One hook's JSON, as the agent sends it.
     type Input: DeserializeOwned + Send + 'static;
-    /// The kinds of held request, each answered in its own shape.
-    type Ask: Copy + std::fmt::Debug + 'static;
+    /// The kinds of held request, each answered in its own shape (with
+    /// what its answer needs that the answer does not carry).
+    type Ask: Clone + std::fmt::Debug + Send + 'static;
     /// The agent name and vendor prefix the adapter emits under.
     const AGENT: &'static str;
 
@@ -51,10 +52,13 @@ pub trait Mapping: 'static {
     /// The run open in `session`, if any.
     fn run_of(&self, session: &str) -> Option<&str>;
     /// The option unmatched typed text applies (AEP-0008), if any.
-    fn refusing(kind: Self::Ask) -> Option<&'static str>;
+    fn refusing(kind: &Self::Ask) -> Option<&'static str>;
     /// The hook's answer once a person's `answer` is applied; `by` names
     /// who answered.
-    fn answered(kind: Self::Ask, answer: &Answer, by: &str) -> Value;
+    fn answered(kind: &Self::Ask, answer: &Answer, by: &str) -> Value;
+    /// Whether `answer` refuses the tool call a request of `kind` asked
+    /// about (the kit then closes the call with `tool.denied`).
+    fn refuses(kind: &Self::Ask, answer: &Answer) -> bool;
     /// A last look at each event as it leaves, after the capture ceiling.
     fn gate(event: Event) -> Event {
         event
