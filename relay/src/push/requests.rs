@@ -95,7 +95,7 @@ pub struct Requests {
 }
 
 impl Requests {
-    /// Applies one event: a request opened (once: a redelivered one
+    /// Applies one event: a request opened (opening one already open
     /// changes nothing) or closed.
     pub fn apply(&self, event: &Event) -> Change {
         let mut guard = lock(&self.open);
