@@ -4,6 +4,7 @@
 //! and replay ([`subscribe`](self::subscribe)), command routing
 //! ([`route`](self::route)), the connection registry
 //! ([`connections`](self::connections)), the [`roster`](self::roster),
+//! history read back at start ([`recall`](self::recall)),
 //! [`shutdown`](self::shutdown) and [`stats`](self::stats).
 //!
 //! Two locks, always taken in this order:
@@ -29,6 +30,7 @@ mod claims;
 mod connections;
 mod fanout;
 mod ingest;
+mod recall;
 mod roster;
 mod route;
 pub mod routing;
