@@ -194,8 +194,9 @@ impl Switchboard {
         let mut switchboard = Switchboard::with(config, store, Box::new(storage), Arc::new(Alone));
         if !config.audit_retention.is_zero() {
             let bounds = Bounds { retention: config.audit_retention, max_bytes: config.audit_bytes };
-            switchboard.audit =
-                Some(Arc::new(Audit::open(dir, bounds).map_err(|e| DiskError(format!("audit trail: {e}")))?));
+            let audit = Audit::open(dir, bounds).map_err(|e| DiskError(format!("audit trail: {e}")))?;
+            audit.recall(&switchboard.recall(Audit::remembers));
+            switchboard.audit = Some(Arc::new(audit));
         }
         Ok(switchboard)
     }
