@@ -101,6 +101,13 @@ impl Links {
     }
 
     pub fn saw(&mut self, event: &Event, now: u64) -> Vec<Write> {
+        self.remember(event);
+        self.link(event, now)
+    }
+
+    /// Keeps what a later command may refer to: a request (its bytes and
+    /// prompt), a session (its agent and label).
+    pub fn remember(&mut self, event: &Event) {
         match event.kind().core() {
             Some(EventType::AttentionRequested) => {
                 let prompt = event.data_str("prompt").map(|p| p.into_owned()).unwrap_or_default();
@@ -115,6 +122,10 @@ impl Links {
             }
             _ => {}
         }
+    }
+
+    /// The records an ack or outcome adds to the command it is `cause`-linked to.
+    fn link(&mut self, event: &Event, now: u64) -> Vec<Write> {
         let Some(cause) = event.cause() else { return Vec::new() };
         let cause: Arc<str> = Arc::from(cause);
         let command = match self.acks.get(&cause) {

@@ -18,6 +18,7 @@ mod summary;
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
+use aep_engine::protocol::kind::EventKind;
 use aep_engine::protocol::vocabulary::EventType;
 use aep_engine::Event;
 
@@ -78,15 +79,28 @@ impl Audit {
         }
     }
 
-    /// An event was admitted: kept when it answers, acks or results from a
-    /// command, remembered when a later command may refer to it.
+    /// Whether a later command may refer to events of this kind: the
+    /// request it answers, the session it names.
+    pub fn remembers(kind: EventKind<'_>) -> bool {
+        matches!(kind.core(), Some(EventType::AttentionRequested | EventType::SessionStarted))
+    }
+
+    /// A new event was admitted: kept when it answers, acks or results
+    /// from a command, remembered when a later command may refer to it.
     pub fn saw(&self, event: &Event) {
-        let remembered = matches!(event.kind().core(), Some(EventType::AttentionRequested | EventType::SessionStarted));
-        if !remembered && event.cause().is_none() {
+        if !Audit::remembers(event.kind()) && event.cause().is_none() {
             return;
         }
         let writes = lock(&self.links).saw(event, now_ms());
         self.send(writes);
+    }
+
+    /// Remembers again, at start, the requests and sessions history still
+    /// holds ([`Audit::remembers`]), so a command answering a request
+    /// asked before a restart records that request and its prompt.
+    pub fn recall(&self, history: &[Event]) {
+        let mut links = lock(&self.links);
+        history.iter().for_each(|event| links.remember(event));
     }
 
     /// A command was forwarded to its target on behalf of `principal`.

@@ -334,6 +334,12 @@ impl SessionStore {
             .collect()
     }
 
+    /// Every held event: each session's in replay order, least recently
+    /// written session first (as [`SessionStore::replay_all`]).
+    pub fn held(&self) -> impl Iterator<Item = &Arc<HeldEvent>> {
+        self.written.iter_oldest_first().filter_map(|key| self.sessions.get(key)).flat_map(SessionBuffer::all)
+    }
+
     /// Number of sessions held.
     pub fn session_count(&self) -> usize {
         self.sessions.len()

@@ -135,8 +135,10 @@ pub struct Push {
 }
 
 impl Push {
-    /// Loads (or makes) the keys and the registered devices and starts the
-    /// push task, which then sees every event the switchboard admits.
+    /// Loads (or makes) the keys and the registered devices, takes the
+    /// requests still open from the history a data directory restored,
+    /// and starts the push task, which then sees every new event the
+    /// switchboard admits.
     pub fn start(
         config: &Config,
         switchboard: &Arc<Switchboard>,
@@ -149,13 +151,15 @@ impl Push {
             .map_err(ConfigError)?;
         let subscriptions = Subscriptions::open(dir).map_err(ConfigError)?;
         let client = sender::client(&settings.extra_roots).map_err(ConfigError)?;
+        let requests = Requests::default();
+        requests.restore(&switchboard.recall(requests::concerns), sender::now_ms());
         let push = Arc::new(Push {
             queue: Queue::new(settings.queue),
             capabilities,
             config: settings,
             vapid,
             subscriptions,
-            requests: Requests::default(),
+            requests,
             counters: PushCounters::default(),
             keyring,
             acks: Mutex::new(HashMap::new()),

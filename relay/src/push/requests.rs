@@ -95,7 +95,7 @@ pub struct Requests {
 }
 
 impl Requests {
-    /// Applies one event: a request opened (once: a redelivered one
+    /// Applies one event: a request opened (opening one already open
     /// changes nothing) or closed.
     pub fn apply(&self, event: &Event) -> Change {
         let mut guard = lock(&self.open);
@@ -128,6 +128,17 @@ impl Requests {
         }
     }
 
+    /// Takes the state `history` (held events, each session's in order)
+    /// leaves: a request asked and not settled there is open again, and
+    /// answers from notifications sent before a restart reach it. Nothing
+    /// is pushed again; a request that expired meanwhile stays closed.
+    pub fn restore(&self, history: &[Event], now: UnixMs) {
+        for event in history {
+            let _ = self.apply(event);
+        }
+        let _ = self.take_expired(now);
+    }
+
     /// The open request `id`, unless it expired.
     pub fn open(&self, id: &str, now: UnixMs) -> Option<Request> {
         lock(&self.open).0.get(id).filter(|r| !r.is_expired(now)).cloned()
@@ -145,5 +156,45 @@ impl Requests {
         let expired: Vec<String> = open.values().filter(|r| r.is_expired(now)).map(|r| r.id.clone()).collect();
         order.retain(|id| !expired.contains(id));
         expired.iter().filter_map(|id| open.remove(id)).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(json: serde_json::Value) -> Event {
+        Event::parse(&json.to_string()).unwrap()
+    }
+
+    fn asked(id: &str, seq: u64, expires_at: &str) -> Event {
+        event(serde_json::json!({"aep": "0.1", "id": id, "type": "attention.requested", "time": "2026-07-03T10:00:00Z",
+            "source": "aep://h/agent/a/session/s", "agent": "a", "session": "s", "seq": seq,
+            "data": {"kind": "approval", "prompt": "Go?", "options": [{"id": "allow", "label": "Allow"}],
+                "respond_via": ["control"], "expires_at": expires_at}}))
+    }
+
+    fn resolved(subject: &str, seq: u64) -> Event {
+        event(serde_json::json!({"aep": "0.1", "id": format!("done-{subject}"), "type": "attention.resolved",
+            "time": "2026-07-03T10:00:00Z", "source": "aep://h/agent/a/session/s", "agent": "a", "session": "s",
+            "seq": seq, "subject": subject, "data": {"outcome": "answered"}}))
+    }
+
+    #[test]
+    fn history_restores_what_is_open_and_nothing_else() {
+        let now = UnixMs::parse_rfc3339("2026-07-03T10:05:00Z").unwrap();
+        let history = [
+            asked("open", 0, "2026-07-03T11:00:00Z"),
+            asked("settled", 1, "2026-07-03T11:00:00Z"),
+            asked("lapsed", 2, "2026-07-03T10:01:00Z"),
+            resolved("settled", 3),
+        ];
+        let requests = Requests::default();
+        requests.restore(&history, now);
+        assert_eq!(requests.open("open", now).map(|r| r.prompt), Some("Go?".into()));
+        assert!(requests.open("settled", now).is_none());
+        assert!(requests.open("lapsed", now).is_none());
+        assert!(requests.take_expired(now).is_empty(), "a lapsed request is not closed again later");
+        assert_eq!(requests.count_open(now), 1);
     }
 }

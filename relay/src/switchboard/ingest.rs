@@ -40,6 +40,34 @@ pub struct Refusal {
     pub detail: String,
 }
 
+/// Whether an emitted event is news to this relay. Decided once, in
+/// [`Switchboard::admit`], from what the replay buffer did with it, before
+/// any feature (push, the audit) sees it: only news reaches them. Live
+/// fan-out still forwards every event as received (AEP-0003 §5: a
+/// redelivery must be able to traverse the relay).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Novelty {
+    /// First seen: now held for replay, or live-only (nothing held to
+    /// compare it with).
+    New,
+    /// Seen before: its `(source, id)` is held, or its position is behind
+    /// what the buffer already let go (history has moved past it).
+    Repeat,
+    /// Another event holds its position: it is not history, so nothing
+    /// acts on it.
+    Conflict,
+}
+
+impl Novelty {
+    fn of(admission: Option<Admission>) -> Novelty {
+        match admission {
+            None | Some(Admission::Stored) => Novelty::New,
+            Some(Admission::Duplicate | Admission::BeforeEvicted) => Novelty::Repeat,
+            Some(Admission::PositionTaken) => Novelty::Conflict,
+        }
+    }
+}
+
 impl Switchboard {
     /// Admits events to their session buffers and fans each one out, in
     /// order, under the fan-out lock so a batch is never interleaved.
@@ -97,6 +125,7 @@ impl Switchboard {
     /// home of history ends here, the shared one once per member).
     pub(super) fn admit(&self, fanout: &mut Fanout, batch: Batch) -> Admitted {
         let mut report = IngestReport::default();
+        let mut novelty = Vec::with_capacity(batch.events.len());
         let journal = {
             let mut state = lock(&self.state);
             let state = &mut *state;
@@ -104,28 +133,13 @@ impl Switchboard {
                 Kind::Events => {
                     for (event, held) in &batch.events {
                         report.accepted += 1;
-                        let Some(session) = event.session().filter(|_| !event.is_agent_scoped()) else { continue };
-                        let admission = if event.seq().is_some() {
-                            let admission = state.store.admit(session, held.clone());
-                            if admission == Admission::Stored {
-                                state.store.set_owner(session, &batch.principal);
-                                if let Origin::Socket(conn) = batch.origin {
-                                    self.claim(state, conn, session, &batch.principal);
-                                }
-                            }
-                            admission
-                        } else if event.is_foreign_emitter() {
-                            // `attention.routed`: a router's hop belongs to the
-                            // session's history though it has no position.
-                            state.store.admit_unpositioned(session, held.clone())
-                        } else {
-                            continue;
-                        };
+                        let admission = self.keep(state, &batch, event, held);
                         match admission {
-                            Admission::Stored => report.stored += 1,
-                            Admission::Duplicate => report.duplicates += 1,
-                            Admission::BeforeEvicted | Admission::PositionTaken => {}
+                            Some(Admission::Stored) => report.stored += 1,
+                            Some(Admission::Duplicate) => report.duplicates += 1,
+                            Some(Admission::BeforeEvicted | Admission::PositionTaken) | None => {}
                         }
+                        novelty.push(Novelty::of(admission));
                     }
                     state.counters.events_received += report.accepted as u64;
                     state.counters.events_stored += report.stored as u64;
@@ -150,18 +164,50 @@ impl Switchboard {
             fan_out(&fanout.listeners, event, held, skip, &mut tally);
         }
         self.settle(fanout, tally);
-        if let (Some(observe), Kind::Events) = (self.observer.get(), batch.kind) {
-            batch.events.iter().for_each(|(event, _)| observe(event));
-        }
-        if let Some(audit) = &self.audit {
-            match batch.kind {
-                Kind::Events => batch.events.iter().for_each(|(event, _)| audit.saw(event)),
-                Kind::Command { .. } => {
-                    batch.events.iter().for_each(|(command, _)| audit.forwarded(command, &batch.principal))
+        match batch.kind {
+            Kind::Events => {
+                // Push and the audit act on news only: a redelivery they
+                // acted on before must change nothing (AEP-0001 §7.4).
+                let news = batch.events.iter().zip(&novelty).filter(|(_, n)| **n == Novelty::New).map(|((e, _), _)| e);
+                for event in news {
+                    if let Some(observe) = self.observer.get() {
+                        observe(event);
+                    }
+                    if let Some(audit) = &self.audit {
+                        audit.saw(event);
+                    }
+                }
+            }
+            Kind::Command { .. } => {
+                if let Some(audit) = &self.audit {
+                    batch.events.iter().for_each(|(command, _)| audit.forwarded(command, &batch.principal));
                 }
             }
         }
         Admitted { report, journal }
+    }
+
+    /// Offers one emitted event to its session's buffer: what the buffer
+    /// did with it, `None` for a live-only event (agent-scoped, or a
+    /// session event with no position that no buffer keeps).
+    fn keep(&self, state: &mut State, batch: &Batch, event: &Event, held: &Arc<HeldEvent>) -> Option<Admission> {
+        let session = event.session().filter(|_| !event.is_agent_scoped())?;
+        if event.seq().is_some() {
+            let admission = state.store.admit(session, held.clone());
+            if admission == Admission::Stored {
+                state.store.set_owner(session, &batch.principal);
+                if let Origin::Socket(conn) = batch.origin {
+                    self.claim(state, conn, session, &batch.principal);
+                }
+            }
+            Some(admission)
+        } else if event.is_foreign_emitter() {
+            // `attention.routed`: a router's hop belongs to the session's
+            // history though it has no position.
+            Some(state.store.admit_unpositioned(session, held.clone()))
+        } else {
+            None
+        }
     }
 
     /// A connection of this process claims `session`: only while it is

@@ -4,6 +4,7 @@
 //! and replay ([`subscribe`](self::subscribe)), command routing
 //! ([`route`](self::route)), the connection registry
 //! ([`connections`](self::connections)), the [`roster`](self::roster),
+//! history read back at start ([`recall`](self::recall)),
 //! [`shutdown`](self::shutdown) and [`stats`](self::stats).
 //!
 //! Two locks, always taken in this order:
@@ -29,6 +30,7 @@ mod claims;
 mod connections;
 mod fanout;
 mod ingest;
+mod recall;
 mod roster;
 mod route;
 pub mod routing;
@@ -165,13 +167,14 @@ pub struct Switchboard {
     /// Connection tasks still running (sockets before and after `hello`,
     /// SSE bodies), so shutdown can wait for them to drain.
     tasks: AtomicUsize,
-    /// Sees every event admitted (Web Push): it must only enqueue.
+    /// Sees every new event admitted, never a redelivery (Web Push): it
+    /// must only enqueue.
     observer: OnceLock<Observer>,
     /// The control trail (`--data-dir`): commands, acks, outcomes.
     audit: Option<Arc<Audit>>,
 }
 
-/// Called with each admitted event, under the switchboard's locks.
+/// Called with each new event admitted, under the switchboard's locks.
 pub type Observer = Box<dyn Fn(&Event) + Send + Sync>;
 
 impl Switchboard {
@@ -191,8 +194,9 @@ impl Switchboard {
         let mut switchboard = Switchboard::with(config, store, Box::new(storage), Arc::new(Alone));
         if !config.audit_retention.is_zero() {
             let bounds = Bounds { retention: config.audit_retention, max_bytes: config.audit_bytes };
-            switchboard.audit =
-                Some(Arc::new(Audit::open(dir, bounds).map_err(|e| DiskError(format!("audit trail: {e}")))?));
+            let audit = Audit::open(dir, bounds).map_err(|e| DiskError(format!("audit trail: {e}")))?;
+            audit.recall(&switchboard.recall(Audit::remembers));
+            switchboard.audit = Some(Arc::new(audit));
         }
         Ok(switchboard)
     }
@@ -235,8 +239,8 @@ impl Switchboard {
         Arc::new(Outbox::new(self.limits.send_queue, self.limits.send_queue_bytes))
     }
 
-    /// Hands every event admitted from now on to `observer` as well (set
-    /// once; a second observer is ignored).
+    /// Hands every new event admitted from now on to `observer` as well
+    /// (set once; a second observer is ignored).
     pub fn observe(&self, observer: Observer) {
         let _ = self.observer.set(observer);
     }
@@ -277,6 +281,22 @@ mod tests {
             Frame::Subscribe(s) => s,
             _ => unreachable!(),
         }
+    }
+
+    /// A redelivered event (same `(source, id)`) reaches no feature again,
+    /// however often it comes and in whatever batch.
+    #[test]
+    fn features_see_each_event_once() {
+        let switchboard = Switchboard::new(&Config::default());
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let observed = seen.clone();
+        switchboard.observe(Box::new(move |e| observed.lock().unwrap().push(e.id().to_owned())));
+        for _ in 0..3 {
+            let _ = switchboard.ingest(Origin::Http, &Principal::anonymous(), vec![event(0), event(1)]).unwrap();
+        }
+        let _ = switchboard.ingest(Origin::Http, &Principal::anonymous(), vec![event(1), event(2)]).unwrap();
+        assert_eq!(*seen.lock().unwrap(), ["e0", "e1", "e2"]);
+        assert_eq!(switchboard.stats().buffered_events, 3);
     }
 
     /// A panic while a switchboard lock is held must not turn every later request

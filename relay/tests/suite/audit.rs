@@ -445,3 +445,76 @@ async fn commands_from_no_credential_are_not_kept() {
     assert_eq!(body, "", "anyone could fill the trail otherwise");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A request asked before a restart and answered after it: the relay
+/// restarts on the same data directory, the agent reconnects, an operator
+/// answers; the audit keeps the request's own bytes and its prompt, as
+/// the session's history (the replay buffer on disk) still holds them.
+#[tokio::test]
+async fn a_request_asked_before_a_restart_keeps_its_prompt_when_answered_after() {
+    let dir = scratch("asked-before");
+    let relay = start(&dir, &[]);
+    let s = session_name("builder");
+    let agent = support::agent::Agent::connect(&relay.addr, BUILDER, "builder", &s).await;
+    agent.emit(Draft::new("session.started").data(json!({"label": "release box"})));
+    let request = agent.emit(Draft::new("attention.requested").data(json!({
+        "kind": "approval", "prompt": "Ship release 4.2?",
+        "options": [{"id": "allow", "label": "Allow"}, {"id": "deny", "label": "Deny"}]})));
+    agent.emit_durably(&relay.base(), BUILDER, Draft::new("progress.status").data(json!({"message": "waiting"}))).await;
+    relay.kill9();
+
+    let relay = start(&dir, &[]);
+    let agent = agent.reconnect(&relay.addr, BUILDER).await;
+    let back = agent.emit(Draft::new("progress.status").data(json!({"message": "back"})));
+    // The session is routable again once the relay holds what the
+    // reconnected agent said (it claims the session as it is kept).
+    let session = format!("session={s}");
+    let deadline = tokio::time::Instant::now() + PROMPT;
+    let replay = format!("{}/stream?live=0&from=all", relay.base());
+    while !reqwest::Client::new()
+        .get(&replay)
+        .bearer_auth(CAROL)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
+        .contains(back.id())
+    {
+        assert!(tokio::time::Instant::now() < deadline, "the reconnected agent's event was never kept");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let mut alice = Operator::connect(&relay, "alice", ALICE).await;
+    let command = Draft::new("control.attention.respond")
+        .session(&s)
+        .subject(request.id())
+        .data(json!({"answer": {"option": "allow"}}))
+        .build(&alice.me, fresh_id(), now())
+        .unwrap();
+    let command = alice.send(command).await;
+
+    let body = until(&relay, &session, |b| b.contains("attention.resolved")).await;
+    let kept = records(&body);
+    let kinds: Vec<(&str, &str)> =
+        kept.iter().map(|(k, _, e)| (k.as_str(), e["type"].as_str().unwrap_or_default())).collect();
+    assert_eq!(
+        kinds,
+        [
+            ("command", "control.attention.respond"),
+            ("request", "attention.requested"),
+            ("ack", "control.accepted"),
+            ("outcome", "attention.answered"),
+            ("outcome", "attention.resolved"),
+        ],
+        "{body}"
+    );
+    assert!(body.contains(request.raw()), "the request's own bytes");
+    assert!(kept.iter().all(|(_, id, _)| *id == command.id()));
+    let (_, json) = audit(&relay, CAROL, &format!("{session}&format=json")).await;
+    let rows: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(rows.as_array().unwrap().len(), 1, "{json}");
+    assert_eq!((rows[0]["prompt"].as_str(), rows[0]["answer"].as_str()), (Some("Ship release 4.2?"), Some("allow")));
+    assert_eq!(rows[0]["label"].as_str(), Some("release box"), "{json}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

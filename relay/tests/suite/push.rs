@@ -107,8 +107,29 @@ async fn relay(service: &PushService, tweak: impl FnOnce(&mut Config)) -> TestRe
     .await
 }
 
-async fn subscribe(t: &TestRelay, token: &str, device: &Device) -> reqwest::Response {
-    t.http.post(t.url("/push/subscriptions")).bearer_auth(token).json(&device.subscription()).send().await.unwrap()
+/// A relay the checks reach: in this process, or the binary.
+trait Endpoint {
+    fn at(&self, path: &str) -> String;
+}
+
+impl Endpoint for TestRelay {
+    fn at(&self, path: &str) -> String {
+        self.url(path)
+    }
+}
+
+impl Endpoint for RelayProcess {
+    fn at(&self, path: &str) -> String {
+        format!("{}{path}", self.base())
+    }
+}
+
+fn http() -> reqwest::Client {
+    reqwest::Client::builder().no_proxy().build().unwrap()
+}
+
+async fn subscribe(t: &impl Endpoint, token: &str, device: &Device) -> reqwest::Response {
+    http().post(t.at("/push/subscriptions")).bearer_auth(token).json(&device.subscription()).send().await.unwrap()
 }
 
 /// `token`'s principal's devices, as `GET /push/subscriptions` lists them.
@@ -116,27 +137,26 @@ async fn listed(t: &TestRelay, token: &str) -> Value {
     t.http.get(t.url("/push/subscriptions")).bearer_auth(token).send().await.unwrap().json().await.unwrap()
 }
 
-async fn relay_key(t: &TestRelay) -> String {
-    let v: Value = t.get("/push/key").send().await.unwrap().json().await.unwrap();
+async fn relay_key(t: &impl Endpoint) -> String {
+    let v: Value = http().get(t.at("/push/key")).bearer_auth(ALICE).send().await.unwrap().json().await.unwrap();
     v["publicKey"].as_str().unwrap().to_owned()
 }
 
 /// An attention request answerable through control, `id` given.
 fn request_event(session: &str, id: &str, seq: u64, severity: Severity, expires_in: Duration) -> Event {
+    asking(severity, expires_in).session(session).seq(seq).build(&emitter(session), id.to_owned(), now()).unwrap()
+}
+
+/// An attention request answerable through control, to be emitted.
+fn asking(severity: Severity, expires_in: Duration) -> Draft {
     let expires = aep_engine::UnixMs(now().0 + expires_in.as_millis() as u64).to_rfc3339();
-    Draft::new("attention.requested")
-        .session(session)
-        .seq(seq)
-        .severity(severity)
-        .data(json!({
-            "kind": "permission",
-            "prompt": "Allow `rm -rf build/`?",
-            "options": [{"id": "allow", "label": "Allow"}, {"id": "deny", "label": "Deny"}],
-            "respond_via": ["control"],
-            "expires_at": expires,
-        }))
-        .build(&emitter(session), id.to_owned(), now())
-        .unwrap()
+    Draft::new("attention.requested").severity(severity).data(json!({
+        "kind": "permission",
+        "prompt": "Allow `rm -rf build/`?",
+        "options": [{"id": "allow", "label": "Allow"}, {"id": "deny", "label": "Deny"}],
+        "respond_via": ["control"],
+        "expires_at": expires,
+    }))
 }
 
 fn settled(session: &str, request: &str, seq: u64) -> Event {
@@ -149,8 +169,8 @@ fn settled(session: &str, request: &str, seq: u64) -> Event {
         .unwrap()
 }
 
-async fn answer(t: &TestRelay, body: Value) -> (u16, Value) {
-    let r = t.http.post(t.url("/push/answer")).json(&body).send().await.unwrap();
+async fn answer(t: &impl Endpoint, body: Value) -> (u16, Value) {
+    let r = http().post(t.at("/push/answer")).json(&body).send().await.unwrap();
     (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
 }
 
@@ -537,4 +557,188 @@ async fn the_binary_says_where_its_vapid_key_comes_from() {
         .unwrap();
     assert!(!refused.status.success());
     assert!(String::from_utf8_lossy(&refused.stderr).contains("--push-contact"), "a clear error");
+}
+
+// ---------------------------------------------------------------- the binary: repeats and restarts
+
+const BUILDER: &str = "builder-push-token";
+
+/// The relay binary keeping its history in `dir`, trusting `service`:
+/// `alice` answers, `builder` is an agent.
+fn binary(service: &PushService, dir: &Path) -> RelayProcess {
+    let credentials = dir.join("credentials");
+    let line = |name: &str, roles: &str, token: &str| format!("{name} {roles} {}\n", token_hash(token));
+    std::fs::write(&credentials, line("alice", "operator,viewer", ALICE) + &line("builder", "agent", BUILDER)).unwrap();
+    let data = dir.join("data");
+    let relay = RelayProcess::start(&[
+        "--data-dir",
+        data.to_str().unwrap(),
+        "--credentials",
+        credentials.to_str().unwrap(),
+        "--push-ca",
+        service.ca_file.to_str().unwrap(),
+    ]);
+    assert!(relay.boot.contains("Web Push on"), "{}", relay.boot);
+    relay
+}
+
+/// The capability a device's push for `request` carries.
+fn capability_for(payloads: &[Value], request: &Event) -> String {
+    let push = payloads.iter().find(|p| p["kind"] == "request" && p["request"] == request.id()).expect("its push");
+    push["capability"].as_str().unwrap().to_owned()
+}
+
+/// What each push a device received was: `request`, `closed`, `summary`.
+fn kinds(payloads: &[Value]) -> Vec<String> {
+    payloads.iter().map(|p| p["kind"].as_str().unwrap().to_owned()).collect()
+}
+
+/// The audit's records for `session`: (kind, event id), in chain order.
+async fn trail(relay: &RelayProcess, session: &str) -> Vec<(String, String)> {
+    let url = relay.at(&format!("/audit?session={session}"));
+    let body = http().get(url).bearer_auth(ALICE).send().await.unwrap().text().await.unwrap();
+    body.lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v.get("event").is_some())
+        .map(|v| (v["kind"].as_str().unwrap().to_owned(), v["event"]["id"].as_str().unwrap_or_default().to_owned()))
+        .collect()
+}
+
+/// An agent's request is answered from a notification and settled; then
+/// the agent redelivers everything it sent, byte for byte (AEP-0001 §7.4
+/// allows it). Consumers get the redelivery (every hop must pass it on),
+/// but nothing else changes: no device buzzes, the request stays settled
+/// for every notification, and the audit records nothing more.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redelivered_request_after_its_answer_changes_nothing() {
+    let service = PushService::start().await;
+    let dir = scratch("redelivered");
+    let relay = binary(&service, &dir);
+    let (phone, laptop) = (service.device("phone"), service.device("laptop"));
+    for device in [&phone, &laptop] {
+        assert_eq!(subscribe(&relay, ALICE, device).await.status(), 201);
+    }
+    let key = relay_key(&relay).await;
+    let s = session_name("redelivered");
+    let agent = support::agent::Agent::connect(&relay.addr, BUILDER, "builder", &s).await;
+    agent.emit(Draft::new("session.started"));
+    let request = agent.emit(asking(Severity::Warning, Duration::from_secs(600)));
+    let on_phone = verify(&service.wait_for(&phone, 1, PROMPT).await, &phone, &key, &service.origin());
+    let on_laptop = verify(&service.wait_for(&laptop, 1, PROMPT).await, &laptop, &key, &service.origin());
+
+    let body = json!({"capability": capability_for(&on_phone, &request), "option": "allow"});
+    let (status, ack) = answer(&relay, body).await;
+    assert_eq!((status, ack["ack"].as_str()), (200, Some("accepted")), "{ack}");
+    agent.until_emitted("attention.resolved", request.id()).await;
+    for device in [&phone, &laptop] {
+        assert_eq!(service.wait_for(device, 2, PROMPT).await.len(), 2, "the request, then its close");
+    }
+    let deadline = Instant::now() + PROMPT;
+    let before = loop {
+        let before = trail(&relay, &s).await;
+        if before.len() >= 5 {
+            break before;
+        }
+        assert!(Instant::now() < deadline, "the audit never recorded the answer: {before:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let kept: Vec<&str> = before.iter().map(|(kind, _)| kind.as_str()).collect();
+    assert_eq!(kept, ["command", "request", "ack", "outcome", "outcome"]);
+
+    let mut watcher = Ws::connect(&format!("ws://{}/socket?access_token={ALICE}", relay.addr)).await.unwrap();
+    watcher.send(&json!({"type": "hello", "versions": ["0.1"], "role": "consumer"})).await;
+    assert_eq!(watcher.recv_json().await["type"], "hello");
+    let subscribed = watcher.subscribe(json!({"type": "subscribe", "id": "w", "filter": {"session": s}})).await;
+    assert_eq!(subscribed["type"], "subscribed", "{subscribed}");
+
+    let sent = agent.sent();
+    for event in &sent {
+        agent.redeliver(event);
+    }
+    let seen = watcher.collect(Duration::from_millis(1500)).await;
+    let redelivered: Vec<&str> =
+        seen.iter().filter(|v| v.get("aep").is_some()).filter_map(|v| v["id"].as_str()).collect();
+    let ids: Vec<&str> = sent.iter().map(|e| e.id()).collect();
+    assert_eq!(redelivered, ids, "live fan-out passes a redelivery on, as received");
+
+    for device in [&phone, &laptop] {
+        let pushes = verify(&service.to(device), device, &key, &service.origin());
+        assert_eq!(kinds(&pushes), ["request", "closed"], "a redelivery buzzes nobody");
+    }
+    let body = json!({"capability": capability_for(&on_laptop, &request), "option": "deny"});
+    let (status, refusal) = answer(&relay, body).await;
+    assert_eq!((status, refusal["error"].as_str()), (409, Some("request-settled")), "{refusal}");
+    assert_eq!(agent.commands().len(), 1, "one answer reached the agent");
+    assert_eq!(trail(&relay, &s).await, before, "the audit records nothing more");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Notifications sent before a restart answer exactly while their request
+/// is open: the relay restarts on the same data directory; the request
+/// settled before it stays settled, the open one is answered from the
+/// phone once its agent is back, and is settled for the laptop after. A
+/// restart pushes nothing again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_notification_from_before_a_restart_answers_while_its_request_is_open() {
+    let service = PushService::start().await;
+    let dir = scratch("restarted");
+    let relay = binary(&service, &dir);
+    let (phone, laptop) = (service.device("phone"), service.device("laptop"));
+    for device in [&phone, &laptop] {
+        assert_eq!(subscribe(&relay, ALICE, device).await.status(), 201);
+    }
+    let key = relay_key(&relay).await;
+    let s = session_name("restarted");
+    let agent = support::agent::Agent::connect(&relay.addr, BUILDER, "builder", &s).await;
+    agent.emit(Draft::new("session.started"));
+    let open = agent.emit(asking(Severity::Warning, Duration::from_secs(600)));
+    let withdrawn = agent.emit(asking(Severity::Info, Duration::from_secs(600)));
+    for device in [&phone, &laptop] {
+        assert_eq!(service.wait_for(device, 2, PROMPT).await.len(), 2, "one push per request");
+    }
+    agent.emit(Draft::new("attention.resolved").subject(withdrawn.id()).data(json!({"outcome": "withdrawn"})));
+    for device in [&phone, &laptop] {
+        assert_eq!(service.wait_for(device, 3, PROMPT).await.len(), 3, "the withdrawn one's close");
+    }
+    let on_phone = verify(&service.to(&phone), &phone, &key, &service.origin());
+    let on_laptop = verify(&service.to(&laptop), &laptop, &key, &service.origin());
+    agent.emit_durably(&relay.base(), BUILDER, Draft::new("progress.status").data(json!({"message": "waiting"}))).await;
+
+    relay.kill9();
+    let relay = binary(&service, &dir);
+    let agent = agent.reconnect(&relay.addr, BUILDER).await;
+    agent.emit(Draft::new("progress.status").data(json!({"message": "back"})));
+
+    let body = json!({"capability": capability_for(&on_phone, &withdrawn), "option": "allow"});
+    let (status, refusal) = answer(&relay, body).await;
+    assert_eq!((status, refusal["error"].as_str()), (409, Some("request-settled")), "{refusal}");
+
+    // Once the agent's session is routable again, the phone answers.
+    let body = json!({"capability": capability_for(&on_phone, &open), "option": "allow"});
+    let deadline = Instant::now() + PROMPT;
+    let (status, ack) = loop {
+        let (status, ack) = answer(&relay, body.clone()).await;
+        if status != 503 || Instant::now() > deadline {
+            break (status, ack);
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!((status, ack["ack"].as_str()), (200, Some("accepted")), "{ack}");
+    let commands = agent.commands();
+    assert_eq!(commands.len(), 1);
+    assert_eq!((commands[0].subject(), commands[0].agent()), (Some(open.id()), "alice"));
+
+    // Settled now: the close goes out, and the laptop's notification no
+    // longer answers.
+    agent.until_emitted("attention.resolved", open.id()).await;
+    for device in [&phone, &laptop] {
+        let pushes = verify(&service.wait_for(device, 4, PROMPT).await, device, &key, &service.origin());
+        assert_eq!(kinds(&pushes), ["request", "request", "closed", "closed"], "nothing pushed again on restart");
+        assert_eq!(pushes[3]["request"], open.id());
+    }
+    let body = json!({"capability": capability_for(&on_laptop, &open), "option": "deny"});
+    let (status, refusal) = answer(&relay, body).await;
+    assert_eq!((status, refusal["error"].as_str()), (409, Some("request-settled")), "{refusal}");
+    assert_eq!(agent.commands().len(), 1, "one answer reached the agent");
+    let _ = std::fs::remove_dir_all(&dir);
 }

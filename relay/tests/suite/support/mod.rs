@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod agent;
 pub mod compressed;
 pub mod console;
 pub mod proxy;
