@@ -137,13 +137,17 @@ try {
     rmSync(`${dir}/remembered.txt`);
     const again = await claude(dir, `please RUN:${command}`).done;
     check(again.code === 0 && existsSync(`${dir}/remembered.txt`), `the next turn ran it again (exit ${again.code})\n${again.out.slice(-1500)}`);
-    // The second turn's hooks reached the adapter (its PreToolUse), and no permission request did.
-    const ran = (events) => events.filter((e) => e.type === 'tool.requested' && e.data.args?.command === command);
+    // The second turn's hooks reached the adapter (its session and its
+    // PreToolUse), and no permission request did.
+    const sessions = (events) => events.filter((e) => e.type === 'session.started' && e.data.cwd === dir).map((e) => e.session);
     const events = await until(async () => {
       const all = await history(relay);
-      return ran(all).length >= 2 && all;
+      const second = sessions(all)[1];
+      return second && all.some((e) => e.type === 'tool.requested' && e.session === second) && all;
     }, 'the second turn\'s tool call reached the adapter', 10_000);
+    const second = sessions(events)[1];
     check(askedFor(events).length === before, `no permission request for the second turn (${askedFor(events).length - before})`);
+    check(!events.some((e) => e.type === 'attention.requested' && e.session === second), 'nothing was asked in the second session');
   });
 
   await steps.step('Deny on the phone: the command does not run, and the model is told', async () => {

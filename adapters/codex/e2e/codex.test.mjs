@@ -124,8 +124,15 @@ try {
   await steps.step('Codex takes the hooks as installed: `codex exec --json` reports no error about them', async () => {
     const { dir, home } = adapter.project('as-installed');
     const env = { PATH: '/usr/bin:/bin', HOME: home, CODEX_HOME: join(home, '.codex'), FAKE_API_KEY: 'sk-e2e-not-a-key' };
-    const out = execFileSync(CODEX, ['exec', '--json', '--skip-git-repo-check', '-c', 'analytics.enabled=false', 'say ok'],
-      { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 }).toString();
+    // Spawned, not run synchronously: the scripted model answers from this process.
+    const proc = spawn(CODEX, ['exec', '--json', '--skip-git-repo-check', '-c', 'analytics.enabled=false', 'say ok'],
+      { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    proc.stdout.on('data', (d) => (out += d));
+    proc.stderr.on('data', (d) => (out += d));
+    const killer = setTimeout(() => proc.kill('SIGKILL'), 60_000);
+    await new Promise((resolve) => proc.on('exit', resolve));
+    clearTimeout(killer);
     const items = out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
     check(items.some((i) => i.type === 'turn.completed'), `the turn completed:\n${out.slice(-1500)}`);
     const errors = items.filter((i) => i.type === 'error' || i.item?.type === 'error').map((i) => i.message ?? i.item.message);
