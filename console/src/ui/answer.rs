@@ -24,6 +24,11 @@ pub fn send(
     error: RwSignal<Option<String>>,
     steady: Steady,
 ) -> bool {
+    // One answer per request from this device: one held or in flight
+    // already is the answer.
+    if card.with_untracked(CardView::in_flight) {
+        return false;
+    }
     if !steady.ready() {
         steady.refuse();
         return false;

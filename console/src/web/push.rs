@@ -99,6 +99,14 @@ pub async fn registration() -> Option<ServiceWorkerRegistration> {
     (!found.is_undefined() && !found.is_null()).then(|| found.unchecked_into())
 }
 
+/// The registration once its worker is active (`navigator.serviceWorker
+/// .ready`); only asked for when one is registered, as it never settles
+/// otherwise.
+async fn active_registration() -> Option<ServiceWorkerRegistration> {
+    let ready = container()?.ready().ok()?;
+    JsFuture::from(ready).await.ok().map(JsCast::unchecked_into)
+}
+
 /// This browser's push subscription, if it holds one.
 pub async fn subscription() -> Option<PushSubscription> {
     let manager = registration().await?.push_manager().ok()?;
@@ -191,10 +199,14 @@ pub async fn forget(token: &str, endpoint: &str) -> Result<(), String> {
 }
 
 /// Shows a notification through the worker (the only way Android
-/// Chrome allows), else with the page's own `Notification`.
+/// Chrome allows), else with the page's own `Notification`. A worker just
+/// registered (as opting in does) shows nothing until it is active, so
+/// that is waited for.
 pub async fn show(title: &str, options: &NotificationOptions) -> Result<(), String> {
-    if let Some(reg) = registration().await {
-        return settle(reg.show_notification_with_options(title, options)).await.map(|_| ());
+    if registration().await.is_some() {
+        if let Some(reg) = active_registration().await {
+            return settle(reg.show_notification_with_options(title, options)).await.map(|_| ());
+        }
     }
     Notification::new_with_options(title, options).map(|_| ()).map_err(words)
 }

@@ -134,7 +134,7 @@ export function ulid(now = Date.now()) {
  * agent does when its relay restarts), continuing its sequence.
  */
 export class TestAgent {
-  constructor({ relay, agent = 'e2e-agent', session, reconnect = false, ackWindowMs = 10_000, ignore = 0 }) {
+  constructor({ relay, agent = 'e2e-agent', session, reconnect = false, ackWindowMs = 10_000, ignore = 0, outcomeAfterMs = 0 }) {
     this.relay = relay;
     this.agent = agent;
     this.session = session || `e2e-${randomBytes(3).toString('hex')}`;
@@ -146,6 +146,9 @@ export class TestAgent {
     this.ackWindowMs = ackWindowMs;
     // Commands to leave unanswered (as if lost), before acting on the rest.
     this.ignore = ignore;
+    // How long an answered request stays open before its outcome, as an
+    // agent busy with other work keeps it.
+    this.outcomeAfterMs = outcomeAfterMs;
     this.acks = new Map();
   }
 
@@ -208,8 +211,13 @@ export class TestAgent {
       this.acks.set(f.id, JSON.stringify(ack));
       if (f.type === 'control.attention.respond') {
         const answer = (f.data && f.data.answer) || {};
-        this.emit('attention.answered', { answer, by: f.agent, via: 'control' }, { subject: f.subject, cause: f.id, run: 'run-e2e' });
-        this.emit('attention.resolved', { resolution: 'answered' }, { subject: f.subject, cause: f.id, run: 'run-e2e' });
+        const outcome = () => {
+          if (this.closed) return;
+          this.emit('attention.answered', { answer, by: f.agent, via: 'control' }, { subject: f.subject, cause: f.id, run: 'run-e2e' });
+          this.emit('attention.resolved', { resolution: 'answered' }, { subject: f.subject, cause: f.id, run: 'run-e2e' });
+        };
+        if (this.outcomeAfterMs) setTimeout(outcome, this.outcomeAfterMs);
+        else outcome();
       }
     }
   }

@@ -246,6 +246,53 @@ try {
     }
   });
 
+  await step('390x844: thirty double taps (100–200 ms apart) on Deny, on cards of every severity, send exactly one answer each, counted after every hold has ended', async () => {
+    // The agent takes its time to settle an answered request, so a second
+    // answer from the same device would still find it open.
+    const agent = new TestAgent({ relay, agent: 'e2e-one-answer', outcomeAfterMs: 30_000 });
+    await agent.connect();
+    agent.start('One answer');
+    const severities = ['critical', 'error', 'warning', 'notice', 'info'];
+    const asked = [];
+    for (let i = 0; i < 30; i++) {
+      asked.push(agent.ask(`One answer: drop scratch table ${i + 1}?`, undefined, { severity: severities[i % severities.length] }));
+    }
+    const { ctx, page } = await open(PHONE);
+    try {
+      const untaken = [];
+      for (const [i, q] of asked.entries()) {
+        const c = cardIn(page, q.data.prompt);
+        await c.waitFor({ timeout: 10_000 });
+        const deny = c.locator('button.option[data-option="deny"]');
+        await deny.scrollIntoViewIfNeeded();
+        await steadied(c);
+        const box = await deny.boundingBox();
+        const [x, y] = [box.x + box.width / 2, box.y + box.height / 2];
+        await page.touchscreen.tap(x, y);
+        // protocol timer under test: the second half of a double tap,
+        // 100 to 200 ms after the first.
+        await sleep(100 + (i % 5) * 25);
+        await page.touchscreen.tap(x, y);
+        if (!(await c.locator('.hold').isVisible())) untaken.push(`${q.severity} ${i + 1}`);
+      }
+      check(untaken.length === 0, `a double tap on Deny holds the refusal at once, whatever the severity (not taken: ${untaken.join(', ')})`);
+      // Every hold ends on its own; whatever a second one would send leaves
+      // at its end, before the page shows no hold at all.
+      await until(async () => (await page.locator('main .hold').count()) === 0, 'every hold has ended', 20_000);
+      await until(() => asked.every((q) => agent.commands.some((c) => c.subject === q.id)), 'every answer reached the agent', 10_000);
+      // Counted on the relay too: every command it routed reached the agent.
+      const { counters } = await relayStats(relay);
+      await until(() => agent.commands.length >= counters.commands_routed, 'the agent has every routed command', 5_000);
+      const counts = asked.map((q) => agent.commands.filter((c) => c.subject === q.id).length);
+      const wrong = asked.map((q, i) => [q, counts[i]]).filter(([, n]) => n !== 1).map(([q, n]) => `${q.severity} "${q.data.prompt}": ${n}`);
+      check(wrong.length === 0, `one command per request: ${wrong.join('; ')}`);
+      check(agent.commands.every((c) => c.data.answer.option === 'deny'), 'each is a Deny');
+    } finally {
+      agent.drop();
+      await ctx.close();
+    }
+  });
+
   await step('390x844: a tap on a card that has just moved is not taken, and the card says so', async () => {
     const agent = await agentWith('e2e-moved', 'Moved');
     const { ctx, page } = await open(PHONE);

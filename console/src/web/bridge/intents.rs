@@ -31,14 +31,19 @@ impl Console {
     }
 
     /// Holds `answer` on this device for [`UNDO_MS`], then sends it; a
-    /// refusal to send is put in `error`. Returns the hold.
+    /// refusal to send is put in `error`. Returns the hold. One answer per
+    /// request per device: while one is held, another (the second half of
+    /// a double tap, a key pressed twice) holds nothing more.
     pub fn hold(self, card: &CardRef, answer: Answer, what: String, error: RwSignal<Option<String>>) -> u64 {
+        let request = card.request.to_string();
+        if let Some(seq) = self.held.with_untracked(|h| h.iter().find(|x| x.request == request).map(|x| x.seq)) {
+            return seq;
+        }
         let state = self.state();
         let seq = state.hold_seq.get() + 1;
         state.hold_seq.set(seq);
         state.held.borrow_mut().push((seq, HeldAnswer { card: card.clone(), answer, error }));
         let until = UnixMs(now().0 + UNDO_MS);
-        let request = card.request.to_string();
         self.held.update(|h| h.push(Held { seq, request, what, until }));
         after(UNDO_MS as i32, move || self.release(seq));
         seq
