@@ -138,8 +138,8 @@ try {
     check(lines.slice(1).every((l, i) => l.endsWith(`,"${shown[i]}"`)), `the CSV's result is the row's words: ${text} / ${shown}`);
     check(text.includes('Audit: push to main (bob)?') && text.includes('deny'), `with the prompt and the answer: ${text}`);
     const [jsonl] = await Promise.all([alice.waitForEvent('download'), alice.locator('button[data-export="jsonl"]').click()]);
-    const lines = readFileSync(await jsonl.path(), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-    const [records, signed] = [lines.slice(0, -1), lines.at(-1)];
+    const exported = readFileSync(await jsonl.path(), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const [records, signed] = [exported.slice(0, -1), exported.at(-1)];
     const commands = records.filter((r) => r.kind === 'command' && r.event).map((r) => r.command);
     check(JSON.stringify(commands) === JSON.stringify(expected), `the same commands in JSONL: ${commands}`);
     check(records.every((r) => r.hash && r.prev), 'with the chain');
