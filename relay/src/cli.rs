@@ -276,11 +276,16 @@ pub enum Command {
 
 #[derive(Subcommand)]
 pub enum AuditCommand {
-    /// Check an exported JSONL file: every record unaltered and none
-    /// missing from the chain it covers. Exits 1 when it is broken.
+    /// Check an exported JSONL file: every record unaltered, none missing
+    /// from the chain it covers, every record of a selected command with
+    /// its event, and its end signed by the relay. Exits 1 when it is broken.
     Verify {
         /// The export, as `GET /audit` answered it.
         file: PathBuf,
+        /// The relay's public key as you keep it (64 hex digits, from
+        /// `GET /audit/key`): the export's signed head must be signed with it.
+        #[arg(long)]
+        key: Option<String>,
     },
 }
 

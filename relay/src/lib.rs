@@ -30,6 +30,7 @@ pub mod config;
 pub mod credentials;
 pub mod discovery;
 mod file_watch;
+mod files;
 pub mod held;
 mod http;
 pub mod ingest;

@@ -27,7 +27,8 @@ pub fn verb_words(verb: CommandVerb) -> &'static str {
     }
 }
 
-/// Results a person can filter by, with their words.
+/// Results a person can filter by, with their words (the rows themselves
+/// carry the relay's words for what came of each command).
 pub const OUTCOMES: [(&str, &str); 6] = [
     ("attention.resolved", "resolved"),
     ("accepted", "accepted"),
@@ -104,6 +105,19 @@ impl Row {
         }
     }
 
+    /// What was asked, for the collapsed row: the request's prompt, else
+    /// the command and where it went (`cancelled in build box`).
+    pub fn request(&self) -> String {
+        if !self.prompt.is_empty() {
+            return self.prompt.clone();
+        }
+        let place = if self.label.is_empty() { &self.session } else { &self.label };
+        match CommandVerb::parse(&self.verb) {
+            Some(v) => format!("{} in {place}", verb_words(v)),
+            None => format!("{} in {place}", self.verb),
+        }
+    }
+
     /// What was done, in a word: `answered allow`, `cancelled`.
     pub fn action(&self) -> String {
         let verb: &str = match CommandVerb::parse(&self.verb) {
@@ -117,12 +131,14 @@ impl Row {
         }
     }
 
-    /// What came of it, in words.
+    /// What the agent did, in the relay's words (the CSV's `result` column
+    /// says the same).
     pub fn result_words(&self) -> String {
-        if let Some(code) = self.result.strip_prefix("refused:") {
-            return format!("refused by the relay ({code})");
+        if self.result.is_empty() {
+            "no answer from the agent".to_owned()
+        } else {
+            self.result.clone()
         }
-        OUTCOMES.iter().find(|(o, _)| *o == self.result).map_or_else(|| self.result.clone(), |(_, w)| (*w).to_owned())
     }
 }
 
@@ -146,15 +162,23 @@ mod tests {
     }
 
     #[test]
-    fn rows_say_what_was_done_and_what_came_of_it() {
-        let body = r#"[{"at":1,"who":"alice","verb":"control.attention.respond","answer":"allow","result":"attention.resolved","latency_ms":40},
-                       {"at":0,"who":"bob","verb":"control.cancel","answer":"","result":"refused:no-route"}]"#;
+    fn rows_name_the_request_the_answer_and_what_the_agent_did() {
+        let body = r#"[{"at":1,"who":"alice","agent":"access-guardian","verb":"control.attention.respond","prompt":"Bash: rm -rf build/",
+                        "answer":"approve","outcome":"attention.resolved","result":"the agent refused: two approvers needed; then the agent withdrew the request","latency_ms":40},
+                       {"at":0,"who":"bob","verb":"control.pause","label":"build box","session":"s1","answer":"","outcome":"progress.status","result":"the agent paused"},
+                       {"at":0,"who":"bob","verb":"control.cancel","session":"s2","result":""}]"#;
         let rows = rows(body).unwrap();
-        assert_eq!(rows[0].action(), "answered \u{201c}allow\u{201d}");
-        assert_eq!(rows[0].result_words(), "resolved");
+        assert_eq!(rows[0].request(), "Bash: rm -rf build/");
+        assert_eq!(rows[0].action(), "answered \u{201c}approve\u{201d}");
+        assert_eq!(
+            rows[0].result_words(),
+            "the agent refused: two approvers needed; then the agent withdrew the request"
+        );
         assert_eq!(rows[0].latency_ms, Some(40));
-        assert_eq!(rows[1].action(), "cancelled");
-        assert_eq!(rows[1].result_words(), "refused by the relay (no-route)");
+        assert_eq!(rows[1].request(), "paused in build box");
+        assert_eq!(rows[1].result_words(), "the agent paused");
+        assert_eq!(rows[2].request(), "cancelled in s2");
+        assert_eq!(rows[2].result_words(), "no answer from the agent");
         assert!(super::rows("{\"error\":1}").is_err());
     }
 }

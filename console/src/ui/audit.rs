@@ -159,7 +159,8 @@ pub fn Audit() -> impl IntoView {
                                     <details>
                                         <summary>
                                             <time class="audit-time" datetime=iso>{when}</time>
-                                            " "<span class="audit-who">{row.who.clone()}</span>
+                                            " "<span class="audit-request">{row.request()}</span>
+                                            " \u{00b7} "<span class="audit-who">{row.who.clone()}</span>
                                             " "<span class="audit-action">{row.action()}</span>
                                             " \u{00b7} "<span class="audit-agent">{row.agent.clone()}</span>
                                             " \u{00b7} "<span class="audit-result">{row.result_words()}</span>

@@ -46,11 +46,16 @@ async function open(name) {
   return page;
 }
 
-/** The person's decisions, as the relay's audit has them. */
-async function decisionsOf(name) {
+/** The person's rows, as the relay's audit has them. */
+async function rowsOf(name) {
   const r = await fetch(`${relay.base}/audit?principal=${name}&format=json`, { headers: { authorization: `Bearer ${owner}` } });
   check(r.ok, `the audit answers: ${r.status}`);
-  return (await r.json()).map((row) => row.command);
+  return r.json();
+}
+
+/** The person's decisions, as the relay's audit has them. */
+async function decisionsOf(name) {
+  return (await rowsOf(name)).map((row) => row.command);
 }
 
 try {
@@ -98,6 +103,10 @@ try {
     check(text.includes(String(new Date(iso).getFullYear())), `the date is shown: ${text}`);
     const summary = await rows.first().locator('summary').textContent();
     check(summary.includes('deny'), `the answer is in the row: ${summary}`);
+    check(summary.includes('Audit: push to main (bob)?'), `the row names the request: ${summary}`);
+    const words = await rowsOf('bob');
+    check(summary.includes(words[0].result) && words[0].result === 'the agent acted on the answer',
+      `and says in words what the agent did: ${summary}`);
     const box = await rows.first().boundingBox();
     check(box.height <= 120, `one compact row on a phone: ${box.height} px`);
     await rows.first().locator('summary').click();
@@ -121,15 +130,21 @@ try {
     const [csv] = await Promise.all([alice.waitForEvent('download'), alice.locator('button[data-export="csv"]').click()]);
     const text = readFileSync(await csv.path(), 'utf8');
     const lines = text.trim().split('\n');
-    check(lines[0].startsWith('time,who,agent,session,label,verb,command,prompt,answer'), `a CSV header: ${lines[0]}`);
+    check(lines[0] === '"time","who","agent","session","label","verb","command","prompt","answer","ack","outcome","latency_ms","result"',
+      `a CSV header: ${lines[0]}`);
     check(lines.length === 1 + expected.length, `one row per decision: ${text}`);
-    check(expected.every((id) => text.includes(id)) && lines.slice(1).every((l) => l.includes(',bob,')), `bob's rows: ${text}`);
+    check(expected.every((id) => text.includes(id)) && lines.slice(1).every((l) => l.includes(',"bob",')), `bob's rows: ${text}`);
+    const shown = await alice.locator('li.audit-row .audit-result').allTextContents();
+    check(lines.slice(1).every((l, i) => l.endsWith(`,"${shown[i]}"`)), `the CSV's result is the row's words: ${text} / ${shown}`);
     check(text.includes('Audit: push to main (bob)?') && text.includes('deny'), `with the prompt and the answer: ${text}`);
     const [jsonl] = await Promise.all([alice.waitForEvent('download'), alice.locator('button[data-export="jsonl"]').click()]);
-    const records = readFileSync(await jsonl.path(), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const exported = readFileSync(await jsonl.path(), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const [records, signed] = [exported.slice(0, -1), exported.at(-1)];
     const commands = records.filter((r) => r.kind === 'command' && r.event).map((r) => r.command);
     check(JSON.stringify(commands) === JSON.stringify(expected), `the same commands in JSONL: ${commands}`);
     check(records.every((r) => r.hash && r.prev), 'with the chain');
+    check(JSON.stringify(signed.commands) === JSON.stringify(expected) && signed.head && signed.signature,
+      `ending with the signed head: ${JSON.stringify(signed)}`);
   });
 
   await steps.noPageErrors(errors);

@@ -70,11 +70,12 @@ pub fn link(prev: &Hash, head: &Head<'_>, body: &Hash) -> Hash {
     h.finalize().into()
 }
 
-fn hex(bytes: &Hash) -> String {
+/// Lower-case hex, as hashes and keys are written.
+pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn unhex(text: &str) -> Option<Hash> {
+pub fn unhex(text: &str) -> Option<Hash> {
     let mut out = [0u8; 32];
     if text.len() != 64 {
         return None;
@@ -134,16 +135,29 @@ struct Line<'a> {
     event: Option<&'a RawValue>,
 }
 
-/// What a verified export holds.
+/// What a verified chain holds.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Verified {
     /// Records in the span, each once.
     pub records: usize,
     /// Of them, those with their event.
     pub whole: usize,
+    /// Those without it, for the caller to judge: a record of a command
+    /// the export selected must not be one.
+    pub hash_only: Vec<HashOnly>,
+    /// The commands that have their `command` record whole.
+    pub whole_commands: Vec<String>,
     pub first_seq: u64,
     pub last_seq: u64,
-    pub last_hash: String,
+    pub last_hash: Hash,
+}
+
+/// A record present as its link line only.
+#[derive(Debug, PartialEq, Eq)]
+pub struct HashOnly {
+    pub seq: u64,
+    pub kind: String,
+    pub command: String,
 }
 
 /// Checks an export: every line is a record whose hash is right, and the
@@ -151,6 +165,7 @@ pub struct Verified {
 /// given (what came before it is outside the export).
 pub fn verify(export: &str) -> Result<Verified, String> {
     let mut span: BTreeMap<u64, (Hash, Hash, bool)> = BTreeMap::new();
+    let mut heads: BTreeMap<u64, (String, String)> = BTreeMap::new();
     for (n, text) in export.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
         let line_no = n + 1;
         let line: Line<'_> =
@@ -175,6 +190,7 @@ pub fn verify(export: &str) -> Result<Verified, String> {
             Some((_, _, true)) => {}
             _ => {
                 span.insert(line.seq, (prev, hash, whole));
+                heads.insert(line.seq, (line.kind.into_owned(), line.command.into_owned()));
             }
         }
     }
@@ -195,12 +211,23 @@ pub fn verify(export: &str) -> Result<Verified, String> {
         }
         expected = Some((seq, hash));
     }
+    let mut hash_only = Vec::new();
+    let mut whole_commands = Vec::new();
+    for (seq, (kind, command)) in heads {
+        match span.get(&seq) {
+            Some((_, _, true)) if kind == Kind::Command.as_str() => whole_commands.push(command),
+            Some((_, _, true)) => {}
+            _ => hash_only.push(HashOnly { seq, kind, command }),
+        }
+    }
     Ok(Verified {
         records: span.len(),
         whole: span.values().filter(|(_, _, w)| *w).count(),
+        hash_only,
+        whole_commands,
         first_seq,
         last_seq,
-        last_hash: hex(&last_hash),
+        last_hash,
     })
 }
 

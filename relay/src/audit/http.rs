@@ -6,8 +6,11 @@
 //! commands, newest first. `format=jsonl` (default) answers with each
 //! command's records (the events' own bytes) and the chain that proves
 //! them (a page ends early rather than span more than
-//! [`super::MAX_SPAN`] records); `format=csv`, one row per command;
-//! `format=json`, the same rows as objects.
+//! [`super::MAX_SPAN`] records), closed by the signed head; `format=csv`,
+//! one row per command; `format=json`, the same rows as objects.
+//!
+//! `GET /audit/head`: the chain's head, signed; `GET /audit/key`: the
+//! key it is signed with, for an auditor to keep.
 
 use std::sync::Arc;
 
@@ -23,6 +26,8 @@ use crate::http::{ApiError, Caller};
 use crate::state::AppState;
 
 pub const AUDIT_PATH: &str = "/audit";
+pub const HEAD_PATH: &str = "/audit/head";
+pub const KEY_PATH: &str = "/audit/key";
 /// Names where the next page starts.
 pub const NEXT_HEADER: &str = "aep-audit-next";
 const MOST: usize = 1_000;
@@ -96,11 +101,11 @@ pub async fn query(
     let answer = tokio::task::spawn_blocking(move || -> Result<(String, Option<(u64, u64)>), String> {
         let mut page = audit.page(&query).map_err(|e| e.to_string())?;
         let body = match format {
-            Format::Jsonl => audit.export(&mut page).map_err(|e| e.to_string())?,
-            Format::Csv => super::csv::rows(&page.commands)?,
+            Format::Jsonl => audit.export(&query, &mut page).map_err(|e| e.to_string())?,
+            Format::Csv => super::csv::rows(&audit.rows(&page).map_err(|e| e.to_string())?)?,
             Format::Json => {
-                let rows: Vec<serde_json::Value> = page.commands.iter().map(super::Summary::row).collect();
-                serde_json::Value::Array(rows).to_string()
+                let rows = audit.rows(&page).map_err(|e| e.to_string())?;
+                serde_json::Value::Array(rows.iter().map(super::words::Row::json).collect()).to_string()
             }
         };
         Ok((body, page.next))
@@ -124,4 +129,22 @@ pub async fn query(
         }
     }
     Ok(response)
+}
+
+/// `GET /audit/head`: the chain's newest record, signed.
+pub async fn head(State(app): State<AppState>, caller: Caller) -> Result<Response, ApiError> {
+    caller.reader("read the audit")?;
+    let audit: Arc<Audit> = app.switchboard.audit().ok_or(ApiError::NoAudit)?;
+    let signed = tokio::task::spawn_blocking(move || audit.head())
+        .await
+        .map_err(|e| ApiError::AuditUnreadable(e.to_string()))?
+        .map_err(|e| ApiError::AuditUnreadable(e.to_string()))?;
+    Ok(crate::http::json_response(StatusCode::OK, serde_json::to_value(signed).unwrap_or_default()))
+}
+
+/// `GET /audit/key`: the public key heads are signed with.
+pub async fn key(State(app): State<AppState>, caller: Caller) -> Result<Response, ApiError> {
+    caller.reader("read the audit")?;
+    let audit: Arc<Audit> = app.switchboard.audit().ok_or(ApiError::NoAudit)?;
+    Ok(crate::http::json_response(StatusCode::OK, serde_json::json!({ "key": audit.public_key() })))
 }

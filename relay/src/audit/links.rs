@@ -178,7 +178,7 @@ impl Links {
                 session: session.to_owned(),
                 label: facts.map(|f| f.1).unwrap_or_default(),
                 verb: command.ty().to_owned(),
-                answer: answer_of(command),
+                answer: super::words::answer(command),
                 ..Summary::default()
             },
         };
@@ -209,19 +209,5 @@ impl Links {
         }
         writes.push(Write::Summary(summary));
         writes
-    }
-}
-
-/// The answer a command carries, in words: the option, the text, or the
-/// form's values.
-fn answer_of(command: &Event) -> String {
-    let Some(answer) = command.data_field("answer") else { return String::new() };
-    let part = |name: &str| answer.get(name).filter(|v| !v.is_null());
-    match (part("option"), part("text"), part("values")) {
-        (Some(Value::String(option)), Some(Value::String(text)), _) => format!("{option}: {text}"),
-        (Some(Value::String(option)), _, _) => option.clone(),
-        (_, Some(Value::String(text)), _) => text.clone(),
-        (_, _, Some(values)) => values.to_string(),
-        _ => answer.to_string(),
     }
 }

@@ -10,10 +10,13 @@
 
 pub mod chain;
 pub mod csv;
+pub mod head;
 pub mod http;
 mod links;
 mod store;
 mod summary;
+pub mod verify;
+pub mod words;
 
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
@@ -37,6 +40,7 @@ pub struct Audit {
     writes: Mutex<Option<mpsc::Sender<Write>>>,
     writer: Mutex<Option<std::thread::JoinHandle<()>>>,
     store: Arc<Store>,
+    signer: head::Signer,
     pub bounds: Bounds,
 }
 
@@ -47,6 +51,7 @@ fn now_ms() -> u64 {
 impl Audit {
     /// Opens the audit in `dir`, trims it to `bounds` and starts its writer.
     pub fn open(dir: &std::path::Path, bounds: Bounds) -> Result<Audit, StoreError> {
+        let signer = head::Signer::load(dir).map_err(StoreError)?;
         let (store, mut tail) = Store::open(dir)?;
         store.write(&mut tail, &[], bounds, now_ms())?;
         let mut links = Links::new(tail.next_seq, tail.last_at);
@@ -67,6 +72,7 @@ impl Audit {
             writes: Mutex::new(Some(writes)),
             writer: Mutex::new(Some(writer)),
             store,
+            signer,
             bounds,
         })
     }
@@ -120,10 +126,35 @@ impl Audit {
         self.store.page(query)
     }
 
-    /// A page as JSONL with its chain (blocking); may end the page early
-    /// (see [`Store::export`]).
-    pub fn export(&self, page: &mut Page) -> Result<String, StoreError> {
-        self.store.export(page)
+    /// A page as JSONL with its chain, closed by the signed head of where
+    /// it ends and which commands `query` selected (blocking); may end the
+    /// page early (see [`Store::export`]).
+    pub fn export(&self, query: &Query, page: &mut Page) -> Result<String, StoreError> {
+        let (mut out, end) = self.store.export(page)?;
+        let selection = head::Selection {
+            filter: query.describe(),
+            commands: page.commands.iter().map(|c| c.id.clone()).collect(),
+        };
+        let signed = self.signer.sign(end, selection);
+        out.push_str(&serde_json::to_string(&signed).map_err(|e| StoreError(e.to_string()))?);
+        out.push('\n');
+        Ok(out)
+    }
+
+    /// The chain's head, signed (blocking).
+    pub fn head(&self) -> Result<head::SignedHead, StoreError> {
+        Ok(self.signer.sign(self.store.head()?, head::Selection::default()))
+    }
+
+    /// The key heads are signed with, 64 hex digits.
+    pub fn public_key(&self) -> String {
+        self.signer.public_key()
+    }
+
+    /// The commands of `page` as rows, in words (blocking).
+    pub fn rows<'p>(&self, page: &'p Page) -> Result<Vec<words::Row<'p>>, StoreError> {
+        let events = self.store.events(&page.commands)?;
+        Ok(page.commands.iter().zip(events).map(|(summary, events)| words::Row::of(summary, &events)).collect())
     }
 
     /// Waits until everything enqueued so far is on disk, however long the
@@ -190,34 +221,7 @@ pub(crate) fn new_record(
     Write::Record(NewRecord { seq, at, kind, command: command.clone(), principal: principal.clone(), raw })
 }
 
-/// `aep-relay audit verify FILE`: checks an export offline.
-pub fn run(command: &crate::cli::AuditCommand) -> std::process::ExitCode {
-    use std::process::ExitCode;
-    match command {
-        crate::cli::AuditCommand::Verify { file } => {
-            let text = match std::fs::read_to_string(file) {
-                Ok(text) => text,
-                Err(e) => {
-                    eprintln!("aep-relay: cannot read {}: {e}", file.display());
-                    return ExitCode::from(2);
-                }
-            };
-            match chain::verify(&text) {
-                Ok(v) => {
-                    println!(
-                        "intact: {} records ({} with their events), chain positions {}..{}, last hash {}",
-                        v.records, v.whole, v.first_seq, v.last_seq, v.last_hash
-                    );
-                    ExitCode::SUCCESS
-                }
-                Err(why) => {
-                    println!("BROKEN: {why}");
-                    ExitCode::from(1)
-                }
-            }
-        }
-    }
-}
+pub use verify::run;
 
 #[cfg(test)]
 mod tests {
@@ -246,15 +250,15 @@ mod tests {
         let query = Query { to: u64::MAX, principal: Some("rare".into()), limit: 100, ..Query::default() };
         let mut page = audit.page(&query).unwrap();
         assert_eq!(page.commands.len(), 10);
-        let export = audit.export(&mut page).unwrap();
-        let verified = chain::verify(&export).unwrap();
+        let export = audit.export(&query, &mut page).unwrap();
+        let verified = verify::export(&export, None).unwrap().chain;
         assert!(verified.records as u64 <= MAX_SPAN, "{} records", verified.records);
         assert_eq!(page.commands.len(), 4, "three gaps of {every} fit, a fourth would not");
         assert_eq!(page.commands[0].id, format!("c{}", every * 9));
         let next = Query { before: page.next, ..query };
         let mut rest = audit.page(&next).unwrap();
         assert_eq!(rest.commands.first().map(|c| c.id.clone()), Some(format!("c{}", every * 5)));
-        chain::verify(&audit.export(&mut rest).unwrap()).unwrap();
+        verify::export(&audit.export(&next, &mut rest).unwrap(), None).unwrap();
         drop(audit);
         let _ = std::fs::remove_dir_all(&dir);
     }

@@ -17,7 +17,10 @@ use std::time::Duration;
 
 use redb::{Database, ReadableTable, ReadableTableMetadata, TableDefinition};
 
+use aep_engine::Event;
+
 use super::chain::{self, Hash, Head, Kind};
+use super::head::ChainEnd;
 use super::summary::Summary;
 
 const RECORDS: TableDefinition<u64, &[u8]> = TableDefinition::new("records");
@@ -75,6 +78,34 @@ pub struct Query {
 }
 
 impl Query {
+    /// The query as a query string, as the export's signed head names it:
+    /// only what narrows the selection, in a fixed order.
+    pub fn describe(&self) -> String {
+        let mut pairs: Vec<(&str, String)> = Vec::new();
+        if self.from > 0 {
+            pairs.push(("from", self.from.to_string()));
+        }
+        if self.to < u64::MAX {
+            pairs.push(("to", self.to.to_string()));
+        }
+        for (name, value) in [
+            ("principal", &self.principal),
+            ("agent", &self.agent),
+            ("session", &self.session),
+            ("verb", &self.verb),
+            ("outcome", &self.outcome),
+        ] {
+            if let Some(value) = value {
+                pairs.push((name, value.clone()));
+            }
+        }
+        pairs.push(("limit", self.limit.to_string()));
+        if let Some((at, seq)) = self.before {
+            pairs.push(("before", format!("{at}.{seq}")));
+        }
+        serde_urlencoded::to_string(pairs).unwrap_or_default()
+    }
+
     fn wants(&self, s: &Summary) -> bool {
         let is = |want: &Option<String>, have: &str| want.as_deref().is_none_or(|w| w == have);
         is(&self.principal, &s.principal)
@@ -279,7 +310,11 @@ impl Store {
     /// A page whose span would pass [`MAX_SPAN`] records ends early (at
     /// least one command), its `next` where it ended: sparse matches cost
     /// links, not unbounded answers.
-    pub fn export(&self, page: &mut Page) -> Result<String, StoreError> {
+    ///
+    /// Also answers where the export ends: the chain as of its newest
+    /// record (the chain's head when the page holds no record), for the
+    /// signed head that closes it.
+    pub fn export(&self, page: &mut Page) -> Result<(String, ChainEnd), StoreError> {
         let mut span: Option<(u64, u64)> = None;
         let mut kept = 0;
         for command in &page.commands {
@@ -312,7 +347,13 @@ impl Store {
                 whole.insert(seq);
             }
         }
-        let (Some(&first), Some(&last)) = (whole.first(), whole.last()) else { return Ok(out) };
+        let (Some(&first), Some(&last)) = (whole.first(), whole.last()) else { return Ok((out, self.head()?)) };
+        let end = records
+            .get(last)
+            .map_err(|e| read(&e))?
+            .and_then(|v| hash_of(v.value()))
+            .map(|hash| ChainEnd { records: last + 1, hash })
+            .ok_or_else(|| StoreError("a damaged audit record".into()))?;
         for row in records.range(first..=last).map_err(|e| read(&e))? {
             let (seq, value) = row.map_err(|e| read(&e))?;
             if whole.contains(&seq.value()) {
@@ -322,7 +363,42 @@ impl Store {
             out.push_str(stored.link);
             out.push('\n');
         }
-        Ok(out)
+        Ok((out, end))
+    }
+
+    /// The chain's head: its newest record.
+    pub fn head(&self) -> Result<ChainEnd, StoreError> {
+        let read = fail("cannot read the audit");
+        let txn = self.db.begin_read().map_err(|e| read(&e))?;
+        let records = txn.open_table(RECORDS).map_err(|e| read(&e))?;
+        let last = records.last().map_err(|e| read(&e))?;
+        Ok(match last {
+            Some((seq, value)) => {
+                ChainEnd { records: seq.value() + 1, hash: hash_of(value.value()).unwrap_or([0; 32]) }
+            }
+            None => ChainEnd { records: 0, hash: [0; 32] },
+        })
+    }
+
+    /// The events each command's records hold, in chain order (the relay's
+    /// own refusal frames, which are no events, left out).
+    pub fn events(&self, commands: &[Summary]) -> Result<Vec<Vec<Event>>, StoreError> {
+        let read = fail("cannot read the audit");
+        let txn = self.db.begin_read().map_err(|e| read(&e))?;
+        let records = txn.open_table(RECORDS).map_err(|e| read(&e))?;
+        let mut all = Vec::with_capacity(commands.len());
+        for command in commands {
+            let mut events = Vec::with_capacity(command.records.len());
+            for &seq in &command.records {
+                let Some(value) = records.get(seq).map_err(|e| read(&e))? else { continue };
+                let stored = decode(value.value()).ok_or_else(|| StoreError("a damaged audit record".into()))?;
+                if let Ok(event) = Event::parse(stored.raw) {
+                    events.push(event);
+                }
+            }
+            all.push(events);
+        }
+        Ok(all)
     }
 
     /// Commands recorded since `since`, oldest first: those whose ack or

@@ -161,7 +161,8 @@ pub struct Summary {
 }
 
 impl Summary {
-    /// What became of it: the latest outcome, else the ack, else `pending`.
+    /// What became of it, as a filter names it: the latest outcome, else
+    /// the ack, else `pending` (in words: [`super::words::result`]).
     pub fn result(&self) -> String {
         if !self.outcome.is_empty() {
             self.outcome.clone()
@@ -179,25 +180,6 @@ impl Summary {
             || (!self.ack.is_pending() && self.ack.to_string() == wanted)
             || self.outcome == wanted
             || (wanted == Acked::REFUSED && matches!(self.ack, Acked::Refused(_)))
-    }
-
-    /// The row the CSV and the console show, as an object.
-    pub fn row(&self) -> serde_json::Value {
-        serde_json::json!({
-            "at": self.at,
-            "who": self.principal,
-            "agent": self.agent,
-            "session": self.session,
-            "label": self.label,
-            "verb": self.verb,
-            "command": self.id,
-            "prompt": self.prompt,
-            "answer": self.answer,
-            "ack": self.ack,
-            "outcome": self.outcome,
-            "latency_ms": self.latency(),
-            "result": self.result(),
-        })
     }
 
     /// From the command to its latest outcome (or its ack), in ms.

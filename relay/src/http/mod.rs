@@ -37,6 +37,8 @@ pub fn router(state: AppState) -> Router {
         .route(SOCKET_PATH, get(upgrade::socket))
         .route(HEALTH_PATH, get(health::health))
         .route(crate::audit::http::AUDIT_PATH, get(crate::audit::http::query))
+        .route(crate::audit::http::HEAD_PATH, get(crate::audit::http::head))
+        .route(crate::audit::http::KEY_PATH, get(crate::audit::http::key))
         .merge(crate::push::http::routes())
         .fallback_service(console)
         .layer(middleware::from_fn_with_state(state.clone(), same_site_only))

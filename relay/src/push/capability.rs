@@ -16,7 +16,7 @@ use hmac::{Hmac, Mac};
 use serde::{Deserialize, Serialize};
 use sha2::Sha256;
 
-use super::files;
+use crate::files;
 use crate::sync::lock;
 
 /// The file a data directory keeps the signing secret in.

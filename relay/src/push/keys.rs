@@ -12,7 +12,7 @@ use base64::Engine;
 use web_push_native::jwt_simple::algorithms::{ECDSAP256KeyPairLike, ECDSAP256PublicKeyLike, ES256KeyPair};
 use web_push_native::jwt_simple::claims::Claims;
 
-use super::files;
+use crate::files;
 use crate::sync::lock;
 
 /// Push services whose signed header is kept (a handful in practice).

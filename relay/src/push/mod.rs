@@ -13,7 +13,6 @@
 
 pub mod answer;
 pub mod capability;
-mod files;
 pub mod http;
 pub mod keys;
 pub mod message;

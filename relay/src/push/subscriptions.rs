@@ -9,7 +9,7 @@ use base64::engine::general_purpose::{URL_SAFE, URL_SAFE_NO_PAD};
 use base64::Engine;
 use serde::{Deserialize, Serialize};
 
-use super::files;
+use crate::files;
 use crate::sync::lock;
 
 /// The file a data directory keeps registered devices in.
