@@ -39,17 +39,31 @@ pub struct Detail {
 }
 
 impl Detail {
-    pub fn of(context: &RequestContext) -> Detail {
+    /// The details of `context`, its paths said relative to the session's
+    /// working directory `cwd` when they are under it.
+    pub fn of(context: &RequestContext, cwd: Option<&str>) -> Detail {
+        let change = |c: &FileChange| ChangeView { shown_path: in_project(&c.path, cwd), ..ChangeView::of(c) };
         Detail {
             description: context.description.clone().filter(|d| !d.trim().is_empty()),
             command: context.command.as_deref().filter(|c| !c.trim().is_empty()).map(lines),
-            changes: context.changes.iter().map(ChangeView::of).collect(),
+            changes: context.changes.iter().map(change).collect(),
         }
     }
 
     pub fn is_empty(&self) -> bool {
         self.description.is_none() && self.command.is_none() && self.changes.is_empty()
     }
+}
+
+/// `path` as a person knows it in the project at `cwd`: relative to it
+/// when under it, else whole.
+pub fn in_project(path: &str, cwd: Option<&str>) -> String {
+    cwd.map(|c| c.trim_end_matches('/'))
+        .filter(|c| !c.is_empty())
+        .and_then(|c| path.strip_prefix(c)?.strip_prefix('/'))
+        .filter(|rest| !rest.is_empty())
+        .unwrap_or(path)
+        .to_owned()
 }
 
 /// `text` in lines, a `\r\n` read as one break; an ending break adds no
@@ -164,6 +178,8 @@ impl DiffLine {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ChangeView {
     pub path: String,
+    /// The path as shown: relative to the project when under it.
+    pub shown_path: String,
     pub move_to: Option<String>,
     pub deleted: bool,
     /// The whole file is written (its old content, if any, is not known).
@@ -185,6 +201,7 @@ impl ChangeView {
         let count = |m: Mark| lines.iter().filter(|l| l.mark == m).count();
         ChangeView {
             path: change.path.clone(),
+            shown_path: change.path.clone(),
             move_to: change.move_to.clone(),
             deleted: change.deleted,
             whole_file: change.diff.is_none() && change.old.is_none() && change.new.is_some(),
@@ -435,15 +452,23 @@ mod tests {
     }
 
     #[test]
+    fn a_path_under_the_project_is_shown_relative_to_it() {
+        let cwd = Some("/home/dev/src/shop/");
+        assert_eq!(in_project("/home/dev/src/shop/src/retry.rs", cwd), "src/retry.rs");
+        assert_eq!(in_project("/home/dev/src/shopping/x.rs", cwd), "/home/dev/src/shopping/x.rs");
+        assert_eq!(in_project("/etc/hosts", cwd), "/etc/hosts");
+        assert_eq!(in_project("src/a.rs", None), "src/a.rs");
+        let file = FileChange { path: "/home/dev/src/shop/a.rs".into(), new: Some("x".into()), ..Default::default() };
+        let d = Detail::of(&RequestContext { changes: vec![file], ..Default::default() }, cwd);
+        assert_eq!((d.changes[0].shown_path.as_str(), d.changes[0].path.as_str()), ("a.rs", "/home/dev/src/shop/a.rs"));
+    }
+
+    #[test]
     fn a_context_without_content_shows_nothing_and_blank_text_is_dropped() {
-        assert!(Detail::of(&RequestContext::default()).is_empty());
-        let d = Detail::of(&RequestContext {
-            description: Some("  ".into()),
-            command: Some("".into()),
-            ..Default::default()
-        });
-        assert!(d.is_empty());
-        let d = Detail::of(&RequestContext { command: Some("a\nb".into()), ..Default::default() });
+        assert!(Detail::of(&RequestContext::default(), None).is_empty());
+        let blank = RequestContext { description: Some("  ".into()), command: Some("".into()), ..Default::default() };
+        assert!(Detail::of(&blank, None).is_empty());
+        let d = Detail::of(&RequestContext { command: Some("a\nb".into()), ..Default::default() }, None);
         assert_eq!(d.command.as_deref(), Some(&["a".to_owned(), "b".to_owned()][..]));
     }
 }

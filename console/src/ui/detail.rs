@@ -140,7 +140,7 @@ fn Change(change: ChangeView, id: String) -> impl IntoView {
     view! {
         <div class="change" role="group" aria-label=label>
             <p class="change-head">
-                <span class="change-path mono">{change.path.clone()}</span>
+                <span class="change-path mono" title=change.path.clone()>{change.shown_path.clone()}</span>
                 <span class="change-size">{size}</span>
             </p>
             {action.map(|a| view! { <p class="change-action">{a}</p> })}

@@ -207,13 +207,18 @@ try {
           check(!overlap(b, open.card), `at ${y}px, a button of ${other.id} lies over the open card: ${JSON.stringify(b)} / ${JSON.stringify(open.card)}`);
         }
       }
-      const vh = 844;
+      // What is on screen: below the sticky tabs, above the bottom edge.
+      // Buttons on screen with room above them for their question (more
+      // than the few pixels a scroll can leave between them at the top
+      // edge) have that question in view too.
+      const top = await page.evaluate(() => document.querySelector('.tabs').getBoundingClientRect().bottom);
+      const bottom = 844;
       for (const s of state) {
-        const inView = (r) => r && r.y < vh && r.y + r.height > 0;
-        const whole = (r) => r && r.y >= 0 && r.y + r.height <= vh;
-        if (whole(s.options)) {
+        const inView = (r) => r && r.y < bottom && r.y + r.height > top;
+        const roomAbove = (r) => r && r.y >= top + 100 && r.y + r.height <= bottom;
+        if (roomAbove(s.options)) {
           seen++;
-          check(inView(s.prompt), `at ${y}px, ${s.id}'s buttons are on screen but not its prompt`);
+          check(inView(s.prompt), `at ${y}px, ${s.id}'s buttons are on screen (${JSON.stringify(s.options)}) but not its prompt (${JSON.stringify(s.prompt)})`);
         }
       }
     }
