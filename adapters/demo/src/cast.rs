@@ -399,7 +399,7 @@ git clean -fdx && rm -rf ~/.cargo/registry\n\
 rm -rf target/debug/incremental\n\
 cargo update -p tokio --precise 1.38.0\n\
 cargo build -p payments-api --locked\n\
-cargo test -p payments-api checkout -- --test-threads=1\n\
+cargo test --locked -p payments-api checkout -- --test-threads=1\n\
 git switch -c fix/checkout-retry\n\
 git stash pop\n\
 git status --short"

@@ -27,7 +27,7 @@ const COMMAND_LINES = [
   'rm -rf target/debug/incremental',
   'cargo update -p tokio --precise 1.38.0',
   'cargo build -p payments-api --locked',
-  'cargo test -p payments-api checkout -- --test-threads=1',
+  'cargo test --locked -p payments-api checkout -- --test-threads=1',
   'git switch -c fix/checkout-retry',
   'git stash pop',
   'git status --short',
