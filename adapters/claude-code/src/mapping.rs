@@ -31,6 +31,7 @@
 
 use aep_adapter_kit::grade::permission_severity;
 use aep_adapter_kit::mapping::{add_project, as_object, cut, run_started, session_ended, Mapping, Sessions};
+use aep_adapter_kit::permission;
 use aep_engine::control::answer::Answer;
 use aep_engine::protocol::event::Event;
 use aep_engine::protocol::ids::Draft;
@@ -42,11 +43,8 @@ use crate::remember::Remember;
 
 /// The agent name and vendor prefix the adapter emits under.
 pub const AGENT: &str = "claude-code";
-/// The option that allows, and the one that refuses (AEP-0008: unmatched
-/// typed text applies it, with the text as the reason).
-pub const ALLOW: &str = "allow";
-pub const DENY: &str = "deny";
 pub use aep_adapter_kit::mapping::{snake_case, Emission, MAX_SESSIONS};
+pub use aep_adapter_kit::permission::{ALLOW, DENY};
 /// A tool's input shown in a prompt is cut at this many characters.
 const PROMPT_INPUT_CHARS: usize = 600;
 
@@ -163,10 +161,12 @@ impl Mapper {
                 in_run(Draft::new(types::TOOL_DENIED)).data(json!({ "tool": tool(), "by": "policy" }))
             }
             "PermissionRequest" => {
-                let destructive = destructive_because(hook).is_some();
+                let mut asked = permission_request(hook);
+                let destructive = asked.destructive_because.is_some();
                 let remember = if destructive { Vec::new() } else { remember_offers(hook) };
+                offer_remembering(&mut asked.data, &remember);
                 let mut request = in_run(Draft::new(types::ATTENTION_REQUESTED))
-                    .data(permission_request(hook, &remember))
+                    .data(asked.data)
                     .severity(permission_severity(destructive));
                 // About which tool call: its `tool.completed` (or `.failed`)
                 // names the same call id, so a console can say how it ended.
@@ -312,6 +312,14 @@ fn remembered<'a>(remember: &'a [Remember], answer: &Answer) -> Option<&'a Value
     }
 }
 
+/// Each offer to remember as an option between Allow and Deny.
+fn offer_remembering(data: &mut Value, remember: &[Remember]) {
+    if let Some(options) = data.get_mut("options").and_then(Value::as_array_mut) {
+        let at = options.len().min(1);
+        options.splice(at..at, remember.iter().map(|r| json!({ "id": r.id, "label": r.label })));
+    }
+}
+
 /// What the permission request offers to remember ([`crate::remember`]).
 fn remember_offers(hook: &HookInput) -> Vec<Remember> {
     let project = hook.cwd.as_deref().and_then(|c| std::path::Path::new(c).file_name()).and_then(|n| n.to_str());
@@ -339,43 +347,13 @@ fn tool_of(hook: &HookInput) -> Value {
     aep_adapter_kit::mapping::tool(hook.tool_name.as_deref(), hook.tool_use_id.as_deref())
 }
 
-/// Why approving the hook's tool use cannot be undone, if it cannot
-/// ([`crate::grade`]).
-fn destructive_because(hook: &HookInput) -> Option<&'static str> {
-    aep_adapter_kit::grade::destructive(
-        hook.tool_name.as_deref().unwrap_or_default(),
-        hook.tool_input.as_ref(),
-        hook.cwd.as_deref(),
-    )
-}
-
 /// A permission request: the tool and exactly what it would do, so a
-/// person can decide from the prompt alone; marked destructive (with why)
-/// when approving it cannot be undone.
-fn permission_request(hook: &HookInput, remember: &[Remember]) -> Value {
-    let tool = hook.tool_name.as_deref().unwrap_or("a tool");
-    let mut options = vec![json!({ "id": ALLOW, "label": "Allow" })];
-    options.extend(remember.iter().map(|r| json!({ "id": r.id, "label": r.label })));
-    options.push(json!({ "id": DENY, "label": "Deny" }));
-    let mut data = json!({
-        "kind": "permission",
-        "prompt": permission_prompt(tool, hook.tool_input.as_ref()),
-        "options": options,
-        "respond_via": ["control"],
-    });
-    let mut context = json!({ "tool": tool });
-    if let Some(why) = destructive_because(hook) {
-        data["destructive"] = true.into();
-        context["destructive_because"] = why.into();
-    }
-    if let Some(input) = &hook.tool_input {
-        context["tool_input"] = input.clone();
-    }
-    if let Some(cwd) = &hook.cwd {
-        context["cwd"] = cwd.as_str().into();
-    }
-    data["context"] = context;
-    data
+/// person can decide from the prompt alone; what it is about in
+/// `context`; marked destructive (with why) when approving it cannot be
+/// undone.
+fn permission_request(hook: &HookInput) -> permission::Asked {
+    let prompt = permission_prompt(hook.tool_name.as_deref().unwrap_or("a tool"), hook.tool_input.as_ref());
+    permission::request(hook.tool_name.as_deref(), hook.tool_input.as_ref(), hook.cwd.as_deref(), prompt)
 }
 
 /// `Bash: rm -rf build/`, `Write: src/main.rs`, or the tool's input.
@@ -421,19 +399,56 @@ mod tests {
             let who = aep_engine::protocol::ids::Identity::new("aep://h/agent/claude-code", AGENT);
             let e =
                 request.session("s1").seq(9).build(&who, "01J0000000000000000000000A", aep_engine::UnixMs(0)).unwrap();
-            (
-                e.severity(),
-                e.data_field("destructive").cloned(),
-                e.data_field("context").and_then(|c| c.get("destructive_because")).cloned(),
-            )
+            (e.severity(), e.data_field("destructive").cloned(), e.data_field("destructive_because").cloned())
         };
         let (severity, destructive, why) = ask(&mut m, json!({ "command": "rm -rf build/" }));
         assert_eq!(
             (severity, destructive, why),
-            (Severity::Warning, Some(json!(true)), Some(json!("removes recursively")))
+            (Severity::Warning, Some(json!(true)), Some(json!("removes files recursively")))
         );
         let (severity, destructive, _) = ask(&mut m, json!({ "command": "ls -la" }));
         assert_eq!((severity, destructive), (Severity::Notice, None));
+    }
+
+    /// The `attention.requested` a `PermissionRequest` for `tool` with
+    /// `input` becomes, at capture `full`.
+    fn asked(tool: &str, input: Value) -> aep_engine::protocol::event::Event {
+        let h = hook(json!({"hook_event_name": "PermissionRequest", "session_id": "s1", "cwd": "/home/dev/src/shop",
+            "tool_name": tool, "tool_input": input}));
+        let Plan::Ask { request, .. } = Mapper::new().plan(&h) else { panic!() };
+        let who = aep_engine::protocol::ids::Identity::new("aep://h/agent/claude-code", AGENT);
+        request.session("s1").seq(9).build(&who, "01J0000000000000000000000A", aep_engine::UnixMs(0)).unwrap()
+    }
+
+    #[test]
+    fn a_bash_request_carries_the_whole_command_its_description_and_every_reason() {
+        let command = (1..=12).map(|i| format!("step-{i} --flag")).collect::<Vec<_>>().join(" &&\n")
+            + " && git reset --hard && rm -rf ~/.cargo/registry";
+        let e = asked("Bash", json!({ "command": command, "description": "Start over from a clean main" }));
+        let context = e.data_field("context").unwrap();
+        assert_eq!(context["command"], json!(command), "whole, not cut as the prompt is");
+        assert_eq!(context["description"], json!("Start over from a clean main"));
+        assert_eq!(context["tool"], json!("Bash"));
+        assert_eq!(
+            e.data_field("destructive_because"),
+            Some(&json!("discards work (git reset --hard); removes files recursively outside the project"))
+        );
+    }
+
+    #[test]
+    fn an_edit_request_carries_its_change_and_a_write_its_content() {
+        let e = asked(
+            "Edit",
+            json!({ "file_path": "/home/dev/src/shop/src/retry.rs", "old_string": "let tries = 3;", "new_string": "let tries = 5;" }),
+        );
+        assert_eq!(e.data_field("prompt"), Some(&json!("Edit: /home/dev/src/shop/src/retry.rs")));
+        assert_eq!(
+            e.data_field("context").unwrap()["changes"],
+            json!([{ "path": "/home/dev/src/shop/src/retry.rs", "old": "let tries = 3;", "new": "let tries = 5;" }])
+        );
+        assert_eq!(e.data_field("destructive"), None);
+        let w = asked("Write", json!({ "file_path": "notes.md", "content": "a\nb" }));
+        assert_eq!(w.data_field("context").unwrap()["changes"], json!([{ "path": "notes.md", "new": "a\nb" }]));
     }
 
     #[test]

@@ -29,6 +29,7 @@ use aep_adapter_kit::grade::permission_severity;
 use aep_adapter_kit::mapping::{
     add_project, as_object, cut, run_started, session_ended, snake_case, Emission, Mapping, Sessions,
 };
+use aep_adapter_kit::permission;
 use aep_engine::control::answer::Answer;
 use aep_engine::protocol::ids::Draft;
 use aep_engine::protocol::vocabulary::types;
@@ -38,10 +39,7 @@ use crate::hook::HookInput;
 
 /// The agent name and vendor prefix the adapter emits under.
 pub const AGENT: &str = "codex";
-/// The option that allows, and the one that refuses (AEP-0008: unmatched
-/// typed text applies it, with the text as the reason).
-pub const ALLOW: &str = "allow";
-pub const DENY: &str = "deny";
+pub use aep_adapter_kit::permission::{ALLOW, DENY};
 /// A tool's input shown in a prompt is cut at this many characters.
 const PROMPT_INPUT_CHARS: usize = 600;
 
@@ -121,11 +119,12 @@ impl Mapper {
                 in_run(Draft::new(types::TOOL_COMPLETED)).subject(tool()).data(data)
             }
             "PermissionRequest" => {
-                let because = destructive_because(hook);
+                let asked = permission_request(hook);
+                let destructive = asked.destructive_because.is_some();
                 let request = in_run(Draft::new(types::ATTENTION_REQUESTED))
                     .subject(tool())
-                    .data(permission_request(hook, because))
-                    .severity(permission_severity(because.is_some()));
+                    .data(asked.data)
+                    .severity(permission_severity(destructive));
                 return Plan::Ask { before: out, session, request, kind: Permission };
             }
             "SubagentStart" | "SubagentStop" => {
@@ -218,41 +217,14 @@ fn tool_of(hook: &HookInput) -> Value {
     aep_adapter_kit::mapping::tool(hook.tool_name.as_deref(), hook.tool_use_id.as_deref())
 }
 
-/// Why approving the hook's tool use cannot be undone, if it cannot.
-fn destructive_because(hook: &HookInput) -> Option<&'static str> {
-    aep_adapter_kit::grade::destructive(
-        hook.tool_name.as_deref().unwrap_or_default(),
-        hook.tool_input.as_ref(),
-        hook.cwd.as_deref(),
-    )
-}
-
 /// A permission request: the tool and exactly what it would do, so a
-/// person can decide from the prompt alone; marked destructive (with why)
-/// when approving it cannot be undone.
-fn permission_request(hook: &HookInput, destructive_because: Option<&str>) -> Value {
-    let tool = hook.tool_name.as_deref().unwrap_or("a tool");
-    let mut context = json!({ "tool": tool });
-    if let Some(why) = destructive_because {
-        context["destructive_because"] = why.into();
-    }
-    if let Some(input) = &hook.tool_input {
-        context["tool_input"] = input.clone();
-    }
-    if let Some(cwd) = &hook.cwd {
-        context["cwd"] = cwd.as_str().into();
-    }
-    let mut data = json!({
-        "kind": "permission",
-        "prompt": permission_prompt(tool, hook.tool_input.as_ref()),
-        "options": [{ "id": ALLOW, "label": "Allow" }, { "id": DENY, "label": "Deny" }],
-        "respond_via": ["control"],
-        "context": context,
-    });
-    if destructive_because.is_some() {
-        data["destructive"] = true.into();
-    }
-    data
+/// person can decide from the prompt alone; what it is about in
+/// `context` (the command, or the files a patch changes, and Codex's
+/// reason); marked destructive (with why) when approving it cannot be
+/// undone.
+fn permission_request(hook: &HookInput) -> permission::Asked {
+    let prompt = permission_prompt(hook.tool_name.as_deref().unwrap_or("a tool"), hook.tool_input.as_ref());
+    permission::request(hook.tool_name.as_deref(), hook.tool_input.as_ref(), hook.cwd.as_deref(), prompt)
 }
 
 /// `Permission requested: shell — rm -rf build (clean build dir)`: the
@@ -321,6 +293,40 @@ mod tests {
         };
         assert_eq!(ask("rm -rf build/"), (Severity::Warning, Some(json!(true))));
         assert_eq!(ask("ls -la"), (Severity::Notice, None));
+    }
+
+    /// The `attention.requested` a `PermissionRequest` for `tool` with
+    /// `input` becomes, at capture `full`.
+    fn asked(tool: &str, input: Value) -> aep_engine::protocol::event::Event {
+        let h = hook(json!({"hook_event_name": "PermissionRequest", "session_id": "t1", "turn_id": "u1",
+            "cwd": "/work/app", "tool_name": tool, "tool_input": input}));
+        let Plan::Ask { request, .. } = Mapper::new().plan(&h) else { panic!() };
+        let who = aep_engine::protocol::ids::Identity::new("aep://h/agent/codex", AGENT);
+        request.session("t1").seq(9).build(&who, "01J0000000000000000000000A", aep_engine::UnixMs(0)).unwrap()
+    }
+
+    #[test]
+    fn a_command_request_carries_the_command_and_codex_s_reason_as_claude_code_s_does() {
+        let e = asked("Bash", json!({"command": "git reset --hard", "description": "start over"}));
+        let context = e.data_field("context").unwrap();
+        assert_eq!((&context["command"], &context["description"]), (&json!("git reset --hard"), &json!("start over")));
+        assert_eq!(e.data_field("destructive_because"), Some(&json!("discards work (git reset --hard)")));
+    }
+
+    #[test]
+    fn a_patch_request_carries_each_file_s_change() {
+        let patch = "*** Begin Patch\n*** Update File: src/retry.rs\n@@ fn tries\n-    3\n+    5\n*** Add File: /etc/app.conf\n+on\n*** End Patch";
+        let e = asked("apply_patch", json!({ "command": patch }));
+        assert_eq!(
+            e.data_field("context").unwrap()["changes"],
+            json!([
+                { "path": "src/retry.rs", "diff": "@@ fn tries\n-    3\n+    5" },
+                { "path": "/etc/app.conf", "new": "on" }
+            ])
+        );
+        assert!(e.data_field("context").unwrap().get("command").is_none(), "a patch is not shown as a command");
+        assert_eq!(e.data_field("destructive_because"), Some(&json!("writes outside the project")));
+        assert_eq!(e.severity(), Severity::Warning);
     }
 
     #[test]

@@ -25,6 +25,7 @@ use aep_engine::control::target::outcome::{PHASE_PAUSED, PHASE_RESUMED};
 use aep_engine::control::target::{Action, Received, Verdict};
 use aep_engine::protocol::ids::{source_uri, BuildError, Draft, Identity};
 use aep_engine::protocol::kind::EventKind;
+use aep_engine::protocol::request_context::{CONTEXT, DESTRUCTIVE_BECAUSE};
 use aep_engine::protocol::vocabulary::{types, EventType};
 use aep_engine::{Capture, Event, UnixMs};
 use serde_json::{json, Map, Value};
@@ -648,10 +649,22 @@ impl DemoAgent {
         }
         let via = if matches!(ask.lifetime, Lifetime::OutOfBand { .. }) { "oob" } else { "control" };
         data.insert("respond_via".into(), json!([via]));
+        if let Some(because) = ask.destructive {
+            data.insert("destructive".into(), true.into());
+            data.insert(DESTRUCTIVE_BECAUSE.into(), because.into());
+        }
+        // The context is captured at `full` only (AEP-0002 §5).
+        let capture = match ask.context {
+            Some(context) => {
+                data.insert(CONTEXT.into(), context());
+                Capture::Full
+            }
+            None => Capture::Redacted,
+        };
         let draft = Draft::new(types::ATTENTION_REQUESTED)
             .run(run)
             .severity(ask.severity)
-            .capture(Capture::Redacted)
+            .capture(capture)
             .data(Value::Object(data));
         let Some(session) = self.session().map(str::to_owned) else { return };
         let event = match self.agent.ask(draft, &session, ask.refusing, now) {

@@ -41,6 +41,12 @@ pub struct Ask {
     pub severity: Severity,
     /// What the agent reports doing once the request is settled.
     pub then: &'static str,
+    /// Why approving it cannot be undone (`destructive: true` and
+    /// `destructive_because`), in an adapter's words.
+    pub destructive: Option<&'static str>,
+    /// What it is about beyond the prompt (`data.context`, sent at capture
+    /// `full`), in the shape the Claude Code and Codex adapters send.
+    pub context: Option<fn() -> Value>,
 }
 
 impl Ask {
@@ -53,7 +59,18 @@ impl Ask {
         then: &'static str,
     ) -> Ask {
         let lifetime = Lifetime::UntilAnswered;
-        Ask { kind, prompt, options, refusing: Some(refusing), form: None, lifetime, severity: Severity::Info, then }
+        Ask {
+            kind,
+            prompt,
+            options,
+            refusing: Some(refusing),
+            form: None,
+            lifetime,
+            severity: Severity::Info,
+            then,
+            destructive: None,
+            context: None,
+        }
     }
 
     /// Allow or deny; text that names neither denies.
@@ -64,7 +81,18 @@ impl Ask {
     const fn input(prompt: &'static str, then: &'static str) -> Ask {
         let lifetime = Lifetime::UntilAnswered;
         let severity = Severity::Info;
-        Ask { kind: AttentionKind::Input, prompt, options: &[], refusing: None, form: None, lifetime, severity, then }
+        Ask {
+            kind: AttentionKind::Input,
+            prompt,
+            options: &[],
+            refusing: None,
+            form: None,
+            lifetime,
+            severity,
+            then,
+            destructive: None,
+            context: None,
+        }
     }
 
     const fn form(prompt: &'static str, fields: fn() -> Value, then: &'static str) -> Ask {
@@ -79,6 +107,8 @@ impl Ask {
             lifetime,
             severity,
             then,
+            destructive: None,
+            context: None,
         }
     }
 
@@ -89,6 +119,16 @@ impl Ask {
 
     const fn graded(mut self, severity: Severity) -> Ask {
         self.severity = severity;
+        self
+    }
+
+    const fn destructive(mut self, because: &'static str) -> Ask {
+        self.destructive = Some(because);
+        self
+    }
+
+    const fn about(mut self, context: fn() -> Value) -> Ask {
+        self.context = Some(context);
         self
     }
 }
@@ -347,8 +387,90 @@ pub const CI_WATCHER: Persona = Persona {
     steps: (4, 8),
 };
 
+/// The long command Claude Code asks to run, twelve lines, the
+/// destructive part of it well below the third.
+macro_rules! reset_command {
+    () => {
+        "cd /home/dev/src/payments-api\n\
+git stash push --include-untracked -m before-reset\n\
+git fetch origin --prune\n\
+git checkout main && git reset --hard origin/main\n\
+git clean -fdx && rm -rf ~/.cargo/registry\n\
+rm -rf target/debug/incremental\n\
+cargo update -p tokio --precise 1.38.0\n\
+cargo build -p payments-api --locked\n\
+cargo test --locked -p payments-api checkout -- --test-threads=1\n\
+git switch -c fix/checkout-retry\n\
+git stash pop\n\
+git status --short"
+    };
+}
+
+/// Where the Claude Code session works, as its hooks say (`cwd`).
+const CLAUDE_CWD: &str = "/home/dev/src/payments-api";
+const RETRY_PATH: &str = "/home/dev/src/payments-api/src/checkout/retry.rs";
+
+/// `data.context` of the long `Bash` request, as the Claude Code adapter
+/// builds it from the hook's `tool_input`.
+fn reset_context() -> Value {
+    let description = "Start over from a clean main with a fresh dependency cache";
+    json!({
+        "tool": "Bash",
+        "description": description,
+        "command": reset_command!(),
+        "tool_input": { "command": reset_command!(), "description": description },
+        "cwd": CLAUDE_CWD,
+    })
+}
+
+/// `data.context` of an `Edit` request, as the Claude Code adapter builds
+/// it from the hook's `tool_input`.
+fn retry_edit_context() -> Value {
+    let old =
+        "    let policy = RetryPolicy {\n        max_attempts: 3,\n        backoff: Duration::from_millis(50),\n    };";
+    let new = "    let policy = RetryPolicy {\n        max_attempts: 5,\n        backoff: Duration::from_millis(200),\n        jitter: true,\n    };";
+    json!({
+        "tool": "Edit",
+        "changes": [{ "path": RETRY_PATH, "old": old, "new": new }],
+        "tool_input": { "file_path": RETRY_PATH, "old_string": old, "new_string": new },
+        "cwd": CLAUDE_CWD,
+    })
+}
+
+/// A Claude Code session through its adapter: its requests are shaped as
+/// the adapter raises them (`Bash: …`, `Edit: …`, `context`, the reason a
+/// request is destructive).
+pub const CLAUDE_CODE: Persona = Persona {
+    name: "claude-code",
+    label: "payments-api",
+    model: "claude-sonnet-4-5",
+    cwd: CLAUDE_CWD,
+    run_prompts: &["The checkout retry gives up too early. Fix it, then start the branch over from a clean main."],
+    accepts: &[RESPOND],
+    think_ms: (0, 0),
+    refuses_answers: None,
+    keep_open: 2,
+    asks: &[
+        Ask::permission(concat!("Bash: ", reset_command!()), "Resetting to a clean main")
+            .graded(Severity::Warning)
+            .destructive("discards work (git reset --hard); removes files recursively outside the project")
+            .about(reset_context),
+        Ask::permission(
+            "Edit: /home/dev/src/payments-api/src/checkout/retry.rs",
+            "Retrying checkout five times, with jitter",
+        )
+        .about(retry_edit_context),
+    ],
+    tools: &[
+        Tool { name: "Read", args: "src/checkout/retry.rs" },
+        Tool { name: "Grep", args: "max_attempts in src/" },
+        Tool { name: "Bash", args: "cargo test -p payments-api checkout" },
+    ],
+    steps: (3, 6),
+};
+
 /// Every demo agent, in start order.
-pub const CAST: [&Persona; 5] = [&BUILD_BOT, &DEPLOY_AGENT, &RESEARCH_AGENT, &GUARDIAN, &CI_WATCHER];
+pub const CAST: [&Persona; 6] = [&BUILD_BOT, &DEPLOY_AGENT, &RESEARCH_AGENT, &GUARDIAN, &CI_WATCHER, &CLAUDE_CODE];
 
 #[cfg(test)]
 mod tests {
@@ -398,6 +520,30 @@ mod tests {
         for level in [Severity::Info, Severity::Notice, Severity::Warning, Severity::Error, Severity::Critical] {
             assert!(asks.iter().any(|a| a.severity == level), "{level:?}");
         }
+    }
+
+    #[test]
+    fn claude_code_asks_as_its_adapter_does_with_a_long_destructive_command_and_an_edit() {
+        use aep_engine::protocol::request_context::RequestContext;
+        let context = |a: &Ask| {
+            let data = json!({ "context": (a.context.expect("a context"))() });
+            RequestContext::of(data.as_object().unwrap()).unwrap().unwrap()
+        };
+        let bash = &CLAUDE_CODE.asks[0];
+        let c = context(bash);
+        let command = c.command.as_deref().unwrap();
+        assert_eq!(command.lines().count(), 12);
+        assert_eq!(bash.prompt, format!("Bash: {command}"), "the adapter's prompt for it");
+        assert!(
+            command.lines().skip(3).any(|l| l.contains("rm -rf ~/.cargo/registry")),
+            "the danger is below the third line"
+        );
+        assert!(c.description.is_some() && bash.destructive.is_some() && bash.severity == Severity::Warning);
+        let edit = &CLAUDE_CODE.asks[1];
+        let c = context(edit);
+        assert_eq!(edit.prompt, format!("Edit: {}", c.changes[0].path));
+        assert!(c.changes[0].old.is_some() && c.changes[0].new.is_some());
+        assert_eq!(edit.destructive, None);
     }
 
     #[test]

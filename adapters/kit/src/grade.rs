@@ -9,9 +9,14 @@
 //!   with `--force`, `-f`, `--force-with-lease` or a `+` refspec), resets a
 //!   work tree (`git reset --hard`), or drops or empties data (`DROP
 //!   TABLE|DATABASE|SCHEMA|…`, `TRUNCATE`, in any case, quoted or not);
-//! * a file tool (`Write`, `Edit`, `MultiEdit`, `NotebookEdit`) writes
-//!   outside the project: its path, resolved against the session's working
-//!   directory, is not under that directory.
+//! * a file tool (`Write`, `Edit`, `MultiEdit`, `NotebookEdit`, Codex's
+//!   `apply_patch`) writes outside the project: a path it changes,
+//!   resolved against the session's working directory, is not under that
+//!   directory.
+//!
+//! A recursive removal says whether it reaches outside the project (a
+//! target that is absolute and not under the working directory, under
+//! `~` or `$HOME`, or climbing out with `..`).
 //!
 //! Any other permission request is a `notice`: a person must answer it,
 //! and AEP-0002 recommends at least `notice` for that. The rule reads the
@@ -33,26 +38,66 @@ pub fn permission_severity(destructive: bool) -> Severity {
     }
 }
 
-/// Why a request is destructive, in a few words for the card.
-pub fn destructive(tool: &str, input: Option<&Value>, cwd: Option<&str>) -> Option<&'static str> {
+/// Why a request is destructive, in a few words for the card: every
+/// reason it has, in the order the command does them.
+pub fn destructive(tool: &str, input: Option<&Value>, cwd: Option<&str>) -> Option<String> {
     let field = |name: &str| input.and_then(|i| i.get(name)).and_then(Value::as_str);
+    let writes_outside = |leaves: bool| leaves.then(|| WRITES_OUTSIDE.to_owned());
     match tool {
-        "Bash" => field("command").and_then(destructive_command),
-        "Write" | "Edit" | "MultiEdit" => outside(field("file_path")?, cwd?).then_some("writes outside the project"),
-        "NotebookEdit" => outside(field("notebook_path")?, cwd?).then_some("writes outside the project"),
+        "Bash" => field("command").and_then(|c| destructive_command(c, cwd)),
+        "Write" | "Edit" | "MultiEdit" => writes_outside(outside(field("file_path")?, cwd?)),
+        "NotebookEdit" => writes_outside(outside(field("notebook_path")?, cwd?)),
+        "apply_patch" => {
+            let cwd = cwd?;
+            let changes = crate::permission::patch::changes(field("command").or_else(|| field("patch"))?)?;
+            let mut paths = changes.iter().flat_map(|c| std::iter::once(&c.path).chain(c.move_to.as_ref()));
+            writes_outside(paths.any(|p| outside(p, cwd)))
+        }
         _ => None,
     }
 }
 
-/// The first destructive thing a shell command does, if any.
-pub fn destructive_command(command: &str) -> Option<&'static str> {
-    let words: Vec<String> = shlex::Shlex::new(command).collect();
-    for simple in simple_commands(&words) {
-        if let Some(why) = destructive_words(simple) {
-            return Some(why);
+const WRITES_OUTSIDE: &str = "writes outside the project";
+const REMOVES: &str = "removes files recursively";
+const REMOVES_OUTSIDE: &str = "removes files recursively outside the project";
+
+/// Every destructive thing a shell command run in `cwd` does, once each,
+/// joined: `discards work (git reset --hard); removes files recursively
+/// outside the project`.
+pub fn destructive_command(command: &str, cwd: Option<&str>) -> Option<String> {
+    let words: Vec<String> = shlex::Shlex::new(&lines_as_commands(command)).collect();
+    let mut reasons: Vec<&str> = Vec::new();
+    for why in
+        simple_commands(&words).into_iter().filter_map(|simple| destructive_words(simple, cwd)).chain(sql(&words))
+    {
+        if !reasons.contains(&why) {
+            reasons.push(why);
         }
     }
-    sql(&words)
+    (!reasons.is_empty()).then(|| reasons.join("; "))
+}
+
+/// `command` with each line break that ends a command (not quoted, not
+/// escaped) written as `;`, as the shell reads it.
+fn lines_as_commands(command: &str) -> String {
+    let (mut quote, mut escaped) = (None, false);
+    command
+        .chars()
+        .map(|c| {
+            let out = match (c, quote) {
+                ('\n', None) if !escaped => ';',
+                _ => c,
+            };
+            match (c, quote) {
+                _ if escaped => escaped = false,
+                ('\\', q) if q != Some('\'') => escaped = true,
+                ('\'' | '"', None) => quote = Some(c),
+                (c, Some(q)) if c == q => quote = None,
+                _ => {}
+            }
+            out
+        })
+        .collect()
 }
 
 /// Splits words at the shell's command separators (`;`, `&&`, `||`, `|`,
@@ -74,15 +119,17 @@ fn simple_commands(words: &[String]) -> Vec<Vec<&str>> {
     out
 }
 
-fn destructive_words(words: Vec<&str>) -> Option<&'static str> {
+fn destructive_words(words: Vec<&str>, cwd: Option<&str>) -> Option<&'static str> {
     let program = |w: &str| w.rsplit('/').next().unwrap_or(w).to_owned();
     // `rm` anywhere in it: after `sudo`, `xargs`, `find … -exec`, `env`.
     if let Some(at) = words.iter().position(|w| program(w) == "rm") {
-        let recursive = words[at + 1..]
+        let args = &words[at + 1..];
+        let recursive = args
             .iter()
             .any(|w| *w == "--recursive" || (w.starts_with('-') && !w.starts_with("--") && w.contains(['r', 'R'])));
         if recursive {
-            return Some("removes recursively");
+            let leaves = args.iter().filter(|w| !w.starts_with('-')).any(|target| leaves_project(target, cwd));
+            return Some(if leaves { REMOVES_OUTSIDE } else { REMOVES });
         }
     }
     if let Some(at) = words.iter().position(|w| program(w) == "git") {
@@ -139,6 +186,19 @@ fn sql(words: &[String]) -> Option<&'static str> {
     })
 }
 
+/// Whether a removal's `target` reaches outside the project in `cwd`: a
+/// home path always does; a path is resolved against `cwd` when known,
+/// and without one only an absolute path or a climb out counts.
+fn leaves_project(target: &str, cwd: Option<&str>) -> bool {
+    if target == "~" || target.starts_with("~/") || target.starts_with("$HOME") || target.starts_with("${HOME}") {
+        return true;
+    }
+    match cwd {
+        Some(cwd) => outside(target, cwd),
+        None => Path::new(target).is_absolute() || target.split('/').next() == Some(".."),
+    }
+}
+
 /// Whether `path` (absolute, or relative to `cwd`) leaves `cwd`, read
 /// lexically (`..` steps out, nothing is looked up on disk).
 fn outside(path: &str, cwd: &str) -> bool {
@@ -166,7 +226,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn bash(command: &str) -> Option<&'static str> {
+    fn bash(command: &str) -> Option<String> {
         destructive("Bash", Some(&json!({ "command": command })), Some("/work/app"))
     }
 
@@ -177,17 +237,61 @@ mod tests {
             "rm -r build",
             "rm -fR build",
             "rm --recursive build",
-            "sudo rm -rf /var/lib/app",
             "cd /tmp && rm -rf x",
             "find . -name '*.o' -exec rm -rf {} +",
             "ls | xargs /bin/rm -r",
             "make clean;rm -rf dist",
         ] {
-            assert_eq!(bash(c), Some("removes recursively"), "{c}");
+            assert_eq!(bash(c).as_deref(), Some(REMOVES), "{c}");
         }
         for c in ["rm build.log", "rm -f build.log", "echo 'rm -rf /'", "grep -r rm src/"] {
-            assert_eq!(bash(c), None, "{c}");
+            assert_eq!(bash(c).as_deref(), None, "{c}");
         }
+    }
+
+    #[test]
+    fn a_recursive_removal_says_when_it_reaches_outside_the_project() {
+        for c in [
+            "sudo rm -rf /var/lib/app",
+            "git clean -fdx && rm -rf ~/.cargo/registry",
+            "rm -r $HOME/cache",
+            "rm -rf ../other",
+            "rm -rf build /work/application",
+        ] {
+            assert_eq!(bash(c).as_deref(), Some(REMOVES_OUTSIDE), "{c}");
+        }
+        assert_eq!(bash("rm -rf /work/app/target ./dist").as_deref(), Some(REMOVES));
+        assert_eq!(
+            bash("git fetch\ngit reset --hard").as_deref(),
+            Some("discards work (git reset --hard)"),
+            "a line is a command"
+        );
+        assert_eq!(bash("echo 'a\nrm -rf x'"), None, "a quoted line break is no command's end");
+        assert_eq!(
+            bash("git checkout main && git reset --hard origin/main\n&& git clean -fdx && rm -rf ~/.cargo/registry")
+                .as_deref(),
+            Some("discards work (git reset --hard); removes files recursively outside the project"),
+            "every reason, in the command's order"
+        );
+        assert_eq!(destructive_command("rm -rf /tmp/x", None).as_deref(), Some(REMOVES_OUTSIDE));
+        assert_eq!(destructive_command("rm -rf target", None).as_deref(), Some(REMOVES));
+    }
+
+    #[test]
+    fn a_patch_writing_outside_the_project_is_destructive() {
+        let patch = |body: &str| {
+            destructive(
+                "apply_patch",
+                Some(&json!({ "command": format!("*** Begin Patch\n{body}\n*** End Patch") })),
+                Some("/work/app"),
+            )
+        };
+        assert_eq!(patch("*** Add File: /etc/cron.d/job\n+x").as_deref(), Some(WRITES_OUTSIDE));
+        assert_eq!(
+            patch("*** Update File: src/a.rs\n*** Move to: ../elsewhere.rs\n@@\n-x\n+y").as_deref(),
+            Some(WRITES_OUTSIDE)
+        );
+        assert_eq!(patch("*** Update File: src/a.rs\n@@\n-x\n+y").as_deref(), None);
     }
 
     #[test]
@@ -199,35 +303,39 @@ mod tests {
             "git push origin +main",
             "git -C repo push -fu origin x",
         ] {
-            assert_eq!(bash(c), Some("force-pushes"), "{c}");
+            assert_eq!(bash(c).as_deref(), Some("force-pushes"), "{c}");
         }
-        assert_eq!(bash("git reset --hard HEAD~3"), Some("discards work (git reset --hard)"));
+        assert_eq!(bash("git reset --hard HEAD~3").as_deref(), Some("discards work (git reset --hard)"));
         for c in ["git push", "git push origin main", "git reset HEAD~1", "git status --force"] {
-            assert_eq!(bash(c), None, "{c}");
+            assert_eq!(bash(c).as_deref(), None, "{c}");
         }
     }
 
     #[test]
     fn dropping_or_emptying_data_is_destructive_in_any_case_and_quoting() {
-        assert_eq!(bash(r#"psql -c "DROP TABLE users;""#), Some("drops data"));
-        assert_eq!(bash("sqlite3 app.db 'drop database prod'"), Some("drops data"));
-        assert_eq!(bash(r#"mysql -e "TRUNCATE orders""#), Some("empties data"));
-        assert_eq!(bash("echo drop it"), None);
-        assert_eq!(bash("psql -c 'SELECT 1'"), None);
+        assert_eq!(bash(r#"psql -c "DROP TABLE users;""#).as_deref(), Some("drops data"));
+        assert_eq!(bash("sqlite3 app.db 'drop database prod'").as_deref(), Some("drops data"));
+        assert_eq!(bash(r#"mysql -e "TRUNCATE orders""#).as_deref(), Some("empties data"));
+        assert_eq!(bash("echo drop it").as_deref(), None);
+        assert_eq!(bash("psql -c 'SELECT 1'").as_deref(), None);
     }
 
     #[test]
     fn writes_outside_the_project_are_destructive() {
         let write =
             |path: &str| destructive("Write", Some(&json!({ "file_path": path, "content": "x" })), Some("/work/app"));
-        assert_eq!(write("/etc/hosts"), Some("writes outside the project"));
-        assert_eq!(write("/work/app/../other/x"), Some("writes outside the project"));
-        assert_eq!(write("../secrets.env"), Some("writes outside the project"));
-        assert_eq!(write("/work/application/x"), Some("writes outside the project"), "a sibling with a longer name");
-        assert_eq!(write("/work/app/src/main.rs"), None);
-        assert_eq!(write("src/./main.rs"), None);
+        assert_eq!(write("/etc/hosts").as_deref(), Some("writes outside the project"));
+        assert_eq!(write("/work/app/../other/x").as_deref(), Some("writes outside the project"));
+        assert_eq!(write("../secrets.env").as_deref(), Some("writes outside the project"));
+        assert_eq!(
+            write("/work/application/x").as_deref(),
+            Some("writes outside the project"),
+            "a sibling with a longer name"
+        );
+        assert_eq!(write("/work/app/src/main.rs").as_deref(), None);
+        assert_eq!(write("src/./main.rs").as_deref(), None);
         let edit = destructive("Edit", Some(&json!({ "file_path": "/home/u/.bashrc" })), Some("/work/app"));
-        assert_eq!(edit, Some("writes outside the project"));
+        assert_eq!(edit.as_deref(), Some("writes outside the project"));
         assert_eq!(destructive("Write", Some(&json!({ "file_path": "/etc/x" })), None), None, "no project known");
         assert_eq!(destructive("Read", Some(&json!({ "file_path": "/etc/x" })), Some("/work/app")), None);
     }

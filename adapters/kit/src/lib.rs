@@ -7,6 +7,9 @@
 //! * [`calls`]: every announced tool call closed exactly once.
 //! * [`decision`]: what a held permission hook is told.
 //! * [`grade`]: which permission requests are destructive.
+//! * [`permission`]: a permission request's payload, with what it is
+//!   about (command, changes, the agent's explanation) and why it is
+//!   destructive.
 //! * [`daemon`]: the engine agent on one relay connection that emits the
 //!   plan's events and holds requests until answered or timed out.
 //! * [`server`]: the loopback hook endpoint.
@@ -18,6 +21,7 @@ pub mod daemon;
 pub mod decision;
 pub mod grade;
 pub mod mapping;
+pub mod permission;
 pub mod serve;
 pub mod server;
 pub mod settings;

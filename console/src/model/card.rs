@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use super::clock;
 use super::command::{self, CommandView};
+use super::detail::Detail;
 
 /// How the console offers an answer.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -137,6 +138,13 @@ pub struct CardView {
     pub expires_at: Option<UnixMs>,
     /// The agent marked it destructive.
     pub destructive: bool,
+    /// Why, in the adapter's words.
+    pub destructive_because: Option<String>,
+    /// What it is about beyond the prompt (command, changes, the agent's
+    /// explanation): empty when the agent sends none.
+    pub detail: Detail,
+    /// Why the agent's details could not be read, when they could not.
+    pub detail_error: Option<String>,
     pub agent: String,
     pub source: String,
     pub session: String,
@@ -523,6 +531,7 @@ pub fn view(hub: &Hub, c: &Card) -> CardView {
     let commands: Vec<CommandView> =
         c.commands().iter().filter_map(|id| command::view(hub, id, session, &choices)).collect();
     let overruled = overruled(c.answer(), &commands);
+    let cwd = session.and_then(|s| s.started()).and_then(|s| s.cwd.clone());
     CardView {
         overruled,
         key: c.key().clone(),
@@ -541,11 +550,14 @@ pub fn view(hub: &Hub, c: &Card) -> CardView {
         answering,
         expires_at: r.and_then(|r| r.expires_at),
         destructive: r.is_some_and(|r| r.destructive),
+        destructive_because: r.and_then(|r| r.destructive_because.clone()),
+        detail: r.and_then(|r| r.context.as_ref()).map(|c| Detail::of(c, cwd.as_deref())).unwrap_or_default(),
+        detail_error: r.and_then(|r| r.context_error.clone()),
         agent: r.map_or_else(|| session.map(|s| s.agent().to_owned()).unwrap_or_default(), |r| r.agent.clone()),
         source: c.session().source.to_string(),
         session: c.session().name.to_string(),
         session_label: session.and_then(|s| s.started()).and_then(|s| s.label.clone()),
-        cwd: session.and_then(|s| s.started()).and_then(|s| s.cwd.clone()),
+        cwd,
         run: r.and_then(|r| r.run.clone()),
         subject: r.and_then(|r| r.subject.clone()),
         relay: r.and_then(|r| r.relay.as_deref().map(str::to_owned)),

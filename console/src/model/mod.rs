@@ -7,6 +7,7 @@ pub mod audit;
 pub mod card;
 pub mod clock;
 pub mod command;
+pub mod detail;
 pub mod form;
 pub mod hold;
 pub mod inbox;

@@ -696,6 +696,32 @@ fn approving_a_severe_or_destructive_request_takes_a_second_step_and_denying_doe
 }
 
 #[test]
+fn a_card_carries_the_adapter_s_reason_and_what_the_request_is_about() {
+    use super::detail::Mark;
+    let mut r = with_session();
+    let context = json!({ "tool": "Edit", "description": "Retry twice more",
+        "changes": [{ "path": "src/retry.rs", "old": "let n = 3;", "new": "let n = 5;" }] });
+    r.event(json!({ "id": "EDIT", "type": "attention.requested", "seq": 3, "run": "r1", "severity": "warning",
+        "capture": "full", "data": { "kind": "permission", "prompt": "Edit: src/retry.rs", "destructive": true,
+        "destructive_because": "writes outside the project", "context": context,
+        "options": [{"id": "allow", "label": "Allow"}, {"id": "deny", "label": "Deny"}] } }));
+    let v = r.card("EDIT");
+    assert_eq!(v.destructive_because.as_deref(), Some("writes outside the project"));
+    assert_eq!(v.detail.description.as_deref(), Some("Retry twice more"));
+    let change = &v.detail.changes[0];
+    assert_eq!(change.path, "src/retry.rs");
+    assert_eq!(change.lines.iter().map(|l| l.mark).collect::<Vec<_>>(), [Mark::Removed, Mark::Added]);
+    // Any other agent: no context, no reason; the prompt is all there is.
+    let plain = r.card("REQ1");
+    assert!(plain.detail.is_empty() && plain.destructive_because.is_none() && plain.detail_error.is_none());
+    // Details in another shape are said to be unreadable, not dropped unsaid.
+    r.event(json!({ "id": "ODD", "type": "attention.requested", "seq": 4, "run": "r1", "capture": "full",
+        "data": { "kind": "permission", "prompt": "ODD?", "context": { "changes": "everything" } } }));
+    let odd = r.card("ODD");
+    assert!(odd.detail.is_empty() && odd.detail_error.is_some(), "{:?}", odd.detail_error);
+}
+
+#[test]
 fn a_held_answer_says_what_it_sends_and_when() {
     use super::hold::{self, Held};
     let r = with_session();

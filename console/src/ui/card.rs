@@ -6,6 +6,7 @@ use leptos::prelude::*;
 
 use super::answer::AnswerArea;
 use super::command::CommandList;
+use super::detail::{DestructiveNote, RequestDetail};
 use super::route::Route;
 use super::steady::watch_card;
 use crate::model::card::CardView;
@@ -149,10 +150,14 @@ pub fn CardItem(card: ArcRwSignal<CardView>) -> impl IntoView {
                     </span>
                     {c.expires_at.map(|at| view! { <Countdown at=at /> })}
                 </p>
+                <DestructiveNote card=c.clone() />
             </header>
             <div class="card-details" id=details_id>
                 <Provenance card=c.clone() />
             </div>
+            // What it would do, then the question right above its answers:
+            // whenever the buttons are on screen, so is what they answer.
+            <RequestDetail card=c.clone() />
             <AgentText card=c.clone() />
             <AnswerArea card=card expanded=expanded />
             <CommandList commands=Signal::derive(move || card.with(|c| c.commands.clone())) />
@@ -186,6 +191,8 @@ pub fn SettledCard(card: CardView) -> impl IntoView {
         <article class="settled" data-request=card.id.clone() data-status=status data-kind=card.kind.clone() data-overruled=(!card.overruled.is_empty()).to_string()>
             {head}
             <Provenance card=card.clone() />
+            <DestructiveNote card=card.clone() />
+            <RequestDetail card=card.clone() />
             <AgentText card=card.clone() />
             <p class="outcome" data-tone=card.verdict().1.token() data-outcome=card.close.as_ref().map(|c| c.how.token()).unwrap_or("answered")>{outcome}</p>
             {(!card.answer.as_ref().map(|a| a.values.is_empty()).unwrap_or(true)).then(|| {

@@ -8,6 +8,7 @@ mod audit;
 mod card;
 mod command;
 mod connect;
+mod detail;
 mod form;
 mod history;
 mod inbox;

@@ -9,6 +9,7 @@ pub mod form;
 pub mod frame;
 pub mod ids;
 pub mod kind;
+pub mod request_context;
 pub mod validate;
 pub mod violation;
 pub mod vocabulary;

@@ -18,6 +18,7 @@ use super::timeline::{Delivery, Position};
 use crate::protocol::event::{Capture, Event, Severity};
 use crate::protocol::form::{self, Choice, FieldSpec, FieldSpecError, FieldType, Problem};
 use crate::protocol::kind::EventKind;
+use crate::protocol::request_context::{RequestContext, DESTRUCTIVE_BECAUSE};
 use crate::protocol::vocabulary::EventType;
 use crate::time::UnixMs;
 
@@ -45,6 +46,13 @@ pub struct Request {
     /// The agent marked the request as destructive (`destructive: true` in
     /// its data, an extension attribute): approving it takes a second step.
     pub destructive: bool,
+    /// Why, in the adapter's words (`destructive_because`).
+    pub destructive_because: Option<String>,
+    /// What it is about beyond the prompt (`context`), when the agent
+    /// says and the capture level keeps it.
+    pub context: Option<RequestContext>,
+    /// Why `context` could not be read, when it could not.
+    pub context_error: Option<String>,
     pub capture: Capture,
     pub severity: Severity,
     pub agent: String,
@@ -73,6 +81,11 @@ impl Request {
             Some(Err(err)) => (Vec::new(), Some(err)),
             _ => (Vec::new(), None),
         };
+        let (context, context_error) = match e.data().map(RequestContext::of) {
+            Some(Ok(c)) => (c, None),
+            Some(Err(err)) => (None, Some(err)),
+            None => (None, None),
+        };
         let respond_via = e
             .data_field("respond_via")
             .and_then(Value::as_array)
@@ -86,6 +99,9 @@ impl Request {
             respond_via,
             expires_at: text("expires_at").and_then(|t| UnixMs::parse_rfc3339(&t)),
             destructive: e.data_field("destructive").and_then(Value::as_bool) == Some(true),
+            destructive_because: text(DESTRUCTIVE_BECAUSE),
+            context,
+            context_error,
             capture: e.capture(),
             severity: e.severity(),
             agent: e.agent().to_owned(),
