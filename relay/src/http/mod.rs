@@ -38,6 +38,7 @@ pub fn router(state: AppState) -> Router {
         .route(HEALTH_PATH, get(health::health))
         .route(crate::audit::http::AUDIT_PATH, get(crate::audit::http::query))
         .merge(crate::push::http::routes())
+        .merge(crate::rules::http::routes())
         .fallback_service(console)
         .layer(middleware::from_fn_with_state(state.clone(), same_site_only))
         .layer(middleware::from_fn(log_request))

@@ -13,7 +13,7 @@
 
 pub mod answer;
 pub mod capability;
-mod files;
+pub(crate) mod files;
 pub mod http;
 pub mod keys;
 pub mod message;

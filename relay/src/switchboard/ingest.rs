@@ -97,6 +97,8 @@ impl Switchboard {
     /// home of history ends here, the shared one once per member).
     pub(super) fn admit(&self, fanout: &mut Fanout, batch: Batch) -> Admitted {
         let mut report = IngestReport::default();
+        // Per event: its first arrival (a duplicate of one held is not).
+        let mut first = Vec::with_capacity(batch.events.len());
         let journal = {
             let mut state = lock(&self.state);
             let state = &mut *state;
@@ -104,6 +106,8 @@ impl Switchboard {
                 Kind::Events => {
                     for (event, held) in &batch.events {
                         report.accepted += 1;
+                        // Live-only events are not deduplicated: each arrival is a first.
+                        first.push(true);
                         let Some(session) = event.session().filter(|_| !event.is_agent_scoped()) else { continue };
                         let admission = if event.seq().is_some() {
                             let admission = state.store.admit(session, held.clone());
@@ -121,6 +125,9 @@ impl Switchboard {
                         } else {
                             continue;
                         };
+                        if let Some(arrival) = first.last_mut() {
+                            *arrival = admission == Admission::Stored;
+                        }
                         match admission {
                             Admission::Stored => report.stored += 1,
                             Admission::Duplicate => report.duplicates += 1,
@@ -152,6 +159,9 @@ impl Switchboard {
         self.settle(fanout, tally);
         if let (Some(observe), Kind::Events) = (self.observer.get(), batch.kind) {
             batch.events.iter().for_each(|(event, _)| observe(event));
+        }
+        if let (Some(observe), Kind::Events) = (self.stored_observer.get(), batch.kind) {
+            batch.events.iter().zip(&first).filter(|(_, first)| **first).for_each(|((event, _), _)| observe(event));
         }
         if let Some(audit) = &self.audit {
             match batch.kind {

@@ -167,6 +167,9 @@ pub struct Switchboard {
     tasks: AtomicUsize,
     /// Sees every event admitted (Web Push): it must only enqueue.
     observer: OnceLock<Observer>,
+    /// Sees each event once, when it is first stored (standing rules): a
+    /// redelivered event is not shown again.
+    stored_observer: OnceLock<Observer>,
     /// The control trail (`--data-dir`): commands, acks, outcomes.
     audit: Option<Arc<Audit>>,
 }
@@ -227,6 +230,7 @@ impl Switchboard {
             shutdown: watch::channel(false).0,
             tasks: AtomicUsize::new(0),
             observer: OnceLock::new(),
+            stored_observer: OnceLock::new(),
             audit: None,
         }
     }
@@ -239,6 +243,12 @@ impl Switchboard {
     /// once; a second observer is ignored).
     pub fn observe(&self, observer: Observer) {
         let _ = self.observer.set(observer);
+    }
+
+    /// Hands every event stored from now on (its first arrival only) to
+    /// `observer` as well (set once; a second observer is ignored).
+    pub fn observe_stored(&self, observer: Observer) {
+        let _ = self.stored_observer.set(observer);
     }
 
     /// The control trail, when this relay keeps one.
