@@ -209,7 +209,7 @@ impl Rules {
     /// Every rule kept (ended ones too, until they are pruned), newest first.
     pub fn list(&self) -> Vec<Rule> {
         let mut rules = lock(&self.book).rules.clone();
-        rules.sort_by(|a, b| b.made_at.cmp(&a.made_at));
+        rules.sort_by_key(|r| std::cmp::Reverse(r.made_at));
         rules
     }
 
