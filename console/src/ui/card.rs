@@ -7,6 +7,7 @@ use leptos::prelude::*;
 use super::answer::AnswerArea;
 use super::command::CommandList;
 use super::route::Route;
+use super::rule_maker::RuleMaker;
 use super::steady::watch_card;
 use crate::model::card::CardView;
 use crate::model::clock;
@@ -155,6 +156,7 @@ pub fn CardItem(card: ArcRwSignal<CardView>) -> impl IntoView {
             </div>
             <AgentText card=c.clone() />
             <AnswerArea card=card expanded=expanded />
+            <RuleMaker card=card />
             <CommandList commands=Signal::derive(move || card.with(|c| c.commands.clone())) />
         </article>
     }
