@@ -21,14 +21,14 @@ mod store;
 
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 
 use aep_engine::protocol::frame::Role;
 use aep_engine::protocol::ids::{encode, ulid, Draft, Identity};
 use aep_engine::protocol::vocabulary::{CommandVerb, EventType};
 use aep_engine::{Capture, Event, UnixMs};
 use serde_json::json;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 
 use crate::auth::{Access, Keyring, Principal};
 use crate::config::{Config, ConfigError};
@@ -171,7 +171,8 @@ impl Rules {
         });
         let watcher = this.clone();
         switchboard.observe_stored(Box::new(move |event| watcher.saw(event)));
-        tokio::spawn(answer_in_turn(this.clone(), switchboard.clone(), queue));
+        let stop = switchboard.shutdown_signal();
+        tokio::spawn(answer_in_turn(this.clone(), Arc::downgrade(switchboard), queue, stop));
         Ok(this)
     }
 
@@ -381,8 +382,21 @@ pub fn command(rule: &Rule, request: &Request, now: UnixMs) -> Result<Event, Str
 
 /// Sends each due answer through the switchboard's routing, as the
 /// author's own connection would: the same gates, ack and outcome path.
-async fn answer_in_turn(rules: Arc<Rules>, switchboard: Arc<Switchboard>, mut queue: mpsc::Receiver<Due>) {
-    while let Some(Due { rule, request }) = queue.recv().await {
+/// Ends with the relay: it holds the switchboard only while answering, so
+/// a relay shut down lets go of its data directory.
+async fn answer_in_turn(
+    rules: Arc<Rules>,
+    switchboard: Weak<Switchboard>,
+    mut queue: mpsc::Receiver<Due>,
+    mut stop: watch::Receiver<bool>,
+) {
+    loop {
+        let due = tokio::select! {
+            due = queue.recv() => due,
+            _ = stop.wait_for(|down| *down) => None,
+        };
+        let Some(Due { rule, request }) = due else { return };
+        let Some(switchboard) = switchboard.upgrade() else { return };
         // Revoked (or expired) since it was found: the request waits.
         let Some(rule) = rules.current(&rule.id).filter(|r| r.state(now_ms()) == State::Active) else { continue };
         let Some(author) = rules.operator(&rule.author) else {
