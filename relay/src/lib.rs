@@ -39,6 +39,7 @@ pub mod pairing;
 pub mod public_url;
 pub mod push;
 mod recency;
+pub mod rules;
 pub mod scrub;
 pub(crate) mod server;
 mod socket;
@@ -109,6 +110,8 @@ pub async fn serve(config: Config, listener: TcpListener) -> Result<Relay, Confi
     if config.control_enabled() && config.nats.is_none() {
         let push = push::Push::start(&config, &switchboard, keyring.clone())?;
         app = app.layer(axum::Extension(push));
+        let rules = rules::Rules::start(&config, &switchboard, keyring.clone())?;
+        app = app.layer(axum::Extension(rules));
     }
     if tls.is_some() {
         app = app.layer(tower_http::set_header::SetResponseHeaderLayer::overriding(

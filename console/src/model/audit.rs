@@ -83,6 +83,17 @@ pub struct Row {
     pub outcome: String,
     pub latency_ms: Option<u64>,
     pub result: String,
+    /// The standing rule that answered on `who`'s behalf, when no person did.
+    pub rule: Option<ByRule>,
+}
+
+/// A standing rule that sent a command: its id, its author and when it
+/// was made (ms since the epoch).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ByRule {
+    pub id: String,
+    pub author: String,
+    pub made_at: u64,
 }
 
 impl Row {
@@ -102,6 +113,11 @@ impl Row {
             outcome: text("outcome"),
             latency_ms: v.get("latency_ms").and_then(Value::as_u64),
             result: text("result"),
+            rule: v.get("rule").filter(|r| r.is_object()).map(|r| ByRule {
+                id: r.get("id").and_then(Value::as_str).unwrap_or_default().to_owned(),
+                author: r.get("author").and_then(Value::as_str).unwrap_or_default().to_owned(),
+                made_at: r.get("made_at").and_then(Value::as_u64).unwrap_or_default(),
+            }),
         }
     }
 
@@ -116,6 +132,13 @@ impl Row {
             Some(v) => format!("{} in {place}", verb_words(v)),
             None => format!("{} in {place}", self.verb),
         }
+    }
+
+    /// "answered by rule R (made by alice at 14:02)", `made` the rule's
+    /// making time in the person's words; `None` for a person's answer.
+    pub fn by_rule(&self, made: impl Fn(u64) -> String) -> Option<String> {
+        let rule = self.rule.as_ref()?;
+        Some(super::rules::answered_by(&rule.id, &rule.author, &made(rule.made_at)))
     }
 
     /// What was done, in a word: `answered allow`, `cancelled`.
@@ -180,5 +203,16 @@ mod tests {
         assert_eq!(rows[2].request(), "cancelled in s2");
         assert_eq!(rows[2].result_words(), "no answer from the agent");
         assert!(super::rows("{\"error\":1}").is_err());
+        assert_eq!(rows[0].by_rule(|_| String::new()), None, "a person's answer");
+    }
+
+    #[test]
+    fn a_rows_rule_is_named_with_its_author_and_time() {
+        let body = r#"[{"at":1,"who":"alice","verb":"control.attention.respond","answer":"allow",
+                        "rule":{"id":"r-1","author":"alice","made_at":60000}},{"at":0,"who":"bob","rule":null}]"#;
+        let rows = rows(body).unwrap();
+        let made = |ms: u64| format!("{}:00", ms / 60_000);
+        assert_eq!(rows[0].by_rule(made).as_deref(), Some("answered by rule r-1 (made by alice at 1:00)"));
+        assert_eq!(rows[1].rule, None);
     }
 }

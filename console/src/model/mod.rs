@@ -14,6 +14,7 @@ pub mod inbox;
 pub mod notice;
 pub mod push;
 pub mod reply;
+pub mod rules;
 pub mod session;
 pub mod setup;
 pub mod slots;

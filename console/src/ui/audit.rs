@@ -66,11 +66,20 @@ fn download(body: &str, name: &str, kind: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// A rule's making time as the person reads it: the hour and minute in
+/// their own zone.
+fn local_hour(ms: u64) -> String {
+    let date = js_sys::Date::new(&wasm_bindgen::JsValue::from_f64(ms as f64));
+    format!("{:02}:{:02}", date.get_hours(), date.get_minutes())
+}
+
 #[component]
 fn Detail(row: Row) -> impl IntoView {
     let latency = row.latency_ms.map(|ms| format!("{ms} ms"));
+    let by_rule = row.by_rule(local_hour);
     view! {
         <dl class="audit-detail">
+            {by_rule.map(|words| view! { <dt>"By"</dt><dd class="audit-rule">{words}</dd> })}
             <dt>"Request"</dt><dd>{if row.prompt.is_empty() { "\u{2014}".to_owned() } else { row.prompt.clone() }}</dd>
             <dt>"Answer"</dt><dd>{if row.answer.is_empty() { "\u{2014}".to_owned() } else { row.answer.clone() }}</dd>
             <dt>"Agent said"</dt><dd>{if row.ack.is_empty() { "nothing".to_owned() } else { row.ack.clone() }}</dd>
@@ -164,6 +173,7 @@ pub fn Audit() -> impl IntoView {
                                             " "<span class="audit-action">{row.action()}</span>
                                             " \u{00b7} "<span class="audit-agent">{row.agent.clone()}</span>
                                             " \u{00b7} "<span class="audit-result">{row.result_words()}</span>
+                                            {row.by_rule(local_hour).map(|words| view! { " \u{00b7} "<span class="audit-by-rule">{words}</span> })}
                                         </summary>
                                         <Detail row=row />
                                     </details>

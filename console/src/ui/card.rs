@@ -8,6 +8,7 @@ use super::answer::AnswerArea;
 use super::command::CommandList;
 use super::detail::{DestructiveNote, RequestDetail};
 use super::route::Route;
+use super::rule_maker::RuleMaker;
 use super::steady::watch_card;
 use crate::model::card::CardView;
 use crate::model::clock;
@@ -160,6 +161,7 @@ pub fn CardItem(card: ArcRwSignal<CardView>) -> impl IntoView {
             <RequestDetail card=c.clone() />
             <AgentText card=c.clone() />
             <AnswerArea card=card expanded=expanded />
+            <RuleMaker card=card />
             <CommandList commands=Signal::derive(move || card.with(|c| c.commands.clone())) />
         </article>
     }

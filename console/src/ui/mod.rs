@@ -15,6 +15,8 @@ mod inbox;
 pub(crate) mod keys;
 mod push;
 mod route;
+mod rule_maker;
+mod rules;
 mod session;
 mod sessions;
 mod shell;

@@ -1,5 +1,5 @@
 //! Hash routes (`#/`, `#/sessions`, `#/session/{source}/{name}`,
-//! `#/history`, `#/audit`), so the back button works on a phone.
+//! `#/history`, `#/audit`, `#/rules`), so the back button works on a phone.
 
 use aep_engine::store::SessionKey;
 
@@ -15,6 +15,8 @@ pub enum Route {
     Audit,
     /// The relays and tokens, opened over the console from its menu.
     Relays,
+    /// The relay's standing rules, opened from the menu.
+    Rules,
 }
 
 fn enc(s: &str) -> String {
@@ -34,6 +36,7 @@ impl Route {
             (Some("history"), _, _) => Route::History,
             (Some("audit"), _, _) => Route::Audit,
             (Some("relays"), _, _) => Route::Relays,
+            (Some("rules"), _, _) => Route::Rules,
             (Some("session"), Some(source), Some(name)) => match (dec(source), dec(name)) {
                 (Some(source), Some(name)) => Route::Session(SessionKey::new(&source, &name)),
                 _ => Route::Sessions,
@@ -49,6 +52,7 @@ impl Route {
             Route::History => "#/history".into(),
             Route::Audit => "#/audit".into(),
             Route::Relays => "#/relays".into(),
+            Route::Rules => "#/rules".into(),
             Route::Session(k) => format!("#/session/{}/{}", enc(&k.source), enc(&k.name)),
         }
     }

@@ -9,6 +9,7 @@ use super::inbox::{Inbox, NewAbovePill};
 use super::keys::{KeyHelp, Keys};
 use super::push::NotifyDevice;
 use super::route::{open_relays, Route};
+use super::rules::Rules;
 use super::session::SessionView;
 use super::sessions::Sessions;
 use crate::model::session::LaneState;
@@ -99,6 +100,7 @@ fn Tools() -> impl IntoView {
                 "?"
             </button>
             <button type="button" class="quiet" data-open="relays" on:click=move |_| open_relays(route) title="Change relays or tokens">"Relays"</button>
+            <a class="quiet" data-open="rules" href=Route::Rules.href() title="Standing rules: list, extend, revoke">"Rules"</a>
             <button
                 type="button"
                 class="quiet"
@@ -235,6 +237,7 @@ pub fn Shell() -> impl IntoView {
                 Route::History => view! { <History /> }.into_any(),
                 Route::Audit => view! { <Audit /> }.into_any(),
                 Route::Relays => view! { <Connect cancel=true /> }.into_any(),
+                Route::Rules => view! { <Rules /> }.into_any(),
             }}
         </main>
     }

@@ -4,4 +4,5 @@ pub mod bridge;
 pub mod notify;
 pub mod platform;
 pub mod push;
+pub mod rules;
 pub mod storage;

@@ -115,7 +115,7 @@ pub async fn subscription() -> Option<PushSubscription> {
 }
 
 /// Sends `request` to the page's relay; its JSON, or the relay's reason.
-async fn call(request: Result<Request, gloo_net::Error>) -> Result<Value, String> {
+pub(super) async fn call(request: Result<Request, gloo_net::Error>) -> Result<Value, String> {
     let response = request
         .map_err(|e| e.to_string())?
         .send()
@@ -132,11 +132,11 @@ async fn call(request: Result<Request, gloo_net::Error>) -> Result<Value, String
         .unwrap_or_else(|| format!("the relay answered {}", response.status())))
 }
 
-fn authorized(builder: RequestBuilder, token: &str) -> RequestBuilder {
+pub(super) fn authorized(builder: RequestBuilder, token: &str) -> RequestBuilder {
     builder.header("authorization", &format!("Bearer {token}"))
 }
 
-fn with_json(builder: RequestBuilder, token: &str, body: String) -> Result<Request, gloo_net::Error> {
+pub(super) fn with_json(builder: RequestBuilder, token: &str, body: String) -> Result<Request, gloo_net::Error> {
     authorized(builder, token).header("content-type", "application/json").body(body)
 }
 

@@ -15,7 +15,7 @@ use serde_json::Value;
 use super::chain::Kind;
 use super::new_record;
 use super::store::Write;
-use super::summary::{Acked, Summary};
+use super::summary::{Acked, ByRule, Summary};
 use crate::recency::Recency;
 
 /// Commands kept open for their ack and outcomes.
@@ -179,6 +179,7 @@ impl Links {
                 label: facts.map(|f| f.1).unwrap_or_default(),
                 verb: command.ty().to_owned(),
                 answer: super::words::answer(command),
+                rule: by_rule(command),
                 ..Summary::default()
             },
         };
@@ -210,4 +211,12 @@ impl Links {
         writes.push(Write::Summary(summary));
         writes
     }
+}
+
+/// The standing rule a command names as its sender, if one does.
+fn by_rule(command: &Event) -> Option<ByRule> {
+    let named = command.extensions();
+    let id = named.get(crate::rules::RULE_ATTRIBUTE)?.as_str()?;
+    let made_at = named.get(crate::rules::RULE_MADE_ATTRIBUTE).and_then(Value::as_u64).unwrap_or_default();
+    Some(ByRule { id: id.to_owned(), made_at })
 }

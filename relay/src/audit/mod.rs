@@ -30,7 +30,7 @@ use chain::Kind;
 use links::Links;
 pub use store::{Bounds, Page, Query, StoreError, MAX_SPAN};
 use store::{NewRecord, Store, Tail, Write};
-pub use summary::{Acked, Summary};
+pub use summary::{Acked, ByRule, Summary};
 
 /// Commands reloaded at start whose ack or outcome may still come.
 const REOPENED: Duration = Duration::from_secs(3600);

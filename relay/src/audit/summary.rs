@@ -158,6 +158,19 @@ pub struct Summary {
     pub outcome_at: Option<u64>,
     /// Every record of this command, in chain order.
     pub records: Vec<u64>,
+    /// The standing rule that sent it on the principal's behalf, when no
+    /// person did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<ByRule>,
+}
+
+/// A standing rule that answered on its author's behalf (the command's
+/// principal).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ByRule {
+    pub id: String,
+    /// When the rule was made, ms since the epoch.
+    pub made_at: u64,
 }
 
 impl Summary {

@@ -170,6 +170,9 @@ impl<'a> Row<'a> {
             "outcome": s.outcome,
             "latency_ms": s.latency(),
             "result": self.result,
+            "rule": s.rule.as_ref().map(|r| serde_json::json!({
+                "id": r.id, "author": s.principal, "made_at": r.made_at,
+            })),
         })
     }
 }

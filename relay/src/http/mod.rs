@@ -40,6 +40,7 @@ pub fn router(state: AppState) -> Router {
         .route(crate::audit::http::HEAD_PATH, get(crate::audit::http::head))
         .route(crate::audit::http::KEY_PATH, get(crate::audit::http::key))
         .merge(crate::push::http::routes())
+        .merge(crate::rules::http::routes())
         .fallback_service(console)
         .layer(middleware::from_fn_with_state(state.clone(), same_site_only))
         .layer(middleware::from_fn(log_request))

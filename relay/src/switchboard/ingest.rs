@@ -170,7 +170,7 @@ impl Switchboard {
                 // acted on before must change nothing (AEP-0001 §7.4).
                 let news = batch.events.iter().zip(&novelty).filter(|(_, n)| **n == Novelty::New).map(|((e, _), _)| e);
                 for event in news {
-                    if let Some(observe) = self.observer.get() {
+                    for observe in [self.observer.get(), self.stored_observer.get()].into_iter().flatten() {
                         observe(event);
                     }
                     if let Some(audit) = &self.audit {

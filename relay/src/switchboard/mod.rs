@@ -170,6 +170,9 @@ pub struct Switchboard {
     /// Sees every new event admitted, never a redelivery (Web Push): it
     /// must only enqueue.
     observer: OnceLock<Observer>,
+    /// Sees every new event admitted too, never a redelivery (standing
+    /// rules): it must only enqueue.
+    stored_observer: OnceLock<Observer>,
     /// The control trail (`--data-dir`): commands, acks, outcomes.
     audit: Option<Arc<Audit>>,
 }
@@ -231,6 +234,7 @@ impl Switchboard {
             shutdown: watch::channel(false).0,
             tasks: AtomicUsize::new(0),
             observer: OnceLock::new(),
+            stored_observer: OnceLock::new(),
             audit: None,
         }
     }
@@ -243,6 +247,12 @@ impl Switchboard {
     /// (set once; a second observer is ignored).
     pub fn observe(&self, observer: Observer) {
         let _ = self.observer.set(observer);
+    }
+
+    /// Hands every new event admitted from now on (never a redelivery) to
+    /// a second `observer` as well (set once; a second one is ignored).
+    pub fn observe_stored(&self, observer: Observer) {
+        let _ = self.stored_observer.set(observer);
     }
 
     /// The control trail, when this relay keeps one.

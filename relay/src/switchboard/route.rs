@@ -46,6 +46,27 @@ fn refusal(command: &Event, code: &str, detail: String) -> ErrorFrame {
     ErrorFrame::for_command(command.id(), code, Some(detail))
 }
 
+/// Who sends a command: a connection (a person's console, an agent), or
+/// one of the relay's standing rules on its author's behalf.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sender {
+    Connection,
+    Rule,
+}
+
+/// Only the relay's own rules name a rule: a command from a connection
+/// that does is refused, so the audit's "answered by rule" is never forged.
+fn names_a_rule_falsely(command: &Event, sender: Sender) -> Result<(), ErrorFrame> {
+    if sender == Sender::Connection && command.extensions().contains_key(crate::rules::RULE_ATTRIBUTE) {
+        return Err(refusal(
+            command,
+            codes::UNAUTHORIZED,
+            format!("`{}` is set only by the relay's standing rules", crate::rules::RULE_ATTRIBUTE),
+        ));
+    }
+    Ok(())
+}
+
 /// Steps 1 and 3: who may command, and who claims the session.
 pub(super) fn claimant(
     state: &State,
@@ -133,13 +154,26 @@ impl Switchboard {
     /// A claimant on another member of a tier gets it through that member;
     /// a refusal from there reaches the sender as an `error` later.
     pub fn route(&self, sender: ConnId, command: Event) -> Result<Routed, ErrorFrame> {
+        self.route_from(sender, command, Sender::Connection)
+    }
+
+    /// Routes a command a standing rule sends through `sender`, a
+    /// connection holding its author's access: the same gates as
+    /// [`route`](Switchboard::route).
+    pub fn route_for_rule(&self, sender: ConnId, command: Event) -> Result<Routed, ErrorFrame> {
+        self.route_from(sender, command, Sender::Rule)
+    }
+
+    fn route_from(&self, sender: ConnId, command: Event, from: Sender) -> Result<Routed, ErrorFrame> {
         let command = Arc::new(command);
         let mut fanout = lock(&self.fanout);
         let mut state = lock(&self.state);
-        let routed = claimant(&state, &*self.routing, sender, &command).and_then(|claimant| match claimant {
-            Claimant::Here(conn) => deliver(&state, conn, &command).map(|()| Claimant::Here(conn)),
-            elsewhere => Ok(elsewhere),
-        });
+        let routed = names_a_rule_falsely(&command, from)
+            .and_then(|()| claimant(&state, &*self.routing, sender, &command))
+            .and_then(|claimant| match claimant {
+                Claimant::Here(conn) => deliver(&state, conn, &command).map(|()| Claimant::Here(conn)),
+                elsewhere => Ok(elsewhere),
+            });
         let claimant = match routed {
             Ok(claimant) => claimant,
             Err(refusal) => {

@@ -31,6 +31,7 @@ mod principals;
 mod push;
 mod python_e2e;
 mod restart;
+mod rules;
 mod shutdown;
 mod socket;
 mod sse;
