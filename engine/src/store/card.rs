@@ -18,6 +18,7 @@ use super::timeline::{Delivery, Position};
 use crate::protocol::event::{Capture, Event, Severity};
 use crate::protocol::form::{self, Choice, FieldSpec, FieldSpecError, FieldType, Problem};
 use crate::protocol::kind::EventKind;
+#[cfg(feature = "request-details")]
 use crate::protocol::request_context::{RequestContext, DESTRUCTIVE_BECAUSE};
 use crate::protocol::vocabulary::EventType;
 use crate::time::UnixMs;
@@ -47,11 +48,14 @@ pub struct Request {
     /// its data, an extension attribute): approving it takes a second step.
     pub destructive: bool,
     /// Why, in the adapter's words (`destructive_because`).
+    #[cfg(feature = "request-details")]
     pub destructive_because: Option<String>,
     /// What it is about beyond the prompt (`context`), when the agent
     /// says and the capture level keeps it.
+    #[cfg(feature = "request-details")]
     pub context: Option<RequestContext>,
     /// Why `context` could not be read, when it could not.
+    #[cfg(feature = "request-details")]
     pub context_error: Option<String>,
     pub capture: Capture,
     pub severity: Severity,
@@ -81,6 +85,7 @@ impl Request {
             Some(Err(err)) => (Vec::new(), Some(err)),
             _ => (Vec::new(), None),
         };
+        #[cfg(feature = "request-details")]
         let (context, context_error) = match e.data().map(RequestContext::of) {
             Some(Ok(c)) => (c, None),
             Some(Err(err)) => (None, Some(err)),
@@ -99,8 +104,11 @@ impl Request {
             respond_via,
             expires_at: text("expires_at").and_then(|t| UnixMs::parse_rfc3339(&t)),
             destructive: e.data_field("destructive").and_then(Value::as_bool) == Some(true),
+            #[cfg(feature = "request-details")]
             destructive_because: text(DESTRUCTIVE_BECAUSE),
+            #[cfg(feature = "request-details")]
             context,
+            #[cfg(feature = "request-details")]
             context_error,
             capture: e.capture(),
             severity: e.severity(),
