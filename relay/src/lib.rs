@@ -39,6 +39,7 @@ pub mod pairing;
 pub mod public_url;
 pub mod push;
 mod recency;
+pub mod refusal;
 pub mod rules;
 pub mod scrub;
 pub(crate) mod server;

@@ -4,7 +4,7 @@
 //! over what followed it: a refused answer reads as refused even when the
 //! request was then closed.
 
-use aep_engine::protocol::vocabulary::EventType;
+use aep_engine::protocol::vocabulary::{EventType, NackReason};
 use aep_engine::Event;
 use serde_json::Value;
 
@@ -49,8 +49,10 @@ pub fn result(summary: &Summary, events: &[Event]) -> String {
             let nack = events.iter().find(|e| e.kind().core() == Some(EventType::ControlRejected));
             let reason = nack.and_then(|e| e.data_str("reason"));
             let mut words = match reason.as_deref() {
-                None | Some("refused") => "the agent refused".to_owned(),
-                Some(reason) => format!("the agent rejected it ({reason})"),
+                Some(reason) if NackReason::parse(reason) != Some(NackReason::Refused) => {
+                    format!("the agent rejected it ({reason})")
+                }
+                _ => "the agent refused".to_owned(),
             };
             if let Some(detail) = nack.and_then(|e| e.data_str("detail")) {
                 words.push_str(&format!(": {detail}"));

@@ -15,6 +15,8 @@ use super::capability::Refused;
 use super::sender::now_ms;
 use super::Push;
 use crate::auth::Access;
+use crate::refusal::refuse;
+pub use crate::refusal::Refusal;
 use crate::switchboard::{Peer, Switchboard};
 
 /// What `POST /push/answer` takes.
@@ -26,18 +28,6 @@ pub struct Answer {
     /// the capability is for.
     #[serde(default)]
     pub request: Option<String>,
-}
-
-/// Why an answer was not sent (nothing was sent in every case).
-#[derive(Debug, PartialEq, Eq)]
-pub struct Refusal {
-    pub status: u16,
-    pub code: &'static str,
-    pub detail: String,
-}
-
-fn refuse(status: u16, code: &'static str, detail: impl Into<String>) -> Refusal {
-    Refusal { status, code, detail: detail.into() }
 }
 
 impl From<Refused> for Refusal {

@@ -32,6 +32,8 @@ use tokio::sync::{mpsc, watch};
 
 use crate::auth::{Access, Keyring, Principal};
 use crate::config::{Config, ConfigError};
+use crate::refusal::refuse;
+pub use crate::refusal::Refusal;
 use crate::switchboard::{Peer, Switchboard};
 use crate::sync::lock;
 pub use rule::{Lifetime, Matching, Request, Rule, Skip, State};
@@ -96,18 +98,6 @@ struct Book {
     rules: Vec<Rule>,
     open: Bounded<Request>,
     answered: Bounded<()>,
-}
-
-/// Why a change to the rules was refused (nothing changed).
-#[derive(Debug, PartialEq, Eq)]
-pub struct Refusal {
-    pub status: u16,
-    pub code: &'static str,
-    pub detail: String,
-}
-
-fn refuse(status: u16, code: &'static str, detail: impl Into<String>) -> Refusal {
-    Refusal { status, code, detail: detail.into() }
 }
 
 /// A new rule as asked for, before the relay fills it in and checks it.
