@@ -433,7 +433,8 @@ try {
       const banners = (await page.locator('.banners .banner').allTextContents()).map((t) => t.trim());
       check(banners.length === 1 && banners[0].includes('offline') && banners[0].includes('refused'),
         `one banner, saying the device is offline and answers are refused: ${JSON.stringify(banners)}`);
-      await c.locator('button.option[data-option="allow"]').click({ timeout: 5_000 });
+      // The banner moved the card: a person waits until it is still.
+      await tapSettled(c, c.locator('button.option[data-option="allow"]'));
       const err = await c.locator('.send-error').textContent({ timeout: 3_000 });
       check(err.includes('not connected') && err.includes('Nothing was queued'), `the answer is refused in words: ${err}`);
       check((await c.locator('.cmd').count()) === 0, 'no answer shows as sent');
