@@ -433,9 +433,16 @@ try {
       const banners = (await page.locator('.banners .banner').allTextContents()).map((t) => t.trim());
       check(banners.length === 1 && banners[0].includes('offline') && banners[0].includes('refused'),
         `one banner, saying the device is offline and answers are refused: ${JSON.stringify(banners)}`);
-      // The banner moved the card: a person waits until it is still.
-      await tapSettled(c, c.locator('button.option[data-option="allow"]'));
-      const err = await c.locator('.send-error').textContent({ timeout: 3_000 });
+      // The banner moved the card: a person waits until it is still, and
+      // taps again when the card says a tap was not taken.
+      const refusal = c.locator('.send-error');
+      await until(async () => {
+        await tapSettled(c, c.locator('button.option[data-option="allow"]'));
+        return refusal.waitFor({ timeout: 1_500 }).then(() => true, () => false);
+      }, 'the answer is refused in words', 15_000, 50).catch(async (e) => {
+        throw new Error(`${e.message}\nthe card said: ${await c.innerText()}`);
+      });
+      const err = await refusal.textContent();
       check(err.includes('not connected') && err.includes('Nothing was queued'), `the answer is refused in words: ${err}`);
       check((await c.locator('.cmd').count()) === 0, 'no answer shows as sent');
       // The session page says it is this device that is offline.
