@@ -70,12 +70,21 @@ class Adapter extends AdapterProcess {
   }
 }
 
-/** `codex exec` with on-request approvals in `project`, with nothing of this machine but PATH. */
-function codex({ dir, home }, prompt) {
+/**
+ * `codex exec` with `args` in `project`, quiet (analytics off) and with
+ * nothing of this machine but PATH. Spawned, never run synchronously: the
+ * scripted model answers from this process.
+ */
+function codexExec({ dir, home }, args) {
   const env = { PATH: '/usr/bin:/bin', HOME: home, CODEX_HOME: join(home, '.codex'), FAKE_API_KEY: 'sk-e2e-not-a-key' };
-  const args = ['exec', '--approve-for-me', '--skip-git-repo-check', '-c', 'analytics.enabled=false', prompt];
+  return spawn(CODEX, ['exec', '--skip-git-repo-check', '-c', 'analytics.enabled=false', ...args], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+/** `codex exec` with on-request approvals in `project`. */
+function codex(project, prompt) {
+  const { dir } = project;
   const started = Date.now();
-  const proc = spawn(CODEX, args, { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = codexExec(project, ['--approve-for-me', prompt]);
   let out = '';
   proc.stdout.on('data', (d) => (out += d));
   proc.stderr.on('data', (d) => (out += d));
@@ -122,11 +131,7 @@ try {
   });
 
   await steps.step('Codex takes the hooks as installed: `codex exec --json` reports no error about them', async () => {
-    const { dir, home } = adapter.project('as-installed');
-    const env = { PATH: '/usr/bin:/bin', HOME: home, CODEX_HOME: join(home, '.codex'), FAKE_API_KEY: 'sk-e2e-not-a-key' };
-    // Spawned, not run synchronously: the scripted model answers from this process.
-    const proc = spawn(CODEX, ['exec', '--json', '--skip-git-repo-check', '-c', 'analytics.enabled=false', 'say ok'],
-      { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = codexExec(adapter.project('as-installed'), ['--json', 'say ok']);
     let out = '';
     proc.stdout.on('data', (d) => (out += d));
     proc.stderr.on('data', (d) => (out += d));
